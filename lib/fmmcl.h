@@ -1,0 +1,195 @@
+/* fmmcl.h — public API of libfmmcl: fast N-body summation (direct, treecode,
+ * FMM, FGT) on OpenCL devices, with a plain-C reference of every sum. */
+#ifndef FMMCL_H
+#define FMMCL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FMMCL_VERSION_MAJOR 0
+#define FMMCL_VERSION_MINOR 1
+#define FMMCL_VERSION_PATCH 0
+
+/* Every public call returns a status; 0 is success. */
+typedef enum fmmcl_status {
+  FMMCL_SUCCESS = 0,
+  FMMCL_ERROR_NULL_POINTER,      /* a required pointer argument is NULL */
+  FMMCL_ERROR_INVALID_ARGUMENT,  /* an option out of range or an unknown enum */
+  FMMCL_ERROR_EMPTY_INPUT,       /* N = 0 sources or targets */
+  FMMCL_ERROR_NONFINITE_INPUT,   /* a NaN or infinite coordinate or charge */
+  FMMCL_ERROR_UNSUPPORTED,       /* valid, but not available (method, fp64 on device) */
+  FMMCL_ERROR_OUT_OF_MEMORY,     /* host or device allocation failed */
+  FMMCL_ERROR_NO_DEVICE,         /* no OpenCL platform or device at all */
+  FMMCL_ERROR_DEVICE_NOT_FOUND,  /* the device selector matched nothing */
+  FMMCL_ERROR_KERNEL_NOT_FOUND,  /* a .cl source file is in none of the search places */
+  FMMCL_ERROR_BUILD_FAILED,      /* the OpenCL compiler rejected a kernel (log in last error) */
+  FMMCL_ERROR_OPENCL,            /* any other OpenCL runtime error */
+  FMMCL_ERROR_IO,                /* a file could not be read or written */
+  FMMCL_ERROR_CORRUPT_FILE,      /* a file exists but its content is malformed */
+  FMMCL_ERROR_INTERNAL,          /* a bug in libfmmcl: please report it */
+  FMMCL_STATUS_COUNT
+} fmmcl_status;
+
+/* A one-line description of a status ("invalid argument", ...). Never NULL. */
+const char *fmmcl_strerror(fmmcl_status status);
+
+/* The message of the last failure: for a context, that context's last failed
+ * call (naming the call and, for build failures, carrying the build log);
+ * for ctx == NULL, the calling thread's last failure in a call that has no
+ * context (fmmcl_context_create, fmmcl_devices_list, the reference sums).
+ * Never NULL; "" when nothing failed. Valid until the next call on ctx. */
+typedef struct fmmcl_context_s *fmmcl_context;
+const char *fmmcl_last_error(fmmcl_context ctx);
+
+/* ---- devices -------------------------------------------------------- */
+
+typedef enum fmmcl_vendor {
+  FMMCL_VENDOR_NVIDIA,
+  FMMCL_VENDOR_AMD,
+  FMMCL_VENDOR_INTEL,
+  FMMCL_VENDOR_POCL,
+  FMMCL_VENDOR_OTHER
+} fmmcl_vendor;
+
+const char *fmmcl_vendor_name(fmmcl_vendor vendor);
+
+typedef struct fmmcl_device_info {
+  int platform_index;            /* position in clGetPlatformIDs order */
+  int device_index;              /* position within its platform */
+  char platform_name[128];
+  char platform_vendor[128];
+  char device_name[128];
+  char driver_version[64];
+  char device_version[64];       /* "OpenCL 3.0 CUDA" */
+  fmmcl_vendor vendor;           /* vendor class that picks build options and defaults */
+  int is_gpu;
+  int is_cpu;
+  unsigned compute_units;
+  unsigned long long global_mem_bytes;
+  unsigned long long local_mem_bytes;
+  size_t max_work_group_size;
+  int has_fp64;
+} fmmcl_device_info;
+
+/* Fills up to capacity entries of out (out may be NULL when capacity is 0)
+ * and sets *count to the number of devices present on all platforms. */
+fmmcl_status fmmcl_devices_list(fmmcl_device_info *out, size_t capacity, size_t *count);
+
+/* Which device a selector picks, as an index into fmmcl_devices_list's order.
+ * selector: "gpu", "cpu", "P:D" (platform and device indices), or a
+ * case-insensitive substring of the device or platform name. NULL or "" means
+ * the FMMCL_DEVICE environment variable, and when that is unset the first GPU,
+ * else the first CPU. A selector that matches nothing is
+ * FMMCL_ERROR_DEVICE_NOT_FOUND with a message listing every device. */
+fmmcl_status fmmcl_device_select(const char *selector, size_t *index);
+
+/* ---- contexts ------------------------------------------------------- */
+
+/* Opens the selected device (see fmmcl_device_select) with a profiling queue. */
+fmmcl_status fmmcl_context_create(fmmcl_context *ctx, const char *selector);
+fmmcl_status fmmcl_context_destroy(fmmcl_context ctx);
+fmmcl_status fmmcl_context_device(fmmcl_context ctx, fmmcl_device_info *info);
+
+/* Directory of the program-binary cache ($XDG_CACHE_HOME/fmmcl, else
+ * ~/.cache/fmmcl), whether it is enabled (FMMCL_NO_CACHE=1 disables it),
+ * and the bytes it holds now. Any output pointer may be NULL. */
+fmmcl_status fmmcl_cache_info(char *dir, size_t dir_len, int *enabled,
+                              unsigned long long *bytes);
+
+/* ---- plans ---------------------------------------------------------- */
+
+typedef enum fmmcl_kernel {
+  FMMCL_LAPLACE_3D,   /* 1/sqrt(r^2 + eps^2): potential and gradient */
+  FMMCL_GAUSSIAN,     /* exp(-r^2 / (2 sigma^2)) in dim = 1..8 dimensions */
+  FMMCL_LAPLACE_2D    /* -log r in the plane (FMM issue) */
+} fmmcl_kernel;
+
+typedef enum fmmcl_method {
+  FMMCL_DIRECT,       /* all pairs, O(N M) */
+  FMMCL_TREECODE,     /* Barnes-Hut with multipole acceptance theta */
+  FMMCL_FMM,          /* fast multipole method */
+  FMMCL_FGT,          /* fast Gauss transform */
+  FMMCL_BBFMM         /* black-box Chebyshev FMM */
+} fmmcl_method;
+
+typedef enum fmmcl_precision {
+  FMMCL_SINGLE,       /* device computes in float */
+  FMMCL_DOUBLE        /* device computes in double (needs fp64) */
+} fmmcl_precision;
+
+#define FMMCL_MAX_DIM 8
+
+typedef struct fmmcl_plan_options {
+  fmmcl_kernel kernel;
+  fmmcl_method method;
+  fmmcl_precision precision;
+  int dim;            /* coordinates per point: 3 for LAPLACE_3D, 2 for LAPLACE_2D, 1..8 for GAUSSIAN */
+  int gradient;       /* nonzero: also compute the gradient of the potential */
+  double softening;   /* LAPLACE_3D: eps >= 0 in 1/sqrt(r^2 + eps^2) */
+  double sigma;       /* GAUSSIAN: bandwidth > 0 */
+  /* tree methods (used by later methods; ignored by DIRECT) */
+  int order;          /* expansion order p; 0: chosen from tolerance */
+  double tolerance;   /* requested relative error; 0: use order */
+  double theta;       /* treecode multipole acceptance criterion */
+  int leaf_size;      /* points per leaf q; 0: device default */
+} fmmcl_plan_options;
+
+/* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on,
+ * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.5. */
+fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel);
+
+typedef struct fmmcl_plan_s *fmmcl_plan;
+
+/* Points are interleaved doubles: point i is coords[i*dim .. i*dim+dim-1].
+ * targets == NULL means the targets are the sources (n_targets is then
+ * ignored). The plan copies what it needs; the caller's arrays may be freed
+ * afterwards. Kernels are built (or loaded from the binary cache) here.
+ * In LAPLACE_3D a pair at distance 0 with eps = 0 contributes nothing, so a
+ * point never sees itself; the Gaussian counts every pair, itself included. */
+fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
+                               size_t n_sources, const double *sources,
+                               size_t n_targets, const double *targets,
+                               fmmcl_plan *plan);
+
+/* Evaluates with charges q[n_sources]. potential[n_targets] receives the sum;
+ * gradient[n_targets*dim] (may be NULL; needs opt.gradient) its gradient with
+ * respect to the target position. On failure the outputs are untouched. */
+fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges,
+                                double *potential, double *gradient);
+
+fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan);
+
+/* Time of each phase of the plan's last execution (and "build" for plan
+ * creation), in seconds. Kernel phases are timed by OpenCL profiling events,
+ * transfers and host work by the wall clock. Fills up to capacity entries and
+ * sets *count to the number of phases. Names stay valid while the plan lives. */
+typedef struct fmmcl_phase_time {
+  const char *name;
+  double seconds;
+} fmmcl_phase_time;
+fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
+                                size_t capacity, size_t *count);
+
+/* The OpenCL build options the plan's kernels were built with (tuned -D
+ * values included), for inspection and tests. */
+fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
+
+/* ---- plain-C reference ---------------------------------------------- */
+
+/* The same sum as a DIRECT plan, computed on the host in double precision
+ * with OpenMP: the reference every device result is checked against.
+ * Same argument conventions as fmmcl_plan_create/execute; opt->method and
+ * opt->precision are ignored. */
+fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt,
+                                    size_t n_sources, const double *sources,
+                                    const double *charges,
+                                    size_t n_targets, const double *targets,
+                                    double *potential, double *gradient);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FMMCL_H */

@@ -1,0 +1,142 @@
+/* internal.h — what the pieces of libfmmcl share and callers never see: the
+ * context and plan structs, error recording, the OpenCL runtime layer. */
+#ifndef FMMCL_INTERNAL_H
+#define FMMCL_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cl_include.h"
+#include "fmmcl.h"
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* Records a formatted message as the last error of ctx (or of the calling
+ * thread when ctx is NULL) and returns status, so that a failure reads
+ *   return fmmcl_fail(ctx, FMMCL_ERROR_IO, "cannot open %s", path);        */
+fmmcl_status fmmcl_fail(fmmcl_context ctx, fmmcl_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends a long text (a build log) to the last error already recorded. */
+void fmmcl_fail_append(fmmcl_context ctx, const char *text);
+/* Clears the last error at the start of a public call. */
+void fmmcl_clear_error(fmmcl_context ctx);
+
+/* OpenCL error code -> status, and its symbolic name ("CL_OUT_OF_RESOURCES"). */
+fmmcl_status fmmcl_status_from_cl(cl_int err);
+const char *fmmcl_cl_error_name(cl_int err);
+
+/* Checks an OpenCL call inside a function returning fmmcl_status. */
+#define FMMCL_CL_TRY(ctx, expr)                                              \
+  do {                                                                       \
+    cl_int fmmcl_err_ = (expr);                                              \
+    if (fmmcl_err_ != CL_SUCCESS)                                            \
+      return fmmcl_fail((ctx), fmmcl_status_from_cl(fmmcl_err_),             \
+                        "%s failed: %s (%d) at %s:%d", #expr,                \
+                        fmmcl_cl_error_name(fmmcl_err_), (int)fmmcl_err_,    \
+                        __FILE__, __LINE__);                                 \
+  } while (0)
+
+/* ---- devices and contexts ---------------------------------------------- */
+
+typedef struct fmmcl_device_handle {
+  cl_platform_id platform;
+  cl_device_id device;
+  fmmcl_device_info info;
+} fmmcl_device_handle;
+
+/* All devices on all platforms, in fmmcl_devices_list order. *list is
+ * malloc'ed (free it); ctx only receives the error message. */
+fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **list,
+                                     size_t *count);
+
+struct fmmcl_context_s {
+  fmmcl_device_handle dev;
+  cl_context cl;
+  cl_command_queue queue;     /* in order, profiling enabled */
+  char *last_error;           /* malloc'ed, never NULL after create */
+};
+
+/* ---- kernel sources, programs, binary cache ---------------------------- */
+
+/* Finds a .cl file: each directory of FMMCL_KERNEL_PATH (':'-separated),
+ * then the build tree's cl/, then the installed $(pkgdatadir)/cl. Sets
+ * *path (malloc'ed) or fails with FMMCL_ERROR_KERNEL_NOT_FOUND naming every
+ * place looked at. */
+fmmcl_status fmmcl_kernel_find(fmmcl_context ctx, const char *file, char **path);
+/* Reads a whole file into a NUL-terminated malloc'ed buffer. */
+fmmcl_status fmmcl_read_file(fmmcl_context ctx, const char *path, char **text, size_t *len);
+
+/* Options every build on this device gets (vendor class, precision). */
+const char *fmmcl_vendor_build_options(fmmcl_vendor vendor);
+
+/* Builds file (found by fmmcl_kernel_find) with the given -D options plus
+ * the vendor options, through the binary cache. On a build failure the
+ * status is FMMCL_ERROR_BUILD_FAILED and the log is in ctx's last error.
+ * *from_cache tells whether the binary came from the cache (may be NULL). */
+fmmcl_status fmmcl_program_build(fmmcl_context ctx, const char *file, const char *options,
+                                 cl_program *program, int *from_cache);
+
+/* Binary cache primitives (lib/binary_cache.c). The key is a 64-bit FNV-1a
+ * hash of everything that changes the binary; load validates magic, key,
+ * length and checksum and returns FMMCL_ERROR_CORRUPT_FILE or
+ * FMMCL_ERROR_IO (absent) without touching *data on any mismatch. */
+uint64_t fmmcl_hash64(uint64_t h, const void *data, size_t len);
+#define FMMCL_HASH64_INIT 1469598103934665603ULL
+int fmmcl_cache_enabled(void);
+fmmcl_status fmmcl_cache_dir_path(char *buf, size_t len);
+fmmcl_status fmmcl_cache_load(uint64_t key, unsigned char **data, size_t *len);
+fmmcl_status fmmcl_cache_store(uint64_t key, const unsigned char *data, size_t len);
+/* The file a key is stored in (for tests that corrupt it). */
+fmmcl_status fmmcl_cache_file_path(uint64_t key, char *buf, size_t len);
+/* The key fmmcl_program_build uses for (ctx's device, source, options). */
+uint64_t fmmcl_program_cache_key(fmmcl_context ctx, const char *source, const char *options);
+
+/* ---- tuned parameters -------------------------------------------------- */
+
+/* "-DWGS=256 -DUNROLL=4 ..." for a kernel on ctx's device: the tuning cache
+ * entry when one matches, else the built-in default for the vendor class.
+ * problem_class distinguishes entries of one kernel (e.g. "dim3", "p8"). */
+fmmcl_status fmmcl_tuned_defines(fmmcl_context ctx, const char *kernel,
+                                 fmmcl_precision precision, const char *problem_class,
+                                 char *buf, size_t len);
+
+/* ---- plans -------------------------------------------------------------- */
+
+#define FMMCL_MAX_PHASES 16
+
+typedef struct fmmcl_method_ops fmmcl_method_ops;
+
+struct fmmcl_plan_s {
+  fmmcl_context ctx;
+  fmmcl_plan_options opt;
+  size_t n_sources, n_targets;
+  int targets_are_sources;
+  const fmmcl_method_ops *ops;
+  void *impl;                      /* the method's own state */
+  char build_options[1024];
+  fmmcl_phase_time phases[FMMCL_MAX_PHASES];
+  size_t n_phases;
+};
+
+/* What a method implements; plan.c validates arguments before calling. */
+struct fmmcl_method_ops {
+  fmmcl_status (*create)(fmmcl_plan plan, const double *sources, const double *targets);
+  fmmcl_status (*execute)(fmmcl_plan plan, const double *charges, double *potential,
+                          double *gradient);
+  void (*destroy)(fmmcl_plan plan);
+};
+
+extern const fmmcl_method_ops fmmcl_direct_ops;
+
+/* Records a phase time (seconds) on the plan; phases of the same name add. */
+void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds);
+/* Seconds between an event's start and end (profiling queue). */
+double fmmcl_event_seconds(cl_event ev);
+/* Monotonic wall clock in seconds. */
+double fmmcl_wall_seconds(void);
+
+/* Nonzero when every one of n values is finite. */
+int fmmcl_all_finite(const double *v, size_t n);
+
+#endif /* FMMCL_INTERNAL_H */
