@@ -50,11 +50,19 @@ typedef struct fmmcl_device_handle {
 fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **list,
                                      size_t *count);
 
+/* The device a selector picks (see fmmcl_device_select), its handle and index. */
+fmmcl_status fmmcl_device_choose(fmmcl_context ctx, const char *selector,
+                                 fmmcl_device_handle *chosen, size_t *index);
+
+#define FMMCL_MAX_OVERRIDES 16
+
 struct fmmcl_context_s {
   fmmcl_device_handle dev;
   cl_context cl;
   cl_command_queue queue;     /* in order, profiling enabled */
   char *last_error;           /* malloc'ed, never NULL after create */
+  struct { char kernel[64]; char defines[256]; } overrides[FMMCL_MAX_OVERRIDES];
+  size_t n_overrides;
 };
 
 /* ---- kernel sources, programs, binary cache ---------------------------- */
@@ -101,6 +109,11 @@ fmmcl_status fmmcl_tuned_defines(fmmcl_context ctx, const char *kernel,
                                  fmmcl_precision precision, const char *problem_class,
                                  char *buf, size_t len);
 
+/* Makes every later build of kernel on ctx use defines instead of the tuned
+ * or default ones (fmmtune, benchmark sweeps); defines NULL removes it. */
+fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kernel,
+                                            const char *defines);
+
 /* ---- plans -------------------------------------------------------------- */
 
 #define FMMCL_MAX_PHASES 16
@@ -128,6 +141,10 @@ struct fmmcl_method_ops {
 };
 
 extern const fmmcl_method_ops fmmcl_direct_ops;
+
+/* Validation shared by plans and the reference sums. */
+fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);
+fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, const double *x, int dim);
 
 /* Records a phase time (seconds) on the plan; phases of the same name add. */
 void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds);

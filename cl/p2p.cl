@@ -1,0 +1,119 @@
+/* p2p.cl — direct all-pairs sums (P2P): the 3D Laplace potential and
+ * gradient, and the Gaussian in DIM dimensions. Sources are staged through
+ * local memory a tile at a time (GPU Gems 3 ch. 31; Yokota & Barba listing 2);
+ * every work-item keeps TPW targets in registers so each source read from
+ * local memory feeds TPW interactions. Inputs are padded to whole tiles with
+ * zero charges, so no work-item branches on N. */
+
+/* Tunable parameters (fmmtune searches them; the host passes -D values). */
+#ifndef WGS
+#define WGS 128      /* work-group size = sources per tile */
+#endif
+#ifndef TPW
+#define TPW 1        /* targets per work-item */
+#endif
+#ifndef UNROLL
+#define UNROLL 4     /* unroll of the loop over a tile's sources */
+#endif
+#ifndef HAS_SOFTENING
+#define HAS_SOFTENING 0  /* 1: eps > 0, no pair is singular, no select needed */
+#endif
+#ifndef DIM
+#define DIM 3        /* Gaussian: coordinates per point */
+#endif
+
+/* Laplace: src[j] = (x, y, z, q), tgt[i] = (x, y, z, -), out[i] = (grad, pot).
+ * n_src is a multiple of WGS; tgt and out hold WGS*TPW per work-group. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_laplace3d(__global const REAL4 *restrict src, const uint n_src,
+                   __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
+                   const REAL eps2) {
+  __local REAL4 tile[WGS];
+  const uint lid = get_local_id(0);
+  const uint first = get_group_id(0) * (WGS * TPW) + lid;
+  REAL tx[TPW], ty[TPW], tz[TPW], pot[TPW], gx[TPW], gy[TPW], gz[TPW];
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) {
+    REAL4 t = tgt[first + k * WGS];
+    tx[k] = t.x; ty[k] = t.y; tz[k] = t.z;
+    pot[k] = gx[k] = gy[k] = gz[k] = 0;
+  }
+  for (uint base = 0; base < n_src; base += WGS) {
+    tile[lid] = src[base + lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    FMMCL_UNROLL(UNROLL)
+    for (int j = 0; j < WGS; j++) {
+      const REAL4 s = tile[j];
+      FMMCL_UNROLL(TPW)
+      for (int k = 0; k < TPW; k++) {
+        const REAL dx = s.x - tx[k], dy = s.y - ty[k], dz = s.z - tz[k];
+        const REAL r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+#if HAS_SOFTENING
+        const REAL rinv = RSQRT(r2);
+#else
+        /* a coincident pair (a point and itself) contributes nothing */
+        const REAL rinv = r2 > (REAL)0 ? RSQRT(r2) : (REAL)0;
+#endif
+        const REAL qr = s.w * rinv;
+        const REAL qr3 = qr * rinv * rinv;
+        pot[k] += qr;
+        gx[k] = fma(qr3, dx, gx[k]);
+        gy[k] = fma(qr3, dy, gy[k]);
+        gz[k] = fma(qr3, dz, gz[k]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) out[first + k * WGS] = (REAL4)(gx[k], gy[k], gz[k], pot[k]);
+}
+
+/* Gaussian exp(-r^2 / (2 sigma^2)) in DIM dimensions. Structure of arrays:
+ * src[c * n_src + j] is coordinate c of source j (c = DIM: its charge),
+ * tgt[c * n_tgt + i], out[0 * n_tgt + i] = potential, out[(1 + c) * n_tgt + i]
+ * = gradient component c; so every global access is coalesced. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
+                  __global const REAL *restrict tgt, const uint n_tgt,
+                  __global REAL *restrict out, const REAL inv_2s2, const REAL inv_s2) {
+  __local REAL tile[DIM + 1][WGS];
+  const uint lid = get_local_id(0);
+  const uint first = get_group_id(0) * (WGS * TPW) + lid;
+  REAL t[TPW][DIM], g[TPW][DIM], pot[TPW];
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) {
+    pot[k] = 0;
+    for (int c = 0; c < DIM; c++) {
+      t[k][c] = tgt[c * n_tgt + first + k * WGS];
+      g[k][c] = 0;
+    }
+  }
+  for (uint base = 0; base < n_src; base += WGS) {
+    for (int c = 0; c <= DIM; c++) tile[c][lid] = src[c * n_src + base + lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    FMMCL_UNROLL(UNROLL)
+    for (int j = 0; j < WGS; j++) {
+      REAL s[DIM];
+      for (int c = 0; c < DIM; c++) s[c] = tile[c][j];
+      const REAL q = tile[DIM][j];
+      FMMCL_UNROLL(TPW)
+      for (int k = 0; k < TPW; k++) {
+        REAL d[DIM], r2 = 0;
+        for (int c = 0; c < DIM; c++) {
+          d[c] = s[c] - t[k][c];
+          r2 = fma(d[c], d[c], r2);
+        }
+        const REAL qe = q * EXP(-r2 * inv_2s2);
+        pot[k] += qe;
+        for (int c = 0; c < DIM; c++) g[k][c] = fma(qe, d[c], g[k][c]);
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) {
+    const uint i = first + k * WGS;
+    out[i] = pot[k];
+    for (int c = 0; c < DIM; c++) out[(1 + c) * n_tgt + i] = g[k][c] * inv_s2;
+  }
+}

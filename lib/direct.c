@@ -1,0 +1,213 @@
+/* direct.c — the DIRECT method on the device: packs points into the padded
+ * layouts p2p.cl reads, launches the tiled P2P kernel, unpacks results. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  cl_program program;
+  cl_kernel kernel;
+  cl_mem src, tgt, out;
+  size_t real_size;      /* 4 or 8 */
+  size_t wgs, tpw;       /* from the build's -D values */
+  size_t ns_pad, nt_pad; /* padded counts: whole tiles and whole work-groups */
+  size_t stride;         /* REALs per point in src (Laplace: 4; Gaussian: SoA) */
+  void *src_host;        /* packed sources, coordinates fixed, charges per execute */
+  void *out_host;
+} direct_state;
+
+/* Reads "-DNAME=value" from a define string; fallback when absent. */
+static size_t define_value(const char *defines, const char *name, size_t fallback) {
+  char key[64];
+  snprintf(key, sizeof key, "-D%s=", name);
+  const char *p = strstr(defines, key);
+  return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
+}
+
+static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* Writes value v (double) as the plan's REAL at element i of buf. */
+static inline void put_real(void *buf, size_t real_size, size_t i, double v) {
+  if (real_size == 4) ((float *)buf)[i] = (float)v;
+  else ((double *)buf)[i] = v;
+}
+static inline double get_real(const void *buf, size_t real_size, size_t i) {
+  return real_size == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
+}
+
+/* Element index of coordinate c (c = dim: the charge) of point i in a packed
+ * array of n_pad points: Laplace interleaves (x, y, z, q); the Gaussian is
+ * structure-of-arrays. */
+static size_t packed_index(const fmmcl_plan_options *o, size_t n_pad, size_t i, int c) {
+  return o->kernel == FMMCL_LAPLACE_3D ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
+}
+
+static void bounding_box_centre(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
+                                double *centre) {
+  for (int c = 0; c < dim; c++) {
+    double lo = src[c], hi = src[c];
+    for (size_t i = 0; i < ns; i++) { double v = src[i * dim + c]; lo = v < lo ? v : lo; hi = v > hi ? v : hi; }
+    for (size_t i = 0; i < nt; i++) { double v = tgt[i * dim + c]; lo = v < lo ? v : lo; hi = v > hi ? v : hi; }
+    centre[c] = 0.5 * (lo + hi);
+  }
+}
+
+static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d" : "p2p_gaussian";
+  char cls[16], defines[512];
+  snprintf(cls, sizeof cls, "dim%d", o->dim);
+  fmmcl_status st = fmmcl_tuned_defines(ctx, name, o->precision, cls, defines, sizeof defines);
+  if (st) return st;
+  s->wgs = define_value(defines, "WGS", 128);
+  s->tpw = define_value(defines, "TPW", 1);
+  if (s->wgs == 0 || s->tpw == 0 || s->wgs > ctx->dev.info.max_work_group_size)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,
+                      ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
+  snprintf(plan->build_options, sizeof plan->build_options, "%s %s -DDIM=%d -DHAS_SOFTENING=%d",
+           o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
+           o->kernel == FMMCL_LAPLACE_3D && o->softening > 0);
+  st = fmmcl_program_build(ctx, "p2p.cl", plan->build_options, &s->program, NULL);
+  if (st) return st;
+  cl_int err;
+  s->kernel = clCreateKernel(s->program, name, &err);
+  FMMCL_CL_TRY(ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, cl_mem *buf) {
+  cl_int err;
+  *buf = clCreateBuffer(ctx->cl, flags, bytes, NULL, &err);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
+                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  direct_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
+  fmmcl_status st = build_kernel(plan, s);
+  if (st) return st;
+  const int dim = o->dim;
+  const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1; /* REALs per point */
+  s->ns_pad = round_up(plan->n_sources, s->wgs);
+  s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
+  const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
+  s->src_host = calloc(1, src_bytes); /* padding: zero charge at the origin */
+  void *tgt_host = calloc(1, tgt_bytes);
+  s->out_host = malloc(tgt_bytes);
+  if (!s->src_host || !tgt_host || !s->out_host) {
+    free(tgt_host);
+    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points",
+                      plan->n_sources + plan->n_targets);
+  }
+  /* The sums depend only on differences, so shift every point by the centre
+   * of the bounding box: in float this halves the rounding of coordinates
+   * in [0, 1) and saves all digits of data far from the origin. */
+  double centre[FMMCL_MAX_DIM];
+  bounding_box_centre(plan->n_sources, sources, plan->n_targets, targets, dim, centre);
+  for (size_t i = 0; i < plan->n_sources; i++)
+    for (int c = 0; c < dim; c++)
+      put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), sources[i * dim + c] - centre[c]);
+  for (size_t i = 0; i < plan->n_targets; i++)
+    for (int c = 0; c < dim; c++)
+      put_real(tgt_host, s->real_size, packed_index(o, s->nt_pad, i, c), targets[i * dim + c] - centre[c]);
+  st = make_buffer(ctx, CL_MEM_READ_ONLY, src_bytes, &s->src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, tgt_bytes, &s->tgt);
+  if (!st) st = make_buffer(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, &s->out);
+  if (!st) {
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, s->tgt, CL_TRUE, 0, tgt_bytes, tgt_host, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "uploading targets: %s", fmmcl_cl_error_name(err));
+  }
+  free(tgt_host);
+  return st;
+}
+
+static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  cl_uint ns = (cl_uint)s->ns_pad, nt = (cl_uint)s->nt_pad;
+  double a = o->softening * o->softening, b = 0;
+  if (o->kernel == FMMCL_GAUSSIAN) {
+    a = 1.0 / (2.0 * o->sigma * o->sigma);
+    b = 1.0 / (o->sigma * o->sigma);
+  }
+  float af = (float)a, bf = (float)b;
+  const void *pa = s->real_size == 4 ? (const void *)&af : (const void *)&a;
+  const void *pb = s->real_size == 4 ? (const void *)&bf : (const void *)&b;
+  cl_uint i = 0;
+  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->src));
+  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof ns, &ns));
+  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->tgt));
+  if (o->kernel == FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof nt, &nt));
+  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->out));
+  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pa));
+  if (o->kernel == FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pb));
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                   double *gradient) {
+  fmmcl_context ctx = plan->ctx;
+  direct_state *s = plan->impl;
+  const fmmcl_plan_options *o = &plan->opt;
+  const int dim = o->dim;
+  const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1;
+  double t0 = fmmcl_wall_seconds();
+  for (size_t i = 0; i < plan->n_sources; i++)
+    put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, dim), charges[i]);
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, rows * s->ns_pad * s->real_size,
+                                         s->src_host, 0, NULL, NULL));
+  double t1 = fmmcl_wall_seconds();
+  fmmcl_plan_record(plan, "upload", t1 - t0);
+  fmmcl_status st = set_args(plan, s);
+  if (st) return st;
+  size_t local = s->wgs, global = s->nt_pad / s->tpw;
+  cl_event ev;
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, s->kernel, 1, NULL, &global, &local, 0, NULL, &ev));
+  cl_int err = clWaitForEvents(1, &ev);
+  double kernel_s = fmmcl_event_seconds(ev);
+  clReleaseEvent(ev);
+  FMMCL_CL_TRY(ctx, err);
+  fmmcl_plan_record(plan, "p2p", kernel_s);
+  double t2 = fmmcl_wall_seconds();
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, rows * s->nt_pad * s->real_size,
+                                        s->out_host, 0, NULL, NULL));
+  /* Laplace out[i] = (gx, gy, gz, pot); Gaussian SoA rows (pot, g_1..g_dim) */
+  const int lap = o->kernel == FMMCL_LAPLACE_3D;
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    potential[i] = get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
+    if (gradient)
+      for (int c = 0; c < dim; c++)
+        gradient[i * dim + c] =
+            get_real(s->out_host, s->real_size, lap ? 4 * i + c : (size_t)(1 + c) * s->nt_pad + i);
+  }
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t2);
+  return FMMCL_SUCCESS;
+}
+
+static void direct_destroy(fmmcl_plan plan) {
+  direct_state *s = plan->impl;
+  if (!s) return;
+  if (s->kernel) clReleaseKernel(s->kernel);
+  if (s->program) clReleaseProgram(s->program);
+  if (s->src) clReleaseMemObject(s->src);
+  if (s->tgt) clReleaseMemObject(s->tgt);
+  if (s->out) clReleaseMemObject(s->out);
+  free(s->src_host);
+  free(s->out_host);
+  free(s);
+  plan->impl = NULL;
+}
+
+const fmmcl_method_ops fmmcl_direct_ops = {direct_create, direct_execute, direct_destroy};

@@ -1,0 +1,63 @@
+/* test_util.c — helpers the Check suites share (see test_util.h). */
+#define _XOPEN_SOURCE 700
+#include "test_util.h"
+
+#include <ftw.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+double fmmcl_test_rel_l2(const double *a, const double *ref, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = a[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* splitmix64: tiny, reproducible on every platform */
+static uint64_t next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void fmmcl_test_random_values(unsigned seed, size_t n, double lo, double hi, double *out) {
+  uint64_t s = seed * 0x2545F4914F6CDD1DULL + 1;
+  for (size_t i = 0; i < n; i++) out[i] = lo + (hi - lo) * (double)(next(&s) >> 11) * 0x1.0p-53;
+}
+
+void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out) {
+  fmmcl_test_random_values(seed, n * (size_t)dim, 0.0, 1.0, out);
+}
+
+char *fmmcl_test_tempdir(const char *tag) {
+  char tmpl[4096];
+  const char *base = getenv("FMMCL_TEST_TMPDIR");
+  snprintf(tmpl, sizeof tmpl, "%s/fmmcl-%s-XXXXXX", base && *base ? base : "/tmp", tag);
+  char *dir = mkdtemp(tmpl);
+  return dir ? strdup(dir) : NULL;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb; (void)flag; (void)ftw;
+  return remove(path);
+}
+
+void fmmcl_test_rmtree(const char *path) {
+  if (path) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+fmmcl_context fmmcl_test_context(void) {
+  fmmcl_context ctx = NULL;
+  const char *sel = getenv("FMMCL_TEST_DEVICE");
+  if (fmmcl_context_create(&ctx, sel && *sel ? sel : "cpu") != FMMCL_SUCCESS)
+    fmmcl_context_create(&ctx, NULL);
+  return ctx;
+}

@@ -1,0 +1,21 @@
+/* test_util.h — helpers the Check suites share: error norms, reproducible
+ * random point sets, temporary directories. */
+#ifndef FMMCL_TEST_UTIL_H
+#define FMMCL_TEST_UTIL_H
+#include <stddef.h>
+
+#include "fmmcl.h"
+
+/* sqrt(sum (a - ref)^2 / sum ref^2); plain abs norm when ref is all zero. */
+double fmmcl_test_rel_l2(const double *a, const double *ref, size_t n);
+/* n points of dim coordinates uniform in [0, 1), from a fixed seed. */
+void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out);
+/* n values uniform in [lo, hi), from a fixed seed. */
+void fmmcl_test_random_values(unsigned seed, size_t n, double lo, double hi, double *out);
+/* A fresh directory under the build tree's tests/ (or /tmp); malloc'ed path. */
+char *fmmcl_test_tempdir(const char *tag);
+/* Removes a directory tree made by fmmcl_test_tempdir. */
+void fmmcl_test_rmtree(const char *path);
+/* Opens a context on the CI device: FMMCL_TEST_DEVICE, else "cpu", else default. */
+fmmcl_context fmmcl_test_context(void);
+#endif
