@@ -6,7 +6,7 @@
 typedef double REAL;
 typedef double4 REAL4;
 /* double has no fast hardware rsqrt/exp; the accurate ones are the fast path */
-#define RSQRT(x) native_rsqrt(x)
+#define RSQRT(x) rsqrt(x)
 #define EXP(x) exp(x)
 #else
 typedef float REAL;

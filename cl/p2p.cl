@@ -22,15 +22,45 @@
 #define DIM 3        /* Gaussian: coordinates per point */
 #endif
 
+#ifndef ALL_SELECT
+#define ALL_SELECT 0     /* 1: distinct points may coincide anywhere */
+#endif
+
+/* One source against the work-item's TPW targets. SELECT(r2) guards the
+ * singular pair: a point never sees itself (nor a point on top of it). */
+#define LAPLACE_PAIRS(SELECT)                                              \
+  {                                                                        \
+    const REAL4 s = tile[j];                                               \
+    FMMCL_UNROLL(TPW)                                                      \
+    for (int k = 0; k < TPW; k++) {                                        \
+      const REAL dx = s.x - tx[k], dy = s.y - ty[k], dz = s.z - tz[k];     \
+      const REAL r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));         \
+      const REAL rinv = SELECT(r2);                                        \
+      const REAL qr = s.w * rinv;                                          \
+      const REAL qr3 = qr * rinv * rinv;                                   \
+      pot[k] += qr;                                                        \
+      gx[k] = fma(qr3, dx, gx[k]);                                         \
+      gy[k] = fma(qr3, dy, gy[k]);                                         \
+      gz[k] = fma(qr3, dz, gz[k]);                                         \
+    }                                                                      \
+  }
+#define RSQRT_GUARDED(r2) ((r2) > (REAL)0 ? RSQRT(r2) : (REAL)0)
+#define RSQRT_PLAIN(r2) RSQRT(r2)
+
 /* Laplace: src[j] = (x, y, z, q), tgt[i] = (x, y, z, -), out[i] = (grad, pot).
- * n_src is a multiple of WGS; tgt and out hold WGS*TPW per work-group. */
+ * n_src is a multiple of WGS; tgt and out hold WGS*TPW per work-group.
+ * The guard costs two instructions of ~16 per pair, so it runs only where a
+ * singular pair can be: with softening nowhere; when the host found no
+ * coincident distinct points, only on the tiles that hold the work-group's
+ * own points (targets_are_sources: source i is target i); else everywhere. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void p2p_laplace3d(__global const REAL4 *restrict src, const uint n_src,
                    __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
-                   const REAL eps2) {
+                   const REAL eps2, const uint targets_are_sources) {
   __local REAL4 tile[WGS];
   const uint lid = get_local_id(0);
-  const uint first = get_group_id(0) * (WGS * TPW) + lid;
+  const uint own_lo = get_group_id(0) * (WGS * TPW), own_hi = own_lo + WGS * TPW;
+  const uint first = own_lo + lid;
   REAL tx[TPW], ty[TPW], tz[TPW], pot[TPW], gx[TPW], gy[TPW], gz[TPW];
   FMMCL_UNROLL(TPW)
   for (int k = 0; k < TPW; k++) {
@@ -41,27 +71,20 @@ void p2p_laplace3d(__global const REAL4 *restrict src, const uint n_src,
   for (uint base = 0; base < n_src; base += WGS) {
     tile[lid] = src[base + lid];
     barrier(CLK_LOCAL_MEM_FENCE);
-    FMMCL_UNROLL(UNROLL)
-    for (int j = 0; j < WGS; j++) {
-      const REAL4 s = tile[j];
-      FMMCL_UNROLL(TPW)
-      for (int k = 0; k < TPW; k++) {
-        const REAL dx = s.x - tx[k], dy = s.y - ty[k], dz = s.z - tz[k];
-        const REAL r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
 #if HAS_SOFTENING
-        const REAL rinv = RSQRT(r2);
+    FMMCL_UNROLL(UNROLL)
+    for (int j = 0; j < WGS; j++) LAPLACE_PAIRS(RSQRT_PLAIN)
 #else
-        /* a coincident pair (a point and itself) contributes nothing */
-        const REAL rinv = r2 > (REAL)0 ? RSQRT(r2) : (REAL)0;
-#endif
-        const REAL qr = s.w * rinv;
-        const REAL qr3 = qr * rinv * rinv;
-        pot[k] += qr;
-        gx[k] = fma(qr3, dx, gx[k]);
-        gy[k] = fma(qr3, dy, gy[k]);
-        gz[k] = fma(qr3, dz, gz[k]);
-      }
+    /* the same for the whole work-group: no divergence */
+    const bool guard = ALL_SELECT || (targets_are_sources && base < own_hi && base + WGS > own_lo);
+    if (guard) {
+      FMMCL_UNROLL(UNROLL)
+      for (int j = 0; j < WGS; j++) LAPLACE_PAIRS(RSQRT_GUARDED)
+    } else {
+      FMMCL_UNROLL(UNROLL)
+      for (int j = 0; j < WGS; j++) LAPLACE_PAIRS(RSQRT_PLAIN)
     }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   FMMCL_UNROLL(TPW)

@@ -40,15 +40,40 @@ static fmmcl_vendor classify(const char *platform_name, const char *platform_ven
   return FMMCL_VENDOR_OTHER;
 }
 
+/* A string property, truncated to fit rather than lost when it is long. */
+static void platform_string(cl_platform_id p, cl_platform_info what, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  if (clGetPlatformInfo(p, what, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+  char *tmp = malloc(n + 1);
+  if (tmp && clGetPlatformInfo(p, what, n, tmp, NULL) == CL_SUCCESS) {
+    tmp[n] = '\0';
+    snprintf(buf, len, "%s", tmp);
+  }
+  free(tmp);
+}
+
+static void device_string(cl_device_id d, cl_device_info what, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  if (clGetDeviceInfo(d, what, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+  char *tmp = malloc(n + 1);
+  if (tmp && clGetDeviceInfo(d, what, n, tmp, NULL) == CL_SUCCESS) {
+    tmp[n] = '\0';
+    snprintf(buf, len, "%s", tmp);
+  }
+  free(tmp);
+}
+
 static void fill_info(cl_platform_id p, cl_device_id d, int pi, int di, fmmcl_device_info *info) {
   memset(info, 0, sizeof *info);
   info->platform_index = pi;
   info->device_index = di;
-  clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof info->platform_name - 1, info->platform_name, NULL);
-  clGetPlatformInfo(p, CL_PLATFORM_VENDOR, sizeof info->platform_vendor - 1, info->platform_vendor, NULL);
-  clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof info->device_name - 1, info->device_name, NULL);
-  clGetDeviceInfo(d, CL_DRIVER_VERSION, sizeof info->driver_version - 1, info->driver_version, NULL);
-  clGetDeviceInfo(d, CL_DEVICE_VERSION, sizeof info->device_version - 1, info->device_version, NULL);
+  platform_string(p, CL_PLATFORM_NAME, info->platform_name, sizeof info->platform_name);
+  platform_string(p, CL_PLATFORM_VENDOR, info->platform_vendor, sizeof info->platform_vendor);
+  device_string(d, CL_DEVICE_NAME, info->device_name, sizeof info->device_name);
+  device_string(d, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+  device_string(d, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
   cl_device_type type = 0;
   clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
   info->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;

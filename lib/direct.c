@@ -44,17 +44,35 @@ static size_t packed_index(const fmmcl_plan_options *o, size_t n_pad, size_t i, 
   return o->kernel == FMMCL_LAPLACE_3D ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
-static void bounding_box_centre(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
-                                double *centre) {
+/* Centre of the bounding box of both point sets and its largest half-side. */
+static double bounding_box(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
+                           double *centre) {
+  double half = 0;
   for (int c = 0; c < dim; c++) {
     double lo = src[c], hi = src[c];
     for (size_t i = 0; i < ns; i++) { double v = src[i * dim + c]; lo = v < lo ? v : lo; hi = v > hi ? v : hi; }
     for (size_t i = 0; i < nt; i++) { double v = tgt[i * dim + c]; lo = v < lo ? v : lo; hi = v > hi ? v : hi; }
     centre[c] = 0.5 * (lo + hi);
+    half = 0.5 * (hi - lo) > half ? 0.5 * (hi - lo) : half;
   }
+  return half;
 }
 
-static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
+/* Points shifted by centre and rounded to the device precision, as the
+ * kernel will see them: singular pairs must be looked for after rounding,
+ * since two close points can become one in float. malloc'ed. */
+static double *device_points(size_t n, const double *x, int dim, const double *centre, int single) {
+  double *out = malloc(n * (size_t)dim * sizeof *out);
+  if (!out) return NULL;
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < dim; c++) {
+      double v = x[i * dim + c] - centre[c];
+      out[i * dim + c] = single ? (double)(float)v : v;
+    }
+  return out;
+}
+
+static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d" : "p2p_gaussian";
@@ -68,9 +86,10 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,
                       ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  snprintf(plan->build_options, sizeof plan->build_options, "%s %s -DDIM=%d -DHAS_SOFTENING=%d",
+  snprintf(plan->build_options, sizeof plan->build_options,
+           "%s %s -DDIM=%d -DHAS_SOFTENING=%d -DALL_SELECT=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
-           o->kernel == FMMCL_LAPLACE_3D && o->softening > 0);
+           o->kernel == FMMCL_LAPLACE_3D && o->softening > 0, all_select);
   st = fmmcl_program_build(ctx, "p2p.cl", plan->build_options, &s->program, NULL);
   if (st) return st;
   cl_int err;
@@ -95,32 +114,49 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
-  fmmcl_status st = build_kernel(plan, s);
-  if (st) return st;
   const int dim = o->dim;
-  const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1; /* REALs per point */
-  s->ns_pad = round_up(plan->n_sources, s->wgs);
-  s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
-  const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
-  s->src_host = calloc(1, src_bytes); /* padding: zero charge at the origin */
-  void *tgt_host = calloc(1, tgt_bytes);
-  s->out_host = malloc(tgt_bytes);
-  if (!s->src_host || !tgt_host || !s->out_host) {
-    free(tgt_host);
-    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points",
-                      plan->n_sources + plan->n_targets);
-  }
   /* The sums depend only on differences, so shift every point by the centre
    * of the bounding box: in float this halves the rounding of coordinates
    * in [0, 1) and saves all digits of data far from the origin. */
   double centre[FMMCL_MAX_DIM];
-  bounding_box_centre(plan->n_sources, sources, plan->n_targets, targets, dim, centre);
-  for (size_t i = 0; i < plan->n_sources; i++)
-    for (int c = 0; c < dim; c++)
-      put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), sources[i * dim + c] - centre[c]);
-  for (size_t i = 0; i < plan->n_targets; i++)
-    for (int c = 0; c < dim; c++)
-      put_real(tgt_host, s->real_size, packed_index(o, s->nt_pad, i, c), targets[i * dim + c] - centre[c]);
+  const double half = bounding_box(plan->n_sources, sources, plan->n_targets, targets, dim, centre);
+  double *sx = device_points(plan->n_sources, sources, dim, centre, s->real_size == 4);
+  double *tx = plan->targets_are_sources ? sx : device_points(plan->n_targets, targets, dim, centre, s->real_size == 4);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!sx || !tx) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  else if (!fmmcl_all_finite(sx, plan->n_sources * dim) || !fmmcl_all_finite(tx, plan->n_targets * dim))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                    "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  /* Laplace without softening: is a singular pair possible off the diagonal? */
+  int all_select = !st && o->kernel == FMMCL_LAPLACE_3D && o->softening == 0 &&
+                   fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
+  if (!st) st = build_kernel(plan, s, all_select);
+  const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1; /* REALs per point */
+  s->ns_pad = round_up(plan->n_sources, s->wgs);
+  s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
+  const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
+  void *tgt_host = NULL;
+  if (!st) {
+    s->src_host = calloc(1, src_bytes);
+    tgt_host = calloc(1, tgt_bytes);
+    s->out_host = malloc(tgt_bytes);
+    if (!s->src_host || !tgt_host || !s->out_host)
+      st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points",
+                      plan->n_sources + plan->n_targets);
+  }
+  if (!st) {
+    for (size_t i = 0; i < plan->n_sources; i++)
+      for (int c = 0; c < dim; c++) put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), sx[i * dim + c]);
+    /* padding sources carry no charge and sit outside the box, so no target
+     * ever meets one at distance 0 (the unguarded 1/r would give 0 * inf) */
+    for (size_t i = plan->n_sources; i < s->ns_pad; i++)
+      for (int c = 0; c < dim; c++) put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), 2 * half + 1);
+    for (size_t i = 0; i < plan->n_targets; i++)
+      for (int c = 0; c < dim; c++) put_real(tgt_host, s->real_size, packed_index(o, s->nt_pad, i, c), tx[i * dim + c]);
+  }
+  if (tx != sx) free(tx);
+  free(sx);
+  if (st) { free(tgt_host); return st; }
   st = make_buffer(ctx, CL_MEM_READ_ONLY, src_bytes, &s->src);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, tgt_bytes, &s->tgt);
   if (!st) st = make_buffer(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, &s->out);
@@ -153,6 +189,8 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->out));
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pa));
   if (o->kernel == FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pb));
+  cl_uint same = (cl_uint)plan->targets_are_sources;
+  if (o->kernel == FMMCL_LAPLACE_3D) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof same, &same));
   return FMMCL_SUCCESS;
 }
 

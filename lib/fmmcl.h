@@ -62,8 +62,8 @@ typedef struct fmmcl_device_info {
   char platform_name[128];
   char platform_vendor[128];
   char device_name[128];
-  char driver_version[64];
-  char device_version[64];       /* "OpenCL 3.0 CUDA" */
+  char driver_version[128];
+  char device_version[128];      /* "OpenCL 3.0 CUDA" */
   fmmcl_vendor vendor;           /* vendor class that picks build options and defaults */
   int is_gpu;
   int is_cpu;

@@ -153,6 +153,12 @@ double fmmcl_event_seconds(cl_event ev);
 /* Monotonic wall clock in seconds. */
 double fmmcl_wall_seconds(void);
 
+/* Nonzero when two distinct points coincide exactly: a source repeated
+ * (targets_are_sources) or a target on a source. Also nonzero when memory
+ * for the check is lacking, so callers fall back to the safe path. */
+int fmmcl_has_coincident(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
+                         int targets_are_sources);
+
 /* Nonzero when every one of n values is finite. */
 int fmmcl_all_finite(const double *v, size_t n);
 

@@ -102,10 +102,14 @@ fmmcl_status fmmcl_program_build(fmmcl_context ctx, const char *file, const char
   char *source = NULL;
   fmmcl_status st = load_source(ctx, file, &source);
   if (st) return st;
-  size_t olen = strlen(options) + 256;
+  /* FMMCL_BUILD_OPTIONS: extra compiler flags for every kernel, for
+   * experiments with a vendor's compiler (they enter the cache key too). */
+  const char *extra = getenv("FMMCL_BUILD_OPTIONS");
+  if (!extra) extra = "";
+  size_t olen = strlen(options) + strlen(extra) + 256;
   char *full = malloc(olen);
   if (!full) { free(source); return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); }
-  snprintf(full, olen, "%s %s", fmmcl_vendor_build_options(ctx->dev.info.vendor), options);
+  snprintf(full, olen, "%s %s %s", fmmcl_vendor_build_options(ctx->dev.info.vendor), options, extra);
   uint64_t key = fmmcl_program_cache_key(ctx, source, full);
   int use_cache = fmmcl_cache_enabled();
   cl_program prog = use_cache ? from_cache(ctx, key, full) : NULL;
