@@ -1,0 +1,656 @@
+/* fmmcl_main.c — the fmmcl program: reads particles (or makes random ones),
+ * evaluates potentials and gradients through a plan, reports times and
+ * accuracy, and writes the results. */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "fmmcl.h"
+#include "particles_io.h"
+
+#define MAX_PHASES 64
+#define ERR_LEN 1024
+
+static const char *const kernel_names[] = {"laplace3d", "gaussian", "laplace2d"};
+static const fmmcl_kernel kernel_values[] = {FMMCL_LAPLACE_3D, FMMCL_GAUSSIAN, FMMCL_LAPLACE_2D};
+static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm"};
+static const fmmcl_method method_values[] = {FMMCL_DIRECT, FMMCL_TREECODE, FMMCL_FMM,
+                                             FMMCL_FGT, FMMCL_BBFMM};
+static const char *const precision_names[] = {"single", "double"};
+static const fmmcl_precision precision_values[] = {FMMCL_SINGLE, FMMCL_DOUBLE};
+static const char *const format_names[] = {"csv", "bin", "raw", "npy"};
+
+/* What the command line asked for; has_* marks plan options given, which
+ * override the kernel's defaults from fmmcl_plan_options_init. */
+typedef struct config {
+  const char *input, *targets, *output, *device;
+  const char *format, *output_format;
+  int kernel, method, precision, dim, order, leaf;
+  double sigma, softening, tol, theta;
+  int has_method, has_precision, has_dim, has_order, has_leaf;
+  int has_sigma, has_softening, has_tol, has_theta;
+  int no_gradient, quiet, force, has_demo;
+  size_t demo, repeat, check;
+  unsigned long long seed;
+} config;
+
+/* The particles and results of one run. */
+typedef struct job {
+  fmmcl_plan_options opt;
+  size_t n, m;                /* sources, targets */
+  double *sources, *charges;  /* n*dim coordinates, n charges */
+  double *targets;            /* m*dim, or NULL: the targets are the sources */
+  double *potential;          /* m */
+  double *gradient;           /* m*dim, or NULL without --no-gradient */
+} job;
+
+/* The best of --repeat executions. */
+typedef struct timing {
+  double execute_s;
+  fmmcl_phase_time phases[MAX_PHASES];
+  size_t n_phases;
+} timing;
+
+static void print_usage(FILE *out)
+{
+  fputs(
+      "Usage: fmmcl [OPTION]... [--input] FILE\n"
+      "       fmmcl [OPTION]... --demo N\n"
+      "Evaluate f(x_i) = sum_j K(x_i, y_j) q_j and its gradient on an OpenCL device.\n"
+      "\n"
+      "Input and output:\n"
+      "  -i, --input FILE        sources: rows of dim coordinates then the charge\n"
+      "      --targets FILE      targets: rows of dim coordinates (default: the sources)\n"
+      "      --format FMT        csv, bin (or raw) or npy for the input files\n"
+      "                          (default: from each file's extension)\n"
+      "  -o, --output FILE       write per target the potential then the gradient\n"
+      "                          (CSV header potential,gx,gy,gz; g1..gD above 3 dims)\n"
+      "      --output-format FMT csv, bin or npy (default: from the extension)\n"
+      "      --force             replace an existing output file\n"
+      "      --demo N            no input file: N random points, uniform in [0,1)^dim,\n"
+      "                          charges uniform in [-1,1) (laplace) or [0,1) (gaussian)\n"
+      "      --seed S            seed of --demo and --check (default 1)\n"
+      "\n"
+      "  CSV: a header line (names not checked), then one row per line.\n"
+      "  bin: little-endian float64 rows, no header; N = size / ((dim+1)*8).\n"
+      "  npy: NumPy 1.0/2.0, '<f8' or '<f4', C order, shape (N, dim+1).\n"
+      "\n"
+      "Sum:\n"
+      "      --kernel K          laplace3d (default), gaussian, laplace2d\n"
+      "      --method M          direct (default), treecode, fmm, fgt, bbfmm\n"
+      "      --precision P       single (default) or double (needs fp64)\n"
+      "      --dim D             coordinates per point (gaussian: 1..8)\n"
+      "      --sigma S           gaussian bandwidth (default 1)\n"
+      "      --softening E       laplace softening eps (default 0)\n"
+      "      --no-gradient       potential only\n"
+      "      --order P           expansion order (tree methods; 0: from --tol)\n"
+      "      --tol T             requested relative error (tree methods)\n"
+      "      --leaf Q            points per leaf (tree methods; 0: device default)\n"
+      "      --theta T           treecode acceptance criterion (default 0.5)\n"
+      "\n"
+      "Device and report:\n"
+      "      --device SEL        gpu, cpu, P:D or a name substring (default:\n"
+      "                          $FMMCL_DEVICE, else the first GPU, else a CPU)\n"
+      "      --repeat R          execute R times and report the best (default 1)\n"
+      "      --check K           compare K random targets with the double-precision\n"
+      "                          host reference; print relative L2 errors\n"
+      "  -q, --quiet             print only --check results and errors\n"
+      "  -h, --help              this text\n"
+      "  -V, --version           the version\n"
+      "\n"
+      "Exit status: 0 success, 1 a file, device or library error, 2 a bad command line.\n",
+      out);
+}
+
+/* ---- command line ---------------------------------------------------------- */
+
+enum {
+  OPT_TARGETS = 256, OPT_FORMAT, OPT_OUTPUT_FORMAT, OPT_FORCE, OPT_DEMO, OPT_SEED,
+  OPT_KERNEL, OPT_METHOD, OPT_PRECISION, OPT_DIM, OPT_SIGMA, OPT_SOFTENING,
+  OPT_NO_GRADIENT, OPT_ORDER, OPT_TOL, OPT_LEAF, OPT_THETA, OPT_DEVICE, OPT_REPEAT,
+  OPT_CHECK
+};
+
+static const struct option long_options[] = {
+    {"input", required_argument, NULL, 'i'},
+    {"targets", required_argument, NULL, OPT_TARGETS},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"demo", required_argument, NULL, OPT_DEMO},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"method", required_argument, NULL, OPT_METHOD},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"dim", required_argument, NULL, OPT_DIM},
+    {"sigma", required_argument, NULL, OPT_SIGMA},
+    {"softening", required_argument, NULL, OPT_SOFTENING},
+    {"no-gradient", no_argument, NULL, OPT_NO_GRADIENT},
+    {"order", required_argument, NULL, OPT_ORDER},
+    {"tol", required_argument, NULL, OPT_TOL},
+    {"leaf", required_argument, NULL, OPT_LEAF},
+    {"theta", required_argument, NULL, OPT_THETA},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"check", required_argument, NULL, OPT_CHECK},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0}};
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#define CHOICE(names, out) fmmcl_cli_parse_choice(name, arg, names, N_OF(names), out)
+
+/* Options whose value names a file, a device or one of a list. */
+static int parse_word(int id, const char *name, const char *arg, config *c)
+{
+  int format;
+  switch (id) {
+  case 'i': c->input = arg; return 0;
+  case 'o': c->output = arg; return 0;
+  case OPT_TARGETS: c->targets = arg; return 0;
+  case OPT_DEVICE: c->device = arg; return 0;
+  case OPT_FORMAT: c->format = arg; return CHOICE(format_names, &format);
+  case OPT_OUTPUT_FORMAT: c->output_format = arg; return CHOICE(format_names, &format);
+  case OPT_KERNEL: return CHOICE(kernel_names, &c->kernel);
+  case OPT_METHOD: c->has_method = 1; return CHOICE(method_names, &c->method);
+  case OPT_PRECISION: c->has_precision = 1; return CHOICE(precision_names, &c->precision);
+  default: return 1; /* not a word option */
+  }
+}
+
+/* Options whose value is a number. Only the command line's own limits are
+ * checked: the library judges sigma, order and the rest itself. */
+static int parse_number(int id, const char *name, const char *arg, config *c)
+{
+  size_t seed;
+  switch (id) {
+  /* The dimension sizes the file reader, so it is checked here. */
+  case OPT_DIM: c->has_dim = 1; return fmmcl_cli_parse_int(name, arg, 1, FMMCL_MAX_DIM, &c->dim);
+  case OPT_ORDER:
+    c->has_order = 1;
+    return fmmcl_cli_parse_int(name, arg, INT_MIN, INT_MAX, &c->order);
+  case OPT_LEAF: c->has_leaf = 1; return fmmcl_cli_parse_int(name, arg, INT_MIN, INT_MAX, &c->leaf);
+  case OPT_SIGMA: c->has_sigma = 1; return fmmcl_cli_parse_double(name, arg, &c->sigma);
+  case OPT_SOFTENING: c->has_softening = 1; return fmmcl_cli_parse_double(name, arg, &c->softening);
+  case OPT_TOL: c->has_tol = 1; return fmmcl_cli_parse_double(name, arg, &c->tol);
+  case OPT_THETA: c->has_theta = 1; return fmmcl_cli_parse_double(name, arg, &c->theta);
+  case OPT_DEMO: c->has_demo = 1; return fmmcl_cli_parse_count(name, arg, &c->demo);
+  case OPT_CHECK: return fmmcl_cli_parse_count(name, arg, &c->check);
+  case OPT_SEED:
+    if (fmmcl_cli_parse_count(name, arg, &seed))
+      return -1;
+    c->seed = seed;
+    return 0;
+  case OPT_REPEAT:
+    if (fmmcl_cli_parse_count(name, arg, &c->repeat))
+      return -1;
+    if (c->repeat == 0) {
+      fmmcl_cli_usage_error("%s: must be at least 1", name);
+      return -1;
+    }
+    return 0;
+  default: return 1; /* not a number option */
+  }
+}
+
+/* Parses one option into c; 0, or -1 after a usage message. */
+static int parse_value(int id, const char *name, const char *arg, config *c)
+{
+  int rc = parse_word(id, name, arg, c);
+  if (rc <= 0)
+    return rc;
+  rc = parse_number(id, name, arg, c);
+  if (rc <= 0)
+    return rc;
+  switch (id) {
+  case OPT_FORCE: c->force = 1; return 0;
+  case OPT_NO_GRADIENT: c->no_gradient = 1; return 0;
+  case 'q': c->quiet = 1; return 0;
+  default: return -1;
+  }
+}
+
+/* The option's name as typed, for messages ("--sigma"). */
+static const char *option_name(int id)
+{
+  static char buf[40];
+  for (const struct option *o = long_options; o->name; o++)
+    if (o->val == id) {
+      snprintf(buf, sizeof buf, "--%s", o->name);
+      return buf;
+    }
+  return "option";
+}
+
+/* Returns -1 to go on with the run, else the exit code (--help, errors). */
+static int parse_args(int argc, char **argv, config *c)
+{
+  memset(c, 0, sizeof *c);
+  c->repeat = 1;
+  c->seed = 1;
+  int id;
+  opterr = 0; /* messages below name the option and end with the --help hint */
+  while ((id = getopt_long(argc, argv, ":i:o:qhV", long_options, NULL)) != -1) {
+    if (id == 'h') {
+      print_usage(stdout);
+      return FMMCL_CLI_EXIT_OK;
+    }
+    if (id == 'V') {
+      printf("fmmcl (libfmmcl) %d.%d.%d\n", FMMCL_VERSION_MAJOR, FMMCL_VERSION_MINOR,
+             FMMCL_VERSION_PATCH);
+      return FMMCL_CLI_EXIT_OK;
+    }
+    if (id == '?' || id == ':')
+      return fmmcl_cli_bad_option(id, argv[optind - 1]);
+    if (parse_value(id, option_name(id), optarg, c) != 0)
+      return FMMCL_CLI_EXIT_USAGE;
+  }
+  if (optind < argc) {
+    if (c->input || optind + 1 < argc)
+      return fmmcl_cli_usage_error("unexpected argument '%s'",
+                                   argv[c->input ? optind : optind + 1]);
+    c->input = argv[optind];
+  }
+  if (!c->input && !c->has_demo)
+    return fmmcl_cli_usage_error("no input: give an input FILE or --demo N");
+  if (c->input && c->has_demo)
+    return fmmcl_cli_usage_error("give an input file or --demo, not both");
+  return -1;
+}
+
+/* The format named by --format, else the file's extension. */
+static int resolve_format(const char *path, const char *named, const char *what,
+                          fmmcl_io_format *format)
+{
+  *format = named ? fmmcl_io_format_parse(named) : fmmcl_io_format_from_path(path);
+  if (*format != FMMCL_IO_UNKNOWN)
+    return 0;
+  return fmmcl_cli_usage_error("cannot tell the format of %s '%s' from its extension: "
+                               "use %s csv|bin|npy", what, path,
+                               strcmp(what, "output") ? "--format" : "--output-format");
+}
+
+static int plan_options(const config *c, fmmcl_plan_options *opt)
+{
+  fmmcl_status st = fmmcl_plan_options_init(opt, kernel_values[c->kernel]);
+  if (st != FMMCL_SUCCESS)
+    return fmmcl_cli_status_error(NULL, st, "fmmcl_plan_options_init");
+  if (c->has_method) opt->method = method_values[c->method];
+  if (c->has_precision) opt->precision = precision_values[c->precision];
+  if (c->has_dim) opt->dim = c->dim;
+  if (c->has_sigma) opt->sigma = c->sigma;
+  if (c->has_softening) opt->softening = c->softening;
+  if (c->has_order) opt->order = c->order;
+  if (c->has_tol) opt->tolerance = c->tol;
+  if (c->has_theta) opt->theta = c->theta;
+  if (c->has_leaf) opt->leaf_size = c->leaf;
+  if (c->no_gradient) opt->gradient = 0;
+  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM) /* would size buffers below */
+    return fmmcl_cli_error("dimension %d out of range 1..%d", opt->dim, FMMCL_MAX_DIM);
+  return FMMCL_CLI_EXIT_OK;
+}
+
+/* The formats of the files named, from --format, --output-format or the
+ * extensions: all known before any work starts. */
+typedef struct formats {
+  fmmcl_io_format input, targets, output;
+} formats;
+
+static int resolve_formats(const config *c, formats *f)
+{
+  int rc = FMMCL_CLI_EXIT_OK;
+  if (c->input)
+    rc = resolve_format(c->input, c->format, "input", &f->input);
+  if (!rc && c->targets)
+    rc = resolve_format(c->targets, c->format, "targets", &f->targets);
+  if (!rc && c->output)
+    rc = resolve_format(c->output, c->output_format, "output", &f->output);
+  return rc;
+}
+
+/* ---- particles ----------------------------------------------------------------- */
+
+/* splitmix64: small, and the same numbers on every platform for a seed. */
+static uint64_t next_random(uint64_t *state)
+{
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *state)
+{
+  return (double)(next_random(state) >> 11) * 0x1.0p-53;
+}
+
+/* rows*cols doubles, NULL on overflow or no memory; +1 byte so that N = 0
+ * still allocates and is left for the library to refuse. */
+static double *alloc_values(size_t rows, int cols)
+{
+  if (rows > (SIZE_MAX - 1) / sizeof(double) / (size_t)cols)
+    return NULL;
+  return malloc(rows * (size_t)cols * sizeof(double) + 1);
+}
+
+/* Positive charges for the Gaussian (a density), signed ones for Laplace. */
+static int make_demo(const config *c, job *j)
+{
+  int dim = j->opt.dim;
+  j->n = c->demo;
+  j->sources = alloc_values(j->n, dim);
+  j->charges = alloc_values(j->n, 1);
+  if (!j->sources || !j->charges)
+    return fmmcl_cli_error("out of memory for %zu demo points", j->n);
+  uint64_t state = c->seed;
+  double low = j->opt.kernel == FMMCL_GAUSSIAN ? 0.0 : -1.0;
+  for (size_t i = 0; i < j->n; i++) {
+    for (int d = 0; d < dim; d++)
+      j->sources[i * (size_t)dim + d] = uniform01(&state);
+    j->charges[i] = low + (1.0 - low) * uniform01(&state);
+  }
+  return FMMCL_CLI_EXIT_OK;
+}
+
+static int read_table(const config *c, const char *path, fmmcl_io_format format, int cols,
+                      double **data, size_t *rows)
+{
+  char err[ERR_LEN], label[256];
+  fmmcl_cli_progress progress;
+  snprintf(label, sizeof label, "reading %s", path);
+  fmmcl_cli_progress_begin(&progress, label, !c->quiet);
+  int rc = fmmcl_io_read(path, format, cols, fmmcl_cli_progress_bytes, &progress, data, rows,
+                         err, sizeof err);
+  fmmcl_cli_progress_end(&progress);
+  return rc ? fmmcl_cli_error("%s", err) : FMMCL_CLI_EXIT_OK;
+}
+
+/* Rows of (coordinates, charge) split in place into coordinates and charges. */
+static int load_sources(const config *c, fmmcl_io_format format, job *j)
+{
+  int dim = j->opt.dim;
+  double *rows;
+  int rc = read_table(c, c->input, format, dim + 1, &rows, &j->n);
+  if (rc)
+    return rc;
+  j->charges = alloc_values(j->n, 1);
+  if (!j->charges) {
+    free(rows);
+    return fmmcl_cli_error("out of memory for %zu charges", j->n);
+  }
+  for (size_t i = 0; i < j->n; i++) {
+    j->charges[i] = rows[i * (size_t)(dim + 1) + (size_t)dim];
+    /* Row i moves to a lower or equal offset, so nothing unread is overwritten. */
+    memmove(rows + i * (size_t)dim, rows + i * (size_t)(dim + 1), (size_t)dim * sizeof(double));
+  }
+  j->sources = rows;
+  return FMMCL_CLI_EXIT_OK;
+}
+
+static int load_particles(const config *c, const formats *f, job *j)
+{
+  int rc = c->has_demo ? make_demo(c, j) : load_sources(c, f->input, j);
+  if (rc)
+    return rc;
+  j->m = j->n;
+  if (c->targets && (rc = read_table(c, c->targets, f->targets, j->opt.dim, &j->targets, &j->m)))
+    return rc;
+  j->potential = alloc_values(j->m, 1);
+  j->gradient = j->opt.gradient ? alloc_values(j->m, j->opt.dim) : NULL;
+  if (!j->potential || (j->opt.gradient && !j->gradient))
+    return fmmcl_cli_error("out of memory for %zu results", j->m);
+  return FMMCL_CLI_EXIT_OK;
+}
+
+static void job_free(job *j)
+{
+  free(j->sources);
+  free(j->charges);
+  free(j->targets);
+  free(j->potential);
+  free(j->gradient);
+}
+
+/* ---- evaluation ------------------------------------------------------------------ */
+
+/* Executes repeat times, keeping the fastest run's wall time and phases. */
+static int execute(const config *c, fmmcl_context ctx, fmmcl_plan plan, job *j,
+                   timing *best)
+{
+  fmmcl_cli_progress progress;
+  fmmcl_cli_progress_begin(&progress, "executing", !c->quiet);
+  best->execute_s = INFINITY;
+  fmmcl_status st = FMMCL_SUCCESS;
+  for (size_t r = 0; r < c->repeat && st == FMMCL_SUCCESS; r++) {
+    double t0 = fmmcl_cli_now();
+    st = fmmcl_plan_execute(plan, j->charges, j->potential, j->gradient);
+    double t = fmmcl_cli_now() - t0;
+    if (st == FMMCL_SUCCESS && t < best->execute_s) {
+      best->execute_s = t;
+      st = fmmcl_plan_timings(plan, best->phases, MAX_PHASES, &best->n_phases);
+      if (best->n_phases > MAX_PHASES)
+        best->n_phases = MAX_PHASES;
+    }
+    fmmcl_cli_progress_update(&progress, (double)(r + 1), (double)c->repeat);
+  }
+  fmmcl_cli_progress_end(&progress);
+  return st == FMMCL_SUCCESS ? FMMCL_CLI_EXIT_OK
+                             : fmmcl_cli_status_error(ctx, st, "executing the plan");
+}
+
+static void print_setup(const config *c, const fmmcl_device_info *dev, const job *j)
+{
+  printf("device: %s (%s, %s, %d:%d, %s)\n", dev->device_name, fmmcl_cli_device_type(dev),
+         fmmcl_vendor_name(dev->vendor), dev->platform_index, dev->device_index,
+         dev->platform_name);
+  if (c->has_demo)
+    printf("sources: %zu (demo, seed %llu)\n", j->n, c->seed);
+  else
+    printf("sources: %zu (%s)\n", j->n, c->input);
+  if (c->targets)
+    printf("targets: %zu (%s)\n", j->m, c->targets);
+  else
+    printf("targets: %zu (the sources)\n", j->m);
+  printf("kernel: %s, method: %s, precision: %s, dim: %d, gradient: %s\n",
+         kernel_names[c->kernel], method_names[j->opt.method],
+         j->opt.precision == FMMCL_DOUBLE ? "double" : "single", j->opt.dim,
+         j->opt.gradient ? "yes" : "no");
+  fflush(stdout);
+}
+
+static void print_timing(const config *c, const job *j, const timing *t)
+{
+  printf("phases (ms%s):\n", c->repeat > 1 ? ", fastest run" : "");
+  for (size_t i = 0; i < t->n_phases; i++)
+    printf("  %-20s %12.3f\n", t->phases[i].name ? t->phases[i].name : "?",
+           1e3 * t->phases[i].seconds);
+  printf("execute: %.3f ms", 1e3 * t->execute_s);
+  if (c->repeat > 1)
+    printf(" (best of %zu)", c->repeat);
+  printf("\n");
+  if (j->opt.method == FMMCL_DIRECT && t->execute_s > 0)
+    printf("interactions/s: %.3e\n", (double)j->n * (double)j->m / t->execute_s);
+}
+
+/* sqrt(sum (a-b)^2 / sum b^2) over n values; *relative is 0 when b is all
+ * zeros and the absolute norm is returned instead. */
+static double l2_error(const double *a, const double *b, size_t n, int *relative)
+{
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < n; i++) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    norm += b[i] * b[i];
+  }
+  *relative = norm > 0;
+  return sqrt(norm > 0 ? diff / norm : diff);
+}
+
+static void print_error(const char *what, double err, int relative)
+{
+  printf("%s L2 error (%s): %.3e\n", relative ? "relative" : "absolute", what, err);
+}
+
+/* Knuth's selection sampling: k distinct indices of 0..m-1, ascending, with
+ * no index array of size m. */
+static void sample_indices(uint64_t seed, size_t m, size_t k, size_t *out)
+{
+  uint64_t state = seed ^ 0x5eed5eed5eed5eedULL;
+  size_t chosen = 0;
+  for (size_t i = 0; i < m && chosen < k; i++)
+    if ((double)(m - i) * uniform01(&state) < (double)(k - chosen))
+      out[chosen++] = i;
+}
+
+/* Device results at k random targets against fmmcl_reference_direct. */
+static int check_accuracy(const config *c, const job *j)
+{
+  int dim = j->opt.dim, grad = j->opt.gradient;
+  size_t k = c->check < j->m ? c->check : j->m;
+  size_t *idx = malloc((k + 1) * sizeof *idx);
+  double *pts = alloc_values(k, dim), *pot = alloc_values(k, 1);
+  double *g = alloc_values(k, dim), *dev_pot = alloc_values(k, 1);
+  double *dev_g = alloc_values(k, dim);
+  int rc = FMMCL_CLI_EXIT_OK;
+  if (!idx || !pts || !pot || !g || !dev_pot || !dev_g) {
+    rc = fmmcl_cli_error("out of memory for --check");
+    goto done;
+  }
+  sample_indices(c->seed, j->m, k, idx);
+  const double *all = j->targets ? j->targets : j->sources;
+  for (size_t i = 0; i < k; i++) {
+    memcpy(pts + i * (size_t)dim, all + idx[i] * (size_t)dim, (size_t)dim * sizeof(double));
+    dev_pot[i] = j->potential[idx[i]];
+    if (grad)
+      memcpy(dev_g + i * (size_t)dim, j->gradient + idx[i] * (size_t)dim,
+             (size_t)dim * sizeof(double));
+  }
+  double t0 = fmmcl_cli_now();
+  fmmcl_status st = fmmcl_reference_direct(&j->opt, j->n, j->sources, j->charges, k, pts, pot,
+                                           grad ? g : NULL);
+  if (st != FMMCL_SUCCESS) {
+    rc = fmmcl_cli_status_error(NULL, st, "fmmcl_reference_direct");
+    goto done;
+  }
+  if (!c->quiet)
+    printf("check: %zu targets against the double-precision host reference (%.1f ms)\n", k,
+           1e3 * (fmmcl_cli_now() - t0));
+  int relative;
+  double e = l2_error(dev_pot, pot, k, &relative);
+  print_error("potential", e, relative);
+  if (grad) {
+    e = l2_error(dev_g, g, k * (size_t)dim, &relative);
+    print_error("gradient", e, relative);
+  }
+done:
+  free(idx);
+  free(pts);
+  free(pot);
+  free(g);
+  free(dev_pot);
+  free(dev_g);
+  return rc;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static int write_results(const config *c, fmmcl_io_format format, const job *j)
+{
+  int dim = j->opt.dim, cols = 1 + (j->opt.gradient ? dim : 0);
+  char names[1 + FMMCL_MAX_DIM][16];
+  const char *name_ptrs[1 + FMMCL_MAX_DIM];
+  snprintf(names[0], sizeof names[0], "potential");
+  for (int d = 0; d < cols - 1; d++) {
+    if (dim <= 3)
+      snprintf(names[d + 1], sizeof names[d + 1], "g%c", "xyz"[d]);
+    else
+      snprintf(names[d + 1], sizeof names[d + 1], "g%d", d + 1);
+  }
+  for (int i = 0; i < cols; i++)
+    name_ptrs[i] = names[i];
+  double *table = alloc_values(j->m, cols);
+  if (!table)
+    return fmmcl_cli_error("out of memory for the output table");
+  for (size_t i = 0; i < j->m; i++) {
+    table[i * (size_t)cols] = j->potential[i];
+    for (int d = 0; d < cols - 1; d++)
+      table[i * (size_t)cols + 1 + (size_t)d] = j->gradient[i * (size_t)dim + (size_t)d];
+  }
+  char err[ERR_LEN];
+  int rc = fmmcl_io_write(c->output, format, table, j->m, cols, name_ptrs, c->force, err,
+                          sizeof err);
+  free(table);
+  if (rc)
+    return fmmcl_cli_error("%s", err);
+  if (!c->quiet)
+    printf("wrote %zu rows to %s\n", j->m, c->output);
+  return FMMCL_CLI_EXIT_OK;
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+/* Plan, execute, report, check: everything that needs the context. */
+static int evaluate(const config *c, fmmcl_context ctx, job *j)
+{
+  fmmcl_device_info dev;
+  fmmcl_status st = fmmcl_context_device(ctx, &dev);
+  if (st != FMMCL_SUCCESS)
+    return fmmcl_cli_status_error(ctx, st, "fmmcl_context_device");
+  if (!c->quiet)
+    print_setup(c, &dev, j);
+  fmmcl_plan plan;
+  st = fmmcl_plan_create(ctx, &j->opt, j->n, j->sources, j->m, j->targets, &plan);
+  if (st != FMMCL_SUCCESS)
+    return fmmcl_cli_status_error(ctx, st, "creating the plan");
+  timing best;
+  int rc = execute(c, ctx, plan, j, &best);
+  if (!rc && !c->quiet)
+    print_timing(c, j, &best);
+  fmmcl_plan_destroy(plan);
+  if (!rc && c->check > 0)
+    rc = check_accuracy(c, j);
+  return rc;
+}
+
+static int run(const config *c)
+{
+  job j;
+  memset(&j, 0, sizeof j);
+  formats f = {FMMCL_IO_UNKNOWN, FMMCL_IO_UNKNOWN, FMMCL_IO_UNKNOWN};
+  char err[ERR_LEN];
+  int rc = resolve_formats(c, &f);
+  if (!rc)
+    rc = plan_options(c, &j.opt);
+  if (rc)
+    return rc;
+  /* Refuse an existing output now rather than after a long computation. */
+  if (c->output && fmmcl_io_check_output(c->output, c->force, err, sizeof err))
+    return fmmcl_cli_error("%s", err);
+  fmmcl_context ctx;
+  fmmcl_status st = fmmcl_context_create(&ctx, c->device);
+  if (st != FMMCL_SUCCESS)
+    return fmmcl_cli_status_error(NULL, st, "opening the OpenCL device");
+  rc = load_particles(c, &f, &j);
+  if (!rc)
+    rc = evaluate(c, ctx, &j);
+  if (!rc && c->output)
+    rc = write_results(c, f.output, &j);
+  fmmcl_context_destroy(ctx);
+  job_free(&j);
+  return rc;
+}
+
+int main(int argc, char **argv)
+{
+  fmmcl_cli_set_program("fmmcl");
+  config c;
+  int rc = parse_args(argc, argv, &c);
+  return rc >= 0 ? rc : run(&c);
+}
