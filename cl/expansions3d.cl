@@ -1,0 +1,300 @@
+/* expansions3d.cl — 3D Laplace spherical-harmonic operators on the device:
+ * P2M, M2M, M2L, L2L, L2P, same normalisation as lib/expansions3d.h.
+ *
+ * Mapping (Yokota & Barba, GPU Computing Gems): one cell per work-group; one
+ * expansion coefficient per work-item (P2M, M2M, M2L, L2L) or one target per
+ * work-item (L2P). Sources, shifts and expansions of the cells a group reads
+ * are staged through local memory, so all global reads are contiguous. A
+ * work-item past the last coefficient computes a clamped copy and only skips
+ * the final store (padding, not branching). Loops over a cell's sources,
+ * targets and list entries run to bounds uniform across the group.
+ *
+ * Buffers (the host packs them):
+ *   expansions  REAL2 per coefficient (re, im), cell c at [c*NCOEF, (c+1)*NCOEF),
+ *               coefficient (n, m >= 0) at n(n+1)/2 + m;
+ *   centers     REAL4 per cell (x, y, z, unused);
+ *   sources     REAL4 (x, y, z, q), targets REAL4 (x, y, z, -), each cell's
+ *               points contiguous; out REAL4 (d/dx, d/dy, d/dz, phi) as p2p.cl.
+ * Every kernel adds to its output (zero it first), like the C reference.
+ *
+ * Range: I_n^m grows like (2n-1)!! / r^(n+1) and M2L needs n up to 2P, so in
+ * float give coordinates in units of the level's cell size (M_n^m scales as
+ * s^n, L_n^m as s^-(n+1) under x -> x / s); P <= 20 is then safe.
+ *
+ * Needs fmmcl_common.h prepended (REAL, REAL4, the fp64 pragma under
+ * FMMCL_DOUBLE). */
+
+#ifndef P
+#define P 4          /* expansion order */
+#endif
+#define NCOEF ((P + 1) * (P + 2) / 2)
+#define NCOEF2 ((2 * P + 1) * (2 * P + 2) / 2) /* harmonics of order 2P, for M2L */
+#ifndef WGS
+#define WGS (((NCOEF + 31) / 32) * 32) /* work-group size: one coefficient each */
+#endif
+#if WGS < NCOEF
+#error "expansions3d.cl: WGS must be at least (P+1)(P+2)/2"
+#endif
+
+#ifdef FMMCL_DOUBLE
+typedef double2 REAL2;
+#else
+typedef float2 REAL2;
+#endif
+
+/* ---- complex arithmetic and coefficient indexing ----------------------- */
+
+REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+/* conj(a) * b */
+REAL2 cmulc(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }
+REAL2 conj2(REAL2 a) { return (REAL2)(a.x, -a.y); }
+
+int coef_index(int n, int m) { return n * (n + 1) / 2 + m; }
+
+/* (n, m) of coefficient k, closed form: n = floor((sqrt(8k+1) - 1) / 2),
+ * corrected by one either way for the rounding of sqrt. No loop: PoCL 3.1
+ * mis-replicates values computed in a loop before a barrier. */
+int2 coef_degree_order(int k)
+{
+  int d = (int)((sqrt((float)(8 * k + 1)) - 1.0f) * 0.5f);
+  d += ((d + 1) * (d + 2) / 2 <= k) ? 1 : 0;
+  d -= (d * (d + 1) / 2 > k) ? 1 : 0;
+  return (int2)(d, k - d * (d + 1) / 2);
+}
+
+/* X_n^m for any |m| <= n from m >= 0 storage: X_n^-m = (-1)^m conj(X_n^m). */
+REAL2 load_any(__local const REAL2 *X, int n, int m)
+{
+  const REAL2 z = X[coef_index(n, abs(m))];
+  const REAL s = (m < 0 && (m & 1)) ? -1 : 1;
+  return (m < 0) ? (REAL2)(s * z.x, -s * z.y) : z;
+}
+
+/* ---- single solid harmonics, O(n) each ---------------------------------- */
+
+/* R_n^m(x) = r^n P_n^m e^{im phi} / (n+m)!, by the recurrences of
+ * lib/expansions3d_harmonics.c. */
+REAL2 solid_regular(int n, int m, REAL x, REAL y, REAL z)
+{
+  const REAL r2 = x * x + y * y + z * z;
+  REAL2 here = (REAL2)(1, 0);
+  for (int j = 1; j <= m; j++)
+    here = cmul(here, (REAL2)(-x, -y) / (REAL)(2 * j));
+  REAL2 below = (REAL2)(0, 0);
+  for (int k = m; k < n; k++) {
+    const REAL2 next = ((REAL)(2 * k + 1) * z * here - r2 * below) /
+                       ((REAL)(k + 1 - m) * (REAL)(k + 1 + m));
+    below = here;
+    here = next;
+  }
+  return here;
+}
+
+/* I_n^m(x) = (n-m)! P_n^m e^{im phi} / r^{n+1}. */
+REAL2 solid_irregular(int n, int m, REAL x, REAL y, REAL z)
+{
+  const REAL inv_r2 = 1 / (x * x + y * y + z * z);
+  REAL2 here = (REAL2)(sqrt(inv_r2), 0);
+  for (int j = 1; j <= m; j++)
+    here = cmul(here, (REAL2)(-x, -y) * ((REAL)(2 * j - 1) * inv_r2));
+  REAL2 below = (REAL2)(0, 0);
+  for (int k = m; k < n; k++) {
+    const REAL2 next = ((REAL)(2 * k + 1) * z * here - (REAL)((k + m) * (k - m)) * below) * inv_r2;
+    below = here;
+    here = next;
+  }
+  return here;
+}
+
+/* Cooperative loads of one expansion and of the harmonics of one shift. */
+void stage_expansion(__local REAL2 *dst, __global const REAL2 *src)
+{
+  for (int k = get_local_id(0); k < NCOEF; k += WGS)
+    dst[k] = src[k];
+}
+
+void stage_regular(__local REAL2 *dst, REAL4 d)
+{
+  for (int k = get_local_id(0); k < NCOEF; k += WGS) {
+    const int2 nm = coef_degree_order(k);
+    const int n = nm.x, m = nm.y;
+    dst[k] = solid_regular(n, m, d.x, d.y, d.z);
+  }
+}
+
+void stage_irregular2(__local REAL2 *dst, REAL4 d)
+{
+  for (int k = get_local_id(0); k < NCOEF2; k += WGS) {
+    const int2 nm = coef_degree_order(k);
+    const int n = nm.x, m = nm.y;
+    dst[k] = solid_irregular(n, m, d.x, d.y, d.z);
+  }
+}
+
+/* ---- P2M: M_n^m += sum_j q_j R_n^m(y_j - c) ------------------------------ */
+
+/* Group g: cell cells[g], sources src[src_begin[g] .. src_begin[g+1]). */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2m(__global const REAL4 *restrict src, __global const int *restrict src_begin,
+         __global const int *restrict cells, __global const REAL4 *restrict center,
+         __global REAL2 *restrict M)
+{
+  __local REAL4 tile[WGS];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  const REAL4 c = center[cell];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const int n = nm.x, m = nm.y;
+  REAL2 acc = (REAL2)(0, 0);
+  const int end = src_begin[g + 1];
+  for (int base = src_begin[g]; base < end; base += WGS) {
+    tile[lid] = src[min(base + lid, end - 1)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int count = min(WGS, end - base);
+    for (int j = 0; j < count; j++) {
+      const REAL4 y = tile[j];
+      acc += y.w * solid_regular(n, m, y.x - c.x, y.y - c.y, y.z - c.z);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid < NCOEF)
+    M[cell * NCOEF + lid] += acc;
+}
+
+/* ---- M2M: M'_n^m += sum_{k,u} R_k^u(c_child - c_parent) M_{n-k}^{m-u} --- */
+
+/* Group g: parent cell parents[g], children cells children[g].x ..
+ * children[g].x + children[g].y - 1 (contiguous, as the octree stores them). */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2m(__global const int *restrict parents, __global const int2 *restrict children,
+         __global const REAL4 *restrict center, __global REAL2 *M)
+{
+  __local REAL2 R[NCOEF], Mc[NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0), parent = parents[g];
+  const int2 kids = children[g];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const int n = nm.x, m = nm.y;
+  REAL2 acc = (REAL2)(0, 0);
+  for (int child = kids.x; child < kids.x + kids.y; child++) {
+    stage_regular(R, center[child] - center[parent]);
+    stage_expansion(Mc, M + child * NCOEF);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k <= n; k++)
+      for (int u = max(-k, m - (n - k)); u <= min(k, m + (n - k)); u++)
+        acc += cmul(load_any(R, k, u), load_any(Mc, n - k, m - u));
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid < NCOEF)
+    M[parent * NCOEF + lid] += acc;
+}
+
+/* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
+
+/* Group g: target cell cells[g], its interaction list
+ * list[list_begin[g] .. list_begin[g+1]) of source cells. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2l(__global const int *restrict cells, __global const int *restrict list_begin,
+         __global const int *restrict list, __global const REAL4 *restrict center,
+         __global const REAL2 *restrict M, __global REAL2 *restrict L)
+{
+  __local REAL2 S[NCOEF2], Ms[NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  const REAL4 cl = center[cell];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const int j = nm.x, k = nm.y;
+  REAL2 acc = (REAL2)(0, 0);
+  for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
+    const int src = list[e];
+    stage_irregular2(S, cl - center[src]);
+    stage_expansion(Ms, M + src * NCOEF);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int n = 0; n <= P; n++)
+      for (int m = -n; m <= n; m++)
+        acc += cmulc(load_any(Ms, n, m), load_any(S, n + j, m + k));
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid < NCOEF)
+    L[cell * NCOEF + lid] += (j & 1) ? -acc : acc;
+}
+
+/* ---- L2L: L'_k^u += sum_{j,v} L_{k+j}^{u+v} conj(R_j^v(c_child - c_parent)) */
+
+/* Group g: child cell pairs[g].x of parent pairs[g].y; parent and child are
+ * on different levels, so reading one while adding to the other is safe. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void l2l(__global const int2 *restrict pairs, __global const REAL4 *restrict center,
+         __global REAL2 *L)
+{
+  __local REAL2 R[NCOEF], Lp[NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0);
+  const int child = pairs[g].x, parent = pairs[g].y;
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const int k = nm.x, u = nm.y;
+  stage_regular(R, center[child] - center[parent]);
+  stage_expansion(Lp, L + parent * NCOEF);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  REAL2 acc = (REAL2)(0, 0);
+  for (int j = 0; j <= P - k; j++)
+    for (int v = max(-j, -(k + j) - u); v <= min(j, (k + j) - u); v++)
+      acc += cmulc(load_any(R, j, v), load_any(Lp, k + j, u + v));
+  if (lid < NCOEF)
+    L[child * NCOEF + lid] += acc;
+}
+
+/* ---- L2P: phi and grad phi of sum conj(L_n^m) R_n^m(x - c) --------------- */
+
+/* Each R_k^u(x - c) is generated in turn (m outer, n inner: the recurrence
+ * needs only two previous values, so nothing is stored per target) and feeds
+ *   phi   += w Re(conj(L_k^u) R),
+ *   phi_z += w Re(conj(L_{k+1}^u) R),
+ *   g      = phi_x + i phi_y += R conj(L_{k+1}^{u-1}) - conj(R) L_{k+1}^{u+1},
+ * w = 1 for u = 0 and 2 otherwise (the u < 0 half by symmetry). */
+REAL4 local_field(__local const REAL2 *Ls, REAL x, REAL y, REAL z)
+{
+  const REAL r2 = x * x + y * y + z * z;
+  REAL phi = 0, dz = 0;
+  REAL2 g = (REAL2)(0, 0), diag = (REAL2)(1, 0);
+  for (int u = 0; u <= P; u++) {
+    if (u > 0)
+      diag = cmul(diag, (REAL2)(-x, -y) / (REAL)(2 * u));
+    const REAL w = (u == 0) ? 1 : 2;
+    REAL2 below = (REAL2)(0, 0), R = diag;
+    for (int k = u; k <= P; k++) {
+      const REAL2 lk = Ls[coef_index(k, u)];
+      phi += w * (lk.x * R.x + lk.y * R.y);
+      if (k < P) {
+        const REAL2 up = Ls[coef_index(k + 1, u)];
+        dz += w * (up.x * R.x + up.y * R.y);
+        g -= cmul(conj2(R), Ls[coef_index(k + 1, u + 1)]);
+        if (u > 0)
+          g += cmul(R, conj2(Ls[coef_index(k + 1, u - 1)]));
+      }
+      const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) /
+                         ((REAL)(k + 1 - u) * (REAL)(k + 1 + u));
+      below = R;
+      R = next;
+    }
+  }
+  return (REAL4)(g.x, g.y, dz, phi);
+}
+
+/* Group g: leaf cells[g], targets tgt[tgt_begin[g] .. tgt_begin[g+1]), one
+ * per work-item, WGS at a time; out has the same layout as tgt. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void l2p(__global const int *restrict cells, __global const int *restrict tgt_begin,
+         __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
+         __global const REAL2 *restrict L, __global REAL4 *restrict out)
+{
+  __local REAL2 Ls[NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  const REAL4 c = center[cell];
+  stage_expansion(Ls, L + cell * NCOEF);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int end = tgt_begin[g + 1];
+  for (int base = tgt_begin[g]; base < end; base += WGS) {
+    const int i = min(base + lid, end - 1);
+    const REAL4 x = tgt[i];
+    const REAL4 f = local_field(Ls, x.x - c.x, x.y - c.y, x.z - c.z);
+    if (base + lid < end)
+      out[i] += f;
+  }
+}
