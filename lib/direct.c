@@ -131,6 +131,11 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   int all_select = !st && o->kernel == FMMCL_LAPLACE_3D && o->softening == 0 &&
                    fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
   if (!st) st = build_kernel(plan, s, all_select);
+  if (st) { /* wgs is unset when the build failed: stop before sizing with it */
+    if (tx != sx) free(tx);
+    free(sx);
+    return st;
+  }
   const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1; /* REALs per point */
   s->ns_pad = round_up(plan->n_sources, s->wgs);
   s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);

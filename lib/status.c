@@ -3,10 +3,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #include "internal.h"
 
+/* Messages of calls without a context live per thread; a thread-specific key
+ * with free() as destructor releases them when the thread ends. */
 static _Thread_local char *thread_last_error;
+static tss_t thread_error_key;
+static once_flag thread_error_once = ONCE_FLAG_INIT;
+static int thread_error_key_ok;
+
+static void make_thread_error_key(void) { thread_error_key_ok = tss_create(&thread_error_key, free) == thrd_success; }
+
+/* called after the context-free slot changes, so the destructor frees the latest block */
+static void track_thread_error(fmmcl_context ctx) {
+  if (ctx) return;
+  call_once(&thread_error_once, make_thread_error_key);
+  if (thread_error_key_ok) tss_set(thread_error_key, thread_last_error);
+}
 
 const char *fmmcl_strerror(fmmcl_status status) {
   switch (status) {
@@ -57,6 +72,7 @@ fmmcl_status fmmcl_fail(fmmcl_context ctx, fmmcl_status status, const char *fmt,
   va_end(ap);
   free(*slot);
   *slot = msg;
+  track_thread_error(ctx);
   return status;
 }
 
@@ -67,6 +83,7 @@ void fmmcl_fail_append(fmmcl_context ctx, const char *text) {
   if (!msg) return;
   memcpy(msg + old, text, add + 1);
   *slot = msg;
+  track_thread_error(ctx);
 }
 
 fmmcl_status fmmcl_status_from_cl(cl_int err) {
