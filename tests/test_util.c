@@ -37,6 +37,11 @@ void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out) {
   fmmcl_test_random_values(seed, n * (size_t)dim, 0.0, 1.0, out);
 }
 
+void fmmcl_test_grid_points(unsigned seed, size_t n, int dim, double *out) {
+  fmmcl_test_random_points(seed, n, dim, out);
+  for (size_t i = 0; i < n * (size_t)dim; i++) out[i] = floor(out[i] * 0x1.0p20) * 0x1.0p-20;
+}
+
 char *fmmcl_test_tempdir(const char *tag) {
   char tmpl[4096];
   const char *base = getenv("FMMCL_TEST_TMPDIR");

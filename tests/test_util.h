@@ -10,6 +10,10 @@
 double fmmcl_test_rel_l2(const double *a, const double *ref, size_t n);
 /* n points of dim coordinates uniform in [0, 1), from a fixed seed. */
 void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out);
+/* n points of dim coordinates in [0, 1) on the grid of spacing 2^-20, from a
+ * fixed seed: shifted by their bounding-box centre (a multiple of 2^-21) they
+ * are exact in float, so a float device sees exactly the reference's input. */
+void fmmcl_test_grid_points(unsigned seed, size_t n, int dim, double *out);
 /* n values uniform in [lo, hi), from a fixed seed. */
 void fmmcl_test_random_values(unsigned seed, size_t n, double lo, double hi, double *out);
 /* A fresh directory under the build tree's tests/ (or /tmp); malloc'ed path. */
