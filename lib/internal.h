@@ -90,7 +90,7 @@ fmmcl_status fmmcl_program_build(fmmcl_context ctx, const char *file, const char
  * length and checksum and returns FMMCL_ERROR_CORRUPT_FILE or
  * FMMCL_ERROR_IO (absent) without touching *data on any mismatch. */
 uint64_t fmmcl_hash64(uint64_t h, const void *data, size_t len);
-#define FMMCL_HASH64_INIT 1469598103934665603ULL
+#define FMMCL_HASH64_INIT 14695981039346656037ULL /* FNV-1a 64-bit offset basis */
 int fmmcl_cache_enabled(void);
 fmmcl_status fmmcl_cache_dir_path(char *buf, size_t len);
 fmmcl_status fmmcl_cache_load(uint64_t key, unsigned char **data, size_t *len);
