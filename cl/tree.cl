@@ -1,0 +1,217 @@
+/* tree.cl — device side of the octree build: 63-bit Morton keys of points
+ * (21 bits per axis, the same layout and rounding as lib/morton3d.c) and a
+ * stable LSD radix sort of 64-bit keys with a uint payload (the permutation).
+ *
+ * Radix sort after Satish, Harris & Garland (IPDPS 2009): each work-group owns
+ * a block of TILES * WGS consecutive keys. Per pass of RADIX_BITS bits:
+ *   1. radix_histogram: per-group digit counts, stored digit-major
+ *      (hist[d * n_groups + g]) so that one exclusive scan of hist gives every
+ *      (digit, group) its first output position, in an order that keeps the
+ *      sort stable;
+ *   2. scan_exclusive_blocks / scan_add_block_offsets: that exclusive scan;
+ *   3. radix_scatter: each tile is sorted by digit in local memory (RADIX_BITS
+ *      stable 1-bit splits), so equal digits leave as contiguous runs and the
+ *      global writes coalesce.
+ *
+ * How the host launches it (n keys, G = ceil(n / (WGS * TILES)) groups, all
+ * launches with local size WGS, global size a multiple of WGS):
+ *   morton_keys(xyz, n, ox, oy, oz, scale, keys, perm): global >= n (rounded
+ *     up to WGS); scale = 2^21 / cube.width computed in double on the host;
+ *     writes keys[i] and perm[i] = i.
+ *   for shift = 0; shift < key_bits; shift += RADIX_BITS:   (key_bits = 63,
+ *       or 3 * levels when only the top levels are wanted: then sort
+ *       keys >> 3 * (21 - levels) instead; a pass whose digit is constant can
+ *       be skipped as on the host)
+ *     radix_histogram(keys_in, n, shift, hist)            global G * WGS
+ *     exclusive scan of hist, m = RADIX * G entries:
+ *       scan_exclusive_blocks(hist, m, sums)              global ceil(m / WGS) * WGS
+ *       if ceil(m / WGS) > 1: scan sums (length ceil(m / WGS)) the same way,
+ *         recursively, then scan_add_block_offsets(hist, m, sums)
+ *     radix_scatter(keys_in, perm_in, keys_out, perm_out, n, shift, hist)
+ *                                                          global G * WGS
+ *     swap in and out.
+ *   16 passes of 4 bits (63-bit keys) end in the original buffers. perm[i]
+ *   is then the caller's index of sorted point i, as fmmcl_morton3d_sort
+ *   returns it on the host (both sorts are stable, so the permutations are
+ *   identical for equal keys too).
+ * Buffers: keys 2 x n ulong, perm 2 x n uint, hist RADIX * G uint, scan sums
+ * ceil(RADIX * G / WGS) uint per recursion level. n < 2^32.
+ *
+ * Host and device keys agree bit for bit in double precision (same
+ * subtraction, multiplication, floor and clamp). In single precision a point
+ * within a rounding error of a cell face may land in the neighbouring cell;
+ * a device tree is then still a valid tree of the points as the device sees
+ * them, and tests comparing with the host should build the host tree from
+ * the float-rounded coordinates. */
+
+#ifndef WGS
+#define WGS 256          /* work-group size: a power of two, >= RADIX */
+#endif
+#ifndef TILES
+#define TILES 8          /* tiles of WGS keys per work-group block */
+#endif
+#ifndef RADIX_BITS
+#define RADIX_BITS 4     /* bits per pass; the local sort costs one split per bit */
+#endif
+#ifndef POINT_STRIDE
+#define POINT_STRIDE 3   /* REALs per point in the coordinate array (4 for x,y,z,q) */
+#endif
+
+#define RADIX (1 << RADIX_BITS)
+#define DIGIT_MASK ((ulong)(RADIX - 1))
+#define MORTON_CELLS_PER_AXIS (1u << 21)
+
+/* ---- Morton keys ---------------------------------------------------------- */
+
+/* Spreads the low 21 bits of v so that bit b lands on bit 3b. */
+inline ulong spread_by_3(uint v) {
+  ulong x = (ulong)(v & 0x1fffffu);
+  x = (x | x << 32) & 0x1f00000000ffffUL;
+  x = (x | x << 16) & 0x1f0000ff0000ffUL;
+  x = (x | x << 8) & 0x100f00f00f00f00fUL;
+  x = (x | x << 4) & 0x10c30c30c30c30c3UL;
+  x = (x | x << 2) & 0x1249249249249249UL;
+  return x;
+}
+
+/* Integer cell coordinate at the finest level, clamped into the cube. */
+inline uint finest_coordinate(REAL x, REAL origin, REAL scale) {
+  REAL t = floor((x - origin) * scale);
+  if (!(t >= (REAL)0)) return 0u;
+  if (t >= (REAL)(MORTON_CELLS_PER_AXIS - 1)) return MORTON_CELLS_PER_AXIS - 1;
+  return (uint)t;
+}
+
+/* keys[i] = Morton key of point i (x bit at 3b+2, y at 3b+1, z at 3b);
+ * perm[i] = i, the payload the sort carries. */
+__kernel void morton_keys(__global const REAL *xyz, uint n, REAL ox, REAL oy, REAL oz, REAL scale,
+                          __global ulong *keys, __global uint *perm) {
+  uint i = get_global_id(0);
+  if (i >= n) return;
+  __global const REAL *p = xyz + (size_t)i * POINT_STRIDE;
+  keys[i] = spread_by_3(finest_coordinate(p[0], ox, scale)) << 2 |
+            spread_by_3(finest_coordinate(p[1], oy, scale)) << 1 |
+            spread_by_3(finest_coordinate(p[2], oz, scale));
+  perm[i] = i;
+}
+
+/* ---- local scan ----------------------------------------------------------- */
+
+/* Exclusive prefix sum of one value per work-item over the work-group
+ * (Hillis-Steele in local memory); *total receives the sum of all. Every
+ * work-item must call it. */
+inline uint group_exclusive_scan(uint v, __local uint *buf, uint *total) {
+  uint lid = get_local_id(0);
+  buf[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint offset = 1; offset < WGS; offset <<= 1) {
+    uint add = lid >= offset ? buf[lid - offset] : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    buf[lid] += add;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  uint inclusive = buf[lid];
+  *total = buf[WGS - 1];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return inclusive - v;
+}
+
+/* ---- scan of the histogram ------------------------------------------------ */
+
+/* Exclusive scan of each block of WGS entries of data in place; sums[g]
+ * receives block g's total for the next level. */
+__kernel void scan_exclusive_blocks(__global uint *data, uint m, __global uint *sums) {
+  __local uint buf[WGS];
+  uint i = get_global_id(0), total;
+  uint v = i < m ? data[i] : 0u;
+  uint ex = group_exclusive_scan(v, buf, &total);
+  if (i < m) data[i] = ex;
+  if (get_local_id(0) == 0) sums[get_group_id(0)] = total;
+}
+
+/* Adds the scanned block totals back: data[i] += offsets[block of i]. */
+__kernel void scan_add_block_offsets(__global uint *data, uint m, __global const uint *offsets) {
+  uint i = get_global_id(0);
+  if (i < m) data[i] += offsets[get_group_id(0)];
+}
+
+/* ---- radix sort passes ---------------------------------------------------- */
+
+inline uint digit_of(ulong key, uint shift) { return (uint)((key >> shift) & DIGIT_MASK); }
+
+/* hist[d * n_groups + g] = number of keys of block g whose digit is d. */
+__kernel void radix_histogram(__global const ulong *keys, uint n, uint shift, __global uint *hist) {
+  __local uint counts[RADIX];
+  uint lid = get_local_id(0), g = get_group_id(0), n_groups = get_num_groups(0);
+  if (lid < RADIX) counts[lid] = 0u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  size_t base = (size_t)g * (WGS * TILES);
+  for (uint t = 0; t < TILES; t++) {
+    size_t i = base + (size_t)t * WGS + lid;
+    if (i < n) atomic_inc(&counts[digit_of(keys[i], shift)]);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid < RADIX) hist[lid * n_groups + g] = counts[lid];
+}
+
+/* Stably sorts the work-group's (key, value, digit) triples in local memory
+ * by digit, one bit at a time: zeros keep their order ahead of ones. */
+inline void local_sort_by_digit(__local ulong *lkeys, __local uint *lvals, __local uint *ldigits,
+                                __local uint *scan_buf) {
+  uint lid = get_local_id(0);
+  for (uint b = 0; b < RADIX_BITS; b++) {
+    ulong key = lkeys[lid];
+    uint val = lvals[lid], d = ldigits[lid], bit = (d >> b) & 1u, zeros;
+    uint zeros_before = group_exclusive_scan(1u - bit, scan_buf, &zeros);
+    uint pos = bit ? zeros + (lid - zeros_before) : zeros_before;
+    /* the scan ended on a barrier, so every read above happened before these writes */
+    lkeys[pos] = key;
+    lvals[pos] = val;
+    ldigits[pos] = d;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* Writes block g's keys to their sorted positions: the scanned histogram
+ * gives each digit's first position for this block; within the block, tiles
+ * are taken in order and each tile's equal digits in order, so the pass is
+ * stable. */
+__kernel void radix_scatter(__global const ulong *keys_in, __global const uint *vals_in,
+                            __global ulong *keys_out, __global uint *vals_out, uint n, uint shift,
+                            __global const uint *hist_scanned) {
+  __local ulong lkeys[WGS];
+  __local uint lvals[WGS], ldigits[WGS], scan_buf[WGS];
+  __local uint next_position[RADIX], run_start[RADIX], run_end[RADIX];
+  uint lid = get_local_id(0), g = get_group_id(0), n_groups = get_num_groups(0);
+  if (lid < RADIX) next_position[lid] = hist_scanned[lid * n_groups + g];
+  size_t base = (size_t)g * (WGS * TILES);
+  for (uint t = 0; t < TILES; t++) {
+    size_t first = base + (size_t)t * WGS;
+    if (first >= n) break;  /* uniform across the group */
+    uint valid = (uint)min((size_t)WGS, n - first);
+    size_t i = first + lid;
+    /* padding takes the largest digit so the stable local sort puts it
+     * after every valid key: positions < valid hold exactly the valid keys */
+    ulong key = lid < valid ? keys_in[i] : 0UL;
+    lkeys[lid] = key;
+    lvals[lid] = lid < valid ? vals_in[i] : 0u;
+    ldigits[lid] = lid < valid ? digit_of(key, shift) : (uint)(RADIX - 1);
+    if (lid < RADIX) run_start[lid] = run_end[lid] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    local_sort_by_digit(lkeys, lvals, ldigits, scan_buf);
+    uint d = ldigits[lid];
+    if (lid < valid) {
+      if (lid == 0 || ldigits[lid - 1] != d) run_start[d] = lid;
+      if (lid == valid - 1 || ldigits[lid + 1] != d) run_end[d] = lid + 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < valid) {
+      uint pos = next_position[d] + (lid - run_start[d]);
+      keys_out[pos] = lkeys[lid];
+      vals_out[pos] = lvals[lid];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < RADIX) next_position[lid] += run_end[lid] - run_start[lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}

@@ -1,0 +1,30 @@
+/* tree3d_csr.h — builds several compressed-row lists at once from a function
+ * that emits each row: a counting pass, a prefix sum, then a filling pass. */
+#ifndef FMMCL_TREE3D_CSR_H
+#define FMMCL_TREE3D_CSR_H
+
+#include "tree3d.h"
+
+#define FMMCL_TREE3D_CSR_MAX_LISTS 4
+
+/* Where a row function writes: out[k] is NULL in the counting pass. */
+typedef struct fmmcl_tree3d_row_sink {
+  int32_t *out[FMMCL_TREE3D_CSR_MAX_LISTS];
+  size_t count[FMMCL_TREE3D_CSR_MAX_LISTS];
+} fmmcl_tree3d_row_sink;
+
+static inline void fmmcl_tree3d_emit(fmmcl_tree3d_row_sink *sink, int list, int32_t cell) {
+  if (sink->out[list]) sink->out[list][sink->count[list]] = cell;
+  sink->count[list]++;
+}
+
+/* Emits the entries of row `row` of every list into sink. It must emit the
+ * same entries in both passes; rows are processed in parallel. */
+typedef void (*fmmcl_tree3d_row_fn)(const void *ctx, size_t row, fmmcl_tree3d_row_sink *sink);
+
+/* Builds n_lists (<= 4) lists of n_rows rows each into csr[0..n_lists). On
+ * failure every csr is left empty. */
+fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row_fn row,
+                                    const void *ctx, fmmcl_tree3d_csr *csr);
+
+#endif /* FMMCL_TREE3D_CSR_H */
