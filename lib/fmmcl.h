@@ -177,6 +177,43 @@ fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
  * values included), for inspection and tests. */
 fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
 
+/* ---- tuned parameters (fmmtune's cache) ------------------------------ */
+
+/* The tuning cache file of a device: FMMCL_TUNING_FILE when set, else
+ * <binary cache dir>/tuning/<platform vendor>__<device>__<driver>.txt
+ * (names reduced to [A-Za-z0-9._-]). The file need not exist. */
+fmmcl_status fmmcl_tuning_file_path(const fmmcl_device_info *device, char *buf, size_t len);
+
+/* One tuned kernel: the parameters fmmtune chose for (kernel, precision,
+ * problem class) on a device, and what it measured. */
+typedef struct fmmcl_tuning_entry {
+  char kernel[64];              /* "p2p_laplace3d" */
+  fmmcl_precision precision;
+  char problem_class[32];       /* "dim3" (dimension), "p8" (expansion order) */
+  char defines[256];            /* "-DWGS=128 -DTPW=4 -DUNROLL=4" */
+  double time_ms;               /* tuned kernel time on the tuning problem; 0: unknown */
+  double default_ms;            /* the built-in default's time there; 0: unknown */
+  unsigned long long n;         /* points of the tuning problem; 0: unknown */
+  char date[32];                /* when it was measured, ISO 8601 UTC */
+  int usable;                   /* nonzero: plans on this device build with it */
+  char note[160];               /* why it is not usable; "" when it is */
+} fmmcl_tuning_entry;
+
+/* The entries of device in its tuning file (see fmmcl_tuning_file_path),
+ * usable or not: fills up to capacity of out (NULL when capacity is 0) and
+ * sets *count to the number there are. No file is success with *count 0;
+ * a corrupt or foreign file is success with the entries that parse (none
+ * for a foreign file) and the reason in fmmcl_tuning_notes. */
+fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_entry *out,
+                                  size_t capacity, size_t *count);
+
+/* Why the calling thread's latest tuned-parameter lookup for device (made
+ * when a plan builds a kernel, or by fmmcl_tuning_entries) did not use the
+ * cache as it stands: "entry p2p_laplace3d single dim3 ignored: WGS=48 is
+ * not a candidate", "file ... names another device", "FMMCL_NO_TUNING is
+ * set". Lines separated by '\n'; "" when nothing was amiss. */
+fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size_t len);
+
 /* ---- plain-C reference ---------------------------------------------- */
 
 /* The same sum as a DIRECT plan, computed on the host in double precision
