@@ -1,5 +1,6 @@
 /* expansions3d.cl — 3D Laplace spherical-harmonic operators on the device:
- * P2M, M2M, M2L, L2L, L2P, same normalisation as lib/expansions3d.h.
+ * P2M, M2M, M2L, L2L, L2P, M2P, P2L, same normalisation as lib/expansions3d.h
+ * but stored scaled by each cell's side (see Scaling below).
  *
  * Mapping (Yokota & Barba, GPU Computing Gems): one cell per work-group; one
  * expansion coefficient per work-item (P2M, M2M, M2L, L2L) or one target per
@@ -12,14 +13,23 @@
  * Buffers (the host packs them):
  *   expansions  REAL2 per coefficient (re, im), cell c at [c*NCOEF, (c+1)*NCOEF),
  *               coefficient (n, m >= 0) at n(n+1)/2 + m;
- *   centers     REAL4 per cell (x, y, z, unused);
+ *   centers     REAL4 per cell (x, y, z, 1/s), s the side of the cell's cube;
+ *   cell_src, cell_tgt  int2 per cell: its [begin, end) in sources, targets;
+ *   lists       rows[g] the cell of group g, its entries
+ *               list[list_begin[g] .. list_begin[g+1]) (M2L, P2L, M2P).
  *   sources     REAL4 (x, y, z, q), targets REAL4 (x, y, z, -), each cell's
  *               points contiguous; out REAL4 (d/dx, d/dy, d/dz, phi) as p2p.cl.
  * Every kernel adds to its output (zero it first), like the C reference.
  *
- * Range: I_n^m grows like (2n-1)!! / r^(n+1) and M2L needs n up to 2P, so in
- * float give coordinates in units of the level's cell size (M_n^m scales as
- * s^n, L_n^m as s^-(n+1) under x -> x / s); P <= 20 is then safe.
+ * Scaling: I_n^m grows like (2n-1)!! / r^(n+1) and M2L needs n up to 2P, so
+ * in float unscaled coefficients overflow at deep levels. Every kernel works
+ * in units of the cell's side s, and the buffers hold
+ *     Mhat_n^m = M_n^m / s^n,      Lhat_n^m = L_n^m * s^(n+1),
+ * which is what the operators give when fed coordinates divided by s.
+ * Between levels (s_child = s_parent / 2) M2M multiplies output degree n by
+ * 2^-n and L2L output degree k by 2^-(k+1); L2P and M2P multiply phi by 1/s
+ * and the gradient by 1/s^2. Shifts in M2L are >= 2 cells, so I_{2P}
+ * stays below (4P-1)!! / 2^(2P+1): finite in float for P <= 16.
  *
  * Needs fmmcl_common.h prepended (REAL, REAL4, the fp64 pragma under
  * FMMCL_DOUBLE). */
@@ -152,7 +162,7 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
     const int count = min(WGS, end - base);
     for (int j = 0; j < count; j++) {
       const REAL4 y = tile[j];
-      acc += y.w * solid_regular(n, m, y.x - c.x, y.y - c.y, y.z - c.z);
+      acc += y.w * solid_regular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -162,20 +172,23 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
 
 /* ---- M2M: M'_n^m += sum_{k,u} R_k^u(c_child - c_parent) M_{n-k}^{m-u} --- */
 
-/* Group g: parent cell parents[g], children cells children[g].x ..
- * children[g].x + children[g].y - 1 (contiguous, as the octree stores them). */
+/* Group g: parent cell parents[first + g], children cells children[first + g].x
+ * .. .x + .y - 1 (contiguous, as the octree stores them); one launch per
+ * level, first = where that level's parents begin. The shift is in units of
+ * the child's side, so the result is 2^n times the parent's scaled Mhat_n. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void m2m(__global const int *restrict parents, __global const int2 *restrict children,
-         __global const REAL4 *restrict center, __global REAL2 *M)
+         __global const REAL4 *restrict center, __global REAL2 *M, const int first)
 {
   __local REAL2 R[NCOEF], Mc[NCOEF];
-  const int g = get_group_id(0), lid = get_local_id(0), parent = parents[g];
+  const int g = first + get_group_id(0), lid = get_local_id(0), parent = parents[g];
   const int2 kids = children[g];
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int n = nm.x, m = nm.y;
   REAL2 acc = (REAL2)(0, 0);
   for (int child = kids.x; child < kids.x + kids.y; child++) {
-    stage_regular(R, center[child] - center[parent]);
+    const REAL4 cc = center[child], cp = center[parent];
+    stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cc.w, 0));
     stage_expansion(Mc, M + child * NCOEF);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = 0; k <= n; k++)
@@ -184,7 +197,7 @@ void m2m(__global const int *restrict parents, __global const int2 *restrict chi
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid < NCOEF)
-    M[parent * NCOEF + lid] += acc;
+    M[parent * NCOEF + lid] += acc * pown((REAL)0.5, n);
 }
 
 /* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
@@ -204,7 +217,7 @@ void m2l(__global const int *restrict cells, __global const int *restrict list_b
   REAL2 acc = (REAL2)(0, 0);
   for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
     const int src = list[e];
-    stage_irregular2(S, cl - center[src]);
+    stage_irregular2(S, (REAL4)((cl.xyz - center[src].xyz) * cl.w, 0));
     stage_expansion(Ms, M + src * NCOEF);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int n = 0; n <= P; n++)
@@ -218,18 +231,21 @@ void m2l(__global const int *restrict cells, __global const int *restrict list_b
 
 /* ---- L2L: L'_k^u += sum_{j,v} L_{k+j}^{u+v} conj(R_j^v(c_child - c_parent)) */
 
-/* Group g: child cell pairs[g].x of parent pairs[g].y; parent and child are
- * on different levels, so reading one while adding to the other is safe. */
+/* Group g: child cell pairs[first + g].x of parent pairs[first + g].y; one
+ * launch per level. Parent and child are on different levels, so reading one
+ * while adding to the other is safe. The shift is in the parent's units, so
+ * the result is 2^(k+1) times the child's scaled Lhat_k. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void l2l(__global const int2 *restrict pairs, __global const REAL4 *restrict center,
-         __global REAL2 *L)
+         __global REAL2 *L, const int first)
 {
   __local REAL2 R[NCOEF], Lp[NCOEF];
-  const int g = get_group_id(0), lid = get_local_id(0);
+  const int g = first + get_group_id(0), lid = get_local_id(0);
   const int child = pairs[g].x, parent = pairs[g].y;
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int k = nm.x, u = nm.y;
-  stage_regular(R, center[child] - center[parent]);
+  const REAL4 cc = center[child], cp = center[parent];
+  stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cp.w, 0));
   stage_expansion(Lp, L + parent * NCOEF);
   barrier(CLK_LOCAL_MEM_FENCE);
   REAL2 acc = (REAL2)(0, 0);
@@ -237,7 +253,7 @@ void l2l(__global const int2 *restrict pairs, __global const REAL4 *restrict cen
     for (int v = max(-j, -(k + j) - u); v <= min(j, (k + j) - u); v++)
       acc += cmulc(load_any(R, j, v), load_any(Lp, k + j, u + v));
   if (lid < NCOEF)
-    L[child * NCOEF + lid] += acc;
+    L[child * NCOEF + lid] += acc * pown((REAL)0.5, k + 1);
 }
 
 /* ---- L2P: phi and grad phi of sum conj(L_n^m) R_n^m(x - c) --------------- */
@@ -293,8 +309,114 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
   for (int base = tgt_begin[g]; base < end; base += WGS) {
     const int i = min(base + lid, end - 1);
     const REAL4 x = tgt[i];
-    const REAL4 f = local_field(Ls, x.x - c.x, x.y - c.y, x.z - c.z);
+    const REAL4 f = local_field(Ls, (x.x - c.x) * c.w, (x.y - c.y) * c.w, (x.z - c.z) * c.w);
     if (base + lid < end)
-      out[i] += f;
+      out[i] += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
   }
+}
+
+/* ---- M2P: phi and grad phi of sum conj(M_n^m) I_n^m(x - c) --------------- */
+
+/* Each I_k^u(x - c), k <= P + 1, is generated in turn (m outer, n inner, as
+ * in local_field) and feeds, from lib/expansions3d_evaluate.c,
+ *   phi   += w Re(conj(M_k^u) I)                      k <= P,
+ *   phi_z -= w Re(conj(M_{k-1}^u) I)                  u <= k - 1,
+ *   g      = phi_x + i phi_y += conj(M_{k-1}^{u-1}) I  u >= 1,
+ *                            -= M_{k-1}^{u+1} conj(I)   u <= k - 2,
+ * w = 1 for u = 0 and 2 otherwise. x - c is never 0: the lists keep targets
+ * out of the source cell. */
+REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z)
+{
+  const REAL inv_r2 = 1 / (x * x + y * y + z * z);
+  REAL phi = 0, dz = 0;
+  REAL2 g = (REAL2)(0, 0), diag = (REAL2)(sqrt(inv_r2), 0);
+  for (int u = 0; u <= P + 1; u++) {
+    if (u > 0)
+      diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * u - 1) * inv_r2));
+    const REAL w = (u == 0) ? 1 : 2;
+    REAL2 below = (REAL2)(0, 0), I = diag;
+    for (int k = u; k <= P + 1; k++) {
+      if (k <= P) {
+        const REAL2 mk = Ms[coef_index(k, u)];
+        phi += w * (mk.x * I.x + mk.y * I.y);
+      }
+      if (k >= 1 && u <= k - 1) {
+        const REAL2 mb = Ms[coef_index(k - 1, u)];
+        dz -= w * (mb.x * I.x + mb.y * I.y);
+      }
+      if (u >= 1)
+        g += cmulc(Ms[coef_index(k - 1, u - 1)], I);
+      if (u <= k - 2)
+        g -= cmul(Ms[coef_index(k - 1, u + 1)], conj2(I));
+      const REAL2 next = ((REAL)(2 * k + 1) * z * I - (REAL)((k + u) * (k - u)) * below) * inv_r2;
+      below = I;
+      I = next;
+    }
+  }
+  return (REAL4)(g.x, g.y, dz, phi);
+}
+
+/* Group g: target leaf rows[g], its list of source cells (FMM: W list;
+ * treecode: far list). Targets one per work-item, WGS at a time; each
+ * source cell's multipole is staged in local memory and read by all. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2p(__global const int *restrict rows, __global const int *restrict list_begin,
+         __global const int *restrict list, __global const int2 *restrict cell_tgt,
+         __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
+         __global const REAL2 *restrict M, __global REAL4 *restrict out)
+{
+  __local REAL2 Ms[NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0);
+  const int2 tr = cell_tgt[rows[g]];
+  const int e0 = list_begin[g], e1 = list_begin[g + 1];
+  for (int base = tr.x; base < tr.y; base += WGS) {
+    const int i = min(base + lid, tr.y - 1);
+    const REAL4 x = tgt[i];
+    REAL4 acc = (REAL4)(0, 0, 0, 0);
+    for (int e = e0; e < e1; e++) {
+      const int src = list[e];
+      const REAL4 c = center[src];
+      stage_expansion(Ms, M + src * NCOEF);
+      barrier(CLK_LOCAL_MEM_FENCE);
+      const REAL4 f = multipole_field(Ms, (x.x - c.x) * c.w, (x.y - c.y) * c.w, (x.z - c.z) * c.w);
+      acc += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (base + lid < tr.y)
+      out[i] += acc;
+  }
+}
+
+/* ---- P2L: L_n^m += sum_j q_j I_n^m(y_j - c) ------------------------------ */
+
+/* Group g: cell rows[g], its X list of source leaves; their sources are
+ * streamed through local memory as in P2M. The sources lie outside the
+ * cell's neighbourhood, so y - c is never 0. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2l(__global const int *restrict rows, __global const int *restrict list_begin,
+         __global const int *restrict list, __global const int2 *restrict cell_src,
+         __global const REAL4 *restrict src, __global const REAL4 *restrict center,
+         __global REAL2 *restrict L)
+{
+  __local REAL4 tile[WGS];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = rows[g];
+  const REAL4 c = center[cell];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const int n = nm.x, m = nm.y;
+  REAL2 acc = (REAL2)(0, 0);
+  for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
+    const int2 sr = cell_src[list[e]];
+    for (int base = sr.x; base < sr.y; base += WGS) {
+      tile[lid] = src[min(base + lid, sr.y - 1)];
+      barrier(CLK_LOCAL_MEM_FENCE);
+      const int count = min(WGS, sr.y - base);
+      for (int j = 0; j < count; j++) {
+        const REAL4 y = tile[j];
+        acc += y.w * solid_irregular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  }
+  if (lid < NCOEF)
+    L[cell * NCOEF + lid] += acc;
 }

@@ -141,6 +141,7 @@ struct fmmcl_method_ops {
 };
 
 extern const fmmcl_method_ops fmmcl_direct_ops;
+extern const fmmcl_method_ops fmmcl_fmm3d_ops, fmmcl_treecode3d_ops;
 
 /* Validation shared by plans and the reference sums. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);

@@ -1,0 +1,69 @@
+/* fmm3d_p2p.cl — list-driven P2P of the 3D Laplace FMM (U list) and treecode
+ * (near list): one target leaf per work-group, its source leaves streamed
+ * through local memory a tile at a time (Yokota & Barba, listing 2).
+ *
+ * Buffers as in expansions3d.cl: sources REAL4 (x, y, z, q), targets REAL4,
+ * out REAL4 (d/dx, d/dy, d/dz, phi), each cell's points contiguous;
+ * cell_src / cell_tgt int2 [begin, end) per cell; group g owns target leaf
+ * rows[g] with source cells list[list_begin[g] .. list_begin[g+1]).
+ * Adds to out. Needs fmmcl_common.h prepended. */
+
+#ifndef WGS
+#define WGS 64       /* work-group size: targets per pass = sources per tile */
+#endif
+#ifndef UNROLL
+#define UNROLL 4     /* unroll of the loop over a full tile */
+#endif
+
+/* One source against the work-item's target. The near list holds the
+ * target leaf itself and coincident points may sit anywhere in it, so the
+ * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
+#define FMM3D_PAIR                                                       \
+  {                                                                      \
+    const REAL4 s = tile[j];                                             \
+    const REAL dx = s.x - t.x, dy = s.y - t.y, dz = s.z - t.z;           \
+    const REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                   \
+    const REAL rinv = r2 > (REAL)0 ? RSQRT(r2) : (REAL)0;                \
+    const REAL qr = s.w * rinv;                                          \
+    const REAL qr3 = qr * rinv * rinv;                                   \
+    pot += qr;                                                           \
+    gx = fma(qr3, dx, gx);                                               \
+    gy = fma(qr3, dy, gy);                                               \
+    gz = fma(qr3, dz, gz);                                               \
+  }
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
+               __global const int *restrict list, __global const int2 *restrict cell_src,
+               __global const int2 *restrict cell_tgt, __global const REAL4 *restrict src,
+               __global const REAL4 *restrict tgt, __global REAL4 *restrict out)
+{
+  __local REAL4 tile[WGS];
+  const int g = get_group_id(0), lid = get_local_id(0);
+  const int2 tr = cell_tgt[rows[g]];
+  const int e0 = list_begin[g], e1 = list_begin[g + 1];
+  /* an overfull leaf (depth limit) takes several passes; the bounds are the
+   * same for the whole group, so every work-item meets every barrier */
+  for (int base = tr.x; base < tr.y; base += WGS) {
+    const int i = min(base + lid, tr.y - 1);
+    const REAL4 t = tgt[i];
+    REAL pot = 0, gx = 0, gy = 0, gz = 0;
+    for (int e = e0; e < e1; e++) {
+      const int2 sr = cell_src[list[e]];
+      for (int sb = sr.x; sb < sr.y; sb += WGS) {
+        /* clamped load; a short tile's loop stops at the cell's end */
+        tile[lid] = src[min(sb + lid, sr.y - 1)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (sr.y - sb >= WGS) {
+          FMMCL_UNROLL(UNROLL)
+          for (int j = 0; j < WGS; j++) FMM3D_PAIR
+        } else {
+          for (int j = 0; j < sr.y - sb; j++) FMM3D_PAIR
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+      }
+    }
+    if (base + lid < tr.y)
+      out[i] += (REAL4)(gx, gy, gz, pot);
+  }
+}

@@ -1,0 +1,244 @@
+/* fmm3d_buffers.c — packs the host tree into the device layouts of
+ * cl/expansions3d.cl and cl/fmm3d_p2p.cl (sorted points, per-cell tables,
+ * per-level launch groups, lists) and releases them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmm3d.h"
+
+static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, void *host,
+                                cl_mem *buf) {
+  cl_int err;
+  if (bytes == 0) bytes = 16, host = NULL; /* OpenCL refuses empty buffers; never read */
+  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, host, &err);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
+                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+static void put_real(void *buf, size_t real_size, size_t i, double v) {
+  if (real_size == 4) ((float *)buf)[i] = (float)v;
+  else ((double *)buf)[i] = v;
+}
+
+/* Sorted points as REAL4 (x, y, z, 0) relative to s->shift; NULL when out of
+ * memory. The caller checks the result is finite (float range). */
+static void *pack_points(const fmm3d_state *s, size_t n, const double *xyz) {
+  void *buf = calloc(4 * (n ? n : 1), s->real_size);
+  if (!buf) return NULL;
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < 3; c++) put_real(buf, s->real_size, 4 * i + c, xyz[3 * i + c] - s->shift[c]);
+  return buf;
+}
+
+static int packed_finite(const fmm3d_state *s, const void *buf, size_t n) {
+  for (size_t i = 0; i < 4 * n; i++) {
+    double v = s->real_size == 4 ? ((const float *)buf)[i] : ((const double *)buf)[i];
+    if (v != v || v - v != 0) return 0;
+  }
+  return 1;
+}
+
+static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_tree3d *t = s->tree;
+  s->src_host = pack_points(s, t->n_sources, t->source_xyz);
+  void *tgt_host = t->targets_are_sources ? NULL : pack_points(s, t->n_targets, t->target_xyz);
+  s->out_host = malloc(4 * t->n_targets * s->real_size);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!s->src_host || !s->out_host || (!t->targets_are_sources && !tgt_host))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  else if (!packed_finite(s, s->src_host, t->n_sources) ||
+           (tgt_host && !packed_finite(s, tgt_host, t->n_targets)))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                    "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  const size_t bytes_s = 4 * t->n_sources * s->real_size, bytes_t = 4 * t->n_targets * s->real_size;
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, bytes_s, NULL, &s->src);
+  if (!st && tgt_host) st = make_buffer(ctx, CL_MEM_READ_ONLY, bytes_t, tgt_host, &s->tgt);
+  if (!st && !tgt_host) {
+    /* targets are the sources: one buffer, the charge column ignored */
+    s->tgt = s->src;
+    clRetainMemObject(s->tgt);
+  }
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, bytes_t, NULL, &s->out);
+  free(tgt_host);
+  return st;
+}
+
+/* center REAL4 (x, y, z, 1/side), cell_src and cell_tgt int2 per cell. */
+static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_cells;
+  void *center = malloc(4 * n * s->real_size);
+  cl_int *src = malloc(2 * n * sizeof *src), *tgt = malloc(2 * n * sizeof *tgt);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!center || !src || !tgt) st = fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t i = 0; !st && i < n; i++) {
+    const fmmcl_tree3d_cell *c = &t->cells[i];
+    for (int d = 0; d < 3; d++) put_real(center, s->real_size, 4 * i + d, c->center[d] - s->shift[d]);
+    put_real(center, s->real_size, 4 * i + 3, 0.5 / c->half_width);
+    src[2 * i] = (cl_int)c->src_begin, src[2 * i + 1] = (cl_int)c->src_end;
+    tgt[2 * i] = (cl_int)c->tgt_begin, tgt[2 * i + 1] = (cl_int)c->tgt_end;
+  }
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 4 * n * s->real_size, center, &s->center);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * n * sizeof *src, src, &s->cell_src);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * n * sizeof *tgt, tgt, &s->cell_tgt);
+  const size_t exp_bytes = n * s->ncoef * 2 * s->real_size;
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->M);
+  if (!st && !s->treecode) st = make_buffer(plan->ctx, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->L);
+  free(center);
+  free(src);
+  free(tgt);
+  return st;
+}
+
+/* P2M and L2P run over all leaves: leaf g's points are [begin[g], begin[g+1])
+ * because the leaves' ranges tile the sorted arrays in Morton order. */
+static fmmcl_status upload_leaves(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_leaves;
+  cl_int *leaves = malloc(n * sizeof *leaves);
+  cl_int *sb = malloc((n + 1) * sizeof *sb), *tb = malloc((n + 1) * sizeof *tb);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!leaves || !sb || !tb) st = fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  size_t src_at = 0, tgt_at = 0;
+  for (size_t g = 0; !st && g < n; g++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
+    if (c->src_begin != src_at || c->tgt_begin != tgt_at)
+      st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "octree leaves do not tile the sorted points");
+    leaves[g] = t->leaves[g], sb[g] = (cl_int)src_at, tb[g] = (cl_int)tgt_at;
+    src_at = c->src_end, tgt_at = c->tgt_end;
+  }
+  if (!st && (src_at != t->n_sources || tgt_at != t->n_targets))
+    st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "octree leaves do not cover the sorted points");
+  if (!st) sb[n] = (cl_int)src_at, tb[n] = (cl_int)tgt_at;
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, n * sizeof *leaves, leaves, &s->leaves);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, (n + 1) * sizeof *sb, sb, &s->leaf_src_begin);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, (n + 1) * sizeof *tb, tb, &s->leaf_tgt_begin);
+  free(leaves);
+  free(sb);
+  free(tb);
+  return st;
+}
+
+/* M2M groups: non-leaf cells holding sources, one launch per level from the
+ * deepest parents up (a parent needs its children complete). L2L groups:
+ * (child, parent) for children holding targets, one launch per level down,
+ * from parents at level 2: V and X lists are empty above it, so L is 0. */
+static fmmcl_status upload_levels(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_cells;
+  cl_int *parents = malloc((n ? n : 1) * sizeof *parents);
+  cl_int *children = malloc(2 * (n ? n : 1) * sizeof *children);
+  cl_int *pairs = malloc(2 * (n ? n : 1) * sizeof *pairs);
+  if (!parents || !children || !pairs) {
+    free(parents), free(children), free(pairs);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  size_t k = 0;
+  fmm3d_level_groups *up = &s->m2m_levels, *down = &s->l2l_levels;
+  up->n_launches = 0;
+  for (int l = t->n_levels - 2; l >= 0; l--) {
+    up->begin[up->n_launches++] = k;
+    for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++) {
+      const fmmcl_tree3d_cell *c = &t->cells[i];
+      if (fmmcl_tree3d_is_leaf(c) || !fmmcl_tree3d_n_src(c)) continue;
+      parents[k] = (cl_int)i, children[2 * k] = c->child_begin, children[2 * k + 1] = c->n_children;
+      k++;
+    }
+  }
+  up->begin[up->n_launches] = k;
+  size_t j = 0;
+  down->n_launches = 0;
+  for (int l = 3; !s->treecode && l < t->n_levels; l++) {
+    down->begin[down->n_launches++] = j;
+    for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++)
+      if (fmmcl_tree3d_n_tgt(&t->cells[i])) pairs[2 * j] = (cl_int)i, pairs[2 * j + 1] = t->cells[i].parent, j++;
+  }
+  down->begin[down->n_launches] = j;
+  fmmcl_status st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, k * sizeof *parents, parents, &s->m2m_parents);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * k * sizeof *children, children, &s->m2m_children);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * j * sizeof *pairs, pairs, &s->l2l_pairs);
+  free(parents), free(children), free(pairs);
+  return st;
+}
+
+/* A host CSR list (one row per cell) as a device list of its non-empty rows. */
+static fmmcl_status upload_list(fmmcl_plan plan, const fmmcl_tree3d_csr *csr, fmm3d_device_list *dl) {
+  size_t rows = 0;
+  for (size_t r = 0; r < csr->n_rows; r++) rows += csr->offsets[r + 1] > csr->offsets[r];
+  const size_t entries = csr->offsets[csr->n_rows];
+  if (entries > (size_t)INT32_MAX)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "interaction list of %zu entries", entries);
+  cl_int *row = malloc((rows ? rows : 1) * sizeof *row), *begin = malloc((rows + 1) * sizeof *begin);
+  if (!row || !begin) {
+    free(row), free(begin);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  size_t g = 0;
+  for (size_t r = 0; r < csr->n_rows; r++)
+    if (csr->offsets[r + 1] > csr->offsets[r]) row[g] = (cl_int)r, begin[g++] = (cl_int)csr->offsets[r];
+  begin[rows] = (cl_int)entries;
+  dl->n_rows = rows;
+  fmmcl_status st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, rows * sizeof *row, row, &dl->rows);
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, (rows + 1) * sizeof *begin, begin, &dl->begin);
+  /* int32_t entries are cl_int: no repacking */
+  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, entries * sizeof(cl_int), csr->indices, &dl->entries);
+  free(row), free(begin);
+  return st;
+}
+
+fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  /* device coordinates relative to the root cube's centre: in float this
+   * keeps every digit for data far from the origin (as DIRECT does) */
+  for (int d = 0; d < 3; d++) s->shift[d] = t->cube.origin[d] + 0.5 * t->cube.width;
+  fmmcl_status st = upload_points(plan, s);
+  if (!st) st = upload_cells(plan, s);
+  if (!st) st = upload_leaves(plan, s);
+  if (!st) st = upload_levels(plan, s);
+  if (st) return st;
+  if (s->treecode) {
+    if (!st) st = upload_list(plan, &s->tc.far, &s->m2p);
+    if (!st) st = upload_list(plan, &s->tc.near, &s->p2p);
+    return st;
+  }
+  if (!st) st = upload_list(plan, &s->fmm.v, &s->m2l);
+  if (!st) st = upload_list(plan, &s->fmm.x, &s->p2l);
+  if (!st) st = upload_list(plan, &s->fmm.w, &s->m2p);
+  if (!st) st = upload_list(plan, &s->fmm.u, &s->p2p);
+  return st;
+}
+
+static void release_mem(cl_mem *m) {
+  if (*m) clReleaseMemObject(*m);
+  *m = NULL;
+}
+
+static void release_list(fmm3d_device_list *dl) {
+  release_mem(&dl->rows);
+  release_mem(&dl->begin);
+  release_mem(&dl->entries);
+}
+
+void fmmcl_fmm3d_release(fmm3d_state *s) {
+  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p, &s->k_m2p, &s->k_p2p};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (*k[i]) clReleaseKernel(*k[i]);
+  if (s->exp_program) clReleaseProgram(s->exp_program);
+  if (s->p2p_program) clReleaseProgram(s->p2p_program);
+  cl_mem *m[] = {&s->src, &s->tgt, &s->out, &s->center, &s->cell_src, &s->cell_tgt, &s->M, &s->L,
+                 &s->leaves, &s->leaf_src_begin, &s->leaf_tgt_begin, &s->m2m_parents,
+                 &s->m2m_children, &s->l2l_pairs};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) release_mem(m[i]);
+  release_list(&s->m2l);
+  release_list(&s->p2l);
+  release_list(&s->m2p);
+  release_list(&s->p2p);
+  fmmcl_tree3d_fmm_lists_free(&s->fmm);
+  fmmcl_tree3d_treecode_lists_free(&s->tc);
+  fmmcl_tree3d_destroy(s->tree);
+  free(s->src_host);
+  free(s->out_host);
+}

@@ -1,0 +1,171 @@
+/* fmm3d_phases.c — one execution of a 3D FMM or treecode plan on the
+ * device: charges in (sorted), the operator launches phase by phase, results
+ * out (unpermuted). Each launch is timed by its profiling event. */
+#include <stdlib.h>
+
+#include "fmm3d.h"
+
+#define ARG(k, i, v) FMMCL_CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+/* Launches groups work-groups of wgs work-items and adds the kernel time to
+ * phase; zero groups launch nothing (OpenCL refuses an empty range). */
+static fmmcl_status launch(fmmcl_plan plan, cl_kernel k, size_t groups, size_t wgs, const char *phase) {
+  fmmcl_context ctx = plan->ctx;
+  if (groups == 0) {
+    fmmcl_plan_record(plan, phase, 0.0);
+    return FMMCL_SUCCESS;
+  }
+  size_t global = groups * wgs, local = wgs;
+  cl_event ev;
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, &ev));
+  cl_int err = clWaitForEvents(1, &ev);
+  double seconds = fmmcl_event_seconds(ev);
+  clReleaseEvent(ev);
+  FMMCL_CL_TRY(ctx, err);
+  fmmcl_plan_record(plan, phase, seconds);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status zero_buffer(fmmcl_context ctx, cl_mem buf, size_t bytes) {
+  const cl_uchar zero = 0;
+  if (!buf) return FMMCL_SUCCESS;
+  FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, buf, &zero, 1, 0, bytes, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_tree3d *t = s->tree;
+  double t0 = fmmcl_wall_seconds();
+  for (size_t i = 0; i < t->n_sources; i++) {
+    const double q = charges[t->source_perm[i]];
+    if (s->real_size == 4) ((float *)s->src_host)[4 * i + 3] = (float)q;
+    else ((double *)s->src_host)[4 * i + 3] = q;
+  }
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_FALSE, 0, 4 * t->n_sources * s->real_size,
+                                         s->src_host, 0, NULL, NULL));
+  const size_t exp_bytes = t->n_cells * s->ncoef * 2 * s->real_size;
+  fmmcl_status st = zero_buffer(ctx, s->M, exp_bytes);
+  if (!st) st = zero_buffer(ctx, s->L, exp_bytes);
+  if (!st) st = zero_buffer(ctx, s->out, 4 * t->n_targets * s->real_size);
+  if (st) return st;
+  FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
+  fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status run_p2m(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_p2m;
+  ARG(k, 0, s->src); ARG(k, 1, s->leaf_src_begin); ARG(k, 2, s->leaves); ARG(k, 3, s->center); ARG(k, 4, s->M);
+  return launch(plan, k, s->tree->n_leaves, s->exp_wgs, "p2m");
+}
+
+/* Per level, deepest parents first; the in-order queue orders the levels. */
+static fmmcl_status run_levels(fmmcl_plan plan, fmm3d_state *s, cl_kernel k, const fmm3d_level_groups *lv,
+                               cl_uint first_arg, const char *phase) {
+  fmmcl_context ctx = plan->ctx;
+  for (size_t i = 0; i < lv->n_launches; i++) {
+    cl_int first = (cl_int)lv->begin[i];
+    ARG(k, first_arg, first);
+    fmmcl_status st = launch(plan, k, lv->begin[i + 1] - lv->begin[i], s->exp_wgs, phase);
+    if (st) return st;
+  }
+  if (lv->n_launches == 0) fmmcl_plan_record(plan, phase, 0.0);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status run_m2m(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_m2m;
+  ARG(k, 0, s->m2m_parents); ARG(k, 1, s->m2m_children); ARG(k, 2, s->center); ARG(k, 3, s->M);
+  return run_levels(plan, s, k, &s->m2m_levels, 4, "m2m");
+}
+
+static fmmcl_status run_m2l(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_m2l;
+  const fmm3d_device_list *v = &s->m2l;
+  ARG(k, 0, v->rows); ARG(k, 1, v->begin); ARG(k, 2, v->entries); ARG(k, 3, s->center);
+  ARG(k, 4, s->M); ARG(k, 5, s->L);
+  return launch(plan, k, v->n_rows, s->exp_wgs, "m2l");
+}
+
+static fmmcl_status run_p2l(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_p2l;
+  const fmm3d_device_list *x = &s->p2l;
+  ARG(k, 0, x->rows); ARG(k, 1, x->begin); ARG(k, 2, x->entries); ARG(k, 3, s->cell_src);
+  ARG(k, 4, s->src); ARG(k, 5, s->center); ARG(k, 6, s->L);
+  return launch(plan, k, x->n_rows, s->exp_wgs, "p2l");
+}
+
+static fmmcl_status run_l2l(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_l2l;
+  ARG(k, 0, s->l2l_pairs); ARG(k, 1, s->center); ARG(k, 2, s->L);
+  return run_levels(plan, s, k, &s->l2l_levels, 3, "l2l");
+}
+
+static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_l2p;
+  ARG(k, 0, s->leaves); ARG(k, 1, s->leaf_tgt_begin); ARG(k, 2, s->tgt); ARG(k, 3, s->center);
+  ARG(k, 4, s->L); ARG(k, 5, s->out);
+  return launch(plan, k, s->tree->n_leaves, s->exp_wgs, "l2p");
+}
+
+static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_m2p;
+  const fmm3d_device_list *w = &s->m2p;
+  ARG(k, 0, w->rows); ARG(k, 1, w->begin); ARG(k, 2, w->entries); ARG(k, 3, s->cell_tgt);
+  ARG(k, 4, s->tgt); ARG(k, 5, s->center); ARG(k, 6, s->M); ARG(k, 7, s->out);
+  return launch(plan, k, w->n_rows, s->exp_wgs, "m2p");
+}
+
+static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  cl_kernel k = s->k_p2p;
+  const fmm3d_device_list *u = &s->p2p;
+  ARG(k, 0, u->rows); ARG(k, 1, u->begin); ARG(k, 2, u->entries); ARG(k, 3, s->cell_src);
+  ARG(k, 4, s->cell_tgt); ARG(k, 5, s->src); ARG(k, 6, s->tgt); ARG(k, 7, s->out);
+  return launch(plan, k, u->n_rows, s->p2p_wgs, "p2p");
+}
+
+fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
+  typedef fmmcl_status (*phase_fn)(fmmcl_plan, fmm3d_state *);
+  static const struct { unsigned bit; phase_fn run; } phases[] = {
+      {FMMCL_FMM3D_P2M, run_p2m}, {FMMCL_FMM3D_M2M, run_m2m}, {FMMCL_FMM3D_M2L, run_m2l},
+      {FMMCL_FMM3D_P2L, run_p2l}, {FMMCL_FMM3D_L2L, run_l2l}, {FMMCL_FMM3D_L2P, run_l2p},
+      {FMMCL_FMM3D_M2P, run_m2p}, {FMMCL_FMM3D_P2P, run_p2p}};
+  /* the treecode has no local expansions: never run their phases */
+  if (s->treecode) mask &= FMMCL_FMM3D_TREECODE_PHASES;
+  for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++)
+    if (mask & phases[i].bit) {
+      fmmcl_status st = phases[i].run(plan, s);
+      if (st) return st;
+    }
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_tree3d *t = s->tree;
+  double t0 = fmmcl_wall_seconds();
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
+                                        s->out_host, 0, NULL, NULL));
+  /* out[i] = (d/dx, d/dy, d/dz, phi) of sorted target i = caller's perm[i] */
+  for (size_t i = 0; i < t->n_targets; i++) {
+    double v[4];
+    for (int c = 0; c < 4; c++)
+      v[c] = s->real_size == 4 ? (double)((const float *)s->out_host)[4 * i + c]
+                               : ((const double *)s->out_host)[4 * i + c];
+    const size_t j = t->target_perm[i];
+    potential[j] = v[3];
+    if (gradient)
+      for (int c = 0; c < 3; c++) gradient[3 * j + c] = v[c];
+  }
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}

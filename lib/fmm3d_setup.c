@@ -1,0 +1,68 @@
+/* fmm3d_setup.c — plan creation shared by the 3D FMM and treecode: host
+ * tree and lists (swappable for a device build later), then kernels and
+ * the device tables execute reuses. */
+#include <stdlib.h>
+
+#include "fmm3d.h"
+
+/* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
+ * launch overhead of its expansion work; wider devices like larger leaves. */
+static size_t default_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ? 128 : 64; }
+
+/* Depth limit: float coordinates carry 24 bits, so cells finer than 2^-20 of
+ * the box would have centres that round onto each other. */
+static int max_level(fmmcl_precision precision) { return precision == FMMCL_SINGLE ? 20 : 0; }
+
+static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *sources,
+                               const double *targets) {
+  const fmmcl_plan_options *o = &plan->opt;
+  size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(&plan->ctx->dev.info);
+  double t0 = fmmcl_wall_seconds();
+  /* an overfull leaf at the depth limit (coincident points) only means more
+   * P2P work in that leaf, which is still exact: nothing to report */
+  fmmcl_status st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
+                                       plan->targets_are_sources ? NULL : targets, q,
+                                       max_level(o->precision), &s->tree);
+  if (st) return fmmcl_fail(plan->ctx, st, "building the octree: %s", fmmcl_last_error(NULL));
+  s->tree_seconds = fmmcl_wall_seconds() - t0;
+  fmmcl_plan_record(plan, "tree", s->tree_seconds);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s) {
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, plan->opt.theta, &s->tc)
+                                : fmmcl_tree3d_fmm_lists_build(s->tree, &s->fmm);
+  if (st) return fmmcl_fail(plan->ctx, st, "building interaction lists: %s", fmmcl_last_error(NULL));
+  s->lists_seconds = fmmcl_wall_seconds() - t0;
+  fmmcl_plan_record(plan, "lists", s->lists_seconds);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  /* the expansions are those of 1/r; a softened kernel is not harmonic */
+  if (o->softening != 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "softening is not available with the FMM or treecode yet (use DIRECT)");
+  if (o->leaf_size < 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf_size must be >= 0, got %d", o->leaf_size);
+  /* theta > 1 would accept cells whose expansions diverge at the targets */
+  if (s->treecode && !(o->theta > 0 && o->theta <= 1))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "treecode theta must be in (0, 1], got %g",
+                      o->theta);
+  return fmmcl_fmm3d_choose_order(ctx, o, s->treecode, &s->order);
+}
+
+fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
+                               const double *targets) {
+  s->real_size = plan->opt.precision == FMMCL_DOUBLE ? 8 : 4;
+  fmmcl_status st = check_options(plan, s);
+  if (st) return st;
+  s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
+  if ((st = build_tree(plan, s, sources, targets))) return st;
+  if ((st = build_lists(plan, s))) return st;
+  if ((st = fmmcl_fmm3d_build_kernels(plan, s))) return st;
+  return fmmcl_fmm3d_upload_tables(plan, s);
+}

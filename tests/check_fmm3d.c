@@ -1,0 +1,653 @@
+/* check_fmm3d.c — Check suite of the 3D Laplace FMM and treecode on the
+ * device: each operator against its plain-C reference, whole plans against
+ * the direct sum, the order-from-tolerance rule, degenerate inputs. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expansions3d.h"
+#include "fmm3d.h"
+#include "test_util.h"
+#include "tree3d.h"
+
+static fmmcl_context ctx;
+
+static void setup(void) {
+  ctx = fmmcl_test_context();
+  ck_assert_ptr_nonnull(ctx);
+}
+static void teardown(void) { fmmcl_context_destroy(ctx); }
+
+/* ---- point sets --------------------------------------------------------- */
+
+static unsigned long long rng;
+
+static double uniform(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void direction(double *d) {
+  double z = 2 * uniform() - 1, phi = 6.283185307179586 * uniform(), s = sqrt(1 - z * z);
+  d[0] = s * cos(phi), d[1] = s * sin(phi), d[2] = z;
+}
+
+enum { UNIFORM, PLUMMER, ELLIPSOID, SURFACE, N_DIST };
+static const char *dist_name[] = {"uniform cube", "Plummer sphere", "ellipsoid 1:1:4", "sphere surface"};
+
+/* The four distributions: the cube fills the tree evenly; Plummer's density
+ * spans orders of magnitude (deep, adaptive tree, non-empty W and X lists);
+ * the ellipsoid and the surface leave most of the root cube empty. */
+static void make_points(int kind, size_t n, unsigned seed, double *x) {
+  rng = 88172645463325252ULL ^ ((unsigned long long)seed * 2654435761ULL);
+  for (size_t i = 0; i < n; i++) {
+    double *p = x + 3 * i, d[3];
+    if (kind == UNIFORM) {
+      for (int c = 0; c < 3; c++) p[c] = uniform();
+    } else if (kind == PLUMMER) {
+      double r;
+      do r = 1 / sqrt(pow(uniform() * 0.999 + 1e-9, -2.0 / 3.0) - 1); while (r > 30);
+      direction(d);
+      for (int c = 0; c < 3; c++) p[c] = r * d[c];
+    } else if (kind == ELLIPSOID) {
+      double r = cbrt(uniform());
+      direction(d);
+      p[0] = r * d[0], p[1] = r * d[1], p[2] = 4 * r * d[2];
+    } else {
+      direction(p);
+    }
+  }
+}
+
+/* Charges of both signs: the relative error of a sum that cancels is the
+ * harder test. */
+static void make_charges(size_t n, unsigned seed, double *q) {
+  rng = 0x9E3779B97F4A7C15ULL ^ seed;
+  for (size_t i = 0; i < n; i++) q[i] = 2 * uniform() - 1;
+}
+
+/* ---- whole plans against the direct sum ---------------------------------- */
+
+typedef struct errors {
+  double pot, grad;
+} errors;
+
+/* Relative L2 errors of a plan's potential and gradient against the double
+ * reference; targets NULL means targets = sources. */
+static errors plan_errors(const fmmcl_plan_options *o, size_t ns, const double *src, const double *q,
+                          size_t nt, const double *tgt) {
+  const size_t m = tgt ? nt : ns;
+  double *pot = malloc(m * sizeof *pot), *grad = malloc(3 * m * sizeof *grad);
+  double *rpot = malloc(m * sizeof *rpot), *rgrad = malloc(3 * m * sizeof *rgrad);
+  ck_assert(pot && grad && rpot && rgrad);
+  fmmcl_plan plan;
+  fmmcl_status st = fmmcl_plan_create(ctx, o, ns, src, nt, tgt, &plan);
+  ck_assert_msg(st == FMMCL_SUCCESS, "create: %s", fmmcl_last_error(ctx));
+  st = fmmcl_plan_execute(plan, q, pot, grad);
+  ck_assert_msg(st == FMMCL_SUCCESS, "execute: %s", fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  ck_assert_int_eq(fmmcl_reference_direct(o, ns, src, q, nt, tgt, rpot, rgrad), FMMCL_SUCCESS);
+  errors e = {fmmcl_test_rel_l2(pot, rpot, m), fmmcl_test_rel_l2(grad, rgrad, 3 * m)};
+  free(pot), free(grad), free(rpot), free(rgrad);
+  return e;
+}
+
+static fmmcl_plan_options laplace(fmmcl_method method, fmmcl_precision precision, int order) {
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = method;
+  o.precision = precision;
+  o.order = order;
+  return o;
+}
+
+static errors distribution_errors(int kind, size_t n, const fmmcl_plan_options *o) {
+  double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q);
+  make_points(kind, n, 1, x);
+  make_charges(n, 2, q);
+  errors e = plan_errors(o, n, x, q, 0, NULL);
+  free(x), free(q);
+  return e;
+}
+
+/* ---- each device operator against the C reference ----------------------- */
+
+/* A plan on a small adaptive problem, its tree, its sorted charges, and
+ * buffers for the hook's results (unscaled expansions, 2 * ncoef doubles per
+ * cell; out: 4 per sorted target, (d/dx, d/dy, d/dz, phi)). */
+typedef struct op_fixture {
+  fmmcl_plan plan;
+  const fmmcl_tree3d *t;
+  int p;
+  size_t nc;            /* doubles per cell */
+  double *q, *qs;       /* caller's and sorted charges */
+  double *M, *L, *out;  /* device results */
+  double *Mr, *Lr, *outr; /* reference */
+  fmmcl_tree3d_fmm_lists lists;
+  fmmcl_tree3d_treecode_lists tc;
+} op_fixture;
+
+static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
+  memset(f, 0, sizeof *f);
+  double *x = malloc(3 * n * sizeof *x);
+  f->q = malloc(n * sizeof *f->q);
+  make_points(PLUMMER, n, 3, x);
+  make_charges(n, 4, f->q);
+  fmmcl_plan_options o = laplace(method, FMMCL_DOUBLE, 6);
+  o.leaf_size = 16;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  free(x);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_tree(f->plan, &f->t, &f->p), FMMCL_SUCCESS);
+  f->nc = 2 * fmmcl_exp3d_ncoef(f->p);
+  const size_t ne = f->t->n_cells * f->nc, no = 4 * f->t->n_targets;
+  f->qs = malloc(n * sizeof *f->qs);
+  for (size_t i = 0; i < n; i++) f->qs[i] = f->q[f->t->source_perm[i]];
+  f->M = calloc(ne, sizeof(double)), f->L = calloc(ne, sizeof(double)), f->out = calloc(no, sizeof(double));
+  f->Mr = calloc(ne, sizeof(double)), f->Lr = calloc(ne, sizeof(double)), f->outr = calloc(no, sizeof(double));
+  ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(f->t, &f->lists), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(f->t, o.theta, &f->tc), FMMCL_SUCCESS);
+}
+
+static void op_close(op_fixture *f) {
+  fmmcl_plan_destroy(f->plan);
+  fmmcl_tree3d_fmm_lists_free(&f->lists);
+  fmmcl_tree3d_treecode_lists_free(&f->tc);
+  free(f->q), free(f->qs), free(f->M), free(f->L), free(f->out), free(f->Mr), free(f->Lr), free(f->outr);
+}
+
+static const double *cell_src_xyz(const op_fixture *f, const fmmcl_tree3d_cell *c) {
+  return f->t->source_xyz + 3 * c->src_begin;
+}
+
+static void ref_p2m(op_fixture *f, double *M) {
+  for (size_t i = 0; i < f->t->n_cells; i++) {
+    const fmmcl_tree3d_cell *c = &f->t->cells[i];
+    if (fmmcl_tree3d_is_leaf(c))
+      fmmcl_exp3d_p2m(f->p, c->center, fmmcl_tree3d_n_src(c), cell_src_xyz(f, c), f->qs + c->src_begin,
+                      M + i * f->nc);
+  }
+}
+
+/* Children have larger indices than their parents: reverse order is upward. */
+static void ref_m2m(op_fixture *f, double *M) {
+  for (size_t i = f->t->n_cells; i-- > 1;) {
+    const fmmcl_tree3d_cell *c = &f->t->cells[i];
+    fmmcl_exp3d_m2m(f->p, c->center, M + i * f->nc, f->t->cells[c->parent].center, M + c->parent * f->nc);
+  }
+}
+
+static void ref_m2l(op_fixture *f, const double *M, double *L) {
+  const fmmcl_tree3d_csr *v = &f->lists.v;
+  for (size_t b = 0; b < v->n_rows; b++)
+    for (size_t e = v->offsets[b]; e < v->offsets[b + 1]; e++) {
+      const int32_t a = v->indices[e];
+      fmmcl_exp3d_m2l(f->p, f->t->cells[a].center, M + a * f->nc, f->t->cells[b].center, L + b * f->nc);
+    }
+}
+
+static void ref_p2l(op_fixture *f, double *L) {
+  const fmmcl_tree3d_csr *x = &f->lists.x;
+  for (size_t b = 0; b < x->n_rows; b++)
+    for (size_t e = x->offsets[b]; e < x->offsets[b + 1]; e++) {
+      const fmmcl_tree3d_cell *a = &f->t->cells[x->indices[e]];
+      fmmcl_exp3d_p2l(f->p, f->t->cells[b].center, fmmcl_tree3d_n_src(a), cell_src_xyz(f, a),
+                      f->qs + a->src_begin, L + b * f->nc);
+    }
+}
+
+/* Parents have smaller indices: increasing order is downward. */
+static void ref_l2l(op_fixture *f, double *L) {
+  for (size_t i = 1; i < f->t->n_cells; i++) {
+    const fmmcl_tree3d_cell *c = &f->t->cells[i];
+    if (fmmcl_tree3d_n_tgt(c))
+      fmmcl_exp3d_l2l(f->p, f->t->cells[c->parent].center, L + c->parent * f->nc, c->center, L + i * f->nc);
+  }
+}
+
+/* Scatters a reference (pot, grad) of n sorted targets into out's layout. */
+static void add_out(double *out, size_t first, size_t n, const double *pot, const double *grad) {
+  for (size_t i = 0; i < n; i++) {
+    for (int c = 0; c < 3; c++) out[4 * (first + i) + c] += grad[3 * i + c];
+    out[4 * (first + i) + 3] += pot[i];
+  }
+}
+
+static void ref_l2p(op_fixture *f, const double *L, double *out) {
+  for (size_t i = 0; i < f->t->n_cells; i++) {
+    const fmmcl_tree3d_cell *c = &f->t->cells[i];
+    size_t n = fmmcl_tree3d_n_tgt(c);
+    if (!fmmcl_tree3d_is_leaf(c) || !n) continue;
+    double *pot = calloc(n, sizeof *pot), *grad = calloc(3 * n, sizeof *grad);
+    fmmcl_exp3d_l2p(f->p, c->center, L + i * f->nc, n, f->t->target_xyz + 3 * c->tgt_begin, pot, grad);
+    add_out(out, c->tgt_begin, n, pot, grad);
+    free(pot), free(grad);
+  }
+}
+
+static void ref_m2p(op_fixture *f, const fmmcl_tree3d_csr *w, const double *M, double *out) {
+  for (size_t b = 0; b < w->n_rows; b++) {
+    const fmmcl_tree3d_cell *c = &f->t->cells[b];
+    size_t n = fmmcl_tree3d_n_tgt(c);
+    double *pot = calloc(n + 1, sizeof *pot), *grad = calloc(3 * n + 1, sizeof *grad);
+    for (size_t e = w->offsets[b]; e < w->offsets[b + 1]; e++) {
+      const int32_t a = w->indices[e];
+      fmmcl_exp3d_m2p(f->p, f->t->cells[a].center, M + a * f->nc, n, f->t->target_xyz + 3 * c->tgt_begin,
+                      pot, grad);
+    }
+    add_out(out, c->tgt_begin, n, pot, grad);
+    free(pot), free(grad);
+  }
+}
+
+/* Direct pairs of each target leaf with its listed source cells; r = 0
+ * contributes nothing. */
+static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
+  const fmmcl_tree3d *t = f->t;
+  for (size_t b = 0; b < u->n_rows; b++)
+    for (size_t e = u->offsets[b]; e < u->offsets[b + 1]; e++) {
+      const fmmcl_tree3d_cell *a = &t->cells[u->indices[e]];
+      for (size_t i = t->cells[b].tgt_begin; i < t->cells[b].tgt_end; i++)
+        for (size_t j = a->src_begin; j < a->src_end; j++) {
+          double d[3], r2 = 0;
+          for (int c = 0; c < 3; c++) d[c] = t->source_xyz[3 * j + c] - t->target_xyz[3 * i + c], r2 += d[c] * d[c];
+          if (r2 == 0) continue;
+          double rinv = 1 / sqrt(r2), qr = f->qs[j] * rinv;
+          out[4 * i + 3] += qr;
+          for (int c = 0; c < 3; c++) out[4 * i + c] += qr * rinv * rinv * d[c];
+        }
+    }
+}
+
+/* Rounding of p^2-term sums in double, far above it only on a real bug. */
+#define OPERATOR_TOL 1e-11
+
+static void expect_close(const char *what, const double *dev, const double *ref, size_t n) {
+  double e = fmmcl_test_rel_l2(dev, ref, n), norm = 0;
+  for (size_t i = 0; i < n; i++) norm += ref[i] * ref[i];
+  ck_assert_msg(norm > 0, "%s: reference is all zero (operator not exercised)", what);
+  ck_assert_msg(e < OPERATOR_TOL, "%s: device vs C relative error %.3e", what, e);
+}
+
+START_TEST(test_operator_p2m) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2M, NULL, NULL, f.M, NULL, NULL), 0);
+  ref_p2m(&f, f.Mr);
+  expect_close("P2M", f.M, f.Mr, f.t->n_cells * f.nc);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_m2m) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ref_p2m(&f, f.Mr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2M, f.Mr, NULL, f.M, NULL, NULL), 0);
+  ref_m2m(&f, f.Mr);
+  expect_close("M2M", f.M, f.Mr, f.t->n_cells * f.nc);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_m2l) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ref_p2m(&f, f.Mr);
+  ref_m2m(&f, f.Mr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2L, f.Mr, NULL, NULL, f.L, NULL), 0);
+  ref_m2l(&f, f.Mr, f.Lr);
+  expect_close("M2L", f.L, f.Lr, f.t->n_cells * f.nc);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_p2l) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2L, NULL, NULL, NULL, f.L, NULL), 0);
+  ref_p2l(&f, f.Lr);
+  expect_close("P2L", f.L, f.Lr, f.t->n_cells * f.nc);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_l2l) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ref_p2m(&f, f.Mr);
+  ref_m2m(&f, f.Mr);
+  ref_m2l(&f, f.Mr, f.Lr);
+  ref_p2l(&f, f.Lr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_L2L, NULL, f.Lr, NULL, f.L, NULL), 0);
+  ref_l2l(&f, f.Lr);
+  expect_close("L2L", f.L, f.Lr, f.t->n_cells * f.nc);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_l2p) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ref_p2m(&f, f.Mr);
+  ref_m2m(&f, f.Mr);
+  ref_m2l(&f, f.Mr, f.Lr);
+  ref_p2l(&f, f.Lr);
+  ref_l2l(&f, f.Lr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_L2P, NULL, f.Lr, NULL, NULL, f.out), 0);
+  ref_l2p(&f, f.Lr, f.outr);
+  expect_close("L2P", f.out, f.outr, 4 * f.t->n_targets);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_m2p) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ref_p2m(&f, f.Mr);
+  ref_m2m(&f, f.Mr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
+  ref_m2p(&f, &f.lists.w, f.Mr, f.outr);
+  expect_close("M2P (W list)", f.out, f.outr, 4 * f.t->n_targets);
+  op_close(&f);
+}
+END_TEST
+
+START_TEST(test_operator_p2p) {
+  op_fixture f;
+  op_open(&f, FMMCL_FMM, 3000);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2P, NULL, NULL, NULL, NULL, f.out), 0);
+  ref_p2p(&f, &f.lists.u, f.outr);
+  expect_close("P2P (U list)", f.out, f.outr, 4 * f.t->n_targets);
+  op_close(&f);
+}
+END_TEST
+
+/* The treecode's lists drive the same M2P and P2P kernels. */
+START_TEST(test_operator_treecode_lists) {
+  op_fixture f;
+  op_open(&f, FMMCL_TREECODE, 3000);
+  ref_p2m(&f, f.Mr);
+  ref_m2m(&f, f.Mr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
+  ref_m2p(&f, &f.tc.far, f.Mr, f.outr);
+  expect_close("M2P (far list)", f.out, f.outr, 4 * f.t->n_targets);
+  memset(f.outr, 0, 4 * f.t->n_targets * sizeof(double));
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2P, NULL, NULL, NULL, NULL, f.out), 0);
+  ref_p2p(&f, &f.tc.near, f.outr);
+  expect_close("P2P (near list)", f.out, f.outr, 4 * f.t->n_targets);
+  op_close(&f);
+}
+END_TEST
+
+/* ---- accuracy of whole plans --------------------------------------------- */
+
+/* Double: the error falls with p, and stays under the rule the order is
+ * chosen by (fmmcl_fmm3d_predicted_error), on every distribution. */
+START_TEST(test_fmm_error_falls_with_order) {
+  const int kind = _i;
+  const int orders[] = {2, 4, 8};
+  double last = INFINITY;
+  for (int k = 0; k < 3; k++) {
+    fmmcl_plan_options o = laplace(FMMCL_FMM, FMMCL_DOUBLE, orders[k]);
+    errors e = distribution_errors(kind, 4000, &o);
+    double bound = fmmcl_fmm3d_predicted_error(0, o.theta, orders[k]);
+    ck_assert_msg(e.pot < last, "%s p=%d: error %.3e did not fall (was %.3e)", dist_name[kind], orders[k], e.pot, last);
+    ck_assert_msg(e.pot <= bound, "%s p=%d: error %.3e above the rule's %.3e", dist_name[kind], orders[k], e.pot, bound);
+    ck_assert_msg(e.grad <= 10 * bound, "%s p=%d: gradient error %.3e", dist_name[kind], orders[k], e.grad);
+    last = e.pot;
+  }
+}
+END_TEST
+
+/* The tolerance a caller asks for is what the potential gets; the gradient,
+ * one derivative rougher, within 10 times that. */
+static void expect_tolerance_met(int kind, fmmcl_method method, fmmcl_precision prec, double tol, size_t n) {
+  fmmcl_plan_options o = laplace(method, prec, 0);
+  o.tolerance = tol;
+  errors e = distribution_errors(kind, n, &o);
+  ck_assert_msg(e.pot <= tol, "%s tol %.0e: potential error %.3e", dist_name[kind], tol, e.pot);
+  ck_assert_msg(e.grad <= 10 * tol, "%s tol %.0e: gradient error %.3e", dist_name[kind], tol, e.grad);
+}
+
+START_TEST(test_fmm_tolerance_double) {
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_DOUBLE, 1e-3, 3000);
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_DOUBLE, 1e-6, 3000);
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_DOUBLE, 1e-10, 2000);
+}
+END_TEST
+
+START_TEST(test_fmm_tolerance_single) {
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_SINGLE, 1e-3, 3000);
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_SINGLE, 1e-5, 3000);
+}
+END_TEST
+
+START_TEST(test_treecode_tolerance) {
+  fmmcl_plan_options o = laplace(FMMCL_TREECODE, FMMCL_DOUBLE, 0);
+  expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-3, 3000);
+  expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-7, 3000);
+  (void)o;
+}
+END_TEST
+
+/* Treecode: error grows with theta and falls with p. */
+START_TEST(test_treecode_theta_and_order) {
+  const double thetas[] = {0.3, 0.5, 0.7};
+  double last = 0;
+  for (int k = 0; k < 3; k++) {
+    fmmcl_plan_options o = laplace(FMMCL_TREECODE, FMMCL_DOUBLE, 4);
+    o.theta = thetas[k];
+    errors e = distribution_errors(PLUMMER, 4000, &o);
+    ck_assert_msg(e.pot > last, "theta %.1f: error %.3e not above %.3e", thetas[k], e.pot, last);
+    ck_assert_msg(e.pot <= fmmcl_fmm3d_predicted_error(1, thetas[k], 4), "theta %.1f: error %.3e above the rule",
+                  thetas[k], e.pot);
+    last = e.pot;
+  }
+  const int orders[] = {2, 4, 8};
+  last = INFINITY;
+  for (int k = 0; k < 3; k++) {
+    fmmcl_plan_options o = laplace(FMMCL_TREECODE, FMMCL_DOUBLE, orders[k]);
+    errors e = distribution_errors(UNIFORM, 4000, &o);
+    ck_assert_msg(e.pot < last, "p=%d: error %.3e did not fall", orders[k], e.pot);
+    last = e.pot;
+  }
+}
+END_TEST
+
+/* ---- degenerate inputs ----------------------------------------------------- */
+
+/* Every pair coincides, so every term is the excluded singular one: the tree
+ * stops at its depth limit with one overfull leaf, and the sum is 0. */
+START_TEST(test_all_points_coincide) {
+  const size_t n = 400;
+  double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot),
+         *grad = malloc(3 * n * sizeof *grad);
+  for (size_t i = 0; i < 3 * n; i++) x[i] = 0.3;
+  make_charges(n, 5, q);
+  for (int m = 0; m < 2; m++)
+    for (int prec = 0; prec < 2; prec++) {
+      fmmcl_plan_options o = laplace(m ? FMMCL_TREECODE : FMMCL_FMM, prec ? FMMCL_DOUBLE : FMMCL_SINGLE, 4);
+      fmmcl_plan plan;
+      ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+      const fmmcl_tree3d *t;
+      int p;
+      ck_assert_int_eq(fmmcl_fmm3d_debug_tree(plan, &t, &p), FMMCL_SUCCESS);
+      ck_assert(t->depth_limit_reached);
+      ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
+      for (size_t i = 0; i < n; i++) {
+        ck_assert(pot[i] == 0);
+        ck_assert(grad[3 * i] == 0 && grad[3 * i + 1] == 0 && grad[3 * i + 2] == 0);
+      }
+      fmmcl_plan_destroy(plan);
+    }
+  free(x), free(q), free(pot), free(grad);
+}
+END_TEST
+
+/* Two unit clusters 1000 apart: a tree deep on both sides and empty between. */
+START_TEST(test_two_far_clusters) {
+  const size_t n = 3000;
+  double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q);
+  make_points(UNIFORM, n, 6, x);
+  for (size_t i = n / 2; i < n; i++)
+    for (int c = 0; c < 3; c++) x[3 * i + c] += 1000;
+  make_charges(n, 7, q);
+  for (int m = 0; m < 2; m++) {
+    fmmcl_plan_options o = laplace(m ? FMMCL_TREECODE : FMMCL_FMM, FMMCL_DOUBLE, 0);
+    o.tolerance = 1e-6;
+    errors e = plan_errors(&o, n, x, q, 0, NULL);
+    ck_assert_msg(e.pot <= 1e-6 && e.grad <= 1e-5, "method %d: errors %.3e %.3e", m, e.pot, e.grad);
+  }
+  free(x), free(q);
+}
+END_TEST
+
+/* Fewer points than a leaf holds: the root is the only leaf, all P2P. */
+START_TEST(test_small_inputs) {
+  double x[3 * 20], q[20];
+  make_points(UNIFORM, 20, 8, x);
+  make_charges(20, 9, q);
+  for (int m = 0; m < 2; m++)
+    for (size_t n = 1; n <= 20; n += 19) {
+      fmmcl_plan_options o = laplace(m ? FMMCL_TREECODE : FMMCL_FMM, FMMCL_DOUBLE, 3);
+      double pot[20], grad[60];
+      fmmcl_plan plan;
+      ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+      ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
+      fmmcl_plan_destroy(plan);
+      if (n == 1) {
+        ck_assert(pot[0] == 0 && grad[0] == 0);
+      } else {
+        errors e = plan_errors(&o, n, x, q, 0, NULL);
+        ck_assert_msg(e.pot < 1e-13 && e.grad < 1e-13, "N=%zu: %.3e %.3e", n, e.pot, e.grad);
+      }
+    }
+}
+END_TEST
+
+/* Targets apart from the sources, some of them on a source. */
+START_TEST(test_separate_targets) {
+  const size_t ns = 3000, nt = 2500;
+  double *src = malloc(3 * ns * sizeof *src), *tgt = malloc(3 * nt * sizeof *tgt), *q = malloc(ns * sizeof *q);
+  make_points(PLUMMER, ns, 10, src);
+  make_points(UNIFORM, nt, 11, tgt);
+  for (size_t i = 0; i < 3 * nt; i++) tgt[i] = 4 * tgt[i] - 2;
+  memcpy(tgt, src, 3 * 100 * sizeof *src); /* 100 targets on sources: the r = 0 terms are excluded */
+  make_charges(ns, 12, q);
+  for (int m = 0; m < 2; m++)
+    for (int prec = 0; prec < 2; prec++) {
+      fmmcl_plan_options o = laplace(m ? FMMCL_TREECODE : FMMCL_FMM, prec ? FMMCL_DOUBLE : FMMCL_SINGLE, 0);
+      o.tolerance = prec ? 1e-8 : 1e-4;
+      errors e = plan_errors(&o, ns, src, q, nt, tgt);
+      ck_assert_msg(e.pot <= o.tolerance && e.grad <= 10 * o.tolerance, "method %d prec %d: %.3e %.3e", m,
+                    prec, e.pot, e.grad);
+    }
+  free(src), free(tgt), free(q);
+}
+END_TEST
+
+/* ---- plans ------------------------------------------------------------------ */
+
+/* A plan executed again with new charges reuses its tree and lists and is as
+ * accurate; its timings name every phase. */
+START_TEST(test_reexecute_new_charges) {
+  const size_t n = 3000;
+  double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot),
+         *ref = malloc(n * sizeof *ref);
+  make_points(ELLIPSOID, n, 13, x);
+  fmmcl_plan_options o = laplace(FMMCL_FMM, FMMCL_DOUBLE, 0);
+  o.tolerance = 1e-6;
+  fmmcl_plan plan;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  for (unsigned k = 0; k < 3; k++) {
+    make_charges(n, 20 + k, q);
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_reference_direct(&o, n, x, q, 0, NULL, ref, NULL), FMMCL_SUCCESS);
+    double e = fmmcl_test_rel_l2(pot, ref, n);
+    ck_assert_msg(e <= 1e-6, "execution %u: error %.3e", k, e);
+  }
+  fmmcl_phase_time t[FMMCL_MAX_PHASES];
+  size_t count;
+  ck_assert_int_eq(fmmcl_plan_timings(plan, t, FMMCL_MAX_PHASES, &count), FMMCL_SUCCESS);
+  const char *want[] = {"build", "tree", "lists", "upload", "p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p", "download"};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    int found = 0;
+    for (size_t i = 0; i < count; i++) found |= strcmp(t[i].name, want[w]) == 0 && t[i].seconds >= 0;
+    ck_assert_msg(found, "no timing for phase %s", want[w]);
+  }
+  fmmcl_plan_destroy(plan);
+  free(x), free(q), free(pot), free(ref);
+}
+END_TEST
+
+START_TEST(test_invalid_options) {
+  double x[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  fmmcl_plan plan;
+  fmmcl_plan_options o = laplace(FMMCL_FMM, FMMCL_DOUBLE, FMMCL_FMM3D_MAX_ORDER_DOUBLE + 1);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = laplace(FMMCL_FMM, FMMCL_SINGLE, FMMCL_FMM3D_MAX_ORDER_SINGLE + 1);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = laplace(FMMCL_FMM, FMMCL_DOUBLE, -1);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = laplace(FMMCL_FMM, FMMCL_SINGLE, 0);
+  o.tolerance = 1e-8;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  o = laplace(FMMCL_FMM, FMMCL_DOUBLE, 4);
+  o.softening = 0.1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  o = laplace(FMMCL_TREECODE, FMMCL_DOUBLE, 4);
+  o.theta = 1.5;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = laplace(FMMCL_FMM, FMMCL_DOUBLE, 4);
+  o.leaf_size = -2;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  /* the rule picks a higher order for a tighter tolerance */
+  ck_assert(fmmcl_fmm3d_predicted_error(0, 0.5, 10) < fmmcl_fmm3d_predicted_error(0, 0.5, 5));
+}
+END_TEST
+
+static Suite *fmm3d_suite(void) {
+  Suite *s = suite_create("fmm3d");
+  TCase *ops = tcase_create("operators");
+  tcase_add_checked_fixture(ops, setup, teardown);
+  tcase_add_test(ops, test_operator_p2m);
+  tcase_add_test(ops, test_operator_m2m);
+  tcase_add_test(ops, test_operator_m2l);
+  tcase_add_test(ops, test_operator_p2l);
+  tcase_add_test(ops, test_operator_l2l);
+  tcase_add_test(ops, test_operator_l2p);
+  tcase_add_test(ops, test_operator_m2p);
+  tcase_add_test(ops, test_operator_p2p);
+  tcase_add_test(ops, test_operator_treecode_lists);
+  suite_add_tcase(s, ops);
+  TCase *acc = tcase_create("accuracy");
+  tcase_add_checked_fixture(acc, setup, teardown);
+  tcase_add_loop_test(acc, test_fmm_error_falls_with_order, 0, N_DIST);
+  tcase_add_loop_test(acc, test_fmm_tolerance_double, 0, N_DIST);
+  tcase_add_loop_test(acc, test_fmm_tolerance_single, 0, N_DIST);
+  tcase_add_loop_test(acc, test_treecode_tolerance, 0, N_DIST);
+  tcase_add_test(acc, test_treecode_theta_and_order);
+  suite_add_tcase(s, acc);
+  TCase *deg = tcase_create("degenerate and plans");
+  tcase_add_checked_fixture(deg, setup, teardown);
+  tcase_add_test(deg, test_all_points_coincide);
+  tcase_add_test(deg, test_two_far_clusters);
+  tcase_add_test(deg, test_small_inputs);
+  tcase_add_test(deg, test_separate_targets);
+  tcase_add_test(deg, test_reexecute_new_charges);
+  tcase_add_test(deg, test_invalid_options);
+  suite_add_tcase(s, deg);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(fmm3d_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
