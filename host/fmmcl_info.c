@@ -40,9 +40,37 @@ static void print_device(const fmmcl_device_info *d, int selected)
 
 /* Tuned parameters of a device (fmmtune's cache) go here once the library
  * exposes them; until then nothing is printed rather than a guess. */
+/* The device's fmmtune entries (kernel, precision, class, parameters, gain),
+ * and why any of them, or the file, is not used. */
 static void print_tuned_parameters(const fmmcl_device_info *d)
 {
-  (void)d;
+  char path[4096], notes[2048];
+  size_t count = 0;
+  if (fmmcl_tuning_file_path(d, path, sizeof path) != FMMCL_SUCCESS) {
+    printf("    tuning: no cache directory\n");
+    return;
+  }
+  if (fmmcl_tuning_entries(d, NULL, 0, &count) != FMMCL_SUCCESS) {
+    printf("    tuning: %s unreadable\n", path);
+    return;
+  }
+  fmmcl_tuning_entry *e = count ? calloc(count, sizeof *e) : NULL;
+  if (count && (!e || fmmcl_tuning_entries(d, e, count, &count) != FMMCL_SUCCESS)) count = 0;
+  if (count == 0)
+    printf("    tuning: none (built-in defaults); fmmtune writes %s\n", path);
+  else
+    printf("    tuning: %zu entr%s in %s\n", count, count == 1 ? "y" : "ies", path);
+  for (size_t i = 0; i < count; i++) {
+    printf("      %-16s %-6s %-5s %s", e[i].kernel, e[i].precision == FMMCL_DOUBLE ? "double" : "single",
+           e[i].problem_class, e[i].defines);
+    if (e[i].time_ms > 0 && e[i].default_ms > 0)
+      printf("  (%.3g ms, %.2fx over default)", e[i].time_ms, e[i].default_ms / e[i].time_ms);
+    if (!e[i].usable) printf("  IGNORED: %s", e[i].note);
+    printf("\n");
+  }
+  free(e);
+  if (fmmcl_tuning_notes(d, notes, sizeof notes) == FMMCL_SUCCESS && notes[0])
+    printf("      note: %s\n", notes);
 }
 
 static void print_devices(const fmmcl_device_info *list, size_t count, size_t selected)

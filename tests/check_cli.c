@@ -14,6 +14,7 @@
 
 #include "../host/particles_io.h"
 #include "fmmcl.h"
+#include "tuning.h" /* the cache line format, to write a tuning file */
 
 #ifndef FMMCL_BIN_DIR
 #error "FMMCL_BIN_DIR (the build tree's host/ directory) must be defined"
@@ -645,6 +646,38 @@ START_TEST(test_info_lists_devices)
 }
 END_TEST
 
+/* fmmcl-info shows the default device's tuned entries, and flags a bad one. */
+START_TEST(test_info_shows_tuning)
+{
+  fmmcl_device_info d;
+  size_t count = 0;
+  ck_assert_int_eq(fmmcl_devices_list(&d, 1, &count), FMMCL_SUCCESS);
+  char path[PATH_MAX + 16], line[1024], env[PATH_MAX + 96];
+  snprintf(path, sizeof path, "%s/tuning.txt", tmp_dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fmmcl_tuning_format_device(&d, line, sizeof line);
+  fprintf(f, "%s\n%s\n", FMMCL_TUNING_MAGIC, line);
+  fmmcl_tuning_entry e = {.precision = FMMCL_SINGLE, .time_ms = 1.0, .default_ms = 2.0, .n = 4096};
+  snprintf(e.kernel, sizeof e.kernel, "p2p_laplace3d");
+  snprintf(e.problem_class, sizeof e.problem_class, "dim3");
+  snprintf(e.defines, sizeof e.defines, "-DWGS=64 -DTPW=1 -DUNROLL=4");
+  fmmcl_tuning_format_entry(&e, line, sizeof line);
+  fprintf(f, "%s\n", line);
+  snprintf(e.defines, sizeof e.defines, "-DWGS=48 -DTPW=1 -DUNROLL=4"); /* not a candidate */
+  snprintf(e.kernel, sizeof e.kernel, "p2p_gaussian");
+  fmmcl_tuning_format_entry(&e, line, sizeof line);
+  fprintf(f, "%s\n", line);
+  fclose(f);
+  snprintf(env, sizeof env, "FMMCL_DEVICE=0:0 FMMCL_TUNING_FILE='%s'", path);
+  char *out;
+  ck_assert_msg(run_program(env, "fmmcl-info", "", &out) == 0, "%s", out);
+  ck_assert_msg(strstr(out, "2 entries") && strstr(out, "-DWGS=64 -DTPW=1 -DUNROLL=4") &&
+                    strstr(out, "2.00x") && strstr(out, "IGNORED"), "%s", out);
+  free(out);
+}
+END_TEST
+
 /* A selector matching nothing: exit 1, and the message lists the devices. */
 START_TEST(test_no_such_device)
 {
@@ -695,6 +728,7 @@ static Suite *cli_suite(void)
   tcase_add_test(cli, test_cli_gaussian_2d);
   tcase_add_test(cli, test_cli_malformed_input);
   tcase_add_test(cli, test_info_lists_devices);
+  tcase_add_test(cli, test_info_shows_tuning);
   tcase_add_test(cli, test_no_such_device);
   suite_add_tcase(s, cli);
   return s;
