@@ -253,4 +253,5 @@ static void direct_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_direct_ops = {direct_create, direct_execute, direct_destroy};
+const fmmcl_method_ops fmmcl_direct_ops = {direct_create, direct_execute, direct_destroy,
+                                           fmmcl_direct_counts};

@@ -50,6 +50,8 @@ typedef struct fmm3d_state {
   size_t ncoef;                 /* (p+1)(p+2)/2 complex coefficients per cell */
   double shift[3];              /* subtracted from every coordinate sent to the device */
   double tree_seconds, lists_seconds;
+  double sort_seconds;          /* device keys and sort of the tree build; 0 on the host path */
+  double tables_seconds;        /* packing and uploading what execute reuses */
 
   fmmcl_tree3d *tree;
   fmmcl_tree3d_fmm_lists fmm;
@@ -70,6 +72,14 @@ typedef struct fmm3d_state {
 
   void *src_host;               /* sorted (x, y, z, q) in REAL; q set per execute */
   void *out_host;
+
+  /* M2L shift table (fmm3d_m2l_table.c): I_n^m of the 7^3 same-level shifts,
+   * (2p+1)^2 REAL2 each (both signs of m), and the shift id of every V
+   * entry (parallel to m2l.entries); m2l_batch entries are staged per round
+   * of the kernel, with both signs of m when m2l_signed */
+  cl_mem m2l_table, m2l_shift;
+  size_t m2l_batch;
+  int m2l_signed;
 } fmm3d_state;
 
 /* ---- choosing the order (fmm3d_order.c) ---------------------------------- */
@@ -90,6 +100,10 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
 fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s);
 fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s);
 void fmmcl_fmm3d_release(fmm3d_state *s);
+/* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
+ * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
+fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);
+void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s);
 
 /* ---- execution (fmm3d_phases.c) ------------------------------------------- */
 
@@ -101,6 +115,11 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
 /* Reads out back and unpermutes into the caller's order; records "download". */
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential,
                                   double *gradient);
+
+/* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
+
+/* The counts hook of both methods' ops (see fmmcl_plan_counts). */
+fmmcl_status fmmcl_fmm3d_counts(fmmcl_plan plan, const char *phase, double *work);
 
 /* ---- test hooks (exported for tests/check_fmm3d.c only) --------------------- */
 

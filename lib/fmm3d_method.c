@@ -29,8 +29,10 @@ static fmmcl_status fmm3d_execute(fmmcl_plan plan, const double *charges, double
                                   double *gradient) {
   fmm3d_state *s = plan->impl;
   /* create-time phases, reported again since execute restarts the timings */
+  if (s->sort_seconds > 0) fmmcl_plan_record(plan, "sort", s->sort_seconds);
   fmmcl_plan_record(plan, "tree", s->tree_seconds);
   fmmcl_plan_record(plan, "lists", s->lists_seconds);
+  fmmcl_plan_record(plan, "tables", s->tables_seconds);
   fmmcl_status st = fmmcl_fmm3d_upload_charges(plan, s, charges);
   if (!st) st = fmmcl_fmm3d_run_phases(plan, s, s->treecode ? FMMCL_FMM3D_TREECODE_PHASES
                                                             : FMMCL_FMM3D_FMM_PHASES);
@@ -46,5 +48,7 @@ static void fmm3d_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_fmm3d_ops = {fmm_create, fmm3d_execute, fmm3d_destroy};
-const fmmcl_method_ops fmmcl_treecode3d_ops = {treecode_create, fmm3d_execute, fmm3d_destroy};
+const fmmcl_method_ops fmmcl_fmm3d_ops = {fmm_create, fmm3d_execute, fmm3d_destroy,
+                                          fmmcl_fmm3d_counts};
+const fmmcl_method_ops fmmcl_treecode3d_ops = {treecode_create, fmm3d_execute,
+                                               fmm3d_destroy, fmmcl_fmm3d_counts};

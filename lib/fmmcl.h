@@ -173,6 +173,19 @@ typedef struct fmmcl_phase_time {
 fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
                                 size_t capacity, size_t *count);
 
+/* The work one execution of the plan does in a phase, in that phase's unit,
+ * so that a benchmark can turn fmmcl_plan_timings into rates (a flop model
+ * per operator times this count):
+ *   "p2p"  source-target point pairs evaluated (self pairs included)
+ *   "p2m"  sources expanded          "l2p"  targets evaluated
+ *   "m2m"  child-to-parent shifts    "l2l"  parent-to-child shifts
+ *   "m2l"  cell-to-cell translations
+ *   "m2p"  (target point, source cell) multipole evaluations
+ *   "p2l"  (source point, target cell) local-expansion contributions
+ * A phase the plan's method does not run is 0. Another name is
+ * FMMCL_ERROR_INVALID_ARGUMENT. */
+fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work);
+
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
 fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);

@@ -138,10 +138,15 @@ struct fmmcl_method_ops {
   fmmcl_status (*execute)(fmmcl_plan plan, const double *charges, double *potential,
                           double *gradient);
   void (*destroy)(fmmcl_plan plan);
+  /* Optional (NULL: no counts): the work of phase, see fmmcl_plan_counts;
+   * called with a phase name fmmcl_plan_counts has already validated. */
+  fmmcl_status (*counts)(fmmcl_plan plan, const char *phase, double *work);
 };
 
 extern const fmmcl_method_ops fmmcl_direct_ops;
 extern const fmmcl_method_ops fmmcl_fmm3d_ops, fmmcl_treecode3d_ops;
+/* DIRECT's counts hook (plan_counts.c): every target against every source. */
+fmmcl_status fmmcl_direct_counts(fmmcl_plan plan, const char *phase, double *work);
 
 /* Validation shared by plans and the reference sums. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);

@@ -1,0 +1,177 @@
+/* bench_fmm3d_run.c — one point of bench-fmm3d's sweep: the inputs and their
+ * sampled reference, a plan created, executed R times and checked. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "bench_fmm3d.h"
+
+/* K indices spread over [0, n): reproducible and covering the whole cube. */
+static void sample(bench_fmm3d_inputs *in) {
+  for (size_t i = 0; i < in->k; i++) in->idx[i] = (size_t)(((double)i + 0.5) * (double)in->n / (double)in->k);
+}
+
+void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check) {
+  in->n = n;
+  in->k = check < n ? check : n;
+  in->x = malloc(3 * n * sizeof *in->x), in->q = malloc(n * sizeof *in->q);
+  in->pot = malloc(n * sizeof *in->pot), in->grad = malloc(3 * n * sizeof *in->grad);
+  in->idx = malloc((in->k + 1) * sizeof *in->idx);
+  in->ref_pot = malloc((in->k + 1) * sizeof(double)), in->ref_grad = malloc(3 * (in->k + 1) * sizeof(double));
+  if (!in->x || !in->q || !in->pot || !in->grad || !in->idx || !in->ref_pot || !in->ref_grad) {
+    fprintf(stderr, "bench-fmm3d: out of host memory at N = %zu\n", n);
+    exit(1);
+  }
+  bench_random_points(1, n, 3, in->x);
+  bench_random_charges(2, n, in->q);
+  if (!in->k) return;
+  sample(in);
+  double *t = malloc(3 * in->k * sizeof *t);
+  if (!t) { fprintf(stderr, "bench-fmm3d: out of host memory\n"); exit(1); }
+  for (size_t i = 0; i < in->k; i++) memcpy(t + 3 * i, in->x + 3 * in->idx[i], 3 * sizeof *t);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  double t0 = bench_now();
+  if (n >= 1000000) fprintf(stderr, "reference: %zu targets x %zu sources on the host...\n", in->k, n);
+  bench_check(NULL, fmmcl_reference_direct(&o, n, in->x, in->q, in->k, t, in->ref_pot, in->ref_grad),
+              "fmmcl_reference_direct");
+  if (n >= 1000000) fprintf(stderr, "reference: %.1f s\n", bench_now() - t0);
+  free(t);
+}
+
+void bench_fmm3d_inputs_free(bench_fmm3d_inputs *in) {
+  free(in->x), free(in->q), free(in->pot), free(in->grad), free(in->idx), free(in->ref_pot), free(in->ref_grad);
+}
+
+/* Relative L2 error of the device results on the sampled targets. */
+static void measure_error(const bench_fmm3d_inputs *in, bench_fmm3d_point *pt) {
+  double dp = 0, np = 0, dg = 0, ng = 0;
+  for (size_t i = 0; i < in->k; i++) {
+    const size_t j = in->idx[i];
+    dp += (in->pot[j] - in->ref_pot[i]) * (in->pot[j] - in->ref_pot[i]);
+    np += in->ref_pot[i] * in->ref_pot[i];
+    for (int c = 0; c < 3; c++) {
+      double d = in->grad[3 * j + c] - in->ref_grad[3 * i + c];
+      dg += d * d, ng += in->ref_grad[3 * i + c] * in->ref_grad[3 * i + c];
+    }
+  }
+  pt->err_pot = in->k ? sqrt(dp / np) : NAN;
+  pt->err_grad = in->k ? sqrt(dg / ng) : NAN;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (v is reordered). */
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double phase_time(const fmmcl_phase_time *ph, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(ph[i].name, name) == 0) return ph[i].seconds;
+  return 0;
+}
+
+/* The expansion order is public only through the build options (-DP=p). */
+static int plan_order(fmmcl_plan plan) {
+  char opts[1024];
+  if (fmmcl_plan_build_options(plan, opts, sizeof opts)) return 0;
+  const char *p = strstr(opts, "-DP=");
+  return p ? atoi(p + 4) : 0;
+}
+
+static fmmcl_status failed(fmmcl_context ctx, fmmcl_status st, const char *what) {
+  fprintf(stderr, "\n  %s: %s\n  %s\n", what, fmmcl_strerror(st), fmmcl_last_error(ctx));
+  return st;
+}
+
+/* Executes R times: wall times in wall[], phase times per name (in the
+ * order the first run recorded them) in per_phase[name][run]. */
+static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in,
+                                 int repeat, double *wall, double (*per_phase)[BENCH_FMM3D_MAX_PHASES],
+                                 bench_fmm3d_point *pt) {
+  for (int r = 0; r < repeat; r++) {
+    double t0 = bench_now();
+    fmmcl_status st = fmmcl_plan_execute(plan, in->q, in->pot, in->grad);
+    wall[r] = bench_now() - t0;
+    if (st) return failed(ctx, st, "fmmcl_plan_execute");
+    fmmcl_phase_time ph[BENCH_FMM3D_MAX_PHASES];
+    size_t c;
+    fmmcl_plan_timings(plan, ph, BENCH_FMM3D_MAX_PHASES, &c);
+    if (c > BENCH_FMM3D_MAX_PHASES) c = BENCH_FMM3D_MAX_PHASES;
+    for (size_t i = 0; i < c; i++) {
+      if (strcmp(ph[i].name, "build") == 0) continue;
+      size_t k = 0;
+      while (k < pt->n_phases && strcmp(pt->phase_name[k], ph[i].name) != 0) k++;
+      if (k == pt->n_phases) {
+        if (r > 0) continue; /* a phase only some runs record: ignored */
+        snprintf(pt->phase_name[k], sizeof pt->phase_name[k], "%s", ph[i].name);
+        pt->n_phases++;
+      }
+      per_phase[r][k] = ph[i].seconds;
+    }
+  }
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *opt,
+                                   const bench_fmm3d_inputs *in, int repeat, bench_fmm3d_point *pt) {
+  fmmcl_plan plan;
+  fmmcl_status st = fmmcl_plan_create(ctx, opt, in->n, in->x, 0, NULL, &plan);
+  if (st) return failed(ctx, st, "fmmcl_plan_create");
+  fmmcl_phase_time ph[BENCH_FMM3D_MAX_PHASES];
+  size_t c;
+  fmmcl_plan_timings(plan, ph, BENCH_FMM3D_MAX_PHASES, &c);
+  if (c > BENCH_FMM3D_MAX_PHASES) c = BENCH_FMM3D_MAX_PHASES;
+  pt->create_s = phase_time(ph, c, "build");
+  pt->tree_s = phase_time(ph, c, "tree");
+  pt->lists_s = phase_time(ph, c, "lists");
+  pt->kernels_s = pt->create_s - pt->tree_s - pt->lists_s;
+  pt->order = plan_order(plan);
+  for (int k = 0; k < BENCH_FMM3D_N_OPS; k++)
+    if ((st = fmmcl_plan_counts(plan, bench_fmm3d_ops[k], &pt->count[k]))) {
+      fmmcl_plan_destroy(plan);
+      return failed(ctx, st, "fmmcl_plan_counts");
+    }
+  double *wall = malloc(repeat * sizeof *wall), *v = malloc(repeat * sizeof *v);
+  double (*per_phase)[BENCH_FMM3D_MAX_PHASES] = calloc(repeat, sizeof *per_phase);
+  if (!wall || !v || !per_phase) { fprintf(stderr, "bench-fmm3d: out of host memory\n"); exit(1); }
+  pt->n_phases = 0;
+  st = execute_runs(ctx, plan, in, repeat, wall, per_phase, pt);
+  fmmcl_plan_destroy(plan);
+  if (!st) {
+    for (size_t k = 0; k < pt->n_phases; k++) {
+      for (int r = 0; r < repeat; r++) v[r] = per_phase[r][k];
+      pt->phase_s[k] = median(v, repeat);
+    }
+    pt->execute_s = median(wall, repeat);
+    pt->execute_min_s = wall[0]; /* sorted by median() */
+    pt->end_to_end_s = pt->tree_s + pt->lists_s + pt->execute_s;
+    measure_error(in, pt);
+  }
+  free(wall), free(v), free(per_phase);
+  return st;
+}
+
+double bench_fmm3d_warm_up(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n) {
+  double *x = malloc(3 * n * sizeof *x);
+  if (!x) return -1;
+  bench_random_points(3, n, 3, x);
+  fmmcl_plan plan;
+  double t0 = bench_now();
+  fmmcl_status st = fmmcl_plan_create(ctx, opt, n, x, 0, NULL, &plan);
+  double t = bench_now() - t0;
+  free(x);
+  if (st) {
+    failed(ctx, st, "fmmcl_plan_create (warm-up)");
+    return -1;
+  }
+  fmmcl_plan_destroy(plan);
+  return t;
+}
