@@ -1,6 +1,9 @@
 /* tree.cl — device side of the octree build: 63-bit Morton keys of points
  * (21 bits per axis, the same layout and rounding as lib/morton3d.c) and a
  * stable LSD radix sort of 64-bit keys with a uint payload (the permutation).
+ * lib/tree3d_device_sort.c launches it, built with -DFMMCL_DOUBLE=1 so the
+ * keys equal the host's. Portable OpenCL 1.2: local atomics and barriers
+ * only, no subgroups.
  *
  * Radix sort after Satish, Harris & Garland (IPDPS 2009): each work-group owns
  * a block of TILES * WGS consecutive keys. Per pass of RADIX_BITS bits:
@@ -57,6 +60,10 @@
 #define POINT_STRIDE 3   /* REALs per point in the coordinate array (4 for x,y,z,q) */
 #endif
 
+/* a fused multiply-add would round (x - origin) * scale differently from
+ * the host, moving points that sit on a cell face */
+#pragma OPENCL FP_CONTRACT OFF
+
 #define RADIX (1 << RADIX_BITS)
 #define DIGIT_MASK ((ulong)(RADIX - 1))
 #define MORTON_CELLS_PER_AXIS (1u << 21)
@@ -64,7 +71,7 @@
 /* ---- Morton keys ---------------------------------------------------------- */
 
 /* Spreads the low 21 bits of v so that bit b lands on bit 3b. */
-inline ulong spread_by_3(uint v) {
+ulong spread_by_3(uint v) {
   ulong x = (ulong)(v & 0x1fffffu);
   x = (x | x << 32) & 0x1f00000000ffffUL;
   x = (x | x << 16) & 0x1f0000ff0000ffUL;
@@ -75,7 +82,7 @@ inline ulong spread_by_3(uint v) {
 }
 
 /* Integer cell coordinate at the finest level, clamped into the cube. */
-inline uint finest_coordinate(REAL x, REAL origin, REAL scale) {
+uint finest_coordinate(REAL x, REAL origin, REAL scale) {
   REAL t = floor((x - origin) * scale);
   if (!(t >= (REAL)0)) return 0u;
   if (t >= (REAL)(MORTON_CELLS_PER_AXIS - 1)) return MORTON_CELLS_PER_AXIS - 1;
@@ -100,7 +107,7 @@ __kernel void morton_keys(__global const REAL *xyz, uint n, REAL ox, REAL oy, RE
 /* Exclusive prefix sum of one value per work-item over the work-group
  * (Hillis-Steele in local memory); *total receives the sum of all. Every
  * work-item must call it. */
-inline uint group_exclusive_scan(uint v, __local uint *buf, uint *total) {
+uint group_exclusive_scan(uint v, __local uint *buf, uint *total) {
   uint lid = get_local_id(0);
   buf[lid] = v;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -137,7 +144,7 @@ __kernel void scan_add_block_offsets(__global uint *data, uint m, __global const
 
 /* ---- radix sort passes ---------------------------------------------------- */
 
-inline uint digit_of(ulong key, uint shift) { return (uint)((key >> shift) & DIGIT_MASK); }
+uint digit_of(ulong key, uint shift) { return (uint)((key >> shift) & DIGIT_MASK); }
 
 /* hist[d * n_groups + g] = number of keys of block g whose digit is d. */
 __kernel void radix_histogram(__global const ulong *keys, uint n, uint shift, __global uint *hist) {
@@ -156,7 +163,7 @@ __kernel void radix_histogram(__global const ulong *keys, uint n, uint shift, __
 
 /* Stably sorts the work-group's (key, value, digit) triples in local memory
  * by digit, one bit at a time: zeros keep their order ahead of ones. */
-inline void local_sort_by_digit(__local ulong *lkeys, __local uint *lvals, __local uint *ldigits,
+void local_sort_by_digit(__local ulong *lkeys, __local uint *lvals, __local uint *ldigits,
                                 __local uint *scan_buf) {
   uint lid = get_local_id(0);
   for (uint b = 0; b < RADIX_BITS; b++) {

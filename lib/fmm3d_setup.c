@@ -1,9 +1,11 @@
-/* fmm3d_setup.c — plan creation shared by the 3D FMM and treecode: host
- * tree and lists (swappable for a device build later), then kernels and
- * the device tables execute reuses. */
+/* fmm3d_setup.c — plan creation shared by the 3D FMM and treecode: the
+ * tree (Morton keys and sort on the device for large N, refinement on the
+ * host), the lists, then kernels and the device tables execute reuses. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fmm3d.h"
+#include "tree3d_device_sort.h"
 
 /* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
  * launch overhead of its expansion work; wider devices like larger leaves. */
@@ -13,18 +15,48 @@ static size_t default_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ?
  * the box would have centres that round onto each other. */
 static int max_level(fmmcl_precision precision) { return precision == FMMCL_SINGLE ? 20 : 0; }
 
+/* Below this many points the host sort beats the device sort's ~80 launches
+ * and its two transfers. */
+#define DEVICE_SORT_MIN_POINTS 65536
+
+/* Device keys and sort on a GPU for large N; a CPU device shares the host's
+ * cores, so there the host's own sort is as fast. FMMCL_TREE_SORT=device or
+ * host forces either (tests, comparisons). */
+static int use_device_sort(fmmcl_plan plan) {
+  fmmcl_context ctx = plan->ctx;
+  size_t n = plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets;
+  if (!fmmcl_tree3d_device_sort_available(ctx, n)) return 0;
+  const char *force = getenv("FMMCL_TREE_SORT");
+  if (force && strcmp(force, "device") == 0) return 1;
+  if (force && strcmp(force, "host") == 0) return 0;
+  return ctx->dev.info.is_gpu && n >= DEVICE_SORT_MIN_POINTS;
+}
+
 static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets) {
   const fmmcl_plan_options *o = &plan->opt;
   size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(&plan->ctx->dev.info);
+  const double *t = plan->targets_are_sources ? NULL : targets;
   double t0 = fmmcl_wall_seconds();
+  s->sort_seconds = 0;
   /* an overfull leaf at the depth limit (coincident points) only means more
    * P2P work in that leaf, which is still exact: nothing to report */
-  fmmcl_status st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
-                                       plan->targets_are_sources ? NULL : targets, q,
-                                       max_level(o->precision), &s->tree);
-  if (st) return fmmcl_fail(plan->ctx, st, "building the octree: %s", fmmcl_last_error(NULL));
-  s->tree_seconds = fmmcl_wall_seconds() - t0;
+  fmmcl_status st = FMMCL_ERROR_UNSUPPORTED;
+  if (use_device_sort(plan)) {
+    st = fmmcl_tree3d_build_device(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
+                                   max_level(o->precision), &s->tree, &s->sort_seconds);
+    /* the host build gives the same tree, so a device that cannot sort
+     * (memory, a driver's build failure) costs time, not the plan */
+    if (st) fmmcl_clear_error(plan->ctx), s->sort_seconds = 0, t0 = fmmcl_wall_seconds();
+  }
+  if (st) {
+    st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets, t, q, max_level(o->precision),
+                            &s->tree);
+    if (st) return fmmcl_fail(plan->ctx, st, "building the octree: %s", fmmcl_last_error(NULL));
+  }
+  /* "tree" is the host refinement; "sort" the device keys and sort before it */
+  s->tree_seconds = fmmcl_wall_seconds() - t0 - s->sort_seconds;
+  if (s->sort_seconds > 0) fmmcl_plan_record(plan, "sort", s->sort_seconds);
   fmmcl_plan_record(plan, "tree", s->tree_seconds);
   return FMMCL_SUCCESS;
 }
@@ -64,5 +96,9 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   if ((st = build_tree(plan, s, sources, targets))) return st;
   if ((st = build_lists(plan, s))) return st;
   if ((st = fmmcl_fmm3d_build_kernels(plan, s))) return st;
-  return fmmcl_fmm3d_upload_tables(plan, s);
+  double t0 = fmmcl_wall_seconds();
+  if ((st = fmmcl_fmm3d_upload_tables(plan, s))) return st;
+  s->tables_seconds = fmmcl_wall_seconds() - t0;
+  fmmcl_plan_record(plan, "tables", s->tables_seconds);
+  return FMMCL_SUCCESS;
 }

@@ -38,12 +38,16 @@ void fmmcl_morton3d_decode(uint64_t key, uint32_t *ix, uint32_t *iy, uint32_t *i
 }
 
 static void extend_box(const double *p, size_t n, double lo[3], double hi[3]) {
-  for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) {
-      double v = p[3 * i + d];
-      if (v < lo[d]) lo[d] = v;
-      if (v > hi[d]) hi[d] = v;
-    }
+  double x0 = lo[0], y0 = lo[1], z0 = lo[2], x1 = hi[0], y1 = hi[1], z1 = hi[2];
+  /* min and max are exact, so the threads' order cannot change the cube */
+  #pragma omp parallel for schedule(static) if (n >= 65536) \
+      reduction(min : x0, y0, z0) reduction(max : x1, y1, z1)
+  for (size_t i = 0; i < n; i++) {
+    const double *q = p + 3 * i;
+    x0 = q[0] < x0 ? q[0] : x0, y0 = q[1] < y0 ? q[1] : y0, z0 = q[2] < z0 ? q[2] : z0;
+    x1 = q[0] > x1 ? q[0] : x1, y1 = q[1] > y1 ? q[1] : y1, z1 = q[2] > z1 ? q[2] : z1;
+  }
+  lo[0] = x0, lo[1] = y0, lo[2] = z0, hi[0] = x1, hi[1] = y1, hi[2] = z1;
 }
 
 fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const double *b,

@@ -66,6 +66,17 @@ typedef struct fmmcl_tree3d {
 fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
                                 size_t n_targets, const double *targets,
                                 size_t leaf_size, int max_level, fmmcl_tree3d **tree);
+/* The same tree from keys sorted elsewhere (the device sort): cube is what
+ * fmmcl_morton3d_bounding_cube gives for (sources, targets), and keys/perm
+ * are what fmmcl_morton3d_keys then fmmcl_morton3d_sort leave, so the tree
+ * equals fmmcl_tree3d_build's. Takes ownership of the malloc'ed key and
+ * permutation arrays (targets' NULL when targets == NULL) and frees them on
+ * failure too. */
+fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, size_t n_targets,
+                                       const double *targets, const fmmcl_morton3d_cube *cube,
+                                       uint64_t *source_keys, size_t *source_perm,
+                                       uint64_t *target_keys, size_t *target_perm,
+                                       size_t leaf_size, int max_level, fmmcl_tree3d **tree);
 void fmmcl_tree3d_destroy(fmmcl_tree3d *tree);
 
 static inline int fmmcl_tree3d_is_leaf(const fmmcl_tree3d_cell *c) { return c->n_children == 0; }
@@ -75,6 +86,18 @@ static inline size_t fmmcl_tree3d_n_tgt(const fmmcl_tree3d_cell *c) { return c->
 /* Whether two cells (any levels) touch or overlap as closed cubes: exact,
  * on integer coordinates. */
 int fmmcl_tree3d_cells_adjacent(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b);
+/* The same, inlined: the list builders call it millions of times, and the
+ * exported function goes through the PLT. Compared on the finest grid,
+ * where both cubes have integer corners. */
+static inline int fmmcl_tree3d_adjacent_inline(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b) {
+  int sa = FMMCL_MORTON_LEVELS - a->level, sb = FMMCL_MORTON_LEVELS - b->level;
+  for (int d = 0; d < 3; d++) {
+    int64_t alo = (int64_t)a->anchor[d] << sa, ahi = (int64_t)(a->anchor[d] + 1) << sa;
+    int64_t blo = (int64_t)b->anchor[d] << sb, bhi = (int64_t)(b->anchor[d] + 1) << sb;
+    if (alo > bhi || blo > ahi) return 0;
+  }
+  return 1;
+}
 
 /* Colleagues: for each cell, the 27 same-level cells at offsets
  * (dx,dy,dz) in {-1,0,1}^3, slot (dx+1)*9 + (dy+1)*3 + (dz+1) (slot 13 is

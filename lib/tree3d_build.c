@@ -1,6 +1,7 @@
 /* tree3d_build.c — builds the adaptive octree: root cube, Morton sort of
- * sources and targets, then level-by-level refinement until every leaf holds
- * at most q sources and q targets or the depth limit is reached. */
+ * sources and targets (here, or on the device: fmmcl_tree3d_build_sorted),
+ * then level-by-level refinement until every leaf holds at most q sources
+ * and q targets or the depth limit is reached. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,22 +9,27 @@
 #include "internal.h"
 #include "tree3d.h"
 
+/* Sorted coordinates: sorted point i is caller point perm[i]. */
+static fmmcl_status gather_points(const double *xyz, const size_t *perm, size_t n, double **sorted) {
+  *sorted = malloc(3 * (n ? n : 1) * sizeof(double));
+  if (!*sorted) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
+  double *out = *sorted;
+  #pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) memcpy(out + 3 * i, xyz + 3 * perm[i], 3 * sizeof(double));
+  return FMMCL_SUCCESS;
+}
+
 /* Sorts one point set by key into the tree's arrays. */
 static fmmcl_status sort_points(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
                                 uint64_t **keys, size_t **perm, double **sorted) {
   *keys = malloc(n * sizeof(uint64_t));
   *perm = malloc(n * sizeof(size_t));
-  *sorted = malloc(3 * n * sizeof(double));
-  if (!*keys || !*perm || !*sorted)
+  if (!*keys || !*perm)
     return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
   fmmcl_morton3d_keys(cube, xyz, n, *keys);
   fmmcl_status st = fmmcl_morton3d_sort(*keys, *perm, n);
   if (st) return st;
-  double *out = *sorted;
-  const size_t *p = *perm;
-  #pragma omp parallel for schedule(static)
-  for (size_t i = 0; i < n; i++) memcpy(out + 3 * i, xyz + 3 * p[i], 3 * sizeof(double));
-  return FMMCL_SUCCESS;
+  return gather_points(xyz, *perm, n, sorted);
 }
 
 /* First index in [lo, hi) whose key is >= bound. */
@@ -175,20 +181,11 @@ static fmmcl_status check_arguments(size_t n_sources, const double *sources, siz
   return FMMCL_SUCCESS;
 }
 
-static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const double *targets) {
-  fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, t->n_sources, targets,
-                                                 targets ? t->n_targets : 0, &t->cube);
-  if (st) return st;
-  st = sort_points(&t->cube, sources, t->n_sources, &t->source_keys, &t->source_perm, &t->source_xyz);
-  if (st) return st;
-  if (targets) {
-    st = sort_points(&t->cube, targets, t->n_targets, &t->target_keys, &t->target_perm, &t->target_xyz);
-    if (st) return st;
-  } else {
-    t->target_keys = t->source_keys, t->target_perm = t->source_perm, t->target_xyz = t->source_xyz;
-  }
+/* Refines from the root over the sorted keys, then lists the leaves. */
+static fmmcl_status refine_all(fmmcl_tree3d *t) {
   size_t capacity = 0;
-  if ((st = reserve_cells(t, &capacity, 1))) return st;
+  fmmcl_status st = reserve_cells(t, &capacity, 1);
+  if (st) return st;
   memset(&t->cells[0], 0, sizeof t->cells[0]);
   t->cells[0].parent = -1;
   t->cells[0].src_end = t->n_sources;
@@ -208,20 +205,79 @@ static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const dou
   return collect_leaves(t);
 }
 
+static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const double *targets) {
+  fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, t->n_sources, targets,
+                                                 targets ? t->n_targets : 0, &t->cube);
+  if (st) return st;
+  st = sort_points(&t->cube, sources, t->n_sources, &t->source_keys, &t->source_perm, &t->source_xyz);
+  if (st) return st;
+  if (targets) {
+    st = sort_points(&t->cube, targets, t->n_targets, &t->target_keys, &t->target_perm, &t->target_xyz);
+    if (st) return st;
+  } else {
+    t->target_keys = t->source_keys, t->target_perm = t->source_perm, t->target_xyz = t->source_xyz;
+  }
+  return refine_all(t);
+}
+
+/* An empty tree with the parameters both entry points share. */
+static fmmcl_tree3d *tree_new(size_t n_sources, size_t n_targets, const double *targets,
+                              size_t leaf_size, int max_level) {
+  fmmcl_tree3d *t = calloc(1, sizeof *t);
+  if (!t) {
+    fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
+    return NULL;
+  }
+  t->leaf_size = leaf_size;
+  t->max_level = max_level ? max_level : FMMCL_MORTON_LEVELS;
+  t->n_sources = n_sources;
+  t->targets_are_sources = targets == NULL;
+  t->n_targets = targets ? n_targets : n_sources;
+  return t;
+}
+
 fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
                                 size_t n_targets, const double *targets,
                                 size_t leaf_size, int max_level, fmmcl_tree3d **tree) {
   fmmcl_status st = check_arguments(n_sources, sources, n_targets, targets, leaf_size, max_level, tree);
   if (st) return st;
   *tree = NULL;
-  fmmcl_tree3d *t = calloc(1, sizeof *t);
-  if (!t) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
-  t->leaf_size = leaf_size;
-  t->max_level = max_level ? max_level : FMMCL_MORTON_LEVELS;
-  t->n_sources = n_sources;
-  t->targets_are_sources = targets == NULL;
-  t->n_targets = targets ? n_targets : n_sources;
+  fmmcl_tree3d *t = tree_new(n_sources, n_targets, targets, leaf_size, max_level);
+  if (!t) return FMMCL_ERROR_OUT_OF_MEMORY;
   st = build_into(t, sources, targets);
+  if (st) {
+    fmmcl_tree3d_destroy(t);
+    return st;
+  }
+  *tree = t;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, size_t n_targets,
+                                       const double *targets, const fmmcl_morton3d_cube *cube,
+                                       uint64_t *source_keys, size_t *source_perm,
+                                       uint64_t *target_keys, size_t *target_perm,
+                                       size_t leaf_size, int max_level, fmmcl_tree3d **tree) {
+  fmmcl_status st = check_arguments(n_sources, sources, n_targets, targets, leaf_size, max_level, tree);
+  if (!st && (!cube || !source_keys || !source_perm || (targets && (!target_keys || !target_perm))))
+    st = fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_sorted: NULL argument");
+  fmmcl_tree3d *t = st ? NULL : tree_new(n_sources, n_targets, targets, leaf_size, max_level);
+  if (!t) {
+    /* ownership was passed in: nothing may leak on failure */
+    free(source_keys), free(source_perm);
+    if (targets) free(target_keys), free(target_perm);
+    if (tree) *tree = NULL;
+    return st ? st : FMMCL_ERROR_OUT_OF_MEMORY;
+  }
+  *tree = NULL;
+  t->cube = *cube;
+  t->source_keys = source_keys, t->source_perm = source_perm;
+  if (targets) t->target_keys = target_keys, t->target_perm = target_perm;
+  st = gather_points(sources, source_perm, n_sources, &t->source_xyz);
+  if (!st && targets) st = gather_points(targets, target_perm, t->n_targets, &t->target_xyz);
+  if (!st && !targets)
+    t->target_keys = t->source_keys, t->target_perm = t->source_perm, t->target_xyz = t->source_xyz;
+  if (!st) st = refine_all(t);
   if (st) {
     fmmcl_tree3d_destroy(t);
     return st;

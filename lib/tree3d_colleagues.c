@@ -6,14 +6,7 @@
 #include "tree3d.h"
 
 int fmmcl_tree3d_cells_adjacent(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b) {
-  /* compare on the finest grid, where both cubes have integer corners */
-  int sa = FMMCL_MORTON_LEVELS - a->level, sb = FMMCL_MORTON_LEVELS - b->level;
-  for (int d = 0; d < 3; d++) {
-    int64_t alo = (int64_t)a->anchor[d] << sa, ahi = (int64_t)(a->anchor[d] + 1) << sa;
-    int64_t blo = (int64_t)b->anchor[d] << sb, bhi = (int64_t)(b->anchor[d] + 1) << sb;
-    if (alo > bhi || blo > ahi) return 0;
-  }
-  return 1;
+  return fmmcl_tree3d_adjacent_inline(a, b);
 }
 
 /* Slot of same-level cell b among a's colleagues, or -1 if not adjacent. */
@@ -27,7 +20,10 @@ static int colleague_slot(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b
   return slot;
 }
 
-/* A cell's colleagues are among the children of its parent's colleagues. */
+/* A cell's colleagues are among the children of its parent's colleagues,
+ * and only of the 8 whose offset per axis is 0 or the side the cell sits on
+ * within its parent (low anchor bit 0: -1, 1: +1): the others are two
+ * cells away. */
 static void find_colleagues(const fmmcl_tree3d *t, size_t i, int32_t *coll) {
   int32_t *mine = coll + FMMCL_TREE3D_COLLEAGUES * i;
   const fmmcl_tree3d_cell *c = &t->cells[i];
@@ -37,9 +33,13 @@ static void find_colleagues(const fmmcl_tree3d *t, size_t i, int32_t *coll) {
     return;
   }
   const int32_t *pc = coll + FMMCL_TREE3D_COLLEAGUES * (size_t)c->parent;
-  for (int s = 0; s < FMMCL_TREE3D_COLLEAGUES; s++) {
-    if (pc[s] < 0) continue;
-    const fmmcl_tree3d_cell *p = &t->cells[pc[s]];
+  int side[3];
+  for (int d = 0; d < 3; d++) side[d] = (c->anchor[d] & 1) ? 1 : -1;
+  for (int m = 0; m < 8; m++) {
+    int ox = (m & 4) ? side[0] : 0, oy = (m & 2) ? side[1] : 0, oz = (m & 1) ? side[2] : 0;
+    int32_t q = pc[(ox + 1) * 9 + (oy + 1) * 3 + (oz + 1)];
+    if (q < 0) continue;
+    const fmmcl_tree3d_cell *p = &t->cells[q];
     for (int32_t k = p->child_begin; k < p->child_begin + p->n_children; k++) {
       int slot = colleague_slot(c, &t->cells[k]);
       if (slot >= 0) mine[slot] = k;

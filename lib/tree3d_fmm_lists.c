@@ -10,6 +10,7 @@ enum { LIST_U, LIST_V, LIST_W, LIST_X, N_LISTS };
 typedef struct fmm_list_context {
   const fmmcl_tree3d *tree;
   const int32_t *colleagues;
+  const uint8_t *leaf_colleague; /* per cell: has a colleague that is a leaf holding sources */
 } fmm_list_context;
 
 static const int32_t *colleagues_of(const fmm_list_context *ctx, int32_t cell) {
@@ -26,7 +27,7 @@ static void emit_v(const fmm_list_context *ctx, const fmmcl_tree3d_cell *b,
     if (pc[s] < 0) continue;
     const fmmcl_tree3d_cell *q = &cells[pc[s]];
     for (int32_t k = q->child_begin; k < q->child_begin + q->n_children; k++)
-      if (fmmcl_tree3d_n_src(&cells[k]) && !fmmcl_tree3d_cells_adjacent(&cells[k], b))
+      if (fmmcl_tree3d_n_src(&cells[k]) && !fmmcl_tree3d_adjacent_inline(&cells[k], b))
         fmmcl_tree3d_emit(sink, LIST_V, k);
   }
 }
@@ -39,7 +40,7 @@ static void descend_colleague(const fmm_list_context *ctx, const fmmcl_tree3d_ce
   for (int32_t k = a->child_begin; k < a->child_begin + a->n_children; k++) {
     const fmmcl_tree3d_cell *c = &cells[k];
     if (!fmmcl_tree3d_n_src(c)) continue;
-    if (!fmmcl_tree3d_cells_adjacent(c, b)) fmmcl_tree3d_emit(sink, LIST_W, k);
+    if (!fmmcl_tree3d_adjacent_inline(c, b)) fmmcl_tree3d_emit(sink, LIST_W, k);
     else if (fmmcl_tree3d_is_leaf(c)) fmmcl_tree3d_emit(sink, LIST_U, k);
     else descend_colleague(ctx, b, c, sink);
   }
@@ -65,14 +66,16 @@ static void emit_coarser_u_x(const fmm_list_context *ctx, const fmmcl_tree3d_cel
   const fmmcl_tree3d_cell *cells = ctx->tree->cells;
   int b_is_leaf = fmmcl_tree3d_is_leaf(b);
   for (int32_t p = b->parent; p >= 0; p = cells[p].parent) {
+    /* most ancestors have no leaf colleague: skip their 27 loads */
+    if (!ctx->leaf_colleague[p]) continue;
     const int32_t *pc = colleagues_of(ctx, p);
     for (int s = 0; s < FMMCL_TREE3D_COLLEAGUES; s++) {
       if (pc[s] < 0) continue;
       const fmmcl_tree3d_cell *a = &cells[pc[s]];
       if (!fmmcl_tree3d_is_leaf(a) || !fmmcl_tree3d_n_src(a)) continue;
-      if (fmmcl_tree3d_cells_adjacent(a, b)) {
+      if (fmmcl_tree3d_adjacent_inline(a, b)) {
         if (b_is_leaf) fmmcl_tree3d_emit(sink, LIST_U, pc[s]);
-      } else if (fmmcl_tree3d_cells_adjacent(a, &cells[b->parent])) {
+      } else if (fmmcl_tree3d_adjacent_inline(a, &cells[b->parent])) {
         fmmcl_tree3d_emit(sink, LIST_X, pc[s]);
       }
     }
@@ -88,17 +91,37 @@ static void emit_fmm_row(const void *vctx, size_t row, fmmcl_tree3d_row_sink *si
   emit_coarser_u_x(ctx, b, sink);
 }
 
+static void mark_leaf_colleagues(const fmmcl_tree3d *tree, const int32_t *coll, uint8_t *leafy) {
+  #pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < tree->n_cells; i++) {
+    uint8_t any = 0;
+    for (int s = 0; s < FMMCL_TREE3D_COLLEAGUES; s++) {
+      int32_t q = coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)s];
+      any |= q >= 0 && fmmcl_tree3d_is_leaf(&tree->cells[q]) && fmmcl_tree3d_n_src(&tree->cells[q]);
+    }
+    leafy[i] = any;
+  }
+}
+
 fmmcl_status fmmcl_tree3d_fmm_lists_build(const fmmcl_tree3d *tree, fmmcl_tree3d_fmm_lists *lists) {
   if (!tree || !lists)
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_fmm_lists_build: NULL argument");
-  fmm_list_context ctx = {tree, NULL};
+  fmm_list_context ctx = {tree, NULL, NULL};
   int32_t *coll = NULL;
   fmmcl_status st = fmmcl_tree3d_colleagues(tree, &coll);
   if (st) return st;
   ctx.colleagues = coll;
+  uint8_t *leafy = malloc(tree->n_cells ? tree->n_cells : 1);
+  if (!leafy) {
+    free(coll);
+    return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "interaction lists: out of host memory");
+  }
+  mark_leaf_colleagues(tree, coll, leafy);
+  ctx.leaf_colleague = leafy;
   fmmcl_tree3d_csr csr[N_LISTS];
   st = fmmcl_tree3d_csr_build(tree->n_cells, N_LISTS, emit_fmm_row, &ctx, csr);
   free(coll);
+  free(leafy);
   if (st) return st;
   lists->u = csr[LIST_U];
   lists->v = csr[LIST_V];

@@ -384,6 +384,36 @@ static void check_treecode_lists(const fmmcl_tree3d *t, double theta) {
   fmmcl_tree3d_treecode_lists_free(&L);
 }
 
+/* ---- colleagues against a brute-force search ----------------------------- */
+
+/* Every same-level cell at offset (dx,dy,dz) in {-1,0,1}^3 is in its slot and
+ * no other slot is filled; levels over 512 cells check a sample of rows. */
+static void check_colleagues(const fmmcl_tree3d *t) {
+  int32_t *coll = NULL;
+  REQUIRE(fmmcl_tree3d_colleagues(t, &coll) == FMMCL_SUCCESS, "%s", fmmcl_last_error(NULL));
+  for (int l = 0; l < t->n_levels; l++) {
+    size_t b = t->level_begin[l], e = t->level_begin[l + 1], stride = (e - b + 2047) / 512;
+    for (size_t i = b; i < e; i += stride) {
+      int32_t want[FMMCL_TREE3D_COLLEAGUES];
+      for (int k = 0; k < FMMCL_TREE3D_COLLEAGUES; k++) want[k] = -1;
+      const fmmcl_tree3d_cell *a = &t->cells[i];
+      for (size_t j = b; j < e; j++) {
+        int slot = 0, near = 1;
+        for (int d = 0; d < 3; d++) {
+          int64_t off = (int64_t)t->cells[j].anchor[d] - (int64_t)a->anchor[d];
+          near = near && off >= -1 && off <= 1;
+          slot = slot * 3 + (int)(off + 1);
+        }
+        if (near) want[slot] = (int32_t)j;
+      }
+      for (int k = 0; k < FMMCL_TREE3D_COLLEAGUES; k++)
+        REQUIRE(coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)k] == want[k], "cell %zu slot %d: %d, want %d", i, k,
+                coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)k], want[k]);
+    }
+  }
+  free(coll);
+}
+
 /* ---- one case: build, check everything ------------------------------------ */
 
 static fmmcl_tree3d *check_case(size_t ns, const double *src, size_t nt, const double *tgt,
@@ -392,6 +422,7 @@ static fmmcl_tree3d *check_case(size_t ns, const double *src, size_t nt, const d
   fmmcl_status st = fmmcl_tree3d_build(ns, src, nt, tgt, q, max_level, &t);
   REQUIRE(st == FMMCL_SUCCESS, "build: %s", fmmcl_last_error(NULL));
   check_tree(t, src, tgt);
+  check_colleagues(t);
   check_fmm_lists(t);
   check_treecode_lists(t, 0.5);
   check_treecode_lists(t, 0.8);

@@ -1,0 +1,291 @@
+/* tree3d_device_sort.c — launches cl/tree.cl: Morton keys of the points in
+ * the root cube, then a stable LSD radix sort of (key, index) pairs, read
+ * back so the host refinement can skip its own keys and sort. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree3d_device_sort.h"
+
+/* Without a tuning entry: 256 work-items, 8 tiles of them per group, 4-bit
+ * digits (16 passes over 63 bits, each a 16-way local split). */
+#define DEFAULT_DEFINES "-DWGS=256 -DTILES=8 -DRADIX_BITS=4"
+#define KEY_BITS (3 * FMMCL_MORTON_LEVELS)
+#define MAX_SCAN_LEVELS 8
+
+typedef struct sorter {
+  fmmcl_context ctx;
+  cl_program program;
+  cl_kernel keys, hist, scan, add, scatter;
+  size_t wgs, tiles, radix_bits;
+} sorter;
+
+/* Device buffers of one sort; scan[k] holds level k's block sums. */
+typedef struct sort_buffers {
+  cl_mem xyz, keys[2], perm[2], hist, scan[MAX_SCAN_LEVELS];
+} sort_buffers;
+
+int fmmcl_tree3d_device_sort_available(fmmcl_context ctx, size_t n) {
+  return ctx && ctx->dev.info.has_fp64 && n < (size_t)UINT32_MAX;
+}
+
+static size_t define_or(const char *defines, const char *name, size_t fallback) {
+  char pat[32];
+  snprintf(pat, sizeof pat, "-D%s=", name);
+  const char *p = strstr(defines, pat);
+  return p ? (size_t)strtoul(p + strlen(pat), NULL, 10) : fallback;
+}
+
+/* Work-group size and digit width from the tuning cache (kernel "tree_sort"),
+ * else the defaults; WGS is lowered to what the device allows. */
+static fmmcl_status choose_parameters(sorter *s) {
+  char def[256];
+  fmmcl_status st = fmmcl_tuned_defines(s->ctx, "tree_sort", FMMCL_DOUBLE, "keys63", def, sizeof def);
+  if (st == FMMCL_ERROR_INTERNAL) { /* no entry for this kernel: our defaults */
+    fmmcl_clear_error(s->ctx);
+    snprintf(def, sizeof def, "%s", DEFAULT_DEFINES);
+  } else if (st) {
+    return st;
+  }
+  s->wgs = define_or(def, "WGS", 256);
+  s->tiles = define_or(def, "TILES", 8);
+  s->radix_bits = define_or(def, "RADIX_BITS", 4);
+  while (s->wgs > s->ctx->dev.info.max_work_group_size) s->wgs /= 2;
+  if (s->radix_bits < 1 || s->radix_bits > 8 || s->tiles < 1 || (s->wgs & (s->wgs - 1)) ||
+      s->wgs < ((size_t)1 << s->radix_bits))
+    return fmmcl_fail(s->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "tree.cl: WGS=%zu TILES=%zu RADIX_BITS=%zu is not a valid radix sort on %s "
+                      "(WGS a power of two >= 2^RADIX_BITS, RADIX_BITS 1..8)",
+                      s->wgs, s->tiles, s->radix_bits, s->ctx->dev.info.device_name);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status create_kernel(sorter *s, const char *name, cl_kernel *k) {
+  cl_int err;
+  *k = clCreateKernel(s->program, name, &err);
+  FMMCL_CL_TRY(s->ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+static void sorter_release(sorter *s) {
+  cl_kernel *k[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (*k[i]) clReleaseKernel(*k[i]);
+  if (s->program) clReleaseProgram(s->program);
+}
+
+static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
+  memset(s, 0, sizeof *s);
+  s->ctx = ctx;
+  fmmcl_status st = choose_parameters(s);
+  if (st) return st;
+  /* keys in double so they round exactly as the host's do */
+  char opt[256];
+  snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 -DWGS=%zu -DTILES=%zu -DRADIX_BITS=%zu", s->wgs, s->tiles,
+           s->radix_bits);
+  if ((st = fmmcl_program_build(ctx, "tree.cl", opt, &s->program, NULL))) return st;
+  st = create_kernel(s, "morton_keys", &s->keys);
+  if (!st) st = create_kernel(s, "radix_histogram", &s->hist);
+  if (!st) st = create_kernel(s, "scan_exclusive_blocks", &s->scan);
+  if (!st) st = create_kernel(s, "scan_add_block_offsets", &s->add);
+  if (!st) st = create_kernel(s, "radix_scatter", &s->scatter);
+  return st;
+}
+
+static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host,
+                                cl_mem *buf) {
+  cl_int err;
+  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
+                        (void *)host, &err);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: cannot allocate %zu bytes on %s: %s",
+                      bytes, ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+static void buffers_release(sort_buffers *b) {
+  cl_mem *m[] = {&b->xyz, &b->keys[0], &b->keys[1], &b->perm[0], &b->perm[1], &b->hist};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+    if (*m[i]) clReleaseMemObject(*m[i]);
+  for (int k = 0; k < MAX_SCAN_LEVELS; k++)
+    if (b->scan[k]) clReleaseMemObject(b->scan[k]);
+}
+
+static fmmcl_status launch(sorter *s, cl_kernel k, size_t global) {
+  size_t local = s->wgs;
+  FMMCL_CL_TRY(s->ctx, clEnqueueNDRangeKernel(s->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
+#define SET_ARG(s, k, i, v) FMMCL_CL_TRY((s)->ctx, clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+/* Exclusive scan of data[m] in place, level by level: block scans, the
+ * block sums scanned the same way, then the sums added back. */
+static fmmcl_status scan_exclusive(sorter *s, sort_buffers *b, cl_mem data, cl_uint m, int level) {
+  if (level >= MAX_SCAN_LEVELS)
+    return fmmcl_fail(s->ctx, FMMCL_ERROR_INTERNAL, "tree sort: scan deeper than %d levels", MAX_SCAN_LEVELS);
+  size_t blocks = (m + s->wgs - 1) / s->wgs;
+  SET_ARG(s, s->scan, 0, data);
+  SET_ARG(s, s->scan, 1, m);
+  SET_ARG(s, s->scan, 2, b->scan[level]);
+  fmmcl_status st = launch(s, s->scan, blocks * s->wgs);
+  if (st || blocks == 1) return st;
+  if ((st = scan_exclusive(s, b, b->scan[level], (cl_uint)blocks, level + 1))) return st;
+  SET_ARG(s, s->add, 0, data);
+  SET_ARG(s, s->add, 1, m);
+  SET_ARG(s, s->add, 2, b->scan[level]);
+  return launch(s, s->add, blocks * s->wgs);
+}
+
+static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size_t n, size_t groups) {
+  fmmcl_context ctx = s->ctx;
+  fmmcl_status st = make_buffer(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), xyz, &b->xyz);
+  for (int i = 0; i < 2 && !st; i++) {
+    st = make_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_ulong), NULL, &b->keys[i]);
+    if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &b->perm[i]);
+  }
+  size_t m = groups << s->radix_bits;
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->hist);
+  for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
+    m = (m + s->wgs - 1) / s->wgs;
+    st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->scan[k]);
+    if (m == 1) break;
+  }
+  return st;
+}
+
+/* One pass per RADIX_BITS digit, low digit first; returns which buffer
+ * holds the result in *src. */
+static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src) {
+  const size_t global = groups * s->wgs;
+  const cl_uint m = (cl_uint)(groups << s->radix_bits);
+  fmmcl_status st = FMMCL_SUCCESS;
+  *src = 0;
+  for (cl_uint shift = 0; !st && shift < KEY_BITS; shift += (cl_uint)s->radix_bits) {
+    SET_ARG(s, s->hist, 0, b->keys[*src]);
+    SET_ARG(s, s->hist, 1, n);
+    SET_ARG(s, s->hist, 2, shift);
+    SET_ARG(s, s->hist, 3, b->hist);
+    st = launch(s, s->hist, global);
+    if (!st) st = scan_exclusive(s, b, b->hist, m, 0);
+    if (st) return st;
+    cl_mem args[] = {b->keys[*src], b->perm[*src], b->keys[1 - *src], b->perm[1 - *src]};
+    for (cl_uint a = 0; a < 4; a++) SET_ARG(s, s->scatter, a, args[a]);
+    SET_ARG(s, s->scatter, 4, n);
+    SET_ARG(s, s->scatter, 5, shift);
+    SET_ARG(s, s->scatter, 6, b->hist);
+    st = launch(s, s->scatter, global);
+    *src = 1 - *src;
+  }
+  return st;
+}
+
+static fmmcl_status compute_keys(sorter *s, sort_buffers *b, const fmmcl_morton3d_cube *cube, cl_uint n) {
+  /* the scale the host uses, computed once in double here too */
+  cl_double ox = cube->origin[0], oy = cube->origin[1], oz = cube->origin[2];
+  cl_double scale = (double)FMMCL_MORTON_CELLS_PER_AXIS / cube->width;
+  SET_ARG(s, s->keys, 0, b->xyz);
+  SET_ARG(s, s->keys, 1, n);
+  SET_ARG(s, s->keys, 2, ox);
+  SET_ARG(s, s->keys, 3, oy);
+  SET_ARG(s, s->keys, 4, oz);
+  SET_ARG(s, s->keys, 5, scale);
+  SET_ARG(s, s->keys, 6, b->keys[0]);
+  SET_ARG(s, s->keys, 7, b->perm[0]);
+  return launch(s, s->keys, round_up(n, s->wgs));
+}
+
+static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uint64_t *keys, size_t *perm) {
+  cl_uint *p32 = malloc(n * sizeof *p32);
+  if (!p32) return fmmcl_fail(s->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
+  cl_command_queue q = s->ctx->queue;
+  cl_int err = clEnqueueReadBuffer(q, b->keys[src], CL_FALSE, 0, n * sizeof(cl_ulong), keys, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = clEnqueueReadBuffer(q, b->perm[src], CL_TRUE, 0, n * sizeof(cl_uint), p32, 0, NULL, NULL);
+  if (err == CL_SUCCESS) {
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) perm[i] = p32[i];
+  }
+  free(p32);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(s->ctx, fmmcl_status_from_cl(err), "tree sort: reading the sorted keys: %s",
+                      fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
+                              uint64_t *keys, size_t *perm) {
+  if (n == 0) return FMMCL_SUCCESS;
+  const size_t groups = (n + s->wgs * s->tiles - 1) / (s->wgs * s->tiles);
+  sort_buffers b;
+  memset(&b, 0, sizeof b);
+  int src = 0;
+  fmmcl_status st = allocate(s, &b, xyz, n, groups);
+  if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
+  if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src);
+  if (!st) st = read_back(s, &b, src, n, keys, perm);
+  buffers_release(&b);
+  return st;
+}
+
+fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
+                                      const double *xyz, size_t n, uint64_t *keys, size_t *perm) {
+  if (!ctx || !cube || (n && (!xyz || !keys || !perm)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_device_sort: NULL argument");
+  if (!fmmcl_tree3d_device_sort_available(ctx, n))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "fmmcl_tree3d_device_sort: %s lacks fp64 or %zu keys exceed 2^32", ctx->dev.info.device_name, n);
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  if (!st) st = sort_with(&s, cube, xyz, n, keys, perm);
+  sorter_release(&s);
+  return st;
+}
+
+/* The tree code reports into the thread's error slot; the caller reads ctx's. */
+static fmmcl_status forward_error(fmmcl_context ctx, fmmcl_status st) {
+  return st ? fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL)) : st;
+}
+
+/* Keys and permutation of one set, malloc'ed for the tree to own. */
+static fmmcl_status sort_set(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
+                             uint64_t **keys, size_t **perm) {
+  *keys = malloc((n ? n : 1) * sizeof **keys);
+  *perm = malloc((n ? n : 1) * sizeof **perm);
+  if (!*keys || !*perm) return fmmcl_fail(s->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
+  return sort_with(s, cube, xyz, n, *keys, *perm);
+}
+
+fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                       size_t n_targets, const double *targets, size_t leaf_size,
+                                       int max_level, fmmcl_tree3d **tree, double *sort_seconds) {
+  if (!ctx || !tree || !sources)
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_device: NULL argument");
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_morton3d_cube cube;
+  /* argument errors come from the host build's own checks below */
+  fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, n_sources, targets, targets ? n_targets : 0, &cube);
+  if (st || (targets && n_targets == 0) || leaf_size < 1)
+    return forward_error(ctx, fmmcl_tree3d_build(n_sources, sources, n_targets, targets, leaf_size,
+                                                 max_level, tree));
+  if (!fmmcl_tree3d_device_sort_available(ctx, n_sources) ||
+      (targets && !fmmcl_tree3d_device_sort_available(ctx, n_targets)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_build_device: not available on %s",
+                      ctx->dev.info.device_name);
+  uint64_t *sk = NULL, *tk = NULL;
+  size_t *sp = NULL, *tp = NULL;
+  sorter s;
+  st = sorter_init(&s, ctx);
+  if (!st) st = sort_set(&s, &cube, sources, n_sources, &sk, &sp);
+  if (!st && targets) st = sort_set(&s, &cube, targets, n_targets, &tk, &tp);
+  sorter_release(&s);
+  if (st) {
+    free(sk), free(sp), free(tk), free(tp);
+    return st;
+  }
+  if (sort_seconds) *sort_seconds = fmmcl_wall_seconds() - t0;
+  return forward_error(ctx, fmmcl_tree3d_build_sorted(n_sources, sources, n_targets, targets, &cube, sk, sp,
+                                                      tk, tp, leaf_size, max_level, tree));
+}

@@ -1,0 +1,29 @@
+/* tree3d_device_sort.h — Morton keys and their stable radix sort on the
+ * context's device (cl/tree.cl), and the octree build that uses them in
+ * place of the host keys and sort. */
+#ifndef FMMCL_TREE3D_DEVICE_SORT_H
+#define FMMCL_TREE3D_DEVICE_SORT_H
+
+#include "internal.h"
+#include "tree3d.h"
+
+/* Whether ctx's device can sort n keys so that they equal the host's: the
+ * keys are computed in double (fp64) and the permutation is a uint. */
+int fmmcl_tree3d_device_sort_available(fmmcl_context ctx, size_t n);
+
+/* keys[n] and perm[n] exactly as fmmcl_morton3d_keys(cube, xyz, n, keys)
+ * followed by fmmcl_morton3d_sort(keys, perm, n) leave them, computed on
+ * ctx's device. FMMCL_ERROR_UNSUPPORTED when not available (see above);
+ * OpenCL failures carry the call in ctx's last error. */
+fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
+                                      const double *xyz, size_t n, uint64_t *keys, size_t *perm);
+
+/* fmmcl_tree3d_build with the keys and sort on the device: same arguments,
+ * same errors (messages in ctx's last error) and an identical tree.
+ * *sort_seconds (may be NULL) receives the wall time of the root cube, keys
+ * and sort, the rest being the host refinement. */
+fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                       size_t n_targets, const double *targets, size_t leaf_size,
+                                       int max_level, fmmcl_tree3d **tree, double *sort_seconds);
+
+#endif /* FMMCL_TREE3D_DEVICE_SORT_H */
