@@ -7,8 +7,11 @@
  * work-item (L2P). Sources, shifts and expansions of the cells a group reads
  * are staged through local memory, so all global reads are contiguous. A
  * work-item past the last coefficient computes a clamped copy and only skips
- * the final store (padding, not branching). Loops over a cell's sources,
- * targets and list entries run to bounds uniform across the group.
+ * the final store (padding, not branching), except that P2M, P2L and M2L
+ * skip their long sums there (between barriers: on a CPU device the padding
+ * would cost up to a third of the time; on a GPU those lanes idle anyway).
+ * Loops over a cell's sources, targets and list entries run to bounds
+ * uniform across the group.
  *
  * Buffers (the host packs them):
  *   expansions  REAL2 per coefficient (re, im), cell c at [c*NCOEF, (c+1)*NCOEF),
@@ -116,7 +119,7 @@ REAL2 solid_irregular(int n, int m, REAL x, REAL y, REAL z)
   return here;
 }
 
-/* Cooperative loads of one expansion and of the harmonics of one shift. */
+/* Cooperative loads of one expansion and of the regular harmonics of one shift. */
 void stage_expansion(__local REAL2 *dst, __global const REAL2 *src)
 {
   for (int k = get_local_id(0); k < NCOEF; k += WGS)
@@ -129,15 +132,6 @@ void stage_regular(__local REAL2 *dst, REAL4 d)
     const int2 nm = coef_degree_order(k);
     const int n = nm.x, m = nm.y;
     dst[k] = solid_regular(n, m, d.x, d.y, d.z);
-  }
-}
-
-void stage_irregular2(__local REAL2 *dst, REAL4 d)
-{
-  for (int k = get_local_id(0); k < NCOEF2; k += WGS) {
-    const int2 nm = coef_degree_order(k);
-    const int n = nm.x, m = nm.y;
-    dst[k] = solid_irregular(n, m, d.x, d.y, d.z);
   }
 }
 
@@ -160,7 +154,7 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
     tile[lid] = src[min(base + lid, end - 1)];
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = min(WGS, end - base);
-    for (int j = 0; j < count; j++) {
+    for (int j = 0; j < count && lid < NCOEF; j++) {
       const REAL4 y = tile[j];
       acc += y.w * solid_regular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
     }
@@ -202,27 +196,107 @@ void m2m(__global const int *restrict parents, __global const int2 *restrict chi
 
 /* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
 
+/* V-list pairs are same-level cells, so the shift in units of the side is
+ * one of 7^3 integer vectors: the host tabulates their I_n^m (n <= 2P, all
+ * |m| <= n, row n at NSHIFT_ROW(n), in double rounded to REAL) once per
+ * plan, and each entry carries its shift id. The m sum is split by the sign
+ * of m, with conj(M_n^-u) = (-1)^u M_n^u, so M is read from m >= 0 storage
+ * and each sign is a compile-time constant once the loops unroll on P:
+ *   sum_{m=0..n} conj(M_n^m) I_{n+j}^{k+m} + sum_{u=1..n} (-1)^u M_n^u I_{n+j}^{k-u}.
+ * Every work-item runs the same loops, unrolled on P, with no branch and no
+ * select. The harmonics are staged with both signs of m (M2L_SIGNED, when
+ * local memory allows); otherwise only m >= 0 is staged and I_{n+j}^{k-u},
+ * u > k, comes from (-1)^(u-k) conj(I_{n+j}^{u-k}) by selects. M2L_BATCH
+ * entries are staged per round: two barriers per M2L_BATCH entries, not per
+ * entry. Padding work-items skip the sums (the branch holds no barrier). */
+#ifndef M2L_BATCH
+#define M2L_BATCH 4
+#endif
+#define NSHIFT ((2 * P + 1) * (2 * P + 1))  /* harmonics per shift, both signs */
+#define NSHIFT_ROW(n) ((n) * (n) + (n))     /* I_n^0 in a shift's row */
+#ifdef M2L_SIGNED
+#define NSTAGE NSHIFT
+#else
+#define NSTAGE NCOEF2
+#endif
+
+/* Adds one entry's contribution to target coefficient (j, k); Ms and S are
+ * that entry's multipole and staged shift harmonics in local memory. */
+REAL2 m2l_entry(__local const REAL2 *Ms, __local const REAL2 *S, int j, int k, REAL2 acc)
+{
+#ifndef M2L_SIGNED
+  const REAL sk = (k & 1) ? -1 : 1;
+#endif
+#pragma unroll
+  for (int n = 0; n <= P; n++) {
+    __local const REAL2 *Mn = Ms + n * (n + 1) / 2;
+#ifdef M2L_SIGNED
+    __local const REAL2 *In = S + NSHIFT_ROW(n + j) + k; /* I_{n+j}^k */
+    acc += cmulc(Mn[0], In[0]);
+#pragma unroll
+    for (int m = 1; m <= n; m++) {
+      /* conj(x + iy) a + x b + iy b, b = (-1)^m I_{n+j}^{k-m}: 4 mul-adds */
+      const REAL2 mm = Mn[m], a = In[m], b = ((m & 1) ? -1 : 1) * In[-m];
+      acc += mm.x * (a + b) + mm.y * (REAL2)(a.y - b.y, b.x - a.x);
+    }
+#else
+    __local const REAL2 *In = S + (n + j) * (n + j + 1) / 2; /* I_{n+j}^0 */
+#pragma unroll
+    for (int m = 0; m <= n; m++)
+      acc += cmulc(Mn[m], In[m + k]);
+#pragma unroll
+    for (int u = 1; u <= n; u++) {
+      const int t = k - u;
+      const REAL2 z = In[abs(t)];
+      const REAL s = (t < 0) ? sk : ((u & 1) ? -1 : 1);
+      acc += s * cmul(Mn[u], (REAL2)(z.x, (t < 0) ? -z.y : z.y));
+    }
+#endif
+  }
+  return acc;
+}
+
+/* Staged coefficient i of a shift: the whole row block (M2L_SIGNED) or its
+ * m >= 0 part in expansion order. */
+int m2l_stage_source(int i)
+{
+#ifdef M2L_SIGNED
+  return i;
+#else
+  const int2 nm = coef_degree_order(i);
+  return NSHIFT_ROW(nm.x) + nm.y;
+#endif
+}
+
 /* Group g: target cell cells[g], its interaction list
- * list[list_begin[g] .. list_begin[g+1]) of source cells. */
+ * list[list_begin[g] .. list_begin[g+1]) of source cells, shift[e] the table
+ * row of entry e. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void m2l(__global const int *restrict cells, __global const int *restrict list_begin,
-         __global const int *restrict list, __global const REAL4 *restrict center,
-         __global const REAL2 *restrict M, __global REAL2 *restrict L)
+         __global const int *restrict list, __global const int *restrict shift,
+         __global const REAL2 *restrict table, __global const REAL2 *restrict M,
+         __global REAL2 *restrict L)
 {
-  __local REAL2 S[NCOEF2], Ms[NCOEF];
+  __local REAL2 S[M2L_BATCH * NSTAGE], Ms[M2L_BATCH * NCOEF];
   const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
-  const REAL4 cl = center[cell];
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int j = nm.x, k = nm.y;
+  const int e0 = list_begin[g], e1 = list_begin[g + 1];
   REAL2 acc = (REAL2)(0, 0);
-  for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
-    const int src = list[e];
-    stage_irregular2(S, (REAL4)((cl.xyz - center[src].xyz) * cl.w, 0));
-    stage_expansion(Ms, M + src * NCOEF);
+  for (int e = e0; e < e1; e += M2L_BATCH) {
+    const int count = min(M2L_BATCH, e1 - e);
+    for (int i = lid; i < count * NSTAGE; i += WGS) {
+      const int b = i / NSTAGE;
+      S[i] = table[shift[e + b] * NSHIFT + m2l_stage_source(i - b * NSTAGE)];
+    }
+    for (int i = lid; i < count * NCOEF; i += WGS) {
+      const int b = i / NCOEF;
+      Ms[i] = M[list[e + b] * NCOEF + (i - b * NCOEF)];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int n = 0; n <= P; n++)
-      for (int m = -n; m <= n; m++)
-        acc += cmulc(load_any(Ms, n, m), load_any(S, n + j, m + k));
+    if (lid < NCOEF)
+      for (int b = 0; b < count; b++)
+        acc = m2l_entry(Ms + b * NCOEF, S + b * NSTAGE, j, k, acc);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid < NCOEF)
@@ -410,7 +484,7 @@ void p2l(__global const int *restrict rows, __global const int *restrict list_be
       tile[lid] = src[min(base + lid, sr.y - 1)];
       barrier(CLK_LOCAL_MEM_FENCE);
       const int count = min(WGS, sr.y - base);
-      for (int j = 0; j < count; j++) {
+      for (int j = 0; j < count && lid < NCOEF; j++) {
         const REAL4 y = tile[j];
         acc += y.w * solid_irregular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
       }

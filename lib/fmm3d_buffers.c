@@ -224,6 +224,7 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
     return st;
   }
   if (!st) st = upload_list(plan, &s->fmm.v, &s->m2l);
+  if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
   if (!st) st = upload_list(plan, &s->fmm.x, &s->p2l);
   if (!st) st = upload_list(plan, &s->fmm.w, &s->m2p);
   if (!st) st = upload_list(plan, &s->fmm.u, &s->p2p);
@@ -252,6 +253,7 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->m2m_children, &s->l2l_pairs};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) release_mem(m[i]);
   release_list(&s->m2l);
+  fmmcl_fmm3d_release_m2l_table(s);
   release_list(&s->p2l);
   release_list(&s->m2p);
   release_list(&s->p2p);

@@ -25,6 +25,19 @@ static size_t wgs_of(const char *defines, size_t fallback) {
   return p ? (size_t)strtoul(p + 6, NULL, 10) : fallback;
 }
 
+/* M2L entries staged per round: as many as fit in half the local memory
+ * (room for a second group per compute unit), at most 8 (past that the two
+ * barriers per round are already cheap), at least 1. */
+static size_t default_m2l_batch(fmmcl_context ctx, size_t entry_bytes) {
+  size_t batch = (size_t)(ctx->dev.info.local_mem_bytes / 2) / entry_bytes;
+  return batch < 1 ? 1 : batch > 8 ? 8 : batch;
+}
+
+static size_t m2l_batch_of(const char *defines) {
+  const char *p = strstr(defines, "-DM2L_BATCH=");
+  return p ? (size_t)strtoul(p + 12, NULL, 10) : 1;
+}
+
 static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
   cl_int err;
   *k = clCreateKernel(program, name, &err);
@@ -55,14 +68,26 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   s->exp_wgs = wgs_of(exp_def, (s->ncoef + 31) / 32 * 32);
   s->p2p_wgs = wgs_of(p2p_def, 64);
   if ((st = check_wgs(ctx, "expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
-  /* M2L stages harmonics of order 2p and one expansion in local memory */
+  /* M2L stages, per entry of a batch, harmonics of order 2p and one
+   * expansion; the harmonics with both signs of m (branch-free contraction)
+   * when that leaves half the local memory free, else m >= 0 only */
   const size_t ncoef2 = (size_t)(2 * s->order + 1) * (size_t)(2 * s->order + 2) / 2;
-  const size_t local_bytes = (ncoef2 + s->ncoef) * 2 * s->real_size;
-  if (local_bytes > ctx->dev.info.local_mem_bytes)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "order %d needs %zu bytes of local memory; %s has %llu",
-                      s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  const size_t nshift = (size_t)(2 * s->order + 1) * (size_t)(2 * s->order + 1);
+  const size_t signed_bytes = (nshift + s->ncoef) * 2 * s->real_size;
+  s->m2l_signed = signed_bytes <= ctx->dev.info.local_mem_bytes / 2;
+  const size_t entry_bytes = s->m2l_signed ? signed_bytes : (ncoef2 + s->ncoef) * 2 * s->real_size;
+  const int tuned_batch = strstr(exp_def, "-DM2L_BATCH=") != NULL;
+  s->m2l_batch = tuned_batch ? m2l_batch_of(exp_def) : default_m2l_batch(ctx, entry_bytes);
+  const size_t local_bytes = s->m2l_batch * entry_bytes;
+  if (s->m2l_batch < 1 || local_bytes > ctx->dev.info.local_mem_bytes)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "order %d, M2L batch %zu needs %zu bytes of local memory; %s has %llu", s->order,
+                      s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   if ((st = check_wgs(ctx, "fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s", real, s->order, exp_def);
+  char batch_def[48] = "";
+  if (!tuned_batch) snprintf(batch_def, sizeof batch_def, " -DM2L_BATCH=%zu", s->m2l_batch);
+  if (s->m2l_signed) strcat(batch_def, " -DM2L_SIGNED=1");
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s%s", real, s->order, exp_def, batch_def);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s",
            exp_opt, p2p_opt);
