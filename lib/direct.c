@@ -15,7 +15,8 @@ typedef struct {
   size_t ns_pad, nt_pad; /* padded counts: whole tiles and whole work-groups */
   size_t stride;         /* REALs per point in src (Laplace: 4; Gaussian: SoA) */
   void *src_host;        /* packed sources, coordinates fixed, charges per execute */
-  void *out_host;
+  void *out_host;        /* src_host and out_host live in pinned staging memory */
+  fmmcl_pinned src_pin, out_pin;
 } direct_state;
 
 /* Reads "-DNAME=value" from a define string; fallback when absent. */
@@ -142,10 +143,12 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
   void *tgt_host = NULL;
   if (!st) {
-    s->src_host = calloc(1, src_bytes);
-    tgt_host = calloc(1, tgt_bytes);
-    s->out_host = malloc(tgt_bytes);
-    if (!s->src_host || !tgt_host || !s->out_host)
+    st = fmmcl_pinned_alloc(ctx, src_bytes, &s->src_pin);
+    if (!st) st = fmmcl_pinned_alloc(ctx, tgt_bytes, &s->out_pin);
+    s->src_host = s->src_pin.ptr;
+    s->out_host = s->out_pin.ptr;
+    tgt_host = st ? NULL : calloc(1, tgt_bytes);
+    if (!st && !tgt_host)
       st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points",
                       plan->n_sources + plan->n_targets);
   }
@@ -207,6 +210,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   const int dim = o->dim;
   const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1;
   double t0 = fmmcl_wall_seconds();
+  #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
     put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, dim), charges[i]);
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, rows * s->ns_pad * s->real_size,
@@ -228,6 +232,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
                                         s->out_host, 0, NULL, NULL));
   /* Laplace out[i] = (gx, gy, gz, pot); Gaussian SoA rows (pot, g_1..g_dim) */
   const int lap = o->kernel == FMMCL_LAPLACE_3D;
+  #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
     potential[i] = get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
     if (gradient)
@@ -247,8 +252,8 @@ static void direct_destroy(fmmcl_plan plan) {
   if (s->src) clReleaseMemObject(s->src);
   if (s->tgt) clReleaseMemObject(s->tgt);
   if (s->out) clReleaseMemObject(s->out);
-  free(s->src_host);
-  free(s->out_host);
+  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->out_pin);
   free(s);
   plan->impl = NULL;
 }

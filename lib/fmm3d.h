@@ -71,7 +71,8 @@ typedef struct fmm3d_state {
   fmm3d_device_list m2l, p2l, m2p, p2p;          /* V, X, W (or far), U (or near) */
 
   void *src_host;               /* sorted (x, y, z, q) in REAL; q set per execute */
-  void *out_host;
+  void *out_host;               /* both in pinned staging memory (src_pin, out_pin) */
+  fmmcl_pinned src_pin, out_pin;
 
   /* M2L shift table (fmm3d_m2l_table.c): I_n^m of the 7^3 same-level shifts,
    * (2p+1)^2 REAL2 each (both signs of m), and the shift id of every V

@@ -58,17 +58,24 @@ static int packed_finite(const fmm3d_state *s, const void *buf, size_t n) {
 static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
-  s->src_host = pack_points(s, t->n_sources, t->source_xyz);
+  void *packed = pack_points(s, t->n_sources, t->source_xyz);
   void *tgt_host = t->targets_are_sources ? NULL : pack_points(s, t->n_targets, t->target_xyz);
-  s->out_host = malloc(4 * t->n_targets * s->real_size);
+  const size_t bytes_s = 4 * t->n_sources * s->real_size, bytes_t = 4 * t->n_targets * s->real_size;
+  /* execute sends the sources again with each new set of charges and reads
+   * the results back: both through pinned memory */
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!s->src_host || !s->out_host || (!t->targets_are_sources && !tgt_host))
+  if (!packed || (!t->targets_are_sources && !tgt_host))
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  else if (!packed_finite(s, s->src_host, t->n_sources) ||
-           (tgt_host && !packed_finite(s, tgt_host, t->n_targets)))
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_s, &s->src_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_t, &s->out_pin);
+  s->src_host = s->src_pin.ptr;
+  s->out_host = s->out_pin.ptr;
+  if (!st) memcpy(s->src_host, packed, bytes_s);
+  free(packed);
+  if (!st && (!packed_finite(s, s->src_host, t->n_sources) ||
+              (tgt_host && !packed_finite(s, tgt_host, t->n_targets))))
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                     "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
-  const size_t bytes_s = 4 * t->n_sources * s->real_size, bytes_t = 4 * t->n_targets * s->real_size;
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, bytes_s, NULL, &s->src);
   if (!st && tgt_host) st = make_buffer(ctx, CL_MEM_READ_ONLY, bytes_t, tgt_host, &s->tgt);
   if (!st && !tgt_host) {
@@ -260,6 +267,6 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
   fmmcl_tree3d_fmm_lists_free(&s->fmm);
   fmmcl_tree3d_treecode_lists_free(&s->tc);
   fmmcl_tree3d_destroy(s->tree);
-  free(s->src_host);
-  free(s->out_host);
+  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->out_pin);
 }

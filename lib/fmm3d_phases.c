@@ -63,6 +63,7 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
+  #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
   for (size_t i = 0; i < t->n_sources; i++) {
     const double q = charges[t->source_perm[i]];
     if (s->real_size == 4) ((float *)s->src_host)[4 * i + 3] = (float)q;
@@ -184,6 +185,8 @@ fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *poten
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
                                         s->out_host, 0, NULL, NULL));
   /* out[i] = (d/dx, d/dy, d/dz, phi) of sorted target i = caller's perm[i] */
+  /* perm is a permutation, so the scattered writes never collide */
+  #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
   for (size_t i = 0; i < t->n_targets; i++) {
     double v[4];
     for (int c = 0; c < 4; c++)

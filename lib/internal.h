@@ -154,6 +154,18 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
 
 /* Records a phase time (seconds) on the plan; phases of the same name add. */
 void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds);
+/* Host staging memory the device reaches by DMA (pinned_host.c): ptr is
+ * zeroed, valid until fmmcl_pinned_free; falls back to malloc memory (buf
+ * NULL) where the driver cannot pin. */
+typedef struct fmmcl_pinned {
+  cl_mem buf;
+  cl_command_queue queue;
+  void *ptr;
+  size_t bytes;
+} fmmcl_pinned;
+fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p);
+void fmmcl_pinned_free(fmmcl_pinned *p);
+
 /* Seconds between an event's start and end (profiling queue). */
 double fmmcl_event_seconds(cl_event ev);
 /* Monotonic wall clock in seconds. */
