@@ -19,10 +19,11 @@ typedef struct bench_fmm3d_point {
   size_t n;
   int order;                    /* expansion order p (0 for direct) */
   double create_s;              /* plan create, wall clock, binary cache warm */
-  double tree_s, lists_s;       /* as the plan records them */
+  double tree_s, lists_s;       /* as the plan records them (tree: sort + tree) */
+  double tables_s;              /* packing and uploading the device tables */
   double kernels_s;             /* create - tree - lists: kernels from the cache and table upload */
   double execute_s, execute_min_s; /* wall clock of fmmcl_plan_execute: median and best of R */
-  double end_to_end_s;          /* tree + lists + execute (upload, operators, download) */
+  double end_to_end_s;          /* tree + lists + tables + execute (upload, operators, download) */
   double err_pot, err_grad;     /* relative L2 on the sampled targets; NAN when unchecked */
   size_t n_phases;
   char phase_name[BENCH_FMM3D_MAX_PHASES][16];
