@@ -34,6 +34,7 @@ fmmcl_status fmmcl_context_create(fmmcl_context *out, const char *selector) {
 fmmcl_status fmmcl_context_destroy(fmmcl_context ctx) {
   if (!ctx) return FMMCL_SUCCESS;
   if (ctx->queue) {
+    fmmcl_pinned_pool_release(ctx);
     clFinish(ctx->queue);
     clReleaseCommandQueue(ctx->queue);
   }

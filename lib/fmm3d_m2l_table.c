@@ -21,6 +21,8 @@ static int shift_id(int dx, int dy, int dz) {
 static fmmcl_status v_shift_ids(fmmcl_plan plan, const fmm3d_state *s, cl_int *ids) {
   const fmmcl_tree3d_csr *v = &s->fmm.v;
   const fmmcl_tree3d_cell *cells = s->tree->cells;
+  long long bad = -1; /* an offending entry, reported after the loop */
+  #pragma omp parallel for schedule(dynamic, 256)
   for (size_t r = 0; r < v->n_rows; r++)
     for (size_t e = v->offsets[r]; e < v->offsets[r + 1]; e++) {
       const fmmcl_tree3d_cell *t = &cells[r], *c = &cells[v->indices[e]];
@@ -30,12 +32,18 @@ static fmmcl_status v_shift_ids(fmmcl_plan plan, const fmm3d_state *s, cl_int *i
         ok = ok && d[a] >= -SHIFT_RANGE && d[a] <= SHIFT_RANGE;
         near = near && d[a] >= -1 && d[a] <= 1;
       }
-      if (!ok || near)
-        return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL,
-                          "M2L list entry %zu -> %d is not a well-separated same-level pair", r,
-                          (int)v->indices[e]);
-      ids[e] = shift_id(d[0], d[1], d[2]);
+      if (!ok || near) {
+        #pragma omp atomic write
+        bad = (long long)e;
+        ids[e] = 0;
+      } else {
+        ids[e] = shift_id(d[0], d[1], d[2]);
+      }
     }
+  if (bad >= 0)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL,
+                      "M2L list entry %lld (source cell %d) is not a well-separated same-level pair", bad,
+                      (int)v->indices[bad]);
   return FMMCL_SUCCESS;
 }
 

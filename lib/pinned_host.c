@@ -1,5 +1,5 @@
 /* pinned_host.c — host staging buffers the device can reach by DMA: a
- * CL_MEM_ALLOC_HOST_PTR buffer mapped once for the plan's lifetime. */
+ * CL_MEM_ALLOC_HOST_PTR buffer mapped once, pooled per context. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,12 +7,43 @@
 
 /* Transfers from ordinary (pageable) memory go through the driver's own
  * bounce buffer; on the H100 that made reading 16 MB of FMM results cost
- * ~40 ms. Memory the driver allocated and pinned itself moves at PCIe speed.
- * Where the driver cannot give it (or a CPU device, where it changes
- * nothing), plain malloc memory does the same job more slowly. */
+ * ~40 ms. Memory the driver allocated and pinned itself moves at PCIe speed,
+ * but pinning is slow too (~12 ms for 16 MB), so freed blocks stay in the
+ * context for the next plan: a simulation that rebuilds its plan every
+ * step pins once. Where the driver cannot pin, malloc memory does the same
+ * job more slowly. */
+
+/* A pooled block big enough for bytes and not more than twice as big. */
+static int take_pooled(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p) {
+  size_t best = ctx->n_pinned_pool;
+  for (size_t i = 0; i < ctx->n_pinned_pool; i++) {
+    size_t b = ctx->pinned_pool[i].bytes;
+    if (b >= bytes && b <= 2 * bytes + (1u << 20) &&
+        (best == ctx->n_pinned_pool || b < ctx->pinned_pool[best].bytes))
+      best = i;
+  }
+  if (best == ctx->n_pinned_pool) return 0;
+  p->buf = ctx->pinned_pool[best].buf;
+  p->ptr = ctx->pinned_pool[best].ptr;
+  p->bytes = ctx->pinned_pool[best].bytes;
+  ctx->pinned_pool[best] = ctx->pinned_pool[--ctx->n_pinned_pool];
+  return 1;
+}
+
+static void unpin(fmmcl_context ctx, cl_mem buf, void *ptr) {
+  clEnqueueUnmapMemObject(ctx->queue, buf, ptr, 0, NULL, NULL);
+  clFinish(ctx->queue);
+  clReleaseMemObject(buf);
+}
+
 fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p) {
   memset(p, 0, sizeof *p);
+  p->ctx = ctx;
   if (bytes == 0) bytes = 16;
+  if (take_pooled(ctx, bytes, p)) {
+    memset(p->ptr, 0, bytes);
+    return FMMCL_SUCCESS;
+  }
   p->bytes = bytes;
   cl_int err;
   p->buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
@@ -20,8 +51,6 @@ fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p
     p->ptr = clEnqueueMapBuffer(ctx->queue, p->buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
                                 NULL, NULL, &err);
     if (err == CL_SUCCESS) {
-      p->queue = ctx->queue;
-      clRetainCommandQueue(p->queue);
       memset(p->ptr, 0, bytes);
       return FMMCL_SUCCESS;
     }
@@ -34,13 +63,21 @@ fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p
 }
 
 void fmmcl_pinned_free(fmmcl_pinned *p) {
-  if (p->buf) {
-    clEnqueueUnmapMemObject(p->queue, p->buf, p->ptr, 0, NULL, NULL);
-    clFinish(p->queue);
-    clReleaseMemObject(p->buf);
-    clReleaseCommandQueue(p->queue);
+  fmmcl_context ctx = p->ctx;
+  if (p->buf && ctx->n_pinned_pool < FMMCL_PINNED_POOL) {
+    ctx->pinned_pool[ctx->n_pinned_pool].buf = p->buf;
+    ctx->pinned_pool[ctx->n_pinned_pool].ptr = p->ptr;
+    ctx->pinned_pool[ctx->n_pinned_pool].bytes = p->bytes;
+    ctx->n_pinned_pool++;
+  } else if (p->buf) {
+    unpin(ctx, p->buf, p->ptr);
   } else {
     free(p->ptr);
   }
   memset(p, 0, sizeof *p);
+}
+
+void fmmcl_pinned_pool_release(fmmcl_context ctx) {
+  for (size_t i = 0; i < ctx->n_pinned_pool; i++) unpin(ctx, ctx->pinned_pool[i].buf, ctx->pinned_pool[i].ptr);
+  ctx->n_pinned_pool = 0;
 }
