@@ -85,18 +85,32 @@ REAL2 load_any(__local const REAL2 *X, int n, int m)
 
 /* ---- single solid harmonics, O(n) each ---------------------------------- */
 
+/* The divisors of the regular recurrence, 1 / ((k+1-m)(k+1+m)) at
+ * k (P+1) + m and 1 / (2j) at (P+1)^2 + j, staged once per work-group: a
+ * double division costs tens of instructions on GPUs, and P2M in double
+ * spent most of its time dividing by these integers. */
+#define NRECUR ((P + 1) * (P + 1) + P + 1)
+
+void stage_recurrence(__local REAL *T)
+{
+  for (int i = get_local_id(0); i < NRECUR; i += WGS) {
+    const int k = i / (P + 1), m = i % (P + 1);
+    T[i] = (i < (P + 1) * (P + 1)) ? (REAL)1 / ((REAL)(k + 1 - m) * (REAL)(k + 1 + m))
+                                   : (REAL)1 / (REAL)(2 * max(i - (P + 1) * (P + 1), 1));
+  }
+}
+
 /* R_n^m(x) = r^n P_n^m e^{im phi} / (n+m)!, by the recurrences of
- * lib/expansions3d_harmonics.c. */
-REAL2 solid_regular(int n, int m, REAL x, REAL y, REAL z)
+ * lib/expansions3d_harmonics.c, T from stage_recurrence. */
+REAL2 solid_regular(int n, int m, REAL x, REAL y, REAL z, __local const REAL *T)
 {
   const REAL r2 = x * x + y * y + z * z;
   REAL2 here = (REAL2)(1, 0);
   for (int j = 1; j <= m; j++)
-    here = cmul(here, (REAL2)(-x, -y) / (REAL)(2 * j));
+    here = cmul(here, (REAL2)(-x, -y) * T[(P + 1) * (P + 1) + j]);
   REAL2 below = (REAL2)(0, 0);
   for (int k = m; k < n; k++) {
-    const REAL2 next = ((REAL)(2 * k + 1) * z * here - r2 * below) /
-                       ((REAL)(k + 1 - m) * (REAL)(k + 1 + m));
+    const REAL2 next = ((REAL)(2 * k + 1) * z * here - r2 * below) * T[k * (P + 1) + m];
     below = here;
     here = next;
   }
@@ -126,12 +140,12 @@ void stage_expansion(__local REAL2 *dst, __global const REAL2 *src)
     dst[k] = src[k];
 }
 
-void stage_regular(__local REAL2 *dst, REAL4 d)
+void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 {
   for (int k = get_local_id(0); k < NCOEF; k += WGS) {
     const int2 nm = coef_degree_order(k);
     const int n = nm.x, m = nm.y;
-    dst[k] = solid_regular(n, m, d.x, d.y, d.z);
+    dst[k] = solid_regular(n, m, d.x, d.y, d.z, T);
   }
 }
 
@@ -144,11 +158,13 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
          __global REAL2 *restrict M)
 {
   __local REAL4 tile[WGS];
+  __local REAL T[NRECUR];
   const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
   const REAL4 c = center[cell];
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int n = nm.x, m = nm.y;
   REAL2 acc = (REAL2)(0, 0);
+  stage_recurrence(T); /* the tile's barrier below publishes it */
   const int end = src_begin[g + 1];
   for (int base = src_begin[g]; base < end; base += WGS) {
     tile[lid] = src[min(base + lid, end - 1)];
@@ -156,7 +172,7 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
     const int count = min(WGS, end - base);
     for (int j = 0; j < count && lid < NCOEF; j++) {
       const REAL4 y = tile[j];
-      acc += y.w * solid_regular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
+      acc += y.w * solid_regular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w, T);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -175,14 +191,17 @@ void m2m(__global const int *restrict parents, __global const int2 *restrict chi
          __global const REAL4 *restrict center, __global REAL2 *M, const int first)
 {
   __local REAL2 R[NCOEF], Mc[NCOEF];
+  __local REAL T[NRECUR];
   const int g = first + get_group_id(0), lid = get_local_id(0), parent = parents[g];
   const int2 kids = children[g];
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int n = nm.x, m = nm.y;
   REAL2 acc = (REAL2)(0, 0);
+  stage_recurrence(T);
+  barrier(CLK_LOCAL_MEM_FENCE);
   for (int child = kids.x; child < kids.x + kids.y; child++) {
     const REAL4 cc = center[child], cp = center[parent];
-    stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cc.w, 0));
+    stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cc.w, 0), T);
     stage_expansion(Mc, M + child * NCOEF);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = 0; k <= n; k++)
@@ -314,12 +333,15 @@ void l2l(__global const int2 *restrict pairs, __global const REAL4 *restrict cen
          __global REAL2 *L, const int first)
 {
   __local REAL2 R[NCOEF], Lp[NCOEF];
+  __local REAL T[NRECUR];
   const int g = first + get_group_id(0), lid = get_local_id(0);
   const int child = pairs[g].x, parent = pairs[g].y;
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int k = nm.x, u = nm.y;
   const REAL4 cc = center[child], cp = center[parent];
-  stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cp.w, 0));
+  stage_recurrence(T);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cp.w, 0), T);
   stage_expansion(Lp, L + parent * NCOEF);
   barrier(CLK_LOCAL_MEM_FENCE);
   REAL2 acc = (REAL2)(0, 0);
@@ -338,14 +360,14 @@ void l2l(__global const int2 *restrict pairs, __global const REAL4 *restrict cen
  *   phi_z += w Re(conj(L_{k+1}^u) R),
  *   g      = phi_x + i phi_y += R conj(L_{k+1}^{u-1}) - conj(R) L_{k+1}^{u+1},
  * w = 1 for u = 0 and 2 otherwise (the u < 0 half by symmetry). */
-REAL4 local_field(__local const REAL2 *Ls, REAL x, REAL y, REAL z)
+REAL4 local_field(__local const REAL2 *Ls, REAL x, REAL y, REAL z, __local const REAL *T)
 {
   const REAL r2 = x * x + y * y + z * z;
   REAL phi = 0, dz = 0;
   REAL2 g = (REAL2)(0, 0), diag = (REAL2)(1, 0);
   for (int u = 0; u <= P; u++) {
     if (u > 0)
-      diag = cmul(diag, (REAL2)(-x, -y) / (REAL)(2 * u));
+      diag = cmul(diag, (REAL2)(-x, -y) * T[(P + 1) * (P + 1) + u]);
     const REAL w = (u == 0) ? 1 : 2;
     REAL2 below = (REAL2)(0, 0), R = diag;
     for (int k = u; k <= P; k++) {
@@ -358,8 +380,8 @@ REAL4 local_field(__local const REAL2 *Ls, REAL x, REAL y, REAL z)
         if (u > 0)
           g += cmul(R, conj2(Ls[coef_index(k + 1, u - 1)]));
       }
-      const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) /
-                         ((REAL)(k + 1 - u) * (REAL)(k + 1 + u));
+      /* T[P (P+1) + u] (k = P) is never used: R is not needed past P */
+      const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) * T[k * (P + 1) + u];
       below = R;
       R = next;
     }
@@ -375,15 +397,17 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
          __global const REAL2 *restrict L, __global REAL4 *restrict out)
 {
   __local REAL2 Ls[NCOEF];
+  __local REAL T[NRECUR];
   const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
   const REAL4 c = center[cell];
   stage_expansion(Ls, L + cell * NCOEF);
+  stage_recurrence(T);
   barrier(CLK_LOCAL_MEM_FENCE);
   const int end = tgt_begin[g + 1];
   for (int base = tgt_begin[g]; base < end; base += WGS) {
     const int i = min(base + lid, end - 1);
     const REAL4 x = tgt[i];
-    const REAL4 f = local_field(Ls, (x.x - c.x) * c.w, (x.y - c.y) * c.w, (x.z - c.z) * c.w);
+    const REAL4 f = local_field(Ls, (x.x - c.x) * c.w, (x.y - c.y) * c.w, (x.z - c.z) * c.w, T);
     if (base + lid < end)
       out[i] += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
   }
