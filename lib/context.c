@@ -35,6 +35,7 @@ fmmcl_status fmmcl_context_destroy(fmmcl_context ctx) {
   if (!ctx) return FMMCL_SUCCESS;
   if (ctx->queue) {
     fmmcl_pinned_pool_release(ctx);
+    if (ctx->sort_program) clReleaseProgram(ctx->sort_program);
     clFinish(ctx->queue);
     clReleaseCommandQueue(ctx->queue);
   }

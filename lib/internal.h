@@ -67,6 +67,10 @@ struct fmmcl_context_s {
   /* pinned staging blocks freed by plans, kept for the next (pinned_host.c) */
   struct { cl_mem buf; void *ptr; size_t bytes; } pinned_pool[FMMCL_PINNED_POOL];
   size_t n_pinned_pool;
+  /* the tree sort's program, kept for the next plan (tree3d_device_sort.c):
+   * loading it again costs ~4 ms and its first launch as much again */
+  cl_program sort_program;
+  char sort_options[256];
 };
 
 /* ---- kernel sources, programs, binary cache ---------------------------- */

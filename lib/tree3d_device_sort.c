@@ -83,7 +83,16 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
   char opt[256];
   snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 -DWGS=%zu -DTILES=%zu -DRADIX_BITS=%zu", s->wgs, s->tiles,
            s->radix_bits);
-  if ((st = fmmcl_program_build(ctx, "tree.cl", opt, &s->program, NULL))) return st;
+  if (ctx->sort_program && strcmp(ctx->sort_options, opt) == 0) {
+    s->program = ctx->sort_program;
+    clRetainProgram(s->program);
+  } else {
+    if ((st = fmmcl_program_build(ctx, "tree.cl", opt, &s->program, NULL))) return st;
+    if (ctx->sort_program) clReleaseProgram(ctx->sort_program);
+    ctx->sort_program = s->program;
+    clRetainProgram(ctx->sort_program);
+    snprintf(ctx->sort_options, sizeof ctx->sort_options, "%s", opt);
+  }
   st = create_kernel(s, "morton_keys", &s->keys);
   if (!st) st = create_kernel(s, "radix_histogram", &s->hist);
   if (!st) st = create_kernel(s, "scan_exclusive_blocks", &s->scan);
