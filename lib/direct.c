@@ -143,8 +143,8 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
   void *tgt_host = NULL;
   if (!st) {
-    st = fmmcl_pinned_alloc(ctx, src_bytes, &s->src_pin);
-    if (!st) st = fmmcl_pinned_alloc(ctx, tgt_bytes, &s->out_pin);
+    st = fmmcl_pinned_alloc(ctx, src_bytes, 1, &s->src_pin);
+    if (!st) st = fmmcl_pinned_alloc(ctx, tgt_bytes, 0, &s->out_pin);
     s->src_host = s->src_pin.ptr;
     s->out_host = s->out_pin.ptr;
     tgt_host = st ? NULL : calloc(1, tgt_bytes);

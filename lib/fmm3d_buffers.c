@@ -24,9 +24,7 @@ static void put_real(void *buf, size_t real_size, size_t i, double v) {
 
 /* Sorted points as REAL4 (x, y, z, 0) relative to s->shift; NULL when out of
  * memory. The caller checks the result is finite (float range). */
-static void *pack_points(const fmm3d_state *s, size_t n, const double *xyz) {
-  void *buf = malloc(4 * (n ? n : 1) * s->real_size);
-  if (!buf) return NULL;
+static void *pack_points_into(const fmm3d_state *s, size_t n, const double *xyz, void *buf) {
   const double sx = s->shift[0], sy = s->shift[1], sz = s->shift[2];
   /* one loop per precision so each vectorises; the charge column starts 0 */
   if (s->real_size == 4) {
@@ -45,6 +43,11 @@ static void *pack_points(const fmm3d_state *s, size_t n, const double *xyz) {
   return buf;
 }
 
+static void *pack_points(const fmm3d_state *s, size_t n, const double *xyz) {
+  void *buf = malloc(4 * (n ? n : 1) * s->real_size);
+  return buf ? pack_points_into(s, n, xyz, buf) : NULL;
+}
+
 static int packed_finite(const fmm3d_state *s, const void *buf, size_t n) {
   int ok = 1;
   #pragma omp parallel for schedule(static) reduction(&& : ok)
@@ -58,20 +61,18 @@ static int packed_finite(const fmm3d_state *s, const void *buf, size_t n) {
 static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
-  void *packed = pack_points(s, t->n_sources, t->source_xyz);
-  void *tgt_host = t->targets_are_sources ? NULL : pack_points(s, t->n_targets, t->target_xyz);
   const size_t bytes_s = 4 * t->n_sources * s->real_size, bytes_t = 4 * t->n_targets * s->real_size;
   /* execute sends the sources again with each new set of charges and reads
-   * the results back: both through pinned memory */
-  fmmcl_status st = FMMCL_SUCCESS;
-  if (!packed || (!t->targets_are_sources && !tgt_host))
-    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_s, &s->src_pin);
-  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_t, &s->out_pin);
+   * the results back: both live in pinned memory, the sources packed there
+   * directly (every byte written, so neither block needs zeroing) */
+  fmmcl_status st = fmmcl_pinned_alloc(ctx, bytes_s, 0, &s->src_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_t, 0, &s->out_pin);
   s->src_host = s->src_pin.ptr;
   s->out_host = s->out_pin.ptr;
-  if (!st) memcpy(s->src_host, packed, bytes_s);
-  free(packed);
+  if (!st) pack_points_into(s, t->n_sources, t->source_xyz, s->src_host);
+  void *tgt_host = st || t->targets_are_sources ? NULL : pack_points(s, t->n_targets, t->target_xyz);
+  if (!st && !t->targets_are_sources && !tgt_host)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st && (!packed_finite(s, s->src_host, t->n_sources) ||
               (tgt_host && !packed_finite(s, tgt_host, t->n_targets))))
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,

@@ -163,7 +163,7 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
 /* Records a phase time (seconds) on the plan; phases of the same name add. */
 void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds);
 /* Host staging memory the device reaches by DMA (pinned_host.c): ptr is
- * zeroed, valid until fmmcl_pinned_free, which hands the block back to its
+ * zeroed when zero is set (else uninitialised), valid until fmmcl_pinned_free, which hands the block back to its
  * context's pool for the next plan (pinning costs ~0.75 ms per MB on the
  * H100); falls back to malloc memory (buf NULL) where the driver cannot pin. */
 typedef struct fmmcl_pinned {
@@ -172,7 +172,7 @@ typedef struct fmmcl_pinned {
   void *ptr;
   size_t bytes;
 } fmmcl_pinned;
-fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p);
+fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, int zero, fmmcl_pinned *p);
 void fmmcl_pinned_free(fmmcl_pinned *p);
 /* Releases the context's pooled blocks (context destroy). */
 void fmmcl_pinned_pool_release(fmmcl_context ctx);

@@ -36,12 +36,12 @@ static void unpin(fmmcl_context ctx, cl_mem buf, void *ptr) {
   clReleaseMemObject(buf);
 }
 
-fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p) {
+fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, int zero, fmmcl_pinned *p) {
   memset(p, 0, sizeof *p);
   p->ctx = ctx;
   if (bytes == 0) bytes = 16;
   if (take_pooled(ctx, bytes, p)) {
-    memset(p->ptr, 0, bytes);
+    if (zero) memset(p->ptr, 0, bytes);
     return FMMCL_SUCCESS;
   }
   p->bytes = bytes;
@@ -51,7 +51,7 @@ fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p
     p->ptr = clEnqueueMapBuffer(ctx->queue, p->buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
                                 NULL, NULL, &err);
     if (err == CL_SUCCESS) {
-      memset(p->ptr, 0, bytes);
+      if (zero) memset(p->ptr, 0, bytes);
       return FMMCL_SUCCESS;
     }
     clReleaseMemObject(p->buf);

@@ -244,7 +244,7 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   memset(&b, 0, sizeof b);
   int src = 0;
   fmmcl_pinned stage;
-  fmmcl_status st = fmmcl_pinned_alloc(s->ctx, 3 * n * sizeof(double), &stage);
+  fmmcl_status st = fmmcl_pinned_alloc(s->ctx, 3 * n * sizeof(double), 0, &stage);
   if (st) return st;
   st = allocate(s, &b, xyz, n, groups, &stage);
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
