@@ -487,21 +487,75 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
 
 /* ---- P2L: L_n^m += sum_j q_j I_n^m(y_j - c) ------------------------------ */
 
-/* Group g: cell rows[g], its X list of source leaves; their sources are
- * streamed through local memory as in P2M. The sources lie outside the
- * cell's neighbourhood, so y - c is never 0. */
+/* q I_n^m(x) for all n <= P, m >= 0 of one point into H (coefficient
+ * order), by the recurrences of solid_irregular: O(p^2) for the whole set
+ * where solid_irregular per coefficient is O(p) each. */
+void irregular_all(__local REAL2 *H, REAL q, REAL x, REAL y, REAL z)
+{
+  const REAL inv_r2 = 1 / (x * x + y * y + z * z);
+  REAL2 diag = (REAL2)(q * sqrt(inv_r2), 0);
+  for (int m = 0; m <= P; m++) {
+    if (m > 0)
+      diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * m - 1) * inv_r2));
+    REAL2 below = (REAL2)(0, 0), here = diag;
+    for (int k = m; k <= P; k++) {
+      H[coef_index(k, m)] = here;
+      const REAL2 next = ((REAL)(2 * k + 1) * z * here - (REAL)((k + m) * (k - m)) * below) * inv_r2;
+      below = here;
+      here = next;
+    }
+  }
+}
+
+/* Sources per staging round of P2L: work-item j < P2L_TILE writes all
+ * harmonics of source j into local memory, then each coefficient's
+ * work-item sums the round. X lists of adaptive trees carry tens of
+ * millions of (source, cell) pairs at N = 2e6, where the per-coefficient
+ * recurrence made P2L 14x slower per pair than M2P. The tile fits in 16 KiB;
+ * below 4 sources a round (high p in double) the per-coefficient form is
+ * kept, as its work-items stay busy. */
+#ifdef FMMCL_DOUBLE
+#define P2L_COEF_BYTES 16
+#else
+#define P2L_COEF_BYTES 8
+#endif
+#ifndef P2L_TILE
+#define P2L_TILE_FIT (16384 / (NCOEF * P2L_COEF_BYTES))
+#define P2L_TILE (P2L_TILE_FIT > WGS ? WGS : P2L_TILE_FIT)
+#endif
+
+/* Group g: cell rows[g], its X list of source leaves. The sources lie
+ * outside the cell's neighbourhood, so y - c is never 0. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void p2l(__global const int *restrict rows, __global const int *restrict list_begin,
          __global const int *restrict list, __global const int2 *restrict cell_src,
          __global const REAL4 *restrict src, __global const REAL4 *restrict center,
          __global REAL2 *restrict L)
 {
-  __local REAL4 tile[WGS];
   const int g = get_group_id(0), lid = get_local_id(0), cell = rows[g];
   const REAL4 c = center[cell];
+  REAL2 acc = (REAL2)(0, 0);
+#if P2L_TILE >= 4
+  __local REAL2 H[P2L_TILE * NCOEF];
+  for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
+    const int2 sr = cell_src[list[e]];
+    for (int base = sr.x; base < sr.y; base += P2L_TILE) {
+      const int count = min(P2L_TILE, sr.y - base);
+      if (lid < count) {
+        const REAL4 y = src[base + lid];
+        irregular_all(H + lid * NCOEF, y.w, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int j = 0; j < count && lid < NCOEF; j++)
+        acc += H[j * NCOEF + lid];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  }
+#else
+  /* streamed through local memory as in P2M, one coefficient a work-item */
+  __local REAL4 tile[WGS];
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int n = nm.x, m = nm.y;
-  REAL2 acc = (REAL2)(0, 0);
   for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
     const int2 sr = cell_src[list[e]];
     for (int base = sr.x; base < sr.y; base += WGS) {
@@ -515,6 +569,7 @@ void p2l(__global const int *restrict rows, __global const int *restrict list_be
       barrier(CLK_LOCAL_MEM_FENCE);
     }
   }
+#endif
   if (lid < NCOEF)
     L[cell * NCOEF + lid] += acc;
 }
