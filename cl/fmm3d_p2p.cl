@@ -67,3 +67,21 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
       out[i] += (REAL4)(gx, gy, gz, pot);
   }
 }
+
+/* Charges arrive in the caller's order: sorted source i takes
+ * q[perm[i]] into its w, so execute uploads n REALs, not n REAL4s. */
+__kernel void fmm3d_put_charges(__global const REAL *restrict q, __global const int *restrict perm,
+                                const uint n, __global REAL4 *restrict src)
+{
+  const uint i = get_global_id(0);
+  if (i < n) src[i].w = q[perm[i]];
+}
+
+/* Results go back in the caller's order, so the host reads them straight
+ * through: random writes are cheap here and slow on the host. */
+__kernel void fmm3d_unsort(__global const REAL4 *restrict out, __global const int *restrict perm,
+                           const uint n, __global REAL4 *restrict dst)
+{
+  const uint i = get_global_id(0);
+  if (i < n) dst[perm[i]] = out[i];
+}

@@ -70,9 +70,16 @@ typedef struct fmm3d_state {
   fmm3d_level_groups l2l_levels;
   fmm3d_device_list m2l, p2l, m2p, p2p;          /* V, X, W (or far), U (or near) */
 
-  void *src_host;               /* sorted (x, y, z, q) in REAL; q set per execute */
-  void *out_host;               /* both in pinned staging memory (src_pin, out_pin) */
-  fmmcl_pinned src_pin, out_pin;
+  /* execute moves charges and results in the caller's order, through
+   * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
+  cl_kernel k_charges, k_unsort;
+  cl_mem src_perm, tgt_perm;    /* int: sorted index -> caller's index */
+  cl_mem charges, out_user;     /* REAL[n_sources], REAL4[n_targets], caller's order */
+  fmmcl_pinned q_pin, out_pin;
+  /* during fmmcl_fmm3d_upload_tables only: one pinned block through which
+   * each large table goes up in turn (pageable uploads crawl, see
+   * pinned_host.c) */
+  fmmcl_pinned stage;
 
   /* M2L shift table (fmm3d_m2l_table.c): I_n^m of the 7^3 same-level shifts,
    * (2p+1)^2 REAL2 each (both signs of m), and the shift id of every V
@@ -100,6 +107,10 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
                                const double *targets);
 fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s);
 fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s);
+/* A device buffer of bytes holding host's bytes (host NULL: uninitialised);
+ * large contents go up through s->stage when it is big enough. */
+fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags flags, size_t bytes,
+                                const void *host, cl_mem *buf);
 void fmmcl_fmm3d_release(fmm3d_state *s);
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
@@ -108,12 +119,13 @@ void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s);
 
 /* ---- execution (fmm3d_phases.c) ------------------------------------------- */
 
-/* Uploads charges (caller's order) into the sorted source buffer and zeros
- * M, L and out; records "upload". */
+/* Uploads charges (caller's order), sets them into the sorted source buffer
+ * and zeros M, L and out; records "upload". */
 fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges);
 /* Runs the phases in mask, in the order of the enum, recording each. */
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask);
-/* Reads out back and unpermutes into the caller's order; records "download". */
+/* Unpermutes out into the caller's order on the device, reads it back and
+ * widens it into potential and gradient; records "download". */
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential,
                                   double *gradient);
 

@@ -1,16 +1,29 @@
 /* fmm3d_buffers.c — packs the host tree into the device layouts of
  * cl/expansions3d.cl and cl/fmm3d_p2p.cl (sorted points, per-cell tables,
  * per-level launch groups, lists) and releases them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmm3d.h"
 
-static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, void *host,
-                                cl_mem *buf) {
+/* Contents larger than this go up through the pinned stage when it fits. */
+#define STAGE_MIN_BYTES 65536
+
+fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags flags, size_t bytes,
+                                const void *host, cl_mem *buf) {
+  fmmcl_context ctx = plan->ctx;
   cl_int err;
   if (bytes == 0) bytes = 16, host = NULL; /* OpenCL refuses empty buffers; never read */
-  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, host, &err);
+  const int staged = host && bytes >= STAGE_MIN_BYTES && s->stage.ptr && bytes <= s->stage.bytes;
+  const int copy = host && !staged;
+  *buf = clCreateBuffer(ctx->cl, flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), bytes, copy ? (void *)host : NULL,
+                        &err);
+  if (err == CL_SUCCESS && staged) {
+    /* the stage is reused by the next table: the write must finish first */
+    if (host != s->stage.ptr) memcpy(s->stage.ptr, host, bytes);
+    err = clEnqueueWriteBuffer(ctx->queue, *buf, CL_TRUE, 0, bytes, s->stage.ptr, 0, NULL, NULL);
+  }
   if (err != CL_SUCCESS)
     return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
                       ctx->dev.info.device_name, fmmcl_cl_error_name(err));
@@ -22,70 +35,70 @@ static void put_real(void *buf, size_t real_size, size_t i, double v) {
   else ((double *)buf)[i] = v;
 }
 
-/* Sorted points as REAL4 (x, y, z, 0) relative to s->shift; NULL when out of
- * memory. The caller checks the result is finite (float range). */
-static void *pack_points_into(const fmm3d_state *s, size_t n, const double *xyz, void *buf) {
+/* Sorted points as REAL4 (x, y, z, 0) relative to s->shift into buf;
+ * returns whether every packed value is finite (float overflows where the
+ * doubles did not). One loop per precision so each vectorises. */
+static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *buf) {
   const double sx = s->shift[0], sy = s->shift[1], sz = s->shift[2];
-  /* one loop per precision so each vectorises; the charge column starts 0 */
+  int ok = 1;
   if (s->real_size == 4) {
     float *f = buf;
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-      f[4 * i] = (float)(xyz[3 * i] - sx), f[4 * i + 1] = (float)(xyz[3 * i + 1] - sy),
-      f[4 * i + 2] = (float)(xyz[3 * i + 2] - sz), f[4 * i + 3] = 0.0f;
+    #pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (size_t i = 0; i < n; i++) {
+      const float x = (float)(xyz[3 * i] - sx), y = (float)(xyz[3 * i + 1] - sy),
+                  z = (float)(xyz[3 * i + 2] - sz);
+      f[4 * i] = x, f[4 * i + 1] = y, f[4 * i + 2] = z, f[4 * i + 3] = 0.0f;
+      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
+    }
   } else {
     double *d = buf;
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-      d[4 * i] = xyz[3 * i] - sx, d[4 * i + 1] = xyz[3 * i + 1] - sy, d[4 * i + 2] = xyz[3 * i + 2] - sz,
-      d[4 * i + 3] = 0.0;
-  }
-  return buf;
-}
-
-static void *pack_points(const fmm3d_state *s, size_t n, const double *xyz) {
-  void *buf = malloc(4 * (n ? n : 1) * s->real_size);
-  return buf ? pack_points_into(s, n, xyz, buf) : NULL;
-}
-
-static int packed_finite(const fmm3d_state *s, const void *buf, size_t n) {
-  int ok = 1;
-  #pragma omp parallel for schedule(static) reduction(&& : ok)
-  for (size_t i = 0; i < 4 * n; i++) {
-    double v = s->real_size == 4 ? ((const float *)buf)[i] : ((const double *)buf)[i];
-    ok = ok && !(v != v || v - v != 0);
+    #pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (size_t i = 0; i < n; i++) {
+      const double x = xyz[3 * i] - sx, y = xyz[3 * i + 1] - sy, z = xyz[3 * i + 2] - sz;
+      d[4 * i] = x, d[4 * i + 1] = y, d[4 * i + 2] = z, d[4 * i + 3] = 0.0;
+      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
+    }
   }
   return ok;
+}
+
+/* One point set packed in the stage and uploaded. */
+static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, size_t n, const double *xyz, cl_mem *buf) {
+  if (!pack_points(s, n, xyz, s->stage.ptr))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
+}
+
+/* A permutation (sorted index -> caller's index) as cl_int in the stage. */
+static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const size_t *perm, cl_mem *buf) {
+  cl_int *p = s->stage.ptr;
+  #pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++) p[i] = (cl_int)perm[i];
+  return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof(cl_int), p, buf);
 }
 
 static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
-  const size_t bytes_s = 4 * t->n_sources * s->real_size, bytes_t = 4 * t->n_targets * s->real_size;
-  /* execute sends the sources again with each new set of charges and reads
-   * the results back: both live in pinned memory, the sources packed there
-   * directly (every byte written, so neither block needs zeroing) */
-  fmmcl_status st = fmmcl_pinned_alloc(ctx, bytes_s, 0, &s->src_pin);
-  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_t, 0, &s->out_pin);
-  s->src_host = s->src_pin.ptr;
-  s->out_host = s->out_pin.ptr;
-  if (!st) pack_points_into(s, t->n_sources, t->source_xyz, s->src_host);
-  void *tgt_host = st || t->targets_are_sources ? NULL : pack_points(s, t->n_targets, t->target_xyz);
-  if (!st && !t->targets_are_sources && !tgt_host)
-    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st && (!packed_finite(s, s->src_host, t->n_sources) ||
-              (tgt_host && !packed_finite(s, tgt_host, t->n_targets))))
-    st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                    "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, bytes_s, NULL, &s->src);
-  if (!st && tgt_host) st = make_buffer(ctx, CL_MEM_READ_ONLY, bytes_t, tgt_host, &s->tgt);
-  if (!st && !tgt_host) {
-    /* targets are the sources: one buffer, the charge column ignored */
-    s->tgt = s->src;
-    clRetainMemObject(s->tgt);
+  /* the sources' charge column is filled on the device per execute */
+  fmmcl_status st = upload_point_set(plan, s, t->n_sources, t->source_xyz, &s->src);
+  if (!st) st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
+  if (!st && t->targets_are_sources) {
+    /* one buffer, the charge column ignored */
+    s->tgt = s->src, s->tgt_perm = s->src_perm;
+    clRetainMemObject(s->tgt), clRetainMemObject(s->tgt_perm);
+  } else if (!st) {
+    st = upload_point_set(plan, s, t->n_targets, t->target_xyz, &s->tgt);
+    if (!st) st = upload_perm(plan, s, t->n_targets, t->target_perm, &s->tgt_perm);
   }
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, bytes_t, NULL, &s->out);
-  free(tgt_host);
+  const size_t bytes_q = t->n_sources * s->real_size, bytes_out = 4 * t->n_targets * s->real_size;
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, bytes_q, NULL, &s->charges);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, bytes_out, NULL, &s->out);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_WRITE_ONLY, bytes_out, NULL, &s->out_user);
+  /* every byte of both is written before it is read: no zeroing */
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_q, 0, &s->q_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_out, 0, &s->out_pin);
   return st;
 }
 
@@ -108,12 +121,12 @@ static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
     src[2 * i] = (cl_int)c->src_begin, src[2 * i + 1] = (cl_int)c->src_end;
     tgt[2 * i] = (cl_int)c->tgt_begin, tgt[2 * i + 1] = (cl_int)c->tgt_end;
   }
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 4 * n * s->real_size, center, &s->center);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * n * sizeof *src, src, &s->cell_src);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * n * sizeof *tgt, tgt, &s->cell_tgt);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, center, &s->center);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * n * sizeof *src, src, &s->cell_src);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * n * sizeof *tgt, tgt, &s->cell_tgt);
   const size_t exp_bytes = n * s->ncoef * 2 * s->real_size;
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->M);
-  if (!st && !s->treecode) st = make_buffer(plan->ctx, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->L);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->M);
+  if (!st && !s->treecode) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->L);
   free(center);
   free(src);
   free(tgt);
@@ -140,9 +153,9 @@ static fmmcl_status upload_leaves(fmmcl_plan plan, fmm3d_state *s) {
   if (!st && (src_at != t->n_sources || tgt_at != t->n_targets))
     st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "octree leaves do not cover the sorted points");
   if (!st) sb[n] = (cl_int)src_at, tb[n] = (cl_int)tgt_at;
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, n * sizeof *leaves, leaves, &s->leaves);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, (n + 1) * sizeof *sb, sb, &s->leaf_src_begin);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, (n + 1) * sizeof *tb, tb, &s->leaf_tgt_begin);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof *leaves, leaves, &s->leaves);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (n + 1) * sizeof *sb, sb, &s->leaf_src_begin);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (n + 1) * sizeof *tb, tb, &s->leaf_tgt_begin);
   free(leaves);
   free(sb);
   free(tb);
@@ -184,15 +197,16 @@ static fmmcl_status upload_levels(fmmcl_plan plan, fmm3d_state *s) {
       if (fmmcl_tree3d_n_tgt(&t->cells[i])) pairs[2 * j] = (cl_int)i, pairs[2 * j + 1] = t->cells[i].parent, j++;
   }
   down->begin[down->n_launches] = j;
-  fmmcl_status st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, k * sizeof *parents, parents, &s->m2m_parents);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * k * sizeof *children, children, &s->m2m_children);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, 2 * j * sizeof *pairs, pairs, &s->l2l_pairs);
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *parents, parents, &s->m2m_parents);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * k * sizeof *children, children, &s->m2m_children);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * j * sizeof *pairs, pairs, &s->l2l_pairs);
   free(parents), free(children), free(pairs);
   return st;
 }
 
 /* A host CSR list (one row per cell) as a device list of its non-empty rows. */
-static fmmcl_status upload_list(fmmcl_plan plan, const fmmcl_tree3d_csr *csr, fmm3d_device_list *dl) {
+static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
+                               fmm3d_device_list *dl) {
   size_t rows = 0;
   for (size_t r = 0; r < csr->n_rows; r++) rows += csr->offsets[r + 1] > csr->offsets[r];
   const size_t entries = csr->offsets[csr->n_rows];
@@ -208,11 +222,44 @@ static fmmcl_status upload_list(fmmcl_plan plan, const fmmcl_tree3d_csr *csr, fm
     if (csr->offsets[r + 1] > csr->offsets[r]) row[g] = (cl_int)r, begin[g++] = (cl_int)csr->offsets[r];
   begin[rows] = (cl_int)entries;
   dl->n_rows = rows;
-  fmmcl_status st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, rows * sizeof *row, row, &dl->rows);
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, (rows + 1) * sizeof *begin, begin, &dl->begin);
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, rows * sizeof *row, row, &dl->rows);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (rows + 1) * sizeof *begin, begin, &dl->begin);
   /* int32_t entries are cl_int: no repacking */
-  if (!st) st = make_buffer(plan->ctx, CL_MEM_READ_ONLY, entries * sizeof(cl_int), csr->indices, &dl->entries);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, entries * sizeof(cl_int), csr->indices, &dl->entries);
   free(row), free(begin);
+  return st;
+}
+
+static size_t list_entries(const fmmcl_tree3d_csr *csr) { return csr->offsets[csr->n_rows]; }
+
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The largest table that goes up through the stage, in bytes. */
+static size_t stage_bytes(const fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  size_t b = 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
+  const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    if (lists[i]->offsets) b = max_size(b, list_entries(lists[i]) * sizeof(cl_int));
+  return b;
+}
+
+static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_status st = upload_points(plan, s);
+  if (!st) st = upload_cells(plan, s);
+  if (!st) st = upload_leaves(plan, s);
+  if (!st) st = upload_levels(plan, s);
+  if (st) return st;
+  if (s->treecode) {
+    if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
+    if (!st) st = upload_list(plan, s, &s->tc.near, &s->p2p);
+    return st;
+  }
+  if (!st) st = upload_list(plan, s, &s->fmm.v, &s->m2l);
+  if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
+  if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
+  if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
+  if (!st) st = upload_list(plan, s, &s->fmm.u, &s->p2p);
   return st;
 }
 
@@ -221,21 +268,11 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
   /* device coordinates relative to the root cube's centre: in float this
    * keeps every digit for data far from the origin (as DIRECT does) */
   for (int d = 0; d < 3; d++) s->shift[d] = t->cube.origin[d] + 0.5 * t->cube.width;
-  fmmcl_status st = upload_points(plan, s);
-  if (!st) st = upload_cells(plan, s);
-  if (!st) st = upload_leaves(plan, s);
-  if (!st) st = upload_levels(plan, s);
-  if (st) return st;
-  if (s->treecode) {
-    if (!st) st = upload_list(plan, &s->tc.far, &s->m2p);
-    if (!st) st = upload_list(plan, &s->tc.near, &s->p2p);
-    return st;
-  }
-  if (!st) st = upload_list(plan, &s->fmm.v, &s->m2l);
-  if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
-  if (!st) st = upload_list(plan, &s->fmm.x, &s->p2l);
-  if (!st) st = upload_list(plan, &s->fmm.w, &s->m2p);
-  if (!st) st = upload_list(plan, &s->fmm.u, &s->p2p);
+  /* the stage goes back to the context's pool at the end, where the next
+   * plan of a similar size finds it already pinned */
+  fmmcl_status st = fmmcl_pinned_alloc(plan->ctx, stage_bytes(s), 0, &s->stage);
+  if (!st) st = upload_all(plan, s);
+  fmmcl_pinned_free(&s->stage);
   return st;
 }
 
@@ -251,12 +288,13 @@ static void release_list(fmm3d_device_list *dl) {
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p, &s->k_m2p, &s->k_p2p};
+  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p,
+                    &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
     if (*k[i]) clReleaseKernel(*k[i]);
   if (s->exp_program) clReleaseProgram(s->exp_program);
   if (s->p2p_program) clReleaseProgram(s->p2p_program);
-  cl_mem *m[] = {&s->src, &s->tgt, &s->out, &s->center, &s->cell_src, &s->cell_tgt, &s->M, &s->L,
+  cl_mem *m[] = {&s->src, &s->tgt, &s->out, &s->src_perm, &s->tgt_perm, &s->charges, &s->out_user, &s->center, &s->cell_src, &s->cell_tgt, &s->M, &s->L,
                  &s->leaves, &s->leaf_src_begin, &s->leaf_tgt_begin, &s->m2m_parents,
                  &s->m2m_children, &s->l2l_pairs};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) release_mem(m[i]);
@@ -268,6 +306,6 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
   fmmcl_tree3d_fmm_lists_free(&s->fmm);
   fmmcl_tree3d_treecode_lists_free(&s->tc);
   fmmcl_tree3d_destroy(s->tree);
-  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->q_pin);
   fmmcl_pinned_free(&s->out_pin);
 }

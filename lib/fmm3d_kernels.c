@@ -1,5 +1,6 @@
 /* fmm3d_kernels.c — builds the two programs of the 3D FMM and treecode
- * (expansions3d.cl with -DP=<order>, fmm3d_p2p.cl) and creates their kernels. */
+ * (expansions3d.cl with -DP=<order>, fmm3d_p2p.cl: P2P and the charge and
+ * result permutations) and creates their kernels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if (!st) st = create_kernel(ctx, s->exp_program, "m2m", &s->k_m2m);
   if (!st) st = create_kernel(ctx, s->exp_program, "m2p", &s->k_m2p);
   if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_p2p", &s->k_p2p);
+  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_put_charges", &s->k_charges);
+  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_unsort", &s->k_unsort);
   if (st || s->treecode) return st;
   st = create_kernel(ctx, s->exp_program, "m2l", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->exp_program, "p2l", &s->k_p2l);

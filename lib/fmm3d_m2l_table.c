@@ -22,7 +22,9 @@ static fmmcl_status v_shift_ids(fmmcl_plan plan, const fmm3d_state *s, cl_int *i
   const fmmcl_tree3d_csr *v = &s->fmm.v;
   const fmmcl_tree3d_cell *cells = s->tree->cells;
   long long bad = -1; /* an offending entry, reported after the loop */
-  #pragma omp parallel for schedule(dynamic, 256)
+  /* rows are cells, a few thousand with ~100-200 entries each: small chunks
+   * keep every thread busy */
+  #pragma omp parallel for schedule(dynamic, 8)
   for (size_t r = 0; r < v->n_rows; r++)
     for (size_t e = v->offsets[r]; e < v->offsets[r + 1]; e++) {
       const fmmcl_tree3d_cell *t = &cells[r], *c = &cells[v->indices[e]];
@@ -87,25 +89,21 @@ static void *shift_table(const fmm3d_state *s) {
   return table;
 }
 
-static fmmcl_status make_readonly(fmmcl_context ctx, size_t bytes, void *host, cl_mem *buf) {
-  cl_int err;
-  if (bytes == 0) bytes = 16, host = NULL; /* OpenCL refuses empty buffers; never read */
-  *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, host, &err);
-  FMMCL_CL_TRY(ctx, err);
-  return FMMCL_SUCCESS;
-}
-
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s) {
   if (s->treecode) return FMMCL_SUCCESS;
-  const size_t entries = s->fmm.v.offsets[s->fmm.v.n_rows];
-  cl_int *ids = malloc((entries ? entries : 1) * sizeof *ids);
+  const size_t entries = s->fmm.v.offsets[s->fmm.v.n_rows], ids_bytes = entries * sizeof(cl_int);
+  /* the ids are written straight into the upload stage when it holds them */
+  const int in_stage = s->stage.ptr && ids_bytes <= s->stage.bytes;
+  cl_int *ids = in_stage ? s->stage.ptr : malloc(ids_bytes ? ids_bytes : 1);
   void *table = shift_table(s);
   fmmcl_status st = FMMCL_SUCCESS;
   if (!ids || !table) st = fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) st = v_shift_ids(plan, s, ids);
-  if (!st) st = make_readonly(plan->ctx, N_SHIFTS * shift_stride(s->order) * 2 * s->real_size, table, &s->m2l_table);
-  if (!st) st = make_readonly(plan->ctx, entries * sizeof *ids, ids, &s->m2l_shift);
-  free(ids);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ids_bytes, ids, &s->m2l_shift);
+  if (!st)
+    st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, N_SHIFTS * shift_stride(s->order) * 2 * s->real_size,
+                            table, &s->m2l_table);
+  if (!in_stage) free(ids);
   free(table);
   return st;
 }

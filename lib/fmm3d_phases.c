@@ -1,8 +1,10 @@
 /* fmm3d_phases.c — one execution of a 3D FMM or treecode plan on the
- * device: charges in (sorted), the operator launches phase by phase, results
- * out (unpermuted). Launches are queued back to back and timed afterwards
- * by their profiling events. */
+ * device: charges in (permuted into sorted order on the device), the
+ * operator launches phase by phase, results out (unpermuted there too).
+ * Launches are queued back to back and timed afterwards by their profiling
+ * events. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fmm3d.h"
 
@@ -59,20 +61,35 @@ static fmmcl_status zero_buffer(fmmcl_context ctx, cl_mem buf, size_t bytes) {
   return FMMCL_SUCCESS;
 }
 
+/* One work-item per element, n of them, in groups of up to 256. */
+static fmmcl_status launch_elementwise(fmmcl_context ctx, cl_kernel k, size_t n) {
+  size_t local = ctx->dev.info.max_work_group_size < 256 ? ctx->dev.info.max_work_group_size : 256;
+  size_t global = (n + local - 1) / local * local;
+  if (n == 0) return FMMCL_SUCCESS;
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
-  for (size_t i = 0; i < t->n_sources; i++) {
-    const double q = charges[t->source_perm[i]];
-    if (s->real_size == 4) ((float *)s->src_host)[4 * i + 3] = (float)q;
-    else ((double *)s->src_host)[4 * i + 3] = q;
+  /* a streaming copy in the caller's order; the device does the gather */
+  if (s->real_size == 4) {
+    float *q = s->q_pin.ptr;
+    #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
+    for (size_t i = 0; i < t->n_sources; i++) q[i] = (float)charges[i];
+  } else {
+    memcpy(s->q_pin.ptr, charges, t->n_sources * sizeof(double));
   }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_FALSE, 0, 4 * t->n_sources * s->real_size,
-                                         s->src_host, 0, NULL, NULL));
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->charges, CL_FALSE, 0, t->n_sources * s->real_size,
+                                         s->q_pin.ptr, 0, NULL, NULL));
+  const cl_uint n = (cl_uint)t->n_sources;
+  cl_kernel k = s->k_charges;
+  ARG(k, 0, s->charges); ARG(k, 1, s->src_perm); ARG(k, 2, n); ARG(k, 3, s->src);
+  fmmcl_status st = launch_elementwise(ctx, k, n);
   const size_t exp_bytes = t->n_cells * s->ncoef * 2 * s->real_size;
-  fmmcl_status st = zero_buffer(ctx, s->M, exp_bytes);
+  if (!st) st = zero_buffer(ctx, s->M, exp_bytes);
   if (!st) st = zero_buffer(ctx, s->L, exp_bytes);
   if (!st) st = zero_buffer(ctx, s->out, 4 * t->n_targets * s->real_size);
   if (st) return st;
@@ -182,17 +199,20 @@ fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *poten
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
-                                        s->out_host, 0, NULL, NULL));
-  /* out[i] = (d/dx, d/dy, d/dz, phi) of sorted target i = caller's perm[i] */
-  /* perm is a permutation, so the scattered writes never collide */
+  const cl_uint n = (cl_uint)t->n_targets;
+  cl_kernel k = s->k_unsort;
+  ARG(k, 0, s->out); ARG(k, 1, s->tgt_perm); ARG(k, 2, n); ARG(k, 3, s->out_user);
+  fmmcl_status st = launch_elementwise(ctx, k, n);
+  if (st) return st;
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out_user, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
+                                        s->out_pin.ptr, 0, NULL, NULL));
+  /* out_user[j] = (d/dx, d/dy, d/dz, phi) of the caller's target j */
+  const void *out = s->out_pin.ptr;
   #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
-  for (size_t i = 0; i < t->n_targets; i++) {
+  for (size_t j = 0; j < t->n_targets; j++) {
     double v[4];
     for (int c = 0; c < 4; c++)
-      v[c] = s->real_size == 4 ? (double)((const float *)s->out_host)[4 * i + c]
-                               : ((const double *)s->out_host)[4 * i + c];
-    const size_t j = t->target_perm[i];
+      v[c] = s->real_size == 4 ? (double)((const float *)out)[4 * j + c] : ((const double *)out)[4 * j + c];
     potential[j] = v[3];
     if (gradient)
       for (int c = 0; c < 3; c++) gradient[3 * j + c] = v[c];
