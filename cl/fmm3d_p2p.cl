@@ -85,3 +85,24 @@ __kernel void fmm3d_unsort(__global const REAL4 *restrict out, __global const in
   const uint i = get_global_id(0);
   if (i < n) dst[perm[i]] = out[i];
 }
+
+/* The M2L table's shift id of every V-list entry (lib/fmm3d_m2l_table.c),
+ * one group per V row: anchor[c] = (x, y, z, level) of cell c. A pair that
+ * is not same-level, within 3 cells and non-touching would make the table
+ * wrong: it gets id 0 and its index goes to *bad for the host to report. */
+__kernel void fmm3d_m2l_shift_ids(__global const int *restrict rows, __global const int *restrict begin,
+                                  __global const int *restrict entries, __global const int4 *restrict anchor,
+                                  __global int *restrict ids, __global int *restrict bad)
+{
+  const int g = get_group_id(0);
+  const int4 t = anchor[rows[g]];
+  for (int e = begin[g] + (int)get_local_id(0); e < begin[g + 1]; e += (int)get_local_size(0)) {
+    const int4 c = anchor[entries[e]];
+    const int dx = t.x - c.x, dy = t.y - c.y, dz = t.z - c.z;
+    const int within = dx >= -3 && dx <= 3 && dy >= -3 && dy <= 3 && dz >= -3 && dz <= 3;
+    const int touching = dx >= -1 && dx <= 1 && dy >= -1 && dy <= 1 && dz >= -1 && dz <= 1;
+    const int ok = t.w == c.w && within && !touching;
+    ids[e] = ok ? ((dx + 3) * 7 + (dy + 3)) * 7 + (dz + 3) : 0;
+    if (!ok) *bad = e; /* any offending entry will do */
+  }
+}

@@ -12,41 +12,47 @@
 #define SHIFT_SIDE (2 * SHIFT_RANGE + 1)
 #define N_SHIFTS (SHIFT_SIDE * SHIFT_SIDE * SHIFT_SIDE)
 
+/* As fmm3d_m2l_shift_ids in cl/fmm3d_p2p.cl numbers them. */
 static int shift_id(int dx, int dy, int dz) {
   return ((dx + SHIFT_RANGE) * SHIFT_SIDE + (dy + SHIFT_RANGE)) * SHIFT_SIDE + (dz + SHIFT_RANGE);
 }
 
-/* Shift ids parallel to the V list's indices; FMMCL_ERROR_INTERNAL when an
+/* Shift ids parallel to the V list's entries, computed on the device from
+ * the cells' anchors (fmm3d_p2p.cl): on the host the 10^5..10^6 entries
+ * took ~1.5 ms of plan creation on the H100. FMMCL_ERROR_INTERNAL when an
  * entry breaks the assumption above (the table would then be wrong). */
-static fmmcl_status v_shift_ids(fmmcl_plan plan, const fmm3d_state *s, cl_int *ids) {
-  const fmmcl_tree3d_csr *v = &s->fmm.v;
-  const fmmcl_tree3d_cell *cells = s->tree->cells;
-  long long bad = -1; /* an offending entry, reported after the loop */
-  /* rows are cells, a few thousand with ~100-200 entries each: small chunks
-   * keep every thread busy */
-  #pragma omp parallel for schedule(dynamic, 8)
-  for (size_t r = 0; r < v->n_rows; r++)
-    for (size_t e = v->offsets[r]; e < v->offsets[r + 1]; e++) {
-      const fmmcl_tree3d_cell *t = &cells[r], *c = &cells[v->indices[e]];
-      int d[3], near = 1, ok = t->level == c->level;
-      for (int a = 0; a < 3; a++) {
-        d[a] = (int)((int64_t)t->anchor[a] - (int64_t)c->anchor[a]);
-        ok = ok && d[a] >= -SHIFT_RANGE && d[a] <= SHIFT_RANGE;
-        near = near && d[a] >= -1 && d[a] <= 1;
-      }
-      if (!ok || near) {
-        #pragma omp atomic write
-        bad = (long long)e;
-        ids[e] = 0;
-      } else {
-        ids[e] = shift_id(d[0], d[1], d[2]);
-      }
-    }
-  if (bad >= 0)
-    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL,
-                      "M2L list entry %lld (source cell %d) is not a well-separated same-level pair", bad,
-                      (int)v->indices[bad]);
-  return FMMCL_SUCCESS;
+static fmmcl_status v_shift_ids(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_tree3d *t = s->tree;
+  const size_t entries = s->fmm.v.offsets[s->fmm.v.n_rows];
+  cl_int *anchor = malloc(4 * (t->n_cells ? t->n_cells : 1) * sizeof *anchor);
+  if (!anchor) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t c = 0; c < t->n_cells; c++)
+    for (int a = 0; a < 4; a++) anchor[4 * c + a] = a < 3 ? (cl_int)t->cells[c].anchor[a] : t->cells[c].level;
+  cl_mem anchors = NULL, bad = NULL;
+  cl_kernel k = NULL;
+  cl_int bad_at = -1, err = CL_SUCCESS;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * t->n_cells * sizeof *anchor, anchor, &anchors);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, sizeof bad_at, &bad_at, &bad);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, entries * sizeof(cl_int), NULL, &s->m2l_shift);
+  free(anchor);
+  if (!st && s->m2l.n_rows) {
+    k = clCreateKernel(s->p2p_program, "fmm3d_m2l_shift_ids", &err);
+    cl_mem args[] = {s->m2l.rows, s->m2l.begin, s->m2l.entries, anchors, s->m2l_shift, bad};
+    for (cl_uint a = 0; err == CL_SUCCESS && a < 6; a++) err = clSetKernelArg(k, a, sizeof(cl_mem), &args[a]);
+    size_t local = 64, global = s->m2l.n_rows * local;
+    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) err = clEnqueueReadBuffer(ctx->queue, bad, CL_TRUE, 0, sizeof bad_at, &bad_at, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "M2L shift ids: %s", fmmcl_cl_error_name(err));
+  }
+  if (k) clReleaseKernel(k);
+  if (anchors) clReleaseMemObject(anchors);
+  if (bad) clReleaseMemObject(bad);
+  if (!st && bad_at >= 0)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "M2L list entry %d (source cell %d) is not a well-separated same-level pair",
+                    (int)bad_at, (int)s->fmm.v.indices[bad_at]);
+  return st;
 }
 
 /* Complex numbers per shift in the table: I_n^m for n <= 2p, all |m| <= n,
@@ -91,19 +97,12 @@ static void *shift_table(const fmm3d_state *s) {
 
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s) {
   if (s->treecode) return FMMCL_SUCCESS;
-  const size_t entries = s->fmm.v.offsets[s->fmm.v.n_rows], ids_bytes = entries * sizeof(cl_int);
-  /* the ids are written straight into the upload stage when it holds them */
-  const int in_stage = s->stage.ptr && ids_bytes <= s->stage.bytes;
-  cl_int *ids = in_stage ? s->stage.ptr : malloc(ids_bytes ? ids_bytes : 1);
   void *table = shift_table(s);
-  fmmcl_status st = FMMCL_SUCCESS;
-  if (!ids || !table) st = fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = v_shift_ids(plan, s, ids);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ids_bytes, ids, &s->m2l_shift);
+  if (!table) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st = v_shift_ids(plan, s);
   if (!st)
     st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, N_SHIFTS * shift_stride(s->order) * 2 * s->real_size,
                             table, &s->m2l_table);
-  if (!in_stage) free(ids);
   free(table);
   return st;
 }
