@@ -102,6 +102,31 @@ __kernel void morton_keys(__global const REAL *xyz, uint n, REAL ox, REAL oy, RE
   perm[i] = i;
 }
 
+/* ---- sorted points for the FMM ------------------------------------------- */
+
+/* out[i] = caller's point perm[i] minus the shift (x, y, z, 0), in float or
+ * double as the FMM's REAL4, rounded as the host's (float)(x - shift) would;
+ * a packed coordinate that is not finite (float overflow) sets *bad. */
+__kernel void pack_sorted_float(__global const REAL *xyz, __global const uint *perm, uint n, REAL sx, REAL sy,
+                                REAL sz, __global float4 *out, __global int *bad) {
+  uint i = get_global_id(0);
+  if (i >= n) return;
+  __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;
+  float4 v = (float4)((float)(p[0] - sx), (float)(p[1] - sy), (float)(p[2] - sz), 0.0f);
+  if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;
+  out[i] = v;
+}
+
+__kernel void pack_sorted_double(__global const REAL *xyz, __global const uint *perm, uint n, REAL sx, REAL sy,
+                                 REAL sz, __global double4 *out, __global int *bad) {
+  uint i = get_global_id(0);
+  if (i >= n) return;
+  __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;
+  double4 v = (double4)(p[0] - sx, p[1] - sy, p[2] - sz, 0.0);
+  if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;
+  out[i] = v;
+}
+
 /* ---- local scan ----------------------------------------------------------- */
 
 /* Exclusive prefix sum of one value per work-item over the work-group

@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "tree3d.h"
+#include "tree3d_device_sort.h"
 
 /* Largest expansion order per precision: in float the scaled I_{2P} of M2L
  * stays finite up to P = 16 (cl/expansions3d.cl), and past P ~ 10 single
@@ -54,6 +55,9 @@ typedef struct fmm3d_state {
   double tables_seconds;        /* packing and uploading what execute reuses */
 
   fmmcl_tree3d *tree;
+  /* from the device sort: the sorted points, packed, and their permutations
+   * (the tree's xyz arrays are then NULL); upload_tables adopts them */
+  fmmcl_tree3d_device_points dev_src, dev_tgt;
   fmmcl_tree3d_fmm_lists fmm;
   fmmcl_tree3d_treecode_lists tc;
 

@@ -78,16 +78,30 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
   return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof(cl_int), p, buf);
 }
 
+/* A point set the device sort left packed there: adopted as it is. */
+static fmmcl_status adopt_point_set(fmmcl_plan plan, fmmcl_tree3d_device_points *p, cl_mem *buf, cl_mem *perm) {
+  if (!p->finite)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  *buf = p->packed, *perm = p->perm;
+  p->packed = p->perm = NULL;
+  return FMMCL_SUCCESS;
+}
+
 static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
   /* the sources' charge column is filled on the device per execute */
-  fmmcl_status st = upload_point_set(plan, s, t->n_sources, t->source_xyz, &s->src);
-  if (!st) st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
+  fmmcl_status st;
+  if (s->dev_src.packed) st = adopt_point_set(plan, &s->dev_src, &s->src, &s->src_perm);
+  else if (!(st = upload_point_set(plan, s, t->n_sources, t->source_xyz, &s->src)))
+    st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
   if (!st && t->targets_are_sources) {
     /* one buffer, the charge column ignored */
     s->tgt = s->src, s->tgt_perm = s->src_perm;
     clRetainMemObject(s->tgt), clRetainMemObject(s->tgt_perm);
+  } else if (!st && s->dev_tgt.packed) {
+    st = adopt_point_set(plan, &s->dev_tgt, &s->tgt, &s->tgt_perm);
   } else if (!st) {
     st = upload_point_set(plan, s, t->n_targets, t->target_xyz, &s->tgt);
     if (!st) st = upload_perm(plan, s, t->n_targets, t->target_perm, &s->tgt_perm);
@@ -237,7 +251,8 @@ static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 /* The largest table that goes up through the stage, in bytes. */
 static size_t stage_bytes(const fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
-  size_t b = 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
+  /* points packed here (not left on the device by its sort) */
+  size_t b = s->dev_src.packed ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
   const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
     if (lists[i]->offsets) b = max_size(b, list_entries(lists[i]) * sizeof(cl_int));
@@ -268,6 +283,7 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
   /* device coordinates relative to the root cube's centre: in float this
    * keeps every digit for data far from the origin (as DIRECT does) */
   for (int d = 0; d < 3; d++) s->shift[d] = t->cube.origin[d] + 0.5 * t->cube.width;
+  /* (the device sort packed its points with this same centre) */
   /* the stage goes back to the context's pool at the end, where the next
    * plan of a similar size finds it already pinned */
   fmmcl_status st = fmmcl_pinned_alloc(plan->ctx, stage_bytes(s), 0, &s->stage);
@@ -298,6 +314,8 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->leaves, &s->leaf_src_begin, &s->leaf_tgt_begin, &s->m2m_parents,
                  &s->m2m_children, &s->l2l_pairs};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) release_mem(m[i]);
+  cl_mem *kept[] = {&s->dev_src.packed, &s->dev_src.perm, &s->dev_tgt.packed, &s->dev_tgt.perm};
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) release_mem(kept[i]);
   release_list(&s->m2l);
   fmmcl_fmm3d_release_m2l_table(s);
   release_list(&s->p2l);

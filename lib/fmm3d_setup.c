@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "fmm3d.h"
-#include "tree3d_device_sort.h"
 
 /* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
  * launch overhead of its expansion work; wider devices like larger leaves.
@@ -47,8 +46,10 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
    * P2P work in that leaf, which is still exact: nothing to report */
   fmmcl_status st = FMMCL_ERROR_UNSUPPORTED;
   if (use_device_sort(plan)) {
-    st = fmmcl_tree3d_build_device(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
-                                   max_level(o->precision), &s->tree, &s->sort_seconds);
+    /* the sorted points stay on the device, packed for the kernels */
+    st = fmmcl_tree3d_build_device_packed(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
+                                          max_level(o->precision), s->real_size, &s->tree, &s->sort_seconds,
+                                          &s->dev_src, &s->dev_tgt, s->shift);
     /* the host build gives the same tree, so a device that cannot sort
      * (memory, a driver's build failure) costs time, not the plan */
     if (st) fmmcl_clear_error(plan->ctx), s->sort_seconds = 0, t0 = fmmcl_wall_seconds();

@@ -46,7 +46,7 @@ typedef struct fmmcl_tree3d {
    * result r_sorted unpermutes as r_caller[perm[i]] = r_sorted[i]. */
   uint64_t *source_keys;
   size_t *source_perm;
-  double *source_xyz;        /* sorted coordinates, interleaved */
+  double *source_xyz;        /* sorted coordinates, interleaved (NULL: kept on the device) */
   uint64_t *target_keys;
   size_t *target_perm;
   double *target_xyz;
@@ -71,12 +71,13 @@ fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
  * are what fmmcl_morton3d_keys then fmmcl_morton3d_sort leave, so the tree
  * equals fmmcl_tree3d_build's. Takes ownership of the malloc'ed key and
  * permutation arrays (targets' NULL when targets == NULL) and frees them on
- * failure too. */
+ * failure too. gather 0 leaves source_xyz and target_xyz NULL, for a
+ * caller that has the sorted points elsewhere (on the device). */
 fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, size_t n_targets,
                                        const double *targets, const fmmcl_morton3d_cube *cube,
                                        uint64_t *source_keys, size_t *source_perm,
                                        uint64_t *target_keys, size_t *target_perm,
-                                       size_t leaf_size, int max_level, fmmcl_tree3d **tree);
+                                       size_t leaf_size, int max_level, int gather, fmmcl_tree3d **tree);
 void fmmcl_tree3d_destroy(fmmcl_tree3d *tree);
 
 static inline int fmmcl_tree3d_is_leaf(const fmmcl_tree3d_cell *c) { return c->n_children == 0; }

@@ -257,7 +257,7 @@ fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, 
                                        const double *targets, const fmmcl_morton3d_cube *cube,
                                        uint64_t *source_keys, size_t *source_perm,
                                        uint64_t *target_keys, size_t *target_perm,
-                                       size_t leaf_size, int max_level, fmmcl_tree3d **tree) {
+                                       size_t leaf_size, int max_level, int gather, fmmcl_tree3d **tree) {
   fmmcl_status st = check_arguments(n_sources, sources, n_targets, targets, leaf_size, max_level, tree);
   if (!st && (!cube || !source_keys || !source_perm || (targets && (!target_keys || !target_perm))))
     st = fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_sorted: NULL argument");
@@ -273,8 +273,8 @@ fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, 
   t->cube = *cube;
   t->source_keys = source_keys, t->source_perm = source_perm;
   if (targets) t->target_keys = target_keys, t->target_perm = target_perm;
-  st = gather_points(sources, source_perm, n_sources, &t->source_xyz);
-  if (!st && targets) st = gather_points(targets, target_perm, t->n_targets, &t->target_xyz);
+  if (gather) st = gather_points(sources, source_perm, n_sources, &t->source_xyz);
+  if (!st && gather && targets) st = gather_points(targets, target_perm, t->n_targets, &t->target_xyz);
   if (!st && !targets)
     t->target_keys = t->source_keys, t->target_perm = t->source_perm, t->target_xyz = t->source_xyz;
   if (!st) st = refine_all(t);

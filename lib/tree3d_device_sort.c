@@ -16,9 +16,16 @@
 typedef struct sorter {
   fmmcl_context ctx;
   cl_program program;
-  cl_kernel keys, hist, scan, add, scatter;
+  cl_kernel keys, hist, scan, add, scatter, pack_float, pack_double;
   size_t wgs, tiles, radix_bits;
 } sorter;
+
+/* What sort_with leaves on the device when asked (fmm3d's sorted points). */
+typedef struct keep_request {
+  size_t real_size;
+  double shift[3];
+  fmmcl_tree3d_device_points *out;
+} keep_request;
 
 /* Device buffers of one sort; scan[k] holds level k's block sums. */
 typedef struct sort_buffers {
@@ -68,7 +75,7 @@ static fmmcl_status create_kernel(sorter *s, const char *name, cl_kernel *k) {
 }
 
 static void sorter_release(sorter *s) {
-  cl_kernel *k[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter};
+  cl_kernel *k[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter, &s->pack_float, &s->pack_double};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
     if (*k[i]) clReleaseKernel(*k[i]);
   if (s->program) clReleaseProgram(s->program);
@@ -98,6 +105,8 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
   if (!st) st = create_kernel(s, "scan_exclusive_blocks", &s->scan);
   if (!st) st = create_kernel(s, "scan_add_block_offsets", &s->add);
   if (!st) st = create_kernel(s, "radix_scatter", &s->scatter);
+  if (!st) st = create_kernel(s, "pack_sorted_float", &s->pack_float);
+  if (!st) st = create_kernel(s, "pack_sorted_double", &s->pack_double);
   return st;
 }
 
@@ -236,8 +245,43 @@ static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uin
   return FMMCL_SUCCESS;
 }
 
+/* The sorted points packed for the FMM from the coordinates and the
+ * permutation the sort leaves on the device; keeps the permutation too. */
+static fmmcl_status pack_sorted(sorter *s, sort_buffers *b, int src, cl_uint n, const keep_request *keep) {
+  fmmcl_context ctx = s->ctx;
+  fmmcl_tree3d_device_points *out = keep->out;
+  cl_kernel k = keep->real_size == 4 ? s->pack_float : s->pack_double;
+  cl_int bad = 0;
+  cl_mem flag = NULL;
+  fmmcl_status st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
+  if (!st) {
+    cl_double sx = keep->shift[0], sy = keep->shift[1], sz = keep->shift[2];
+    cl_mem args[] = {b->xyz, b->perm[src]};
+    for (cl_uint a = 0; a < 2; a++) SET_ARG(s, k, a, args[a]);
+    SET_ARG(s, k, 2, n);
+    SET_ARG(s, k, 3, sx);
+    SET_ARG(s, k, 4, sy);
+    SET_ARG(s, k, 5, sz);
+    SET_ARG(s, k, 6, out->packed);
+    SET_ARG(s, k, 7, flag);
+    st = launch(s, k, round_up(n, s->wgs));
+  }
+  if (!st) {
+    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s", fmmcl_cl_error_name(err));
+  }
+  if (flag) clReleaseMemObject(flag);
+  if (st) return st;
+  out->finite = !bad;
+  out->perm = b->perm[src];
+  clRetainMemObject(out->perm);
+  return FMMCL_SUCCESS;
+}
+
 static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
-                              uint64_t *keys, size_t *perm) {
+                              uint64_t *keys, size_t *perm, const keep_request *keep) {
   if (n == 0) return FMMCL_SUCCESS;
   const size_t groups = (n + s->wgs * s->tiles - 1) / (s->wgs * s->tiles);
   sort_buffers b;
@@ -250,6 +294,7 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
   if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src);
   if (!st) st = read_back(s, &b, src, n, keys, perm, &stage);
+  if (!st && keep) st = pack_sorted(s, &b, src, (cl_uint)n, keep);
   clFinish(s->ctx->queue); /* nothing may still read the staging block */
   fmmcl_pinned_free(&stage);
   buffers_release(&b);
@@ -265,7 +310,7 @@ fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cu
                       "fmmcl_tree3d_device_sort: %s lacks fp64 or %zu keys exceed 2^32", ctx->dev.info.device_name, n);
   sorter s;
   fmmcl_status st = sorter_init(&s, ctx);
-  if (!st) st = sort_with(&s, cube, xyz, n, keys, perm);
+  if (!st) st = sort_with(&s, cube, xyz, n, keys, perm, NULL);
   sorter_release(&s);
   return st;
 }
@@ -277,16 +322,26 @@ static fmmcl_status forward_error(fmmcl_context ctx, fmmcl_status st) {
 
 /* Keys and permutation of one set, malloc'ed for the tree to own. */
 static fmmcl_status sort_set(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
-                             uint64_t **keys, size_t **perm) {
+                             uint64_t **keys, size_t **perm, const keep_request *keep) {
   *keys = malloc((n ? n : 1) * sizeof **keys);
   *perm = malloc((n ? n : 1) * sizeof **perm);
   if (!*keys || !*perm) return fmmcl_fail(s->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
-  return sort_with(s, cube, xyz, n, *keys, *perm);
+  return sort_with(s, cube, xyz, n, *keys, *perm, keep);
 }
 
-fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
-                                       size_t n_targets, const double *targets, size_t leaf_size,
-                                       int max_level, fmmcl_tree3d **tree, double *sort_seconds) {
+static void release_points(fmmcl_tree3d_device_points *p) {
+  if (!p) return;
+  if (p->packed) clReleaseMemObject(p->packed);
+  if (p->perm) clReleaseMemObject(p->perm);
+  memset(p, 0, sizeof *p);
+}
+
+/* Both builds: src_keep / tgt_keep NULL gathers the sorted points on the
+ * host, else they stay on the device as the requests say. */
+static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const double *sources, size_t n_targets,
+                                 const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree,
+                                 double *sort_seconds, keep_request *src_keep, keep_request *tgt_keep,
+                                 double shift[3]) {
   if (!ctx || !tree || !sources)
     return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_device: NULL argument");
   double t0 = fmmcl_wall_seconds();
@@ -300,18 +355,46 @@ fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, cons
       (targets && !fmmcl_tree3d_device_sort_available(ctx, n_targets)))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_build_device: not available on %s",
                       ctx->dev.info.device_name);
+  /* the root cube's centre: what the FMM subtracts from every coordinate */
+  for (int d = 0; d < 3; d++) {
+    if (shift) shift[d] = cube.origin[d] + 0.5 * cube.width;
+    if (src_keep) src_keep->shift[d] = cube.origin[d] + 0.5 * cube.width;
+    if (tgt_keep) tgt_keep->shift[d] = cube.origin[d] + 0.5 * cube.width;
+  }
   uint64_t *sk = NULL, *tk = NULL;
   size_t *sp = NULL, *tp = NULL;
   sorter s;
   st = sorter_init(&s, ctx);
-  if (!st) st = sort_set(&s, &cube, sources, n_sources, &sk, &sp);
-  if (!st && targets) st = sort_set(&s, &cube, targets, n_targets, &tk, &tp);
+  if (!st) st = sort_set(&s, &cube, sources, n_sources, &sk, &sp, src_keep);
+  if (!st && targets) st = sort_set(&s, &cube, targets, n_targets, &tk, &tp, tgt_keep);
   sorter_release(&s);
-  if (st) {
+  if (!st && sort_seconds) *sort_seconds = fmmcl_wall_seconds() - t0;
+  if (!st)
+    st = forward_error(ctx, fmmcl_tree3d_build_sorted(n_sources, sources, n_targets, targets, &cube, sk, sp, tk,
+                                                      tp, leaf_size, max_level, src_keep == NULL, tree));
+  else
     free(sk), free(sp), free(tk), free(tp);
-    return st;
-  }
-  if (sort_seconds) *sort_seconds = fmmcl_wall_seconds() - t0;
-  return forward_error(ctx, fmmcl_tree3d_build_sorted(n_sources, sources, n_targets, targets, &cube, sk, sp,
-                                                      tk, tp, leaf_size, max_level, tree));
+  if (st) release_points(src_keep ? src_keep->out : NULL), release_points(tgt_keep ? tgt_keep->out : NULL);
+  return st;
+}
+
+fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                       size_t n_targets, const double *targets, size_t leaf_size,
+                                       int max_level, fmmcl_tree3d **tree, double *sort_seconds) {
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
+                      NULL, NULL, NULL);
+}
+
+fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                              size_t n_targets, const double *targets, size_t leaf_size,
+                                              int max_level, size_t real_size, fmmcl_tree3d **tree,
+                                              double *sort_seconds, fmmcl_tree3d_device_points *src,
+                                              fmmcl_tree3d_device_points *tgt, double shift[3]) {
+  if (!src || (targets && !tgt) || !shift || (real_size != 4 && real_size != 8))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build_device_packed: bad argument");
+  memset(src, 0, sizeof *src);
+  if (tgt) memset(tgt, 0, sizeof *tgt);
+  keep_request sk = {.real_size = real_size, .out = src}, tk = {.real_size = real_size, .out = tgt};
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds, &sk,
+                      targets ? &tk : NULL, shift);
 }

@@ -26,4 +26,24 @@ fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, cons
                                        size_t n_targets, const double *targets, size_t leaf_size,
                                        int max_level, fmmcl_tree3d **tree, double *sort_seconds);
 
+/* What the device keeps of one sorted point set for the FMM: packed[i] =
+ * (x, y, z, 0) of the caller's point perm[i] minus shift, as float4
+ * (real_size 4) or double4, and perm as uint; finite is 0 when a packed
+ * coordinate overflowed float. The caller releases both buffers. */
+typedef struct fmmcl_tree3d_device_points {
+  cl_mem packed, perm;
+  int finite;
+} fmmcl_tree3d_device_points;
+
+/* fmmcl_tree3d_build_device that leaves the sorted points on the device
+ * instead of gathering them on the host: the tree's source_xyz and
+ * target_xyz are NULL, *src (and *tgt, when targets are given) hold them
+ * packed relative to shift = the root cube's centre, which is also
+ * returned. On failure nothing is kept. */
+fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                              size_t n_targets, const double *targets, size_t leaf_size,
+                                              int max_level, size_t real_size, fmmcl_tree3d **tree,
+                                              double *sort_seconds, fmmcl_tree3d_device_points *src,
+                                              fmmcl_tree3d_device_points *tgt, double shift[3]);
+
 #endif /* FMMCL_TREE3D_DEVICE_SORT_H */
