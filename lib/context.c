@@ -36,6 +36,7 @@ fmmcl_status fmmcl_context_destroy(fmmcl_context ctx) {
   if (ctx->queue) {
     fmmcl_pinned_pool_release(ctx);
     if (ctx->sort_program) clReleaseProgram(ctx->sort_program);
+    if (ctx->m2l_table) clReleaseMemObject(ctx->m2l_table);
     clFinish(ctx->queue);
     clReleaseCommandQueue(ctx->queue);
   }

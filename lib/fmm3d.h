@@ -119,6 +119,7 @@ void fmmcl_fmm3d_release(fmm3d_state *s);
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);
+size_t fmmcl_fmm3d_m2l_table_bytes(const fmm3d_state *s);
 void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s);
 
 /* ---- execution (fmm3d_phases.c) ------------------------------------------- */

@@ -256,7 +256,7 @@ static size_t stage_bytes(const fmm3d_state *s) {
   const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
     if (lists[i]->offsets) b = max_size(b, list_entries(lists[i]) * sizeof(cl_int));
-  return b;
+  return s->treecode ? b : max_size(b, fmmcl_fmm3d_m2l_table_bytes(s));
 }
 
 static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {

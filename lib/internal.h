@@ -71,6 +71,11 @@ struct fmmcl_context_s {
    * loading it again costs ~4 ms and its first launch as much again */
   cl_program sort_program;
   char sort_options[256];
+  /* the FMM's M2L shift table of the last order and precision, kept for the
+   * next plan (fmm3d_m2l_table.c): it depends on nothing else */
+  cl_mem m2l_table;
+  int m2l_table_order;
+  size_t m2l_table_real_size;
 };
 
 /* ---- kernel sources, programs, binary cache ---------------------------- */
