@@ -4,8 +4,10 @@
  *
  * Buffers as in expansions3d.cl: sources REAL4 (x, y, z, q), targets REAL4,
  * out REAL4 (d/dx, d/dy, d/dz, phi), each cell's points contiguous;
- * cell_src / cell_tgt int2 [begin, end) per cell; group g owns target leaf
- * rows[g] with source cells list[list_begin[g] .. list_begin[g+1]).
+ * cell_tgt int2 [begin, end) per cell; group g owns target leaf rows[g]
+ * and streams the source ranges ranges[list_begin[g] .. list_begin[g+1]),
+ * each [begin, end) of sorted sources: its list's cells, those contiguous
+ * in Morton order merged by the host so that fewer tiles run short.
  * Adds to out. Needs fmmcl_common.h prepended. */
 
 #ifndef WGS
@@ -34,8 +36,8 @@
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
-               __global const int *restrict list, __global const int2 *restrict cell_src,
-               __global const int2 *restrict cell_tgt, __global const REAL4 *restrict src,
+               __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
+               __global const REAL4 *restrict src,
                __global const REAL4 *restrict tgt, __global REAL4 *restrict out)
 {
   __local REAL4 tile[WGS];
@@ -49,7 +51,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
     const REAL4 t = tgt[i];
     REAL pot = 0, gx = 0, gy = 0, gz = 0;
     for (int e = e0; e < e1; e++) {
-      const int2 sr = cell_src[list[e]];
+      const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
         /* clamped load; a short tile's loop stops at the cell's end */
         tile[lid] = src[min(sb + lid, sr.y - 1)];

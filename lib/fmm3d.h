@@ -31,7 +31,8 @@ enum {
 };
 
 /* A list on the device: group g works on cell rows[g] with entries
- * entries[begin[g] .. begin[g+1]); only rows with entries are kept. */
+ * entries[begin[g] .. begin[g+1]); only rows with entries are kept.
+ * Entries are cell indices, except P2P's: int2 source ranges. */
 typedef struct fmm3d_device_list {
   size_t n_rows;
   cl_mem rows, begin, entries;

@@ -244,6 +244,63 @@ static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tre
   return st;
 }
 
+static int by_begin(const void *a, const void *b) {
+  const cl_int x = ((const cl_int *)a)[0], y = ((const cl_int *)b)[0];
+  return (x > y) - (x < y);
+}
+
+/* The P2P list (U, or the treecode's near list) as source ranges: per row
+ * its cells' [src_begin, src_end), sorted, those that abut merged (in
+ * Morton order siblings do), empty ones dropped. Fewer, longer ranges mean
+ * fewer short tiles in fmm3d_p2p; the pairs are the same. */
+static fmmcl_status upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
+                                  fmm3d_device_list *dl) {
+  const fmmcl_tree3d_cell *cells = s->tree->cells;
+  const size_t entries = csr->offsets[csr->n_rows];
+  if (entries > (size_t)INT32_MAX)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "interaction list of %zu entries", entries);
+  cl_int *range = malloc(2 * (entries ? entries : 1) * sizeof *range);
+  cl_int *row = malloc((csr->n_rows ? csr->n_rows : 1) * sizeof *row);
+  cl_int *begin = malloc((csr->n_rows + 1) * sizeof *begin);
+  size_t *count = malloc((csr->n_rows ? csr->n_rows : 1) * sizeof *count);
+  if (!range || !row || !begin || !count) {
+    free(range), free(row), free(begin), free(count);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  /* each row merges in place within its own slice of range */
+  #pragma omp parallel for schedule(dynamic, 64)
+  for (size_t r = 0; r < csr->n_rows; r++) {
+    cl_int *slice = range + 2 * csr->offsets[r];
+    size_t n = 0;
+    for (size_t e = csr->offsets[r]; e < csr->offsets[r + 1]; e++) {
+      const fmmcl_tree3d_cell *c = &cells[csr->indices[e]];
+      if (c->src_end > c->src_begin) slice[2 * n] = (cl_int)c->src_begin, slice[2 * n + 1] = (cl_int)c->src_end, n++;
+    }
+    qsort(slice, n, 2 * sizeof *slice, by_begin);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (m && slice[2 * (m - 1) + 1] == slice[2 * i]) slice[2 * (m - 1) + 1] = slice[2 * i + 1];
+      else slice[2 * m] = slice[2 * i], slice[2 * m + 1] = slice[2 * i + 1], m++;
+    }
+    count[r] = m;
+  }
+  /* compact the non-empty rows' ranges to the front */
+  size_t g = 0, at = 0;
+  for (size_t r = 0; r < csr->n_rows; r++) {
+    if (!count[r]) continue;
+    memmove(range + 2 * at, range + 2 * csr->offsets[r], 2 * count[r] * sizeof *range);
+    row[g] = (cl_int)r, begin[g++] = (cl_int)at;
+    at += count[r];
+  }
+  begin[g] = (cl_int)at;
+  dl->n_rows = g;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, g * sizeof *row, row, &dl->rows);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (g + 1) * sizeof *begin, begin, &dl->begin);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * at * sizeof *range, range, &dl->entries);
+  free(range), free(row), free(begin), free(count);
+  return st;
+}
+
 static size_t list_entries(const fmmcl_tree3d_csr *csr) { return csr->offsets[csr->n_rows]; }
 
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
@@ -255,7 +312,7 @@ static size_t stage_bytes(const fmm3d_state *s) {
   size_t b = s->dev_src.packed ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
   const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-    if (lists[i]->offsets) b = max_size(b, list_entries(lists[i]) * sizeof(cl_int));
+    if (lists[i]->offsets) b = max_size(b, 2 * list_entries(lists[i]) * sizeof(cl_int)); /* ranges: 2 */
   return s->treecode ? b : max_size(b, fmmcl_fmm3d_m2l_table_bytes(s));
 }
 
@@ -267,14 +324,14 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
   if (st) return st;
   if (s->treecode) {
     if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
-    if (!st) st = upload_list(plan, s, &s->tc.near, &s->p2p);
+    if (!st) st = upload_ranges(plan, s, &s->tc.near, &s->p2p);
     return st;
   }
   if (!st) st = upload_list(plan, s, &s->fmm.v, &s->m2l);
   if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
   if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
   if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
-  if (!st) st = upload_list(plan, s, &s->fmm.u, &s->p2p);
+  if (!st) st = upload_ranges(plan, s, &s->fmm.u, &s->p2p);
   return st;
 }
 

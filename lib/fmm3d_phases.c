@@ -172,8 +172,8 @@ static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, launch_log *log) {
   fmmcl_context ctx = plan->ctx;
   cl_kernel k = s->k_p2p;
   const fmm3d_device_list *u = &s->p2p;
-  ARG(k, 0, u->rows); ARG(k, 1, u->begin); ARG(k, 2, u->entries); ARG(k, 3, s->cell_src);
-  ARG(k, 4, s->cell_tgt); ARG(k, 5, s->src); ARG(k, 6, s->tgt); ARG(k, 7, s->out);
+  ARG(k, 0, u->rows); ARG(k, 1, u->begin); ARG(k, 2, u->entries); ARG(k, 3, s->cell_tgt);
+  ARG(k, 4, s->src); ARG(k, 5, s->tgt); ARG(k, 6, s->out);
   return launch(plan, log, k, u->n_rows, s->p2p_wgs, "p2p");
 }
 

@@ -164,11 +164,16 @@ static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size
   fmmcl_context ctx = s->ctx;
   fmmcl_status st = make_buffer(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, &b->xyz);
   if (!st) {
+    /* in chunks, so that the copy of one overlaps the transfer of the last */
     double *dst = stage->ptr;
-    #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < 3 * n; i++) dst[i] = xyz[i];
-    FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, b->xyz, CL_FALSE, 0, 3 * n * sizeof(double), dst, 0,
-                                           NULL, NULL));
+    const size_t total = 3 * n, chunk = total / 4 + 1;
+    for (size_t lo = 0; lo < total; lo += chunk) {
+      const size_t hi = lo + chunk < total ? lo + chunk : total;
+      #pragma omp parallel for schedule(static) if (hi - lo > 65536)
+      for (size_t i = lo; i < hi; i++) dst[i] = xyz[i];
+      FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, b->xyz, CL_FALSE, lo * sizeof(double),
+                                             (hi - lo) * sizeof(double), dst + lo, 0, NULL, NULL));
+    }
   }
   for (int i = 0; i < 2 && !st; i++) {
     st = make_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_ulong), NULL, &b->keys[i]);
