@@ -26,7 +26,10 @@ static int take_pooled(fmmcl_context ctx, size_t bytes, fmmcl_pinned *p) {
   p->buf = ctx->pinned_pool[best].buf;
   p->ptr = ctx->pinned_pool[best].ptr;
   p->bytes = ctx->pinned_pool[best].bytes;
-  ctx->pinned_pool[best] = ctx->pinned_pool[--ctx->n_pinned_pool];
+  /* the pool stays oldest first (see fmmcl_pinned_free) */
+  memmove(&ctx->pinned_pool[best], &ctx->pinned_pool[best + 1],
+          (ctx->n_pinned_pool - best - 1) * sizeof ctx->pinned_pool[0]);
+  ctx->n_pinned_pool--;
   return 1;
 }
 
@@ -64,13 +67,19 @@ fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, int zero, fmmcl
 
 void fmmcl_pinned_free(fmmcl_pinned *p) {
   fmmcl_context ctx = p->ctx;
-  if (p->buf && ctx->n_pinned_pool < FMMCL_PINNED_POOL) {
+  /* a full pool gives up its oldest block: the one just freed is the likelier
+   * to be asked for again (the next plan of the same size), and a sweep over
+   * sizes would otherwise leave the pool full of blocks nobody wants */
+  if (p->buf && ctx->n_pinned_pool == FMMCL_PINNED_POOL) {
+    unpin(ctx, ctx->pinned_pool[0].buf, ctx->pinned_pool[0].ptr);
+    memmove(&ctx->pinned_pool[0], &ctx->pinned_pool[1], (FMMCL_PINNED_POOL - 1) * sizeof ctx->pinned_pool[0]);
+    ctx->n_pinned_pool--;
+  }
+  if (p->buf) {
     ctx->pinned_pool[ctx->n_pinned_pool].buf = p->buf;
     ctx->pinned_pool[ctx->n_pinned_pool].ptr = p->ptr;
     ctx->pinned_pool[ctx->n_pinned_pool].bytes = p->bytes;
     ctx->n_pinned_pool++;
-  } else if (p->buf) {
-    unpin(ctx, p->buf, p->ptr);
   } else {
     free(p->ptr);
   }
