@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fmm3d.h"
+#include "tuning.h"
 
 /* Tuned -D values of a kernel; until the tuning defaults list it
  * (FMMCL_ERROR_INTERNAL: no entry), this driver's own default. */
@@ -26,11 +27,24 @@ static size_t wgs_of(const char *defines, size_t fallback) {
   return p ? (size_t)strtoul(p + 6, NULL, 10) : fallback;
 }
 
+/* M2L stages, per entry of a batch, harmonics of order 2p and one
+ * expansion; the harmonics with both signs of m (branch-free contraction)
+ * when that leaves half the local memory free, else m >= 0 only. Shared
+ * with the tuning space (tuning_spaces.c), which must judge alike. */
+size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long long local_mem_bytes,
+                                   int *m2l_signed) {
+  const size_t p = (size_t)order, ncoef = (p + 1) * (p + 2) / 2;
+  const size_t ncoef2 = (2 * p + 1) * (2 * p + 2) / 2, nshift = (2 * p + 1) * (2 * p + 1);
+  const size_t signed_bytes = (nshift + ncoef) * 2 * real_size;
+  *m2l_signed = signed_bytes <= local_mem_bytes / 2;
+  return *m2l_signed ? signed_bytes : (ncoef2 + ncoef) * 2 * real_size;
+}
+
 /* M2L entries staged per round: as many as fit in half the local memory
  * (room for a second group per compute unit), at most 8 (past that the two
  * barriers per round are already cheap), at least 1. */
-static size_t default_m2l_batch(fmmcl_context ctx, size_t entry_bytes) {
-  size_t batch = (size_t)(ctx->dev.info.local_mem_bytes / 2) / entry_bytes;
+size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes) {
+  size_t batch = (size_t)(local_mem_bytes / 2) / entry_bytes;
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
 }
 
@@ -69,16 +83,11 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   s->exp_wgs = wgs_of(exp_def, (s->ncoef + 31) / 32 * 32);
   s->p2p_wgs = wgs_of(p2p_def, 64);
   if ((st = check_wgs(ctx, "expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
-  /* M2L stages, per entry of a batch, harmonics of order 2p and one
-   * expansion; the harmonics with both signs of m (branch-free contraction)
-   * when that leaves half the local memory free, else m >= 0 only */
-  const size_t ncoef2 = (size_t)(2 * s->order + 1) * (size_t)(2 * s->order + 2) / 2;
-  const size_t nshift = (size_t)(2 * s->order + 1) * (size_t)(2 * s->order + 1);
-  const size_t signed_bytes = (nshift + s->ncoef) * 2 * s->real_size;
-  s->m2l_signed = signed_bytes <= ctx->dev.info.local_mem_bytes / 2;
-  const size_t entry_bytes = s->m2l_signed ? signed_bytes : (ncoef2 + s->ncoef) * 2 * s->real_size;
+  const size_t entry_bytes =
+      fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
   const int tuned_batch = strstr(exp_def, "-DM2L_BATCH=") != NULL;
-  s->m2l_batch = tuned_batch ? m2l_batch_of(exp_def) : default_m2l_batch(ctx, entry_bytes);
+  s->m2l_batch = tuned_batch ? m2l_batch_of(exp_def)
+                             : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
   const size_t local_bytes = s->m2l_batch * entry_bytes;
   if (s->m2l_batch < 1 || local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,

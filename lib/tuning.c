@@ -155,7 +155,7 @@ fmmcl_status fmmcl_tuned_defines(fmmcl_context ctx, const char *kernel, fmmcl_pr
   set_notes(dev, kernel, text);
   if (found) return FMMCL_SUCCESS;
   /* callers (fmm3d_kernels.c) read FMMCL_ERROR_INTERNAL as "no default" */
-  if (fmmcl_tuning_default(kernel, precision, dev, buf, len) != FMMCL_SUCCESS)
+  if (fmmcl_tuning_default(kernel, precision, problem_class, dev, buf, len) != FMMCL_SUCCESS)
     return fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "no default parameters for kernel %s", kernel);
   return FMMCL_SUCCESS;
 }

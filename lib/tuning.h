@@ -7,7 +7,7 @@
 #include "internal.h"
 
 #define FMMCL_TUNE_MAX_PARAMS 8
-#define FMMCL_TUNE_MAX_VALUES 12
+#define FMMCL_TUNE_MAX_VALUES 20
 
 /* One -D parameter and its candidate values (ascending, 0-terminated). */
 typedef struct fmmcl_tuning_param {
@@ -28,6 +28,13 @@ typedef struct fmmcl_tuning_point {
 
 typedef struct fmmcl_tuning_space fmmcl_tuning_space;
 
+/* Moves the vendor table's default to the point this class needs, for a
+ * kernel whose natural default depends on it (fmm3d_expansions: WGS from
+ * the order, M2L_BATCH from local memory). */
+typedef void (*fmmcl_tuning_default_fn)(const fmmcl_tuning_space *space, fmmcl_tuning_point *pt,
+                                        const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                        const fmmcl_device_info *dev);
+
 /* 1 when the point runs on the device for this class and precision; else 0
  * and a reason in why (local memory, work-group size, divisibility). */
 typedef int (*fmmcl_tuning_fits_fn)(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
@@ -39,12 +46,15 @@ struct fmmcl_tuning_space {
   const char *file;                /* the .cl file that holds it */
   fmmcl_tuning_param params[FMMCL_TUNE_MAX_PARAMS]; /* name NULL ends the list */
   fmmcl_tuning_fits_fn fits;
+  fmmcl_tuning_default_fn class_default; /* NULL: the table's default fits every class */
   const char *constraints;         /* what fits checks, in words (fmmtune --list) */
   const char *class_prefix;        /* "dim" or "p": classes are prefix + integer */
   int class_min, class_max;        /* the classes the library may ask for */
   const char *tune_classes;        /* the ones fmmtune tunes unless told: "dim1 dim2" */
+  const char *tune_classes_double; /* in double, when they differ (NULL: the same) */
   /* how fmmtune exercises it: a plan of this kernel and method, timing
-   * the named phase on n_gpu (GPU) or n_cpu (other) points */
+   * the named phase (or the sum of a comma-separated list of phases) on
+   * n_gpu (GPU) or n_cpu (other) points */
   fmmcl_kernel plan_kernel;
   fmmcl_method plan_method;
   const char *phase;
@@ -75,10 +85,23 @@ int fmmcl_tuning_point_fits(const fmmcl_tuning_space *space, const fmmcl_tuning_
 
 /* ---- built-in defaults (tuning_defaults.c) ------------------------------ */
 
-/* The vendor-class (and precision) default "-DWGS=.. ..." of a kernel; FMMCL_ERROR_INTERNAL
- * (nothing recorded) when the kernel has none. */
-fmmcl_status fmmcl_tuning_default(const char *kernel, fmmcl_precision precision,
+/* The vendor-class (and precision) default "-DWGS=.. ..." of a kernel for
+ * a problem class (moved by the space's class_default; NULL or a class
+ * the space lacks: the table's value); FMMCL_ERROR_INTERNAL (nothing
+ * recorded) when the kernel has none. */
+fmmcl_status fmmcl_tuning_default(const char *kernel, fmmcl_precision precision, const char *problem_class,
                                   const fmmcl_device_info *dev, char *buf, size_t len);
+
+/* ---- what the 3D FMM's build shares with its space (fmm3d_kernels.c) ---- */
+
+/* Local memory one M2L batch entry stages at order p: shift harmonics and
+ * an expansion, the harmonics with both signs of m (*m2l_signed) when that
+ * takes at most half the device's local memory. */
+size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long long local_mem_bytes,
+                                   int *m2l_signed);
+/* The M2L batch the driver picks when not told: what fits half the local
+ * memory, 1..8. */
+size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes);
 
 /* ---- the cache file (tuning_cache.c) ----------------------------------- */
 

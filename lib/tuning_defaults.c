@@ -27,6 +27,10 @@ static const default_entry defaults[] = {
     {"p2p_laplace3d", FMMCL_VENDOR_OTHER, -1, -1, "-DWGS=64 -DTPW=1 -DUNROLL=4"},
     {"p2p_gaussian", FMMCL_VENDOR_OTHER, 1, -1, "-DWGS=128 -DTPW=2 -DUNROLL=4"},
     {"p2p_gaussian", FMMCL_VENDOR_OTHER, -1, -1, "-DWGS=64 -DTPW=1 -DUNROLL=2"},
+    {"fmm3d_p2p", FMMCL_VENDOR_OTHER, -1, -1, "-DWGS=64 -DUNROLL=4"},
+    /* moved per order (tuning_spaces.c): WGS up to NCOEF rounded to 32,
+     * M2L_BATCH down to what fits half the local memory */
+    {"fmm3d_expansions", FMMCL_VENDOR_OTHER, -1, -1, "-DWGS=32 -DM2L_BATCH=8"},
 };
 
 static int matches(const default_entry *e, fmmcl_precision precision, const fmmcl_device_info *d) {
@@ -35,11 +39,26 @@ static int matches(const default_entry *e, fmmcl_precision precision, const fmmc
   return e->vendor == FMMCL_VENDOR_OTHER || e->vendor == d->vendor;
 }
 
-fmmcl_status fmmcl_tuning_default(const char *kernel, fmmcl_precision precision,
+/* The space's class_default moves the table's point for the class. */
+static void for_class(const char *kernel, fmmcl_precision precision, const char *problem_class,
+                      const fmmcl_device_info *dev, char *buf, size_t len) {
+  const fmmcl_tuning_space *s = fmmcl_tuning_space_find(kernel);
+  fmmcl_tuning_class cls;
+  fmmcl_tuning_point pt;
+  char why[160];
+  if (!s || !s->class_default || !fmmcl_tuning_class_parse(s, problem_class, &cls) ||
+      !fmmcl_tuning_point_parse(s, buf, &pt, why, sizeof why))
+    return;
+  s->class_default(s, &pt, &cls, precision, dev);
+  fmmcl_tuning_point_format(s, &pt, 1, buf, len);
+}
+
+fmmcl_status fmmcl_tuning_default(const char *kernel, fmmcl_precision precision, const char *problem_class,
                                   const fmmcl_device_info *dev, char *buf, size_t len) {
   for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
     if (strcmp(defaults[i].kernel, kernel) == 0 && matches(&defaults[i], precision, dev)) {
       snprintf(buf, len, "%s", defaults[i].defines);
+      for_class(kernel, precision, problem_class, dev, buf, len);
       return FMMCL_SUCCESS;
     }
   return FMMCL_ERROR_INTERNAL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmm3d.h"
 #include "tuning.h"
 
 /* ---- constraints shared by tiled kernels ------------------------------- */
@@ -42,8 +43,8 @@ static int tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, 
   return 1;
 }
 
-/* p2p_laplace3d stages one REAL4 (x, y, z, q) per source */
-static int p2p_laplace3d_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+/* p2p_laplace3d and fmm3d_p2p stage one REAL4 (x, y, z, q) per source */
+static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                               const fmmcl_tuning_class *cls, fmmcl_precision precision,
                               const fmmcl_device_info *dev, char *why, size_t len) {
   (void)cls;
@@ -55,6 +56,58 @@ static int p2p_gaussian_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_poi
                              const fmmcl_tuning_class *cls, fmmcl_precision precision,
                              const fmmcl_device_info *dev, char *why, size_t len) {
   return tile_fits(s, pt, (size_t)cls->dim + 1, precision, dev, why, len);
+}
+
+/* ---- the 3D FMM's expansion kernels --------------------------------------- */
+
+static int *param_slot(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, const char *name) {
+  for (size_t i = 0; i < FMMCL_TUNE_MAX_PARAMS && s->params[i].name; i++)
+    if (strcmp(s->params[i].name, name) == 0) return &pt->v[i];
+  return NULL;
+}
+
+static size_t ncoef_of(int order) { return (size_t)(order + 1) * (size_t)(order + 2) / 2; }
+
+/* expansions3d.cl at order p: one coefficient per work-item in M2M, M2L
+ * and L2L (WGS >= NCOEF, as its #error says), P2M and P2L stage WGS
+ * sources as REAL4, M2L stages M2L_BATCH entries (the driver's rule). */
+static int fmm3d_expansions_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                                 const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                 const fmmcl_device_info *dev, char *why, size_t len) {
+  const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM3D_MAX_ORDER_DOUBLE : FMMCL_FMM3D_MAX_ORDER_SINGLE;
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1), batch = (size_t)param_value(s, pt, "M2L_BATCH", 1);
+  const size_t real = precision == FMMCL_DOUBLE ? 8 : 4;
+  if (cls->order > max) {
+    snprintf(why, len, "order %d is above the FMM's %d in this precision", cls->order, max);
+    return 0;
+  }
+  if (wgs < ncoef_of(cls->order)) {
+    snprintf(why, len, "WGS=%zu is below NCOEF=%zu of order %d", wgs, ncoef_of(cls->order), cls->order);
+    return 0;
+  }
+  if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
+  int is_signed;
+  const size_t bytes = batch * fmmcl_fmm3d_m2l_entry_bytes(cls->order, real, dev->local_mem_bytes, &is_signed);
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "M2L_BATCH=%zu needs %zu bytes of local memory at order %d, the device has %llu",
+             batch, bytes, cls->order, dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
+}
+
+/* What the driver has always built: WGS raised to NCOEF rounded up to 32,
+ * M2L_BATCH lowered to what fits half the local memory. */
+static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt,
+                                     const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                     const fmmcl_device_info *dev) {
+  int *wgs = param_slot(s, pt, "WGS"), *batch = param_slot(s, pt, "M2L_BATCH"), is_signed;
+  const int least = (int)(ncoef_of(cls->order) + 31) / 32 * 32;
+  const size_t entry = fmmcl_fmm3d_m2l_entry_bytes(cls->order, precision == FMMCL_DOUBLE ? 8 : 4,
+                                                   dev->local_mem_bytes, &is_signed);
+  const int most = (int)fmmcl_fmm3d_m2l_default_batch(dev->local_mem_bytes, entry);
+  if (*wgs < least) *wgs = least;
+  if (*batch > most) *batch = most;
 }
 
 /* ---- the spaces ----------------------------------------------------------- */
@@ -72,7 +125,7 @@ static int p2p_gaussian_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_poi
 
 static const fmmcl_tuning_space spaces[] = {
     {.kernel = "p2p_laplace3d", .file = "p2p.cl", .params = P2P_PARAMS,
-     .fits = p2p_laplace3d_fits,
+     .fits = xyzq_tile_fits,
      .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
      .class_prefix = "dim", .class_min = 3, .class_max = 3,
      .tune_classes = "dim3", .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_DIRECT,
@@ -83,6 +136,33 @@ static const fmmcl_tuning_space spaces[] = {
      .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM,
      .tune_classes = "dim1 dim2 dim3 dim4 dim8", .plan_kernel = FMMCL_GAUSSIAN,
      .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 4096},
+    /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
+     * targets per pass and sources per tile. Timed in a whole FMM (order
+     * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
+     * device (~0.1 s of kernels on 2 PoCL cores). */
+    {.kernel = "fmm3d_p2p", .file = "fmm3d_p2p.cl",
+     .params = {{"WGS", {32, 64, 128, 256, 512, 1024}}, {"UNROLL", {1, 2, 4, 8, 16}}},
+     .fits = xyzq_tile_fits,
+     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+     .class_prefix = "dim", .class_min = 3, .class_max = 3, .tune_classes = "dim3",
+     .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2p", .n_gpu = 1048576,
+     .n_cpu = 20000},
+    /* cl/expansions3d.cl: WGS of every expansion kernel, M2L_BATCH entries
+     * staged per M2L round (the driver picks 1..8 from local memory: all
+     * candidates). Classes: the orders the library picks for tolerances
+     * 1e-3, 1e-4 (its default), 1e-5 in float; 1e-5, 1e-6 (default), 1e-7
+     * in double. Timed: all expansion phases of the FMM above. */
+    {.kernel = "fmm3d_expansions", .file = "expansions3d.cl",
+     .params = {{"WGS", {32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480, 512,
+                         544, 576, 768, 1024}},
+                {"M2L_BATCH", {1, 2, 3, 4, 5, 6, 7, 8, 12, 16}}},
+     .fits = fmm3d_expansions_fits, .class_default = fmm3d_expansions_default,
+     .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs and M2L_BATCH M2L entries "
+                    "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single",
+     .class_prefix = "p", .class_min = 1, .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,
+     .tune_classes = "p5 p8 p10", .tune_classes_double = "p10 p13 p17",
+     .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2m,m2m,m2l,p2l,l2l,l2p,m2p",
+     .n_gpu = 1048576, .n_cpu = 20000},
 };
 
 size_t fmmcl_tuning_space_count(void) { return sizeof spaces / sizeof spaces[0]; }

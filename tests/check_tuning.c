@@ -72,6 +72,20 @@ static void plan_options(fmmcl_kernel kernel, int dim, char *buf, size_t len) {
   fmmcl_plan_destroy(plan);
 }
 
+/* The build options of a small FMM plan (float, order p, leaf 64). */
+static void fmm_plan_options(int order, char *buf, size_t len) {
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM, o.order = order, o.leaf_size = 64;
+  double x[3 * 1000];
+  fmmcl_test_random_points(8, 1000, 3, x);
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 1000, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  fmmcl_plan_build_options(plan, buf, len);
+  fmmcl_plan_destroy(plan);
+}
+
 /* Every "-DNAME=value" token of defines appears in options. */
 static int has_all(const char *options, const char *defines) {
   char copy[256];
@@ -151,23 +165,25 @@ START_TEST(test_defaults_are_points_of_their_space) {
         const fmmcl_precision prec = gpu & 2 ? FMMCL_DOUBLE : FMMCL_SINGLE;
         char def[256], why[160];
         fmmcl_tuning_point pt;
-        ck_assert_int_eq(fmmcl_tuning_default(s->kernel, prec, &d, def, sizeof def), FMMCL_SUCCESS);
+        ck_assert_int_eq(fmmcl_tuning_default(s->kernel, prec, NULL, &d, def, sizeof def), FMMCL_SUCCESS);
         ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s: %s", def, why);
       }
-    /* and fits the test device for every class fmmtune tunes */
+    /* and each class's default (a space may move it per class) fits the
+     * test device for every class fmmtune tunes */
     char def[256], why[160], classes[256];
     fmmcl_tuning_point pt;
-    fmmcl_tuning_default(s->kernel, FMMCL_SINGLE, &dev, def, sizeof def);
-    fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why);
     snprintf(classes, sizeof classes, "%s", s->tune_classes);
     for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
       fmmcl_tuning_class cls;
       ck_assert(fmmcl_tuning_class_parse(s, c, &cls));
-      ck_assert_msg(fmmcl_tuning_point_fits(s, &pt, &cls, FMMCL_SINGLE, &dev, why, sizeof why), "%s", why);
+      ck_assert_int_eq(fmmcl_tuning_default(s->kernel, FMMCL_SINGLE, c, &dev, def, sizeof def), FMMCL_SUCCESS);
+      ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s: %s", s->kernel, c, why);
+      ck_assert_msg(fmmcl_tuning_point_fits(s, &pt, &cls, FMMCL_SINGLE, &dev, why, sizeof why), "%s %s: %s",
+                    s->kernel, c, why);
     }
   }
   char buf[64];
-  ck_assert_int_eq(fmmcl_tuning_default("no_such_kernel", FMMCL_SINGLE, &dev, buf, sizeof buf), FMMCL_ERROR_INTERNAL);
+  ck_assert_int_eq(fmmcl_tuning_default("no_such_kernel", FMMCL_SINGLE, NULL, &dev, buf, sizeof buf), FMMCL_ERROR_INTERNAL);
 }
 END_TEST
 
@@ -237,12 +253,12 @@ START_TEST(test_plan_builds_with_cached_values) {
   ck_assert_str_eq(n, "");
   /* no entry for dim3: the default */
   char def[256];
-  fmmcl_tuning_default("p2p_gaussian", FMMCL_SINGLE, &dev, def, sizeof def);
+  fmmcl_tuning_default("p2p_gaussian", FMMCL_SINGLE, "dim3", &dev, def, sizeof def);
   plan_options(FMMCL_GAUSSIAN, 3, opts, sizeof opts);
   ck_assert_msg(has_all(opts, def), "%s", opts);
   /* FMMCL_NO_TUNING=1 ignores the cache, and says so */
   setenv("FMMCL_NO_TUNING", "1", 1);
-  fmmcl_tuning_default("p2p_laplace3d", FMMCL_SINGLE, &dev, def, sizeof def);
+  fmmcl_tuning_default("p2p_laplace3d", FMMCL_SINGLE, "dim3", &dev, def, sizeof def);
   plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
   ck_assert_msg(has_all(opts, def), "%s", opts);
   notes(n, sizeof n);
@@ -253,7 +269,7 @@ END_TEST
 /* The default Laplace options, and the notes after building a plan. */
 static void expect_default(char *n, size_t len) {
   char opts[1024], def[256];
-  fmmcl_tuning_default("p2p_laplace3d", FMMCL_SINGLE, &dev, def, sizeof def);
+  fmmcl_tuning_default("p2p_laplace3d", FMMCL_SINGLE, "dim3", &dev, def, sizeof def);
   plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
   ck_assert_msg(has_all(opts, def), "%s", opts);
   notes(n, len);
@@ -372,6 +388,29 @@ START_TEST(test_tiny_tuning_run_writes_a_cache_plans_use) {
 }
 END_TEST
 
+/* The FMM's kernels tune inside a whole FMM plan, checked against the same
+ * FMM with the defaults; the plans of that order then build with the entry. */
+START_TEST(test_fmm_kernels_tune_and_plans_use_them) {
+  const char *const job[] = {"--kernel", "fmm3d_p2p,fmm3d_expansions", "--precision", "single",
+                             "--class", "dim3,p4", "--budget", "1", "--n", "3000", "--repeats", "1", NULL};
+  ck_assert_int_eq(run_tuner(job), 0);
+  fmmcl_tuning_entry e[4];
+  const size_t n = entries(e, 4);
+  ck_assert_uint_eq(n, 2);
+  const fmmcl_tuning_entry *p2p = find(e, n, "fmm3d_p2p", "dim3"), *exp = find(e, n, "fmm3d_expansions", "p4");
+  ck_assert(p2p && exp && p2p->usable && exp->usable);
+  ck_assert(p2p->time_ms <= p2p->default_ms && exp->time_ms <= exp->default_ms);
+  char opts[1024];
+  fmm_plan_options(4, opts, sizeof opts);
+  ck_assert_msg(has_all(opts, p2p->defines) && has_all(opts, exp->defines), "%s vs %s / %s", opts,
+                p2p->defines, exp->defines);
+  /* an entry that cannot run (WGS below the order's coefficients) is refused */
+  write_cache("fmm3d_expansions single p8 : WGS=32 M2L_BATCH=1\n");
+  fmm_plan_options(8, opts, sizeof opts);
+  ck_assert_msg(!has_all(opts, "-DWGS=32"), "%s", opts);
+}
+END_TEST
+
 START_TEST(test_concurrent_tuners_keep_both_entries) {
   pid_t a = spawn_tuner(laplace_job), b = spawn_tuner(gaussian_job);
   ck_assert_int_eq(wait_status(a), 0);
@@ -482,6 +521,7 @@ static Suite *tuning_suite(void) {
   tcase_add_checked_fixture(tuner, setup, teardown);
   tcase_set_timeout(tuner, 300);
   tcase_add_test(tuner, test_tiny_tuning_run_writes_a_cache_plans_use);
+  tcase_add_test(tuner, test_fmm_kernels_tune_and_plans_use_them);
   tcase_add_test(tuner, test_concurrent_tuners_keep_both_entries);
   tcase_add_test(tuner, test_concurrent_writers_lose_nothing);
   tcase_add_test(tuner, test_reset_dry_run_and_other_devices);

@@ -24,9 +24,11 @@ static void usage(FILE *out) {
           "Tunes libfmmcl's kernels for one OpenCL device and stores the fastest correct\n"
           "parameters in the device's tuning cache, which the library reads whenever it\n"
           "builds a kernel (FMMCL_TUNING_FILE points elsewhere, FMMCL_NO_TUNING=1 ignores it).\n"
-          "Every candidate is checked against the plain-C reference on 1531 points and\n"
-          "timed by OpenCL profiling events (median of --repeats runs) on a representative\n"
-          "problem: 131072 points on a GPU, 8192 (Laplace) or 4096 (Gaussian) otherwise.\n"
+          "Every candidate is checked (P2P kernels: against the plain-C reference on 1531\n"
+          "points; FMM kernels: against the same FMM built with the built-in defaults on\n"
+          "16381 points, to rounding) and timed by OpenCL profiling events (median of\n"
+          "--repeats runs) on a representative problem: on a GPU 131072 points (P2P) or\n"
+          "2^20 (FMM), otherwise 8192 (Laplace), 4096 (Gaussian) or 20000 (FMM).\n"
           "  --device D          gpu, cpu, P:D or a name substring (default: FMMCL_DEVICE,\n"
           "                      else the first GPU, else the first CPU)\n"
           "  --kernel K|all      a kernel of --list, a comma-separated list, or all (default)\n"
@@ -119,7 +121,8 @@ static size_t plan_jobs(const options *o, const fmmcl_device_info *dev, job_key 
         continue;
       }
       char classes[256];
-      snprintf(classes, sizeof classes, "%s", o->classes ? o->classes : s->tune_classes);
+      const char *own = p && s->tune_classes_double ? s->tune_classes_double : s->tune_classes;
+      snprintf(classes, sizeof classes, "%s", o->classes ? o->classes : own);
       for (char *save = NULL, *c = strtok_r(classes, ", ", &save); c; c = strtok_r(NULL, ", ", &save)) {
         if (!fmmcl_tuning_class_parse(s, c, NULL)) {
           if (o->classes) fprintf(stderr, "fmmtune: %s has no class %s; skipped\n", s->kernel, c);
@@ -142,8 +145,6 @@ static void list_spaces(const options *o, const fmmcl_device_info *dev) {
   printf("kernels and their tuning spaces on %s:\n", dev->device_name);
   for (size_t k = 0; k < fmmcl_tuning_space_count(); k++) {
     const fmmcl_tuning_space *s = fmmcl_tuning_space_at(k);
-    char def[256];
-    if (fmmcl_tuning_default(s->kernel, FMMCL_SINGLE, dev, def, sizeof def)) snprintf(def, sizeof def, "(none)");
     printf("\n%s  (cl/%s)\n", s->kernel, s->file);
     for (size_t i = 0; i < fmmcl_tuning_space_nparams(s); i++) {
       printf("  %-8s", s->params[i].name);
@@ -151,9 +152,18 @@ static void list_spaces(const options *o, const fmmcl_device_info *dev) {
       printf("\n");
     }
     printf("  constraints: %s\n", s->constraints ? s->constraints : "none");
-    printf("  classes: %s%d..%s%d (tuned by default: %s)\n", s->class_prefix, s->class_min,
-           s->class_prefix, s->class_max, s->tune_classes);
-    printf("  default here: %s\n  timing problem: %zu points, phase \"%s\"\n", def, timing_n(o, s, dev),
+    printf("  classes: %s%d..%s%d (tuned by default: %s%s%s)\n", s->class_prefix, s->class_min,
+           s->class_prefix, s->class_max, s->tune_classes, s->tune_classes_double ? "; in double: " : "",
+           s->tune_classes_double ? s->tune_classes_double : "");
+    /* the default of each class tuned in single (they differ only where
+     * the space moves it per class) */
+    char classes[256], def[256];
+    snprintf(classes, sizeof classes, "%s", s->tune_classes);
+    for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+      if (fmmcl_tuning_default(s->kernel, FMMCL_SINGLE, c, dev, def, sizeof def)) snprintf(def, sizeof def, "(none)");
+      printf("  default here, %s: %s\n", c, def);
+    }
+    printf("  timing problem: %zu points, phase%s \"%s\"\n", timing_n(o, s, dev), strchr(s->phase, ',') ? "s" : "",
            s->phase);
   }
 }

@@ -26,6 +26,7 @@ typedef struct tune_job {
   double *pot, *grad;    /* outputs, room for max(n_check, n_time) points */
   int repeats;           /* timed runs per measurement; the median is kept */
   double tolerance;      /* relative L2 error allowed against the reference */
+  int check_leaf;        /* leaf size of the check problem (FMM kernels; 0: default) */
 } tune_job;
 
 /* Sets up a job: inputs on a 2^-20 grid (exact in float after the
@@ -34,6 +35,10 @@ typedef struct tune_job {
 int tune_job_init(tune_job *job, const fmmcl_tuning_space *space, fmmcl_precision precision,
                   const char *problem_class, size_t n_time, int repeats, char *why, size_t len);
 void tune_job_free(tune_job *job);
+/* FMM kernels: the reference results of the check problem, from the same
+ * FMM with the library's own parameters on ctx's device; 1 (nothing to do)
+ * for the others; 0 and why on failure. */
+int tune_job_reference(fmmcl_context ctx, tune_job *job, char *why, size_t len);
 /* The job's identity only (no inputs): what the search needs in the
  * parent process while a worker measures. */
 int tune_job_describe(tune_job *job, const fmmcl_tuning_space *space, fmmcl_precision precision,

@@ -1,6 +1,7 @@
 /* tune_problem.c — one tuning job's inputs and the measurement of a
- * candidate: correct against the plain-C reference on a small problem,
- * then the median kernel time on the representative one. */
+ * candidate: correct against the plain-C reference (FMM kernels: the FMM
+ * with the library's defaults) on a small problem, then the median kernel
+ * time on the representative one. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,14 @@
 /* Not a multiple of any WGS * TPW, so padding is exercised; over 1024 so
  * the largest work-group still sees more than one tile. */
 #define N_CHECK 1531
+/* FMM kernels: enough points, in leaves of CHECK_LEAF, for a tree of
+ * several levels, so every list and operator is exercised. The reference is
+ * the same FMM built with the library's defaults: a candidate may change
+ * the rounding only, by this much. */
+#define N_CHECK_FMM 16381
+#define CHECK_LEAF_FMM 64
+#define TOL_FMM_SINGLE 2e-5
+#define TOL_FMM_DOUBLE 1e-10
 
 static uint64_t splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -72,13 +81,16 @@ int tune_job_init(tune_job *job, const fmmcl_tuning_space *space, fmmcl_precisio
   if (job->cls.order) job->opt.order = job->cls.order;
   /* exp(-r^2 / 2 sigma^2) spans e^0 .. e^-8 over the unit cube */
   if (space->plan_kernel == FMMCL_GAUSSIAN) job->opt.sigma = sqrt((double)job->opt.dim) / 4.0;
-  job->n_check = N_CHECK;
-  job->tolerance = precision == FMMCL_DOUBLE ? TOL_DOUBLE : TOL_SINGLE;
-  const size_t dim = (size_t)job->opt.dim, big = n_time > N_CHECK ? n_time : N_CHECK;
-  job->check_x = malloc(N_CHECK * dim * sizeof(double));
-  job->check_q = malloc(N_CHECK * sizeof(double));
-  job->ref_pot = malloc(N_CHECK * sizeof(double));
-  job->ref_grad = malloc(N_CHECK * dim * sizeof(double));
+  const int fmm = space->plan_method != FMMCL_DIRECT;
+  job->n_check = fmm ? N_CHECK_FMM : N_CHECK;
+  job->check_leaf = fmm ? CHECK_LEAF_FMM : 0;
+  job->tolerance = precision == FMMCL_DOUBLE ? (fmm ? TOL_FMM_DOUBLE : TOL_DOUBLE)
+                                             : (fmm ? TOL_FMM_SINGLE : TOL_SINGLE);
+  const size_t dim = (size_t)job->opt.dim, nc = job->n_check, big = n_time > nc ? n_time : nc;
+  job->check_x = malloc(nc * dim * sizeof(double));
+  job->check_q = malloc(nc * sizeof(double));
+  job->ref_pot = malloc(nc * sizeof(double));
+  job->ref_grad = malloc(nc * dim * sizeof(double));
   job->time_x = malloc(n_time * dim * sizeof(double));
   job->time_q = malloc(n_time * sizeof(double));
   job->pot = malloc(big * sizeof(double));
@@ -89,12 +101,13 @@ int tune_job_init(tune_job *job, const fmmcl_tuning_space *space, fmmcl_precisio
     tune_job_free(job);
     return 0;
   }
-  grid_points(1, N_CHECK, (int)dim, job->check_x);
-  charges(2, N_CHECK, job->check_q);
+  grid_points(1, nc, (int)dim, job->check_x);
+  charges(2, nc, job->check_q);
   grid_points(3, n_time, (int)dim, job->time_x);
   charges(4, n_time, job->time_q);
+  if (fmm) return 1; /* the reference needs the device: tune_job_reference */
   /* targets are the sources: Laplace then takes its guarded (self) path */
-  if (fmmcl_reference_direct(&job->opt, N_CHECK, job->check_x, job->check_q, 0, NULL, job->ref_pot,
+  if (fmmcl_reference_direct(&job->opt, nc, job->check_x, job->check_q, 0, NULL, job->ref_pot,
                              job->ref_grad) != FMMCL_SUCCESS) {
     snprintf(why, len, "reference sum failed: %s", fmmcl_last_error(NULL));
     tune_job_free(job);
@@ -112,12 +125,15 @@ static double rel_l2(const double *a, const double *ref, size_t n) {
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* A plan of the job's problem built with defines. */
+/* A plan of the job's problem built with defines (NULL: the library's
+ * own); the check problem of an FMM kernel in its small leaves. */
 static tune_verdict make_plan(fmmcl_context ctx, tune_job *job, const char *defines, size_t n,
                               const double *x, fmmcl_plan *plan, char *why, size_t len) {
-  fmmcl_context_override_defines(ctx, job->space->kernel, defines);
-  fmmcl_status st = fmmcl_plan_create(ctx, &job->opt, n, x, 0, NULL, plan);
-  fmmcl_context_override_defines(ctx, job->space->kernel, NULL);
+  fmmcl_plan_options o = job->opt;
+  if (x == job->check_x) o.leaf_size = job->check_leaf;
+  if (defines) fmmcl_context_override_defines(ctx, job->space->kernel, defines);
+  fmmcl_status st = fmmcl_plan_create(ctx, &o, n, x, 0, NULL, plan);
+  if (defines) fmmcl_context_override_defines(ctx, job->space->kernel, NULL);
   if (st == FMMCL_SUCCESS) return TUNE_OK;
   /* first line of the message: the build log follows it */
   const char *msg = fmmcl_last_error(ctx), *nl = strchr(msg, '\n');
@@ -125,13 +141,21 @@ static tune_verdict make_plan(fmmcl_context ctx, tune_job *job, const char *defi
   return TUNE_BUILD_FAILED;
 }
 
-static double phase_seconds(fmmcl_plan plan, const char *phase) {
+/* Seconds of a phase, or the sum of a comma-separated list of them; -1
+ * when the plan recorded none of them. */
+static double phase_seconds(fmmcl_plan plan, const char *phases) {
   fmmcl_phase_time t[32];
   size_t n = 0;
+  double sum = 0;
+  int found = 0;
   fmmcl_plan_timings(plan, t, 32, &n);
-  for (size_t i = 0; i < n && i < 32; i++)
-    if (strcmp(t[i].name, phase) == 0) return t[i].seconds;
-  return -1;
+  for (const char *p = phases; *p;) {
+    const size_t w = strcspn(p, ",");
+    for (size_t i = 0; i < n && i < 32; i++)
+      if (strlen(t[i].name) == w && strncmp(t[i].name, p, w) == 0) sum += t[i].seconds, found = 1;
+    p += w + (p[w] == ',');
+  }
+  return found ? sum : -1;
 }
 
 /* One timed run of plan; *s = the kernel phase's seconds. */
@@ -151,6 +175,16 @@ static int cmp_double(const void *a, const void *b) {
 static double median(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int tune_job_reference(fmmcl_context ctx, tune_job *job, char *why, size_t len) {
+  if (job->space->plan_method == FMMCL_DIRECT) return 1;
+  fmmcl_plan plan;
+  if (make_plan(ctx, job, NULL, job->n_check, job->check_x, &plan, why, len)) return 0;
+  fmmcl_status st = fmmcl_plan_execute(plan, job->check_q, job->ref_pot, job->ref_grad);
+  fmmcl_plan_destroy(plan);
+  if (st) snprintf(why, len, "the reference FMM failed: %s", fmmcl_last_error(ctx));
+  return st == FMMCL_SUCCESS;
 }
 
 static tune_verdict check(fmmcl_context ctx, tune_job *job, const char *defines, char *why, size_t len) {

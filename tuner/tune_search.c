@@ -215,7 +215,7 @@ void tune_search(tune_worker *w, const fmmcl_device_info *dev, const tune_job *j
   tune_progress_start(pg, res->label, s.n, budget_s);
   /* the baseline: the default, measured like any candidate */
   char def[256], why[256];
-  fmmcl_tuning_default(job->space->kernel, job->precision, dev, def, sizeof def);
+  fmmcl_tuning_default(job->space->kernel, job->precision, job->problem_class, dev, def, sizeof def);
   snprintf(res->default_defines, sizeof res->default_defines, "%s", def);
   if (!tune_worker_ready(w, why, sizeof why)) {
     snprintf(res->why, sizeof res->why, "%s", why);

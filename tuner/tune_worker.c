@@ -43,7 +43,8 @@ int tune_worker_main(const char *device, const fmmcl_tuning_space *space, fmmcl_
     fprintf(out, "reject %s\n", fmmcl_last_error(NULL));
     return 1;
   }
-  if (!tune_job_init(&job, space, precision, cls, n_time, repeats, why, sizeof why)) {
+  if (!tune_job_init(&job, space, precision, cls, n_time, repeats, why, sizeof why) ||
+      !tune_job_reference(ctx, &job, why, sizeof why)) {
     fprintf(out, "reject %s\n", why);
     return 1;
   }
