@@ -3,7 +3,8 @@
  * stable LSD radix sort of 64-bit keys with a uint payload (the permutation).
  * lib/tree3d_device_sort.c launches it, built with -DFMMCL_DOUBLE=1 so the
  * keys equal the host's. Portable OpenCL 1.2: local atomics and barriers
- * only, no subgroups.
+ * only, no subgroups. After the sort, pack_sorted_float/double leave the
+ * sorted points packed for the FMM's kernels on the device.
  *
  * Radix sort after Satish, Harris & Garland (IPDPS 2009): each work-group owns
  * a block of TILES * WGS consecutive keys. Per pass of RADIX_BITS bits:
@@ -105,27 +106,20 @@ __kernel void morton_keys(__global const REAL *xyz, uint n, REAL ox, REAL oy, RE
 /* ---- sorted points for the FMM ------------------------------------------- */
 
 /* out[i] = caller's point perm[i] minus the shift (x, y, z, 0), in float or
- * double as the FMM's REAL4, rounded as the host's (float)(x - shift) would;
+ * double as the FMM's REAL4, rounded as the host's (T)(x - shift) would;
  * a packed coordinate that is not finite (float overflow) sets *bad. */
-__kernel void pack_sorted_float(__global const REAL *xyz, __global const uint *perm, uint n, REAL sx, REAL sy,
-                                REAL sz, __global float4 *out, __global int *bad) {
-  uint i = get_global_id(0);
-  if (i >= n) return;
-  __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;
-  float4 v = (float4)((float)(p[0] - sx), (float)(p[1] - sy), (float)(p[2] - sz), 0.0f);
-  if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;
-  out[i] = v;
-}
-
-__kernel void pack_sorted_double(__global const REAL *xyz, __global const uint *perm, uint n, REAL sx, REAL sy,
-                                 REAL sz, __global double4 *out, __global int *bad) {
-  uint i = get_global_id(0);
-  if (i >= n) return;
-  __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;
-  double4 v = (double4)(p[0] - sx, p[1] - sy, p[2] - sz, 0.0);
-  if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;
-  out[i] = v;
-}
+#define PACK_SORTED(name, T, T4)                                                                    \
+  __kernel void name(__global const REAL *xyz, __global const uint *perm, uint n, REAL sx, REAL sy, \
+                     REAL sz, __global T4 *out, __global int *bad) {                                \
+    uint i = get_global_id(0);                                                                      \
+    if (i >= n) return;                                                                             \
+    __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;                                  \
+    T4 v = (T4)((T)(p[0] - sx), (T)(p[1] - sy), (T)(p[2] - sz), (T)0);                              \
+    if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;                               \
+    out[i] = v;                                                                                     \
+  }
+PACK_SORTED(pack_sorted_float, float, float4)
+PACK_SORTED(pack_sorted_double, double, double4)
 
 /* ---- local scan ----------------------------------------------------------- */
 
