@@ -1,0 +1,100 @@
+/* fmm2d.h — private to the 2D Laplace FMM (complex expansions on a uniform
+ * quadtree): its device state, phases, host reference and test hooks. */
+#ifndef FMMCL_FMM2D_H
+#define FMMCL_FMM2D_H
+
+#include <complex.h>
+
+#include "internal.h"
+#include "quadtree2d.h"
+
+/* Largest order: in float the M2L sums of C(l+k-1, k-1) w^-(k+l) lose all
+ * digits to rounding long before p = 24; double goes to the tables' 40. */
+#define FMMCL_FMM2D_MAX_ORDER_SINGLE 24
+#define FMMCL_FMM2D_MAX_ORDER_DOUBLE 40
+
+/* Phases, as bits for the test hook, in launch order. */
+enum {
+  FMMCL_FMM2D_P2M = 1 << 0,
+  FMMCL_FMM2D_M2M = 1 << 1,
+  FMMCL_FMM2D_M2L = 1 << 2,
+  FMMCL_FMM2D_L2L = 1 << 3,
+  FMMCL_FMM2D_L2P = 1 << 4,
+  FMMCL_FMM2D_P2P = 1 << 5,
+  FMMCL_FMM2D_ALL = 0x3f
+};
+
+typedef struct fmm2d_state {
+  int order;                  /* p: NROW = p + 1 coefficients per cell */
+  size_t nrow, real_size;
+  fmmcl_quadtree2d *tree;
+  cl_program exp_program, m2l_program;
+  cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
+  size_t m2l_wgs;
+  /* sorted points, results, per-cell tables, expansions */
+  cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
+  cl_mem leaf_src, u_begin, u_leaf;
+  /* M2L: translations sorted by target cell, their rows (cells with a
+   * non-empty V list) and per-translation results before the reduction */
+  cl_mem trans_src, trans_w, v_rows, v_begin, Lpart;
+  size_t n_trans, n_vrows;
+  void *src_host, *out_host;  /* pinned staging: (x, y, q, 0) and results */
+  fmmcl_pinned src_pin, out_pin;
+} fmm2d_state;
+
+/* ---- host reference (fmm2d_reference.c) --------------------------------- */
+/* Phases on sorted data: M, L hold (p+1) complex per cell; out 3 doubles
+ * (phi, dphi/dx, dphi/dy) per sorted target; each adds to its output. */
+void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M);
+void fmmcl_fmm2d_ref_m2m(const fmmcl_quadtree2d *t, int p, double complex *M);
+void fmmcl_fmm2d_ref_m2l(const fmmcl_quadtree2d *t, int p, const double complex *M, double complex *L);
+void fmmcl_fmm2d_ref_l2l(const fmmcl_quadtree2d *t, int p, double complex *L);
+void fmmcl_fmm2d_ref_l2p(const fmmcl_quadtree2d *t, int p, const double complex *L, double *out);
+void fmmcl_fmm2d_ref_p2p(const fmmcl_quadtree2d *t, const double *q_sorted, double *out);
+/* The whole FMM on the host in the caller's order (tgt NULL: the sources). */
+fmmcl_status fmmcl_fmm2d_reference(size_t ns, const double *src, const double *q, size_t nt,
+                                   const double *tgt, int p, size_t leaf_size, double *pot, double *grad);
+
+/* ---- device (fmm2d_setup.c, fmm2d_kernels.c, fmm2d_phases.c) -------------- */
+/* The order a plan uses: opt->order, else the smallest p whose bound
+ * meets opt->tolerance (see fmm2d_setup.c). */
+double fmmcl_fmm2d_predicted_error(int p);
+fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int *order);
+fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources,
+                               const double *targets);
+fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s);
+void fmmcl_fmm2d_release(fmm2d_state *s);
+/* Charges (caller's order) into the sorted sources on the device. */
+fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges);
+/* Zeroes L and the results, then runs the phases in mask in launch order. */
+fmmcl_status fmmcl_fmm2d_run_phases(fmmcl_plan plan, fmm2d_state *s, unsigned mask);
+/* The same with L left as it is (the test hook loads it). */
+fmmcl_status fmmcl_fmm2d_run_phases_keep_l(fmmcl_plan plan, fmm2d_state *s, unsigned mask);
+fmmcl_status fmmcl_fmm2d_counts(fmmcl_plan plan, const char *phase, double *work);
+fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *potential, double *gradient);
+
+/* ---- test hooks (fmm2d_debug.c) ----------------------------------------------- */
+fmmcl_status fmmcl_fmm2d_debug_tree(fmmcl_plan plan, const fmmcl_quadtree2d **tree, int *order);
+/* Runs only the phases in mask. charges: caller's order (NULL: keep the
+ * last). M_in / L_in (NULL: M kept, L zero) are loaded after the charges;
+ * M_out / L_out: (p+1) complex per cell; out: 3 doubles per sorted target.
+ * Outputs may be NULL. */
+fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask,
+                                   const double complex *M_in, const double complex *L_in,
+                                   double complex *M_out, double complex *L_out, double *out);
+
+/* ---- standalone M2L (m2l2d_bench.c): benchmark of the paper's tables ------- */
+typedef struct fmmcl_m2l2d_times {
+  size_t n_trans, n_rows;     /* translations, target cells */
+  double h2d_s, m2l_s, reduce_s, d2h_s; /* transfers by events, kernels by events */
+  double max_rel_err;         /* device vs plain-C M2L on a sample of rows */
+  size_t wgs, unroll;
+} fmmcl_m2l2d_times;
+/* The M2L of a full uniform quadtree of `levels` levels (every V list of
+ * levels 2..levels) at order p, on random multipoles: uploads multipoles and
+ * translation lists, runs the row-traversal kernel and the reduction
+ * (best of `repeats` runs), downloads L. wgs / unroll 0: defaults. */
+fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
+                               size_t wgs, size_t unroll, int repeats, fmmcl_m2l2d_times *out);
+
+#endif /* FMMCL_FMM2D_H */
