@@ -13,7 +13,11 @@
  * two steps, a fixed-trip loop to P guarded by l (no work-item leaves the
  * loop early, and it unrolls), then the k common factors w^-k, the same in
  * every row. The group's multipoles are staged coalesced in local memory and
- * results written coalesced to Lpart[g]. WGS and UNROLL are tunable. */
+ * results written coalesced to Lpart[g]. WGS and UNROLL are tunable.
+ *
+ * This is the paper's a_lk = (-1)^k C(l+k-1, k-1) w^-(k+l) (its indices
+ * shifted by one: its multipole terms start at 1/z, ours at log z), applied
+ * without forming the matrix. */
 #ifndef P
 #define P 8
 #endif
@@ -37,9 +41,14 @@ static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void m2l2d(const uint n_trans, __global const uint *trans_src, __global const REAL4 *trans_w,
-           __global const REAL2 *M, __constant REAL *coef, __global REAL2 *Lpart) {
+           __global const REAL2 *M, __global const REAL *coef, __global REAL2 *Lpart) {
   __local REAL2 Ms[TPG * NROW];
+  /* the row coefficients too: neighbouring work-items read different rows,
+   * which __constant memory would serialise; a row stride of NROW words
+   * (odd for even P) spreads them over the local memory banks */
+  __local REAL cs[NROW * NROW];
   const uint lid = get_local_id(0), g0 = get_group_id(0) * WGS;
+  for (uint i = lid; i < NROW * NROW; i += WGS) cs[i] = coef[i];
   const uint t0 = g0 / NROW, t_end = min((g0 + WGS - 1) / NROW + 1, n_trans);
   const uint n_load = t_end > t0 ? (t_end - t0) * NROW : 0;
   for (uint i = lid; i < n_load; i += WGS)
@@ -56,7 +65,7 @@ void m2l2d(const uint n_trans, __global const uint *trans_src, __global const RE
   FMMCL_UNROLL(P)
   for (uint j = 0; j < P; j++) pl = j < l ? cmul(pl, winv) : pl;
   /* step 2: the k common factors */
-  __constant const REAL *row = coef + l * NROW;
+  __local const REAL *row = cs + l * NROW;
   REAL2 acc = row[0] * a[0], pk = winv;
   FMMCL_UNROLL(UNROLL)
   for (uint k = 1; k <= P; k++) {

@@ -63,6 +63,10 @@ fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_option
 fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources,
                                const double *targets);
 fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s);
+/* "-DWGS=.. -DUNROLL=.." of m2l2d.cl at order p on ctx's device: the tuning
+ * cache's entry "m2l2d" class "p<order>", an override, or the default. */
+fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
+                                     size_t len);
 void fmmcl_fmm2d_release(fmm2d_state *s);
 /* Charges (caller's order) into the sorted sources on the device. */
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges);
@@ -83,17 +87,21 @@ fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsig
                                    const double complex *M_in, const double complex *L_in,
                                    double complex *M_out, double complex *L_out, double *out);
 
-/* ---- standalone M2L (m2l2d_bench.c): benchmark of the paper's tables ------- */
+/* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */
 typedef struct fmmcl_m2l2d_times {
-  size_t n_trans, n_rows;     /* translations, target cells */
-  double h2d_s, m2l_s, reduce_s, d2h_s; /* transfers by events, kernels by events */
-  double max_rel_err;         /* device vs plain-C M2L on a sample of rows */
-  size_t wgs, unroll;
+  size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
+  size_t wgs, unroll;         /* the kernel's -D values */
+  double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
+  double h2d_bytes, d2h_bytes;
+  double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
+  double max_rel_err;         /* device vs plain-C M2L, worst of sampled target cells */
 } fmmcl_m2l2d_times;
-/* The M2L of a full uniform quadtree of `levels` levels (every V list of
- * levels 2..levels) at order p, on random multipoles: uploads multipoles and
- * translation lists, runs the row-traversal kernel and the reduction
- * (best of `repeats` runs), downloads L. wgs / unroll 0: defaults. */
+/* The M2L of the paper's benchmark: every cell of levels 2..levels of a
+ * quadtree with a full interaction list of 27 cells (the interior list,
+ * periodic at the edges, so n_trans = 27 * sum 4^l), random multipoles of
+ * order p. Uploads multipoles and lists, runs the row-traversal kernel and
+ * the reduction `repeats` times (best kept), downloads L, checks a sample
+ * of cells against fmmcl_exp2d_m2l. wgs / unroll 0: the plan's values. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
                                size_t wgs, size_t unroll, int repeats, fmmcl_m2l2d_times *out);
 

@@ -8,8 +8,8 @@
 
 /* Tuned -D values of the M2L kernel; until the tuning defaults list it
  * (FMMCL_ERROR_INTERNAL: no entry), this driver's own default. */
-static fmmcl_status m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
-                                size_t len) {
+fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
+                                     size_t len) {
   char cls[16];
   snprintf(cls, sizeof cls, "p%d", order);
   fmmcl_status st = fmmcl_tuned_defines(ctx, "m2l2d", precision, cls, buf, len);
@@ -40,15 +40,16 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const char *real = plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1";
   char m2l_def[256], exp_opt[320], m2l_opt[400];
-  fmmcl_status st = m2l_defines(ctx, plan->opt.precision, s->order, m2l_def, sizeof m2l_def);
+  fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, plan->opt.precision, s->order, m2l_def, sizeof m2l_def);
   if (st) return st;
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order);
   if (s->m2l_wgs < 1 || s->m2l_wgs > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  /* the group stages the multipoles of the translations its rows touch */
-  const size_t local_bytes = (s->m2l_wgs / s->nrow + 2) * s->nrow * 2 * s->real_size;
+  /* the group stages the multipoles of the translations its rows touch
+   * and the (p+1)^2 row coefficients */
+  const size_t local_bytes = ((s->m2l_wgs / s->nrow + 2) * s->nrow * 2 + s->nrow * s->nrow) * s->real_size;
   if (local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
                       s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
