@@ -5,19 +5,27 @@
  * Translation t takes the multipole M (NROW = P + 1 coefficients, REAL2) of
  * cell trans_src[t] to a local expansion about a cell at offset
  * w = trans_w[t].xy (in units of the cell side; .z is log of that side):
- *   L_l = w^-l (coef[l][0] M_0 + sum_{k=1..P} coef[l][k] M_k w^-k)
- *         + [l = 0] M_0 log|w side|,
- * coef[l][k] = (-1)^k C(l+k-1, k-1), coef[l][0] = -1/l (0 for l = 0).
- * Work-item g computes row l = g % NROW of translation g / NROW: many
- * work-items per translation, one coefficient each. Its power w^-l comes in
- * two steps, a fixed-trip loop to P guarded by l (no work-item leaves the
- * loop early, and it unrolls), then the k common factors w^-k, the same in
- * every row. The group's multipoles are staged coalesced in local memory and
- * results written coalesced to Lpart[g]. WGS and UNROLL are tunable.
+ *   L_l = w^-l sum_{k=0..P} coef[l][k] (M_k w^-k) + [l = 0] M_0 log|w side|,
+ * coef[l][k] = (-1)^k C(l+k-1, k-1), coef[l][0] = -1/l (0 for l = 0): the
+ * paper's a_lk = (-1)^k C(l+k-1, k-1) w^-(k+l) (its indices shifted by one:
+ * its multipole series starts at 1/z, ours at log z), never formed.
  *
- * This is the paper's a_lk = (-1)^k C(l+k-1, k-1) w^-(k+l) (its indices
- * shifted by one: its multipole terms start at 1/z, ours at log z), applied
- * without forming the matrix. */
+ * One work-item per row l (one local coefficient) of a translation, the
+ * NROW rows of a translation adjacent, TPG = WGS / NROW whole translations
+ * per work-group (the group is TPG * NROW work-items; WGS is the tunable
+ * upper bound). The power w^-(k+l) comes in two steps:
+ *   1. every work-item runs the same fixed-trip loop of P complex products,
+ *      guarded by its own l, to get w^-l: no divergence, the loop unrolls;
+ *   2. the k common factors: work-item l also forms M_l w^-l (its own power
+ *      serves as the k = l factor of every row) and leaves it in local
+ *      memory, so after one barrier each row's sum over k is NROW real x
+ *      complex multiply-adds on shared values.
+ * The multipoles are read coalesced (a translation's NROW coefficients by
+ * adjacent work-items) into local memory, the row coefficients are staged
+ * there too (neighbouring work-items read different rows, which __constant
+ * memory would serialise; stride NROW, odd for even P, spreads the banks),
+ * and each result is written coalesced to Lpart[t * NROW + l]. WGS and
+ * UNROLL (of the k loop) are tunable. */
 #ifndef P
 #define P 8
 #endif
@@ -28,8 +36,8 @@
 #define UNROLL P
 #endif
 #define NROW (P + 1)
-/* translations a group of WGS rows can touch: it may start and end mid-translation */
-#define TPG (WGS / NROW + 2)
+#define TPG (WGS / NROW > 0 ? WGS / NROW : 1) /* whole translations per group */
+#define LSZ (TPG * NROW)                       /* work-items per group */
 
 #ifdef FMMCL_DOUBLE
 typedef double2 REAL2;
@@ -39,42 +47,34 @@ typedef float2 REAL2;
 
 static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(LSZ, 1, 1)))
 void m2l2d(const uint n_trans, __global const uint *trans_src, __global const REAL4 *trans_w,
            __global const REAL2 *M, __global const REAL *coef, __global REAL2 *Lpart) {
-  __local REAL2 Ms[TPG * NROW];
-  /* the row coefficients too: neighbouring work-items read different rows,
-   * which __constant memory would serialise; a row stride of NROW words
-   * (odd for even P) spreads them over the local memory banks */
+  __local REAL2 bs[LSZ];            /* M_k w^-k of the group's translations */
   __local REAL cs[NROW * NROW];
-  const uint lid = get_local_id(0), g0 = get_group_id(0) * WGS;
-  for (uint i = lid; i < NROW * NROW; i += WGS) cs[i] = coef[i];
-  const uint t0 = g0 / NROW, t_end = min((g0 + WGS - 1) / NROW + 1, n_trans);
-  const uint n_load = t_end > t0 ? (t_end - t0) * NROW : 0;
-  for (uint i = lid; i < n_load; i += WGS)
-    Ms[i] = M[(size_t)trans_src[t0 + i / NROW] * NROW + i % NROW];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const uint g = g0 + lid, t = g / NROW, l = g % NROW;
-  if (t >= n_trans) return;
+  const uint lid = get_local_id(0), lt = lid / NROW, l = lid % NROW;
+  for (uint i = lid; i < NROW * NROW; i += LSZ) cs[i] = coef[i];
+  const uint t_raw = get_group_id(0) * TPG + lt;
+  const uint t = min(t_raw, n_trans - 1); /* the tail computes a copy, writes nothing */
   const REAL4 wd = trans_w[t];
-  const REAL w2 = wd.x * wd.x + wd.y * wd.y;
-  const REAL2 winv = (REAL2)(wd.x, -wd.y) / w2;
-  __local const REAL2 *a = Ms + (t - t0) * NROW;
+  const REAL2 a = M[(size_t)trans_src[t] * NROW + l];
+  const REAL w2 = wd.x * wd.x + wd.y * wd.y, inv = (REAL)1 / w2;
+  const REAL2 winv = (REAL2)(wd.x * inv, -wd.y * inv);
   /* step 1: w^-l, every work-item running all P trips */
   REAL2 pl = (REAL2)(1, 0);
   FMMCL_UNROLL(P)
   for (uint j = 0; j < P; j++) pl = j < l ? cmul(pl, winv) : pl;
-  /* step 2: the k common factors */
+  /* step 2: the k common factors, shared through local memory */
+  bs[lid] = cmul(a, pl);
+  barrier(CLK_LOCAL_MEM_FENCE);
   __local const REAL *row = cs + l * NROW;
-  REAL2 acc = row[0] * a[0], pk = winv;
+  __local const REAL2 *b = bs + lt * NROW;
+  REAL2 acc = (REAL2)(0, 0);
   FMMCL_UNROLL(UNROLL)
-  for (uint k = 1; k <= P; k++) {
-    acc += row[k] * cmul(a[k], pk);
-    pk = cmul(pk, winv);
-  }
-  REAL2 b = cmul(acc, pl);
-  b.x += (l == 0) * a[0].x * ((REAL)0.5 * log(w2) + wd.z);
-  Lpart[g] = b;
+  for (uint k = 0; k <= P; k++) acc = fma((REAL2)(row[k]), b[k], acc);
+  REAL2 out = cmul(acc, pl);
+  if (l == 0) out.x += a.x * ((REAL)0.5 * log(w2) + wd.z);
+  if (t_raw < n_trans) Lpart[(size_t)t_raw * NROW + l] = out;
 }
 
 /* L[rows[r]] += sum of Lpart over the row's translations begin[r] ..

@@ -30,7 +30,7 @@ typedef struct fmm2d_state {
   fmmcl_quadtree2d *tree;
   cl_program exp_program, m2l_program;
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
-  size_t m2l_wgs;
+  size_t m2l_wgs;              /* the -DWGS value; the group is fmmcl_m2l2d_group */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, u_begin, u_leaf;
@@ -63,6 +63,11 @@ fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_option
 fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources,
                                const double *targets);
 fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s);
+/* m2l2d.cl's work-group: WGS / NROW whole translations (at least one) of
+ * NROW work-items each; its local memory is (2 * group + NROW^2) REALs. */
+static inline size_t fmmcl_m2l2d_group(size_t wgs, size_t nrow) {
+  return (wgs / nrow > 0 ? wgs / nrow : 1) * nrow;
+}
 /* "-DWGS=.. -DUNROLL=.." of m2l2d.cl at order p on ctx's device: the tuning
  * cache's entry "m2l2d" class "p<order>", an override, or the default. */
 fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,

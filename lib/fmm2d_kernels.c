@@ -44,12 +44,12 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (st) return st;
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order);
-  if (s->m2l_wgs < 1 || s->m2l_wgs > ctx->dev.info.max_work_group_size || unroll < 1)
+  const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  if (s->m2l_wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  /* the group stages the multipoles of the translations its rows touch
-   * and the (p+1)^2 row coefficients */
-  const size_t local_bytes = ((s->m2l_wgs / s->nrow + 2) * s->nrow * 2 + s->nrow * s->nrow) * s->real_size;
+  /* the group stages M_k w^-k of its translations and the (p+1)^2 row coefficients */
+  const size_t local_bytes = (2 * group + s->nrow * s->nrow) * s->real_size;
   if (local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
                       s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);

@@ -167,10 +167,11 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL=");
   if (!wgs) wgs = pw ? strtoul(pw + 6, NULL, 10) : 128;
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p;
-  if (wgs < 1 || wgs > ctx->dev.info.max_work_group_size || unroll < 1)
+  const size_t group = fmmcl_m2l2d_group(wgs, b->nrow), tpg = group / b->nrow;
+  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s", wgs, unroll,
                       ctx->dev.info.device_name);
-  if (((wgs / b->nrow + 2) * b->nrow * 2 + b->nrow * b->nrow) * b->rs > ctx->dev.info.local_mem_bytes)
+  if ((2 * group + b->nrow * b->nrow) * b->rs > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu at p = %d needs more local memory than %s has", wgs, p,
                       ctx->dev.info.device_name);
   out->wgs = wgs, out->unroll = unroll;
@@ -229,7 +230,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st) st = run_kernel(b, b->k_m2l, b->n_trans * b->nrow, wgs, &km);
+    if (!st) st = run_kernel(b, b->k_m2l, (b->n_trans + tpg - 1) / tpg * group, group, &km);
     if (!st) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st) {
       cl_event ev;

@@ -318,6 +318,25 @@ START_TEST(test_operators) {
 }
 END_TEST
 
+/* The M2L kernel under other tilings: groups of one translation (WGS below
+ * NROW), odd group sizes that leave a partial last group, partial unroll. */
+START_TEST(test_m2l_tilings) {
+  static const char *const defs[] = {"-DWGS=5 -DUNROLL=1", "-DWGS=37 -DUNROLL=3", "-DWGS=250 -DUNROLL=11"};
+  const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
+  for (int d = 0; d < 3; d++) {
+    ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", defs[d]), FMMCL_SUCCESS);
+    op_fixture f;
+    op_open(&f, prec, CLUSTERED);
+    for (size_t i = 0; i < f.ne; i++) f.Mr[i] = cos(0.1 * i) + I * sin(0.37 * i) * (i % (f.p + 1) != 0);
+    ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_FMM2D_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
+    fmmcl_fmm2d_ref_m2l(f.t, f.p, f.Mr, f.Lr);
+    double e = cells_err(&f, f.L, f.Lr, fmmcl_quadtree2d_level_offset(2), f.t->n_cells);
+    ck_assert_msg(e < op_tol(prec), "M2L with %s: %.2e", defs[d], e);
+    op_close(&f);
+  }
+}
+END_TEST
+
 /* ---- whole plans against the direct sum ----------------------------------------- */
 
 /* Error falls with p: by at least 10x per 4 orders (measured ~0.39^4 =
@@ -450,6 +469,7 @@ static Suite *fmm2d_suite(void) {
   TCase *ops = tcase_create("operators");
   tcase_add_checked_fixture(ops, setup, teardown);
   tcase_add_loop_test(ops, test_operators, 0, 4);
+  tcase_add_test(ops, test_m2l_tilings);
   suite_add_tcase(s, ops);
   TCase *acc = tcase_create("accuracy");
   tcase_add_checked_fixture(acc, setup, teardown);
