@@ -5,10 +5,11 @@
  * Translation t takes the multipole M (NROW = P + 1 coefficients, REAL2) of
  * cell trans_src[t] to a local expansion about a cell at offset
  * w = trans_w[t].xy (in units of the cell side; .z is log of that side):
- *   L_l = w^-l sum_{k=0..P} coef[l][k] (M_k w^-k) + [l = 0] M_0 log|w side|,
- * coef[l][k] = (-1)^k C(l+k-1, k-1), coef[l][0] = -1/l (0 for l = 0): the
- * paper's a_lk = (-1)^k C(l+k-1, k-1) w^-(k+l) (its indices shifted by one:
- * its multipole series starts at 1/z, ours at log z), never formed.
+ *   L_l = w^-l sum_{k=0..P} T[l][k] s_k + [l = 0] M_0 log|w side|,
+ *   s_k = (-1)^k M_k w^-k,  T[l][0] = -1/l (0 for l = 0),
+ *   T[l][k] = C(l+k-1, k-1): the paper's a_lk = (-1)^k C(l+k-1, k-1)
+ *   w^-(k+l) (indices shifted by one: its multipole series starts at 1/z,
+ *   ours at log z), never formed.
  *
  * One work-item per row l (one local coefficient) of a translation, the
  * NROW rows of a translation adjacent, TPG = WGS / NROW whole translations
@@ -16,16 +17,18 @@
  * upper bound). The power w^-(k+l) comes in two steps:
  *   1. every work-item runs the same fixed-trip loop of P complex products,
  *      guarded by its own l, to get w^-l: no divergence, the loop unrolls;
- *   2. the k common factors: work-item l also forms M_l w^-l (its own power
- *      serves as the k = l factor of every row) and leaves it in local
- *      memory, so after one barrier each row's sum over k is NROW real x
- *      complex multiply-adds on shared values.
+ *   2. the k common factors: work-item l also forms s_l (its own power is
+ *      the k = l factor of every row) and leaves it in local memory, so
+ *      after one barrier each row's sum over k is NROW real x complex
+ *      multiply-adds on shared values, read two at a time (REAL4).
  * The multipoles are read coalesced (a translation's NROW coefficients by
- * adjacent work-items) into local memory, the row coefficients are staged
- * there too (neighbouring work-items read different rows, which __constant
- * memory would serialise; stride NROW, odd for even P, spreads the banks),
- * and each result is written coalesced to Lpart[t * NROW + l]. WGS and
- * UNROLL (of the k loop) are tunable. */
+ * adjacent work-items) and staged, transformed, in local memory; each
+ * result is written coalesced to Lpart[t * NROW + l].
+ * Tunable: WGS; UNROLL of the k loop; M2L_COEF, where T[l][k] comes from:
+ *   0  the host's table staged in local memory (a load per term);
+ *   1  the recurrence C(l+k, k) = C(l+k-1, k-1) (l+k) / k in registers,
+ *      1/k a compile-time constant in the unrolled loop (no load; local
+ *      memory bandwidth, not arithmetic, bounds this loop on GPUs). */
 #ifndef P
 #define P 8
 #endif
@@ -33,11 +36,15 @@
 #define WGS 128
 #endif
 #ifndef UNROLL
-#define UNROLL P
+#define UNROLL (P + 1)
+#endif
+#ifndef M2L_COEF
+#define M2L_COEF 1
 #endif
 #define NROW (P + 1)
-#define TPG (WGS / NROW > 0 ? WGS / NROW : 1) /* whole translations per group */
-#define LSZ (TPG * NROW)                       /* work-items per group */
+#define NPAD (NROW + (NROW & 1))                  /* even: REAL4 pairs aligned */
+#define TPG (WGS / NROW > 0 ? WGS / NROW : 1)     /* whole translations per group */
+#define LSZ (TPG * NROW)                          /* work-items per group */
 
 #ifdef FMMCL_DOUBLE
 typedef double2 REAL2;
@@ -50,10 +57,13 @@ static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.
 __kernel __attribute__((reqd_work_group_size(LSZ, 1, 1)))
 void m2l2d(const uint n_trans, __global const uint *trans_src, __global const REAL4 *trans_w,
            __global const REAL2 *M, __global const REAL *coef, __global REAL2 *Lpart) {
-  __local REAL2 bs[LSZ];            /* M_k w^-k of the group's translations */
-  __local REAL cs[NROW * NROW];
+  __local REAL4 sv[TPG * NPAD / 2];   /* s_k of the group's translations, in pairs */
+  __local REAL2 *ss = (__local REAL2 *)sv;
   const uint lid = get_local_id(0), lt = lid / NROW, l = lid % NROW;
+#if M2L_COEF == 0
+  __local REAL cs[NROW * NROW];       /* stride NROW, odd for even P: banks spread */
   for (uint i = lid; i < NROW * NROW; i += LSZ) cs[i] = coef[i];
+#endif
   const uint t_raw = get_group_id(0) * TPG + lt;
   const uint t = min(t_raw, n_trans - 1); /* the tail computes a copy, writes nothing */
   const REAL4 wd = trans_w[t];
@@ -65,13 +75,28 @@ void m2l2d(const uint n_trans, __global const uint *trans_src, __global const RE
   FMMCL_UNROLL(P)
   for (uint j = 0; j < P; j++) pl = j < l ? cmul(pl, winv) : pl;
   /* step 2: the k common factors, shared through local memory */
-  bs[lid] = cmul(a, pl);
+  const REAL2 s = cmul(a, pl);
+  ss[lt * NPAD + l] = (l & 1) ? -s : s;
+  if (NPAD != NROW && l == P) ss[lt * NPAD + NROW] = (REAL2)(0, 0); /* the pad: read, times 0 */
   barrier(CLK_LOCAL_MEM_FENCE);
+  __local const REAL4 *sp = sv + lt * (NPAD / 2);
+#if M2L_COEF == 0
   __local const REAL *row = cs + l * NROW;
-  __local const REAL2 *b = bs + lt * NROW;
+#define T_OF(k) ((k) < NROW ? row[(k)] : (REAL)0)
+#else
+  /* T[l][0] = -1/l, then c_1 = 1 and c_{k+1} = c_k (l + k) / k */
+  const REAL lr = (REAL)l;
+  REAL c = 1;
+#define T_OF(k) ((k) == 0 ? (l ? (REAL)-1 / lr : (REAL)0) : ((k) == 1 ? c : (c *= (lr + (REAL)((k) - 1)) * ((REAL)1 / (REAL)((k) - 1)))))
+#endif
   REAL2 acc = (REAL2)(0, 0);
   FMMCL_UNROLL(UNROLL)
-  for (uint k = 0; k <= P; k++) acc = fma((REAL2)(row[k]), b[k], acc);
+  for (uint k = 0; k < NPAD; k += 2) {
+    const REAL4 pair = sp[k / 2];
+    acc = fma((REAL2)(T_OF(k)), pair.xy, acc);
+    acc = fma((REAL2)(T_OF(k + 1)), pair.zw, acc);
+  }
+#undef T_OF
   REAL2 out = cmul(acc, pl);
   if (l == 0) out.x += a.x * ((REAL)0.5 * log(w2) + wd.z);
   if (t_raw < n_trans) Lpart[(size_t)t_raw * NROW + l] = out;

@@ -20,6 +20,13 @@ double fmmcl_exp2d_binomial(int n, int k) {
   return round(c);
 }
 
+void fmmcl_exp2d_m2l_row_table(int p, double *t) {
+  for (int l = 0; l <= p; l++) {
+    t[l * (p + 1)] = l == 0 ? 0.0 : -1.0 / l;
+    for (int k = 1; k <= p; k++) t[l * (p + 1) + k] = fmmcl_exp2d_binomial(l + k - 1, k - 1);
+  }
+}
+
 void fmmcl_exp2d_p2m(int p, size_t n, const double *pts, const double *q, const double *c, double r,
                      double complex *M) {
   for (size_t j = 0; j < n; j++) {

@@ -96,6 +96,7 @@ fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsig
 typedef struct fmmcl_m2l2d_times {
   size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
   size_t wgs, unroll;         /* the kernel's -D values */
+  int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
   double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
@@ -106,8 +107,8 @@ typedef struct fmmcl_m2l2d_times {
  * periodic at the edges, so n_trans = 27 * sum 4^l), random multipoles of
  * order p. Uploads multipoles and lists, runs the row-traversal kernel and
  * the reduction `repeats` times (best kept), downloads L, checks a sample
- * of cells against fmmcl_exp2d_m2l. wgs / unroll 0: the plan's values. */
+ * of cells against fmmcl_exp2d_m2l. wgs / unroll 0, coef -1: the plan's values. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t unroll, int repeats, fmmcl_m2l2d_times *out);
+                               size_t wgs, size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

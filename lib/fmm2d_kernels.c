@@ -15,8 +15,11 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
   fmmcl_status st = fmmcl_tuned_defines(ctx, "m2l2d", precision, cls, buf, len);
   if (st == FMMCL_ERROR_INTERNAL) {
     fmmcl_clear_error(ctx);
-    /* a whole warp per translation row block; the k loop fully unrolled */
-    snprintf(buf, len, "-DWGS=%d -DUNROLL=%d", ctx->dev.info.is_gpu ? 256 : 64, order);
+    /* GPUs: groups of ~256, the k loop fully unrolled, T[l][k] by recurrence
+     * (local memory bandwidth bounds the loop there); CPUs: small groups
+     * (PoCL runs a group per core), the table (loads are cheap in cache) */
+    if (ctx->dev.info.is_gpu) snprintf(buf, len, "-DWGS=256 -DUNROLL=%d -DM2L_COEF=1", order + 1);
+    else snprintf(buf, len, "-DWGS=64 -DUNROLL=%d -DM2L_COEF=0", order + 1);
     return FMMCL_SUCCESS;
   }
   return st;
@@ -43,13 +46,14 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, plan->opt.precision, s->order, m2l_def, sizeof m2l_def);
   if (st) return st;
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
-  const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order);
+  const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   if (s->m2l_wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  /* the group stages M_k w^-k of its translations and the (p+1)^2 row coefficients */
-  const size_t local_bytes = (2 * group + s->nrow * s->nrow) * s->real_size;
+  /* the group stages s_k of its translations (rows padded to even) and the
+   * (p+1)^2 row table */
+  const size_t local_bytes = (2 * (group / s->nrow) * (s->nrow + 1) + s->nrow * s->nrow) * s->real_size;
   if (local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
                       s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);

@@ -71,8 +71,7 @@ static cl_uint *to_uint(const size_t *a, size_t n) {
 }
 
 /* Tables: binom[n][k] = C(n, k) for n, k <= 2p (stride 2p + 1), and the M2L
- * row coefficients coef[l][0] = -1/l (0 for l = 0),
- * coef[l][k] = (-1)^k C(l+k-1, k-1) (expansions2d.h, lemma 2.4). */
+ * row table (fmmcl_exp2d_m2l_row_table; lemma 2.4). */
 static fmmcl_status upload_tables(fmmcl_context ctx, fmm2d_state *s) {
   const int p = s->order, bs = 2 * p + 1;
   const size_t nb = (size_t)bs * (size_t)bs, nc = s->nrow * s->nrow;
@@ -81,12 +80,9 @@ static fmmcl_status upload_tables(fmmcl_context ctx, fmm2d_state *s) {
   for (int n = 0; n < bs; n++)
     for (int k = 0; k <= n; k++) put_real(b, s->real_size, (size_t)n * bs + k, fmmcl_exp2d_binomial(n, k));
   char *c = (char *)b + nb * s->real_size;
-  for (int l = 0; l <= p; l++) {
-    put_real(c, s->real_size, (size_t)l * s->nrow, l == 0 ? 0.0 : -1.0 / l);
-    for (int k = 1; k <= p; k++)
-      put_real(c, s->real_size, (size_t)l * s->nrow + k,
-               (k % 2 ? -1.0 : 1.0) * fmmcl_exp2d_binomial(l + k - 1, k - 1));
-  }
+  double t[(FMMCL_EXP2D_MAX_ORDER + 1) * (FMMCL_EXP2D_MAX_ORDER + 1)];
+  fmmcl_exp2d_m2l_row_table(p, t);
+  for (size_t i = 0; i < nc; i++) put_real(c, s->real_size, i, t[i]);
   fmmcl_status st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * s->real_size, b, &s->binom);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nc * s->real_size, c, &s->coef);
   free(b);

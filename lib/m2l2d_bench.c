@@ -95,11 +95,9 @@ static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void
     }
   }
   (*begin)[r] = (cl_uint)t;
-  for (int l = 0; l <= p; l++) {
-    put(*coef, b->rs, (size_t)l * b->nrow, l == 0 ? 0.0 : -1.0 / l);
-    for (int k = 1; k <= p; k++)
-      put(*coef, b->rs, (size_t)l * b->nrow + k, (k % 2 ? -1.0 : 1.0) * fmmcl_exp2d_binomial(l + k - 1, k - 1));
-  }
+  double tab[(FMMCL_EXP2D_MAX_ORDER + 1) * (FMMCL_EXP2D_MAX_ORDER + 1)];
+  fmmcl_exp2d_m2l_row_table(p, tab);
+  for (size_t i = 0; i < b->nrow * b->nrow; i++) put(*coef, b->rs, i, tab[i]);
   unsigned long long s = 0x2545F4914F6CDD1DULL;
   for (size_t i = 0; i < 2 * b->n_cells * b->nrow; i++) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -159,24 +157,25 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
 }
 
 static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t unroll, int repeats, fmmcl_m2l2d_times *out) {
+                              size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
   if (st) return st;
-  const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL=");
+  const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
   if (!wgs) wgs = pw ? strtoul(pw + 6, NULL, 10) : 128;
-  if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p;
+  if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
+  if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow), tpg = group / b->nrow;
   if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s", wgs, unroll,
                       ctx->dev.info.device_name);
-  if ((2 * group + b->nrow * b->nrow) * b->rs > ctx->dev.info.local_mem_bytes)
+  if ((2 * (group / b->nrow) * (b->nrow + 1) + b->nrow * b->nrow) * b->rs > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu at p = %d needs more local memory than %s has", wgs, p,
                       ctx->dev.info.device_name);
-  out->wgs = wgs, out->unroll = unroll;
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DUNROLL=%zu", precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1",
-           p, wgs, unroll);
+  out->wgs = wgs, out->unroll = unroll, out->coef = coef;
+  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DUNROLL=%zu -DM2L_COEF=%d",
+           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, unroll, coef);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
   b->k_m2l = clCreateKernel(b->prog, "m2l2d", &err);
@@ -186,8 +185,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   const size_t ebytes = 2 * b->n_cells * b->nrow * b->rs;
   if ((st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hM)) || (st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hL))) return st;
   cl_uint *src = NULL, *rows = NULL, *begin = NULL;
-  void *w = NULL, *coef = NULL;
-  st = make_inputs(b, p, levels, &src, &w, &rows, &begin, &coef);
+  void *w = NULL, *table = NULL;
+  st = make_inputs(b, p, levels, &src, &w, &rows, &begin, &table);
   if (!st) st = buffer(b, ebytes, &b->M);
   if (!st) st = buffer(b, ebytes, &b->L);
   if (!st) st = buffer(b, b->nrow * b->nrow * b->rs, &b->coef);
@@ -210,7 +209,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     if (!st) st = write_timed(b, b->rows, b->n_rows * sizeof *rows, rows, &h2d);
     if (!st) st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
     double unused = 0;
-    if (!st) st = write_timed(b, b->coef, b->nrow * b->nrow * b->rs, coef, &unused);
+    if (!st) st = write_timed(b, b->coef, b->nrow * b->nrow * b->rs, table, &unused);
     const cl_uint z = 0;
     if (!st && clEnqueueFillBuffer(ctx->queue, b->L, &z, sizeof z, 0, ebytes, 0, NULL, NULL) != CL_SUCCESS)
       st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clEnqueueFillBuffer failed");
@@ -243,12 +242,12 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     out->m2l_s = fmin(out->m2l_s, km), out->reduce_s = fmin(out->reduce_s, kr);
   }
   if (!st) out->max_rel_err = check_sample(b, p, src, w, rows, begin);
-  free(src), free(w), free(rows), free(begin), free(coef);
+  free(src), free(w), free(rows), free(begin), free(table);
   return st;
 }
 
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t unroll, int repeats, fmmcl_m2l2d_times *out) {
+                               size_t wgs, size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
   if (p < 1 || p > max || levels < 2 || levels > 11 || repeats < 1)
@@ -262,7 +261,7 @@ fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, unroll, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, unroll, coef, repeats, out);
   release(&b);
   return st;
 }

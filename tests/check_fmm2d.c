@@ -319,10 +319,13 @@ START_TEST(test_operators) {
 END_TEST
 
 /* The M2L kernel under other tilings: groups of one translation (WGS below
- * NROW), odd group sizes that leave a partial last group, partial unroll. */
+ * NROW), odd group sizes that leave a partial last group, partial unroll,
+ * both sources of the row coefficients; float and double. */
 START_TEST(test_m2l_tilings) {
-  static const char *const defs[] = {"-DWGS=5 -DUNROLL=1", "-DWGS=37 -DUNROLL=3", "-DWGS=250 -DUNROLL=11"};
-  const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
+  static const char *const defs[] = {"-DWGS=5 -DUNROLL=1 -DM2L_COEF=1", "-DWGS=37 -DUNROLL=3 -DM2L_COEF=0",
+                                     "-DWGS=250 -DUNROLL=11 -DM2L_COEF=1"};
+  const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
+  if (prec == FMMCL_DOUBLE && !has_fp64()) return;
   for (int d = 0; d < 3; d++) {
     ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", defs[d]), FMMCL_SUCCESS);
     op_fixture f;
@@ -469,7 +472,7 @@ static Suite *fmm2d_suite(void) {
   TCase *ops = tcase_create("operators");
   tcase_add_checked_fixture(ops, setup, teardown);
   tcase_add_loop_test(ops, test_operators, 0, 4);
-  tcase_add_test(ops, test_m2l_tilings);
+  tcase_add_loop_test(ops, test_m2l_tilings, 0, 2);
   suite_add_tcase(s, ops);
   TCase *acc = tcase_create("accuracy");
   tcase_add_checked_fixture(acc, setup, teardown);
