@@ -4,6 +4,7 @@
  * its plain-C reference, whole FMM plans against the direct sum. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +439,42 @@ START_TEST(test_degenerate) {
 }
 END_TEST
 
+/* The fmmcl program: --kernel laplace2d with --method fmm and direct, its own
+ * check against the double-precision host sum. */
+static double cli_error(const char *args, const char *label) {
+  char cmd[1024];
+  const char *dev = getenv("FMMCL_TEST_DEVICE");
+  snprintf(cmd, sizeof cmd, "FMMCL_DEVICE='%s' '%s/fmmcl' %s -q 2>&1", dev && *dev ? dev : "cpu", FMMCL_BIN_DIR, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  char line[512];
+  double v = NAN;
+  while (fgets(line, sizeof line, p)) {
+    const char *at = strstr(line, label);
+    if (at) v = strtod(at + strlen(label), NULL);
+  }
+  ck_assert_int_eq(pclose(p), 0);
+  return v;
+}
+
+START_TEST(test_cli) {
+  const char *pot = "relative L2 error (potential):", *grad = "relative L2 error (gradient):";
+  const char *fmm_d = "--kernel laplace2d --method fmm --precision double --tol 1e-6 --demo 3000 --check 50";
+  const char *fmm_s = "--kernel laplace2d --method fmm --demo 3000 --check 50";
+  const char *direct = "--kernel laplace2d --method direct --demo 3000 --check 50";
+  if (has_fp64()) {
+    double e = cli_error(fmm_d, pot);
+    ck_assert_msg(e <= 1e-6, "fmm double: %g", e);
+    e = cli_error(fmm_d, grad);
+    ck_assert_msg(e <= 1e-6, "fmm double gradient: %g", e);
+  }
+  double e = cli_error(fmm_s, pot);
+  ck_assert_msg(e <= 1e-4, "fmm single: %g", e);
+  e = cli_error(direct, pot);
+  ck_assert_msg(e <= 1e-5, "direct single: %g", e);
+}
+END_TEST
+
 START_TEST(test_invalid_options) {
   double x[6] = {0, 0, 1, 0, 0, 1};
   fmmcl_plan plan;
@@ -485,6 +522,7 @@ static Suite *fmm2d_suite(void) {
   tcase_add_test(acc, test_targets_and_reuse);
   tcase_add_test(acc, test_degenerate);
   tcase_add_test(acc, test_invalid_options);
+  tcase_add_test(acc, test_cli);
   suite_add_tcase(s, acc);
   return s;
 }
