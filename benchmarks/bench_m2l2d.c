@@ -39,6 +39,8 @@ static void usage(void) {
       "  --levels A-B       leaf levels (default 3-8)\n"
       "  --precision single|double (default single)\n"
       "  --wgs LIST         work-group sizes to sweep (default: the tuned/default value)\n"
+      "  --tpw LIST         translations per work-item to sweep (default: the plan's,\n"
+      "                     2 on GPUs, 1 on CPUs)\n"
       "  --unroll LIST      k-loop unroll factors to sweep (default: p+1)\n"
       "  --coef LIST        M2L_COEF: 0 row table in local memory, 1 recurrence in\n"
       "                     registers (default: the plan's, 1 on GPUs, 0 on CPUs)\n"
@@ -68,8 +70,8 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1};
-  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, lmin = 3, lmax = 8, repeat = 5;
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0};
+  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
   const char *device = NULL, *csv_path = NULL;
@@ -83,6 +85,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--wgs")) n_wgs = parse_list(v, wgs, 16);
     else if (!strcmp(a, "--unroll")) n_unroll = parse_list(v, unroll, 16);
     else if (!strcmp(a, "--coef")) n_coef = parse_list(v, coefs, 2);
+    else if (!strcmp(a, "--tpw")) n_tpw = parse_list(v, tpws, 16);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v);
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
@@ -97,17 +100,18 @@ int main(int argc, char **argv) {
   fmmcl_context_device(ctx, &dev);
   if (peak < 0) peak = default_peak(dev.device_name, prec == FMMCL_DOUBLE);
   FILE *csv = bench_open_csv(csv_path);
-  fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
+  fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
                "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
                "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
+        for (int it = 0; it < n_tpw; it++)
         for (int iu = 0; iu < n_unroll; iu++)
         for (int ic = 0; ic < n_coef; ic++) {
           const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
           fmmcl_m2l2d_times t;
-          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)unroll[iu], (int)coefs[ic], repeat, &t);
+          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], repeat, &t);
           if (st) {
             fprintf(stderr, "p = %ld L = %d WGS = %ld UNROLL = %ld: %s: %s\n", orders[io], L, wgs[iw], unroll[iu],
                     fmmcl_strerror(st), fmmcl_last_error(ctx));
@@ -119,9 +123,9 @@ int main(int argc, char **argv) {
           const double m2l_bytes = nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
           const double red_bytes = nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
           const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e\n",
+          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e\n",
                   dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
-                  t.wgs, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
+                  t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
                   peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
                   (m2l_bytes + red_bytes) / (t.m2l_s + t.reduce_s) * 1e-9, t.h2d_bytes / t.h2d_s * 1e-9,
                   t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err);

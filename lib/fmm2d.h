@@ -30,7 +30,7 @@ typedef struct fmm2d_state {
   fmmcl_quadtree2d *tree;
   cl_program exp_program, m2l_program;
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
-  size_t m2l_wgs;              /* the -DWGS value; the group is fmmcl_m2l2d_group */
+  size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, u_begin, u_leaf;
@@ -64,9 +64,18 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
                                const double *targets);
 fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s);
 /* m2l2d.cl's work-group: WGS / NROW whole translations (at least one) of
- * NROW work-items each; its local memory is (2 * group + NROW^2) REALs. */
+ * NROW work-items each, TPW rounds of them; its local memory holds one
+ * round's shared factors, rows padded to even length. */
 static inline size_t fmmcl_m2l2d_group(size_t wgs, size_t nrow) {
   return (wgs / nrow > 0 ? wgs / nrow : 1) * nrow;
+}
+static inline size_t fmmcl_m2l2d_local_bytes(size_t wgs, size_t nrow, size_t real_size) {
+  return fmmcl_m2l2d_group(wgs, nrow) / nrow * (nrow + (nrow & 1)) * 2 * real_size;
+}
+/* Global size of a launch over n_trans translations. */
+static inline size_t fmmcl_m2l2d_global(size_t wgs, size_t tpw, size_t nrow, size_t n_trans) {
+  const size_t group = fmmcl_m2l2d_group(wgs, nrow), per_group = group / nrow * tpw;
+  return (n_trans + per_group - 1) / per_group * group;
 }
 /* "-DWGS=.. -DUNROLL=.." of m2l2d.cl at order p on ctx's device: the tuning
  * cache's entry "m2l2d" class "p<order>", an override, or the default. */
@@ -95,7 +104,7 @@ fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsig
 /* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */
 typedef struct fmmcl_m2l2d_times {
   size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
-  size_t wgs, unroll;         /* the kernel's -D values */
+  size_t wgs, tpw, unroll;    /* the kernel's -D values */
   int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
@@ -107,8 +116,9 @@ typedef struct fmmcl_m2l2d_times {
  * periodic at the edges, so n_trans = 27 * sum 4^l), random multipoles of
  * order p. Uploads multipoles and lists, runs the row-traversal kernel and
  * the reduction `repeats` times (best kept), downloads L, checks a sample
- * of cells against fmmcl_exp2d_m2l. wgs / unroll 0, coef -1: the plan's values. */
+ * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out);
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int repeats,
+                               fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

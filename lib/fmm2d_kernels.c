@@ -18,8 +18,8 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
     /* GPUs: groups of ~256, the k loop fully unrolled, T[l][k] by recurrence
      * (local memory bandwidth bounds the loop there); CPUs: small groups
      * (PoCL runs a group per core), the table (loads are cheap in cache) */
-    if (ctx->dev.info.is_gpu) snprintf(buf, len, "-DWGS=256 -DUNROLL=%d -DM2L_COEF=1", order + 1);
-    else snprintf(buf, len, "-DWGS=64 -DUNROLL=%d -DM2L_COEF=0", order + 1);
+    if (ctx->dev.info.is_gpu) snprintf(buf, len, "-DWGS=256 -DTPW=2 -DUNROLL=%d -DM2L_COEF=1", order + 1);
+    else snprintf(buf, len, "-DWGS=64 -DTPW=1 -DUNROLL=%d -DM2L_COEF=0", order + 1);
     return FMMCL_SUCCESS;
   }
   return st;
@@ -46,14 +46,13 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, plan->opt.precision, s->order, m2l_def, sizeof m2l_def);
   if (st) return st;
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
+  s->m2l_tpw = define_of(m2l_def, "TPW", 1);
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
-  if (s->m2l_wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
+  if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  /* the group stages s_k of its translations (rows padded to even) and the
-   * (p+1)^2 row table */
-  const size_t local_bytes = (2 * (group / s->nrow) * (s->nrow + 1) + s->nrow * s->nrow) * s->real_size;
+  const size_t local_bytes = fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
   if (local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
                       s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);

@@ -90,8 +90,8 @@ static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
   args a = start(s, plan->ctx, s->k_m2l);
   arg_uint(&a, s->n_trans), arg_mem(&a, s->trans_src), arg_mem(&a, s->trans_w), arg_mem(&a, s->M);
   arg_mem(&a, s->coef), arg_mem(&a, s->Lpart);
-  const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), tpg = group / s->nrow;
-  fmmcl_status st = launch(plan, &a, (s->n_trans + tpg - 1) / tpg * group, group, "m2l");
+  fmmcl_status st = launch(plan, &a, fmmcl_m2l2d_global(s->m2l_wgs, s->m2l_tpw, s->nrow, s->n_trans),
+                           fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), "m2l");
   if (st) return st;
   args r = start(s, plan->ctx, s->k_reduce);
   arg_uint(&r, s->n_vrows), arg_mem(&r, s->v_rows), arg_mem(&r, s->v_begin), arg_mem(&r, s->Lpart), arg_mem(&r, s->L);

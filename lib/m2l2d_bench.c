@@ -157,25 +157,27 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
 }
 
 static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out) {
+                              size_t tpw, size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
   if (st) return st;
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
+  const char *pt = strstr(def, "-DTPW=");
   if (!wgs) wgs = pw ? strtoul(pw + 6, NULL, 10) : 128;
+  if (!tpw) tpw = pt ? strtoul(pt + 6, NULL, 10) : 1;
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
   if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
-  const size_t group = fmmcl_m2l2d_group(wgs, b->nrow), tpg = group / b->nrow;
+  const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
   if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s", wgs, unroll,
                       ctx->dev.info.device_name);
-  if ((2 * (group / b->nrow) * (b->nrow + 1) + b->nrow * b->nrow) * b->rs > ctx->dev.info.local_mem_bytes)
+  if (fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs) > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu at p = %d needs more local memory than %s has", wgs, p,
                       ctx->dev.info.device_name);
-  out->wgs = wgs, out->unroll = unroll, out->coef = coef;
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DUNROLL=%zu -DM2L_COEF=%d",
-           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, unroll, coef);
+  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef;
+  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d",
+           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
   b->k_m2l = clCreateKernel(b->prog, "m2l2d", &err);
@@ -229,7 +231,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st) st = run_kernel(b, b->k_m2l, (b->n_trans + tpg - 1) / tpg * group, group, &km);
+    if (!st) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
     if (!st) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st) {
       cl_event ev;
@@ -247,7 +249,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
 }
 
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out) {
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int repeats,
+                               fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
   if (p < 1 || p > max || levels < 2 || levels > 11 || repeats < 1)
@@ -261,7 +264,7 @@ fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, unroll, coef, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, repeats, out);
   release(&b);
   return st;
 }

@@ -320,11 +320,13 @@ START_TEST(test_operators) {
 END_TEST
 
 /* The M2L kernel under other tilings: groups of one translation (WGS below
- * NROW), odd group sizes that leave a partial last group, partial unroll,
- * both sources of the row coefficients; float and double. */
+ * NROW), odd group sizes that leave a partial last group, several rounds
+ * per work-item, partial unroll, both sources of the row coefficients;
+ * float and double. */
 START_TEST(test_m2l_tilings) {
-  static const char *const defs[] = {"-DWGS=5 -DUNROLL=1 -DM2L_COEF=1", "-DWGS=37 -DUNROLL=3 -DM2L_COEF=0",
-                                     "-DWGS=250 -DUNROLL=11 -DM2L_COEF=1"};
+  static const char *const defs[] = {"-DWGS=5 -DTPW=3 -DUNROLL=1 -DM2L_COEF=1",
+                                     "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0",
+                                     "-DWGS=250 -DTPW=4 -DUNROLL=11 -DM2L_COEF=1"};
   const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
   if (prec == FMMCL_DOUBLE && !has_fp64()) return;
   for (int d = 0; d < 3; d++) {
