@@ -438,6 +438,14 @@ START_TEST(test_degenerate) {
   fmmcl_plan_destroy(plan);
   ck_assert_int_eq(fmmcl_reference_direct(&o, 5, x, q, 0, NULL, rpot, NULL), FMMCL_SUCCESS);
   ck_assert_double_lt(fmmcl_test_rel_l2(pot, rpot, 5), 1e-5);
+  /* one point: sees nothing */
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 1, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
+  ck_assert_double_eq(pot[0], 0);
+  fmmcl_plan_destroy(plan);
+  /* beyond float's range after the shift: refused, not inf */
+  x[0] = -1e39, x[1] = 0, x[2] = 1e39, x[3] = 0;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 2, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
 }
 END_TEST
 
