@@ -3,8 +3,9 @@
  * of each target cell's interaction-list results.
  *
  * Translation t takes the multipole M (NROW = P + 1 coefficients, REAL2) of
- * cell trans_src[t] to a local expansion about a cell at offset
- * w = trans_w[t].xy (in units of the cell side; .z is log of that side):
+ * cell trans_src[t] to a local expansion about a cell at offset w (in units
+ * of the cell side); the host gives trans_w[t] = (Re 1/w, Im 1/w,
+ * log(|w| side), -), which is all the translation needs of w:
  *   L_l = w^-l sum_{k=0..P} T[l][k] s_k + [l = 0] M_0 log|w side|,
  *   s_k = (-1)^k M_k w^-k,  T[l][0] = -1/l (0 for l = 0),
  *   T[l][k] = C(l+k-1, k-1): the paper's a_lk = (-1)^k C(l+k-1, k-1)
@@ -86,8 +87,7 @@ void m2l2d(const uint n_trans, __global const uint *trans_src, __global const RE
     const uint t = min(t_raw, n_trans - 1); /* the tail computes a copy, writes nothing */
     const REAL4 wd = trans_w[t];
     const REAL2 a = M[(size_t)trans_src[t] * NROW + l];
-    const REAL w2 = wd.x * wd.x + wd.y * wd.y, inv = (REAL)1 / w2;
-    const REAL2 winv = (REAL2)(wd.x * inv, -wd.y * inv);
+    const REAL2 winv = wd.xy;
     /* step 1: w^-l, every work-item running all P trips */
     REAL2 pl = (REAL2)(1, 0);
     FMMCL_UNROLL(P)
@@ -105,7 +105,7 @@ void m2l2d(const uint n_trans, __global const uint *trans_src, __global const RE
       acc = fma((REAL2)(T[k + 1]), pair.zw, acc);
     }
     REAL2 out = cmul(acc, pl);
-    if (l == 0) out.x += a.x * ((REAL)0.5 * log(w2) + wd.z);
+    if (l == 0) out.x += a.x * wd.z;
     if (t_raw < n_trans) Lpart[(size_t)t_raw * NROW + l] = out;
     barrier(CLK_LOCAL_MEM_FENCE); /* the next round overwrites ss */
   }

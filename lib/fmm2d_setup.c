@@ -116,7 +116,8 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
 }
 
 /* M2L translations in V-list order (grouped by target cell): source cell,
- * offset w = (c_src - c_tgt) / side and log side; rows = target cells with
+ * 1/w and log(|w| side) of the offset w = (c_src - c_tgt) / side (whole
+ * numbers); rows = target cells with
  * a non-empty list and their begin offsets, for the reduction. */
 static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
@@ -142,10 +143,11 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
       for (size_t k = b; k < e; k++) {
         src[k] = (cl_uint)t->v_src[k];
         fmmcl_quadtree2d_cell_centre(t, l, t->v_src[k] - off, cs);
-        /* offsets are whole numbers of sides: exact in float */
-        put_real(w, s->real_size, 4 * k, round((cs[0] - ct[0]) / h));
-        put_real(w, s->real_size, 4 * k + 1, round((cs[1] - ct[1]) / h));
-        put_real(w, s->real_size, 4 * k + 2, log(h));
+        /* what m2l2d.cl needs of w = (c_src - c_tgt) / side: 1/w and log(|w| side) */
+        const double wx = round((cs[0] - ct[0]) / h), wy = round((cs[1] - ct[1]) / h), w2 = wx * wx + wy * wy;
+        put_real(w, s->real_size, 4 * k, wx / w2);
+        put_real(w, s->real_size, 4 * k + 1, -wy / w2);
+        put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
         put_real(w, s->real_size, 4 * k + 3, 0.0);
       }
     }

@@ -89,8 +89,12 @@ static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void
         int dx, dy;
         list_entry(ix, iy, d, j, &sx, &sy, &dx, &dy);
         (*src)[t] = (cl_uint)(off + morton(sx, sy));
-        put(*w, b->rs, 4 * t, dx), put(*w, b->rs, 4 * t + 1, dy);
-        put(*w, b->rs, 4 * t + 2, -(double)l * log(2.0)), put(*w, b->rs, 4 * t + 3, 0);
+        /* as m2l2d.cl takes it: 1/w, log(|w| side); .w keeps the side's level
+         * and the offset for the check (dx + 8 dy + 36, exact in float) */
+        const double w2 = (double)dx * dx + (double)dy * dy;
+        put(*w, b->rs, 4 * t, dx / w2), put(*w, b->rs, 4 * t + 1, -dy / w2);
+        put(*w, b->rs, 4 * t + 2, 0.5 * log(w2) - (double)l * log(2.0));
+        put(*w, b->rs, 4 * t + 3, 100.0 * l + (dx + 8 * dy + 36));
       }
     }
   }
@@ -140,8 +144,9 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
     for (cl_uint t = begin[r]; t < begin[r + 1]; t++) {
       for (size_t k = 0; k < b->nrow; k++)
         M[k] = get(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k)) + I * get(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k) + 1);
-      const double h = exp(get(w, b->rs, 4 * t + 2));
-      const double cs[2] = {get(w, b->rs, 4 * t) * h, get(w, b->rs, 4 * t + 1) * h}, ct[2] = {0, 0};
+      const int code = (int)get(w, b->rs, 4 * t + 3), lev = code / 100, dxy = code % 100 - 36;
+      const int dy = (dxy + 36) / 8 - 4, dx = dxy - 8 * dy; /* dx, dy in -3..3 */
+      const double h = ldexp(1.0, -lev), cs[2] = {dx * h, dy * h}, ct[2] = {0, 0};
       fmmcl_exp2d_m2l(p, M, cs, ct, h, L);
     }
     double num = 0, den = 0;
