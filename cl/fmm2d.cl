@@ -43,13 +43,19 @@ __kernel void p2m(const uint n_leaves, const uint leaf_off, const REAL inv_r,
   M[(size_t)(leaf_off + leaf) * NROW + k] = k == 0 ? acc : -acc / (REAL)k;
 }
 
-/* One level: parent cells off .. off+n_cells-1 gather their four children
+/* One level: parent cells off .. off+n_cells-1 (span leaves each) gather their four children
  * (child_off + 4m + c): Mp_l = sum_c (-M_0 u^l / l + sum_{k<=l} M_k 2^-k
  * u^(l-k) C(l-1, k-1)), u = (cc - cp) / r_parent. */
 __kernel void m2m(const uint n_cells, const uint off, const uint child_off, const REAL inv_r,
-                  __global const REAL2 *centre, __constant REAL *binom, __global REAL2 *M) {
+                  __global const REAL2 *centre, __constant REAL *binom, __global REAL2 *M,
+                  const uint span, __global const uint *leaf_src) {
   const uint g = get_global_id(0), m = g / NROW, l = g % NROW;
   if (m >= n_cells) return;
+  /* a cell without sources (its span of leaves is empty): nothing to gather */
+  if (leaf_src[(m + 1) * span] == leaf_src[m * span]) {
+    M[(size_t)(off + m) * NROW + l] = (REAL2)(0, 0);
+    return;
+  }
   const REAL2 cp = centre[off + m];
   REAL2 acc = (REAL2)(0, 0);
   for (uint c = 0; c < 4; c++) {
@@ -69,9 +75,12 @@ __kernel void m2m(const uint n_cells, const uint off, const uint child_off, cons
 /* One level: children (child_off + j) take their parent's local expansion,
  * Lc_m += 2^-m sum_{l>=m} Lp_l C(l, m) v^(l-m), v = (cc - cp) / r_parent. */
 __kernel void l2l(const uint n_children, const uint off, const uint child_off, const REAL inv_r,
-                  __global const REAL2 *centre, __constant REAL *binom, __global REAL2 *L) {
+                  __global const REAL2 *centre, __constant REAL *binom, __global REAL2 *L,
+                  const uint span, __global const uint *leaf_tgt) {
   const uint g = get_global_id(0), j = g / NROW, mm = g % NROW;
   if (j >= n_children) return;
+  /* a child without targets (span leaves each): its local is never read */
+  if (leaf_tgt[(j + 1) * span] == leaf_tgt[j * span]) return;
   const uint child = child_off + j, parent = off + j / 4;
   const REAL2 v = (centre[child] - centre[parent]) * inv_r;
   __global const REAL2 *b = L + (size_t)parent * NROW;

@@ -8,8 +8,8 @@
 #include "internal.h"
 #include "quadtree2d.h"
 
-/* Largest order: in float the M2L sums of C(l+k-1, k-1) w^-(k+l) lose all
- * digits to rounding long before p = 24; double goes to the tables' 40. */
+/* Largest order: float's rounding (about 1e-6 relative) is reached near
+ * p = 12, so 24 is ample; double goes to the tables' 40 (order 0.4^41). */
 #define FMMCL_FMM2D_MAX_ORDER_SINGLE 24
 #define FMMCL_FMM2D_MAX_ORDER_DOUBLE 40
 
@@ -33,7 +33,7 @@ typedef struct fmm2d_state {
   size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
-  cl_mem leaf_src, u_begin, u_leaf;
+  cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
   /* M2L: translations sorted by target cell, their rows (cells with a
    * non-empty V list) and per-translation results before the reduction */
   cl_mem trans_src, trans_w, v_rows, v_begin, Lpart;

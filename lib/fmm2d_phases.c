@@ -79,6 +79,7 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
     arg_uint(&a, n), arg_uint(&a, fmmcl_quadtree2d_level_offset(l)), arg_uint(&a, fmmcl_quadtree2d_level_offset(l + 1));
     arg_real(&a, 1.0 / fmmcl_quadtree2d_cell_side(t, l));
     arg_mem(&a, s->centre), arg_mem(&a, s->binom), arg_mem(&a, s->M);
+    arg_uint(&a, (size_t)1 << (2 * (L - l))), arg_mem(&a, s->leaf_src);
     st = launch(plan, &a, n * s->nrow, LOCAL, "m2m");
   }
   return st;
@@ -108,6 +109,7 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
     arg_uint(&a, n), arg_uint(&a, fmmcl_quadtree2d_level_offset(l)), arg_uint(&a, fmmcl_quadtree2d_level_offset(l + 1));
     arg_real(&a, 1.0 / fmmcl_quadtree2d_cell_side(t, l));
     arg_mem(&a, s->centre), arg_mem(&a, s->binom), arg_mem(&a, s->L);
+    arg_uint(&a, (size_t)1 << (2 * (L - l - 1))), arg_mem(&a, s->leaf_tgt);
     st = launch(plan, &a, n * s->nrow, LOCAL, "l2l");
   }
   if (!st && (mask & FMMCL_FMM2D_L2P)) {

@@ -89,15 +89,17 @@ static fmmcl_status upload_tables(fmmcl_context ctx, fmm2d_state *s) {
   return st;
 }
 
-/* Cell centres (REAL2, all levels), leaf offsets and U lists. */
+/* Cell centres (REAL2, all levels), leaf offsets of sources and targets,
+ * U lists. */
 static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   const size_t nl = (size_t)1 << (2 * t->levels);
   void *centre = malloc(2 * t->n_cells * s->real_size);
   cl_uint *leaf_src = to_uint(t->leaf_src, nl + 1), *u_begin = to_uint(t->u_begin, nl + 1);
+  cl_uint *leaf_tgt = to_uint(t->leaf_tgt, nl + 1);
   cl_uint *u_leaf = to_uint(t->u_leaf, t->u_begin[nl]);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!centre || !leaf_src || !u_begin || !u_leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!centre || !leaf_src || !leaf_tgt || !u_begin || !u_leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (int l = 0; !st && l <= t->levels; l++) {
     const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
     for (size_t m = 0; m < n; m++) {
@@ -109,55 +111,56 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
   }
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 2 * t->n_cells * s->real_size, centre, &s->centre);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_src, &s->leaf_src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_tgt, &s->leaf_tgt);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), u_begin, &s->u_begin);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, t->u_begin[nl] * sizeof(cl_uint), u_leaf, &s->u_leaf);
-  free(centre), free(leaf_src), free(u_begin), free(u_leaf);
+  free(centre), free(leaf_src), free(leaf_tgt), free(u_begin), free(u_leaf);
   return st;
 }
 
-/* M2L translations in V-list order (grouped by target cell): source cell,
- * 1/w and log(|w| side) of the offset w = (c_src - c_tgt) / side (whole
- * numbers); rows = target cells with
- * a non-empty list and their begin offsets, for the reduction. */
+/* M2L translations in V-list order (grouped by target cell; the tree
+ * already left out pairs of empty cells): source cell, 1/w and log(|w|
+ * side) of the offset w = (c_src - c_tgt) / side (whole numbers); rows =
+ * target cells with translations and their begin offsets, for the
+ * reduction. Cells without targets keep L = 0, which no target reads. */
 static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
-  s->n_trans = t->n_v;
-  size_t nrows = 0;
+  size_t n_trans = t->n_v, nrows = 0;
   for (size_t c = 0; c < t->n_cells; c++) nrows += t->v_begin[c + 1] > t->v_begin[c];
-  s->n_vrows = nrows;
-  cl_uint *src = malloc((s->n_trans + 1) * sizeof *src), *rows = malloc((nrows + 1) * sizeof *rows);
+  s->n_trans = n_trans, s->n_vrows = nrows;
+  cl_uint *src = malloc((n_trans + 1) * sizeof *src), *rows = malloc((nrows + 1) * sizeof *rows);
   cl_uint *begin = malloc((nrows + 1) * sizeof *begin);
-  void *w = malloc(4 * (s->n_trans + 1) * s->real_size);
+  void *w = malloc(4 * (n_trans + 1) * s->real_size);
   fmmcl_status st = FMMCL_SUCCESS;
   if (!src || !rows || !begin || !w) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  size_t r = 0;
+  size_t r = 0, k = 0;
   for (int l = 2; !st && l <= t->levels; l++) {
     const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
     const double h = fmmcl_quadtree2d_cell_side(t, l);
     for (size_t m = 0; m < n; m++) {
-      const size_t cell = off + m, b = t->v_begin[cell], e = t->v_begin[cell + 1];
-      if (e == b) continue;
-      rows[r] = (cl_uint)cell, begin[r++] = (cl_uint)b;
+      const size_t first = k;
       double ct[2], cs[2];
       fmmcl_quadtree2d_cell_centre(t, l, m, ct);
-      for (size_t k = b; k < e; k++) {
-        src[k] = (cl_uint)t->v_src[k];
-        fmmcl_quadtree2d_cell_centre(t, l, t->v_src[k] - off, cs);
+      for (size_t e = t->v_begin[off + m]; e < t->v_begin[off + m + 1]; e++) {
+        src[k] = (cl_uint)t->v_src[e];
+        fmmcl_quadtree2d_cell_centre(t, l, t->v_src[e] - off, cs);
         /* what m2l2d.cl needs of w = (c_src - c_tgt) / side: 1/w and log(|w| side) */
         const double wx = round((cs[0] - ct[0]) / h), wy = round((cs[1] - ct[1]) / h), w2 = wx * wx + wy * wy;
         put_real(w, s->real_size, 4 * k, wx / w2);
         put_real(w, s->real_size, 4 * k + 1, -wy / w2);
         put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
         put_real(w, s->real_size, 4 * k + 3, 0.0);
+        k++;
       }
+      if (k > first) rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
     }
   }
-  if (!st) begin[nrows] = (cl_uint)s->n_trans;
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, s->n_trans * sizeof(cl_uint), src, &s->trans_src);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * s->n_trans * s->real_size, w, &s->trans_w);
+  if (!st) begin[nrows] = (cl_uint)n_trans;
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * s->n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
   free(src), free(rows), free(begin), free(w);
   return st;
 }
@@ -204,7 +207,22 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
   size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : ctx->dev.info.is_gpu ? 128 : 64;
   const size_t n = plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets;
-  int levels = fmmcl_quadtree2d_levels_for(n, q);
+  /* --leaf q given: the level with about q points per leaf on average.
+   * Default: from there (q = 128 GPU, 64 CPU), deeper where crowded leaves
+   * make the near field cost more than the translations a deeper level
+   * adds (clustered sets): about 30 instructions per pair (a log, a
+   * division) against (p+1)(10p+16) per translation (m2l2d.cl), at most 4
+   * levels deeper and within a memory budget for M and L of every cell
+   * (the uniform tree keeps them all). */
+  const int lmin = fmmcl_quadtree2d_levels_for(n, q);
+  const double budget = fmin(536870912.0, 0.125 * (double)ctx->dev.info.global_mem_bytes);
+  int lmax = o->leaf_size > 0 ? lmin : lmin + 4 < 10 ? lmin + 4 : 10;
+  while (lmax > lmin && 2.0 * (double)fmmcl_quadtree2d_level_offset(lmax + 1) * 2.0 * (double)(s->nrow * s->real_size) > budget)
+    lmax--;
+  const double p1 = (double)s->nrow;
+  int levels = fmmcl_quadtree2d_levels_by_cost(plan->n_sources, sources, plan->n_targets,
+                                               plan->targets_are_sources ? NULL : targets, lmin, lmax, 30.0,
+                                               p1 * (10.0 * (p1 - 1) + 16.0));
   double t0 = fmmcl_wall_seconds();
   st = fmmcl_quadtree2d_build(plan->n_sources, sources, plan->n_targets,
                               plan->targets_are_sources ? NULL : targets, levels, &s->tree);
@@ -235,7 +253,7 @@ void fmmcl_fmm2d_release(fmm2d_state *s) {
   if (s->exp_program) clReleaseProgram(s->exp_program);
   if (s->m2l_program) clReleaseProgram(s->m2l_program);
   cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
-                s->leaf_src, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
+                s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
                 s->Lpart};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);

@@ -8,6 +8,16 @@
 
 size_t fmmcl_quadtree2d_level_offset(int level) { return (((size_t)1 << (2 * level)) - 1) / 3; }
 
+size_t fmmcl_quadtree2d_cell_sources(const fmmcl_quadtree2d *t, int level, size_t m) {
+  const size_t span = (size_t)1 << (2 * (t->levels - level));
+  return t->leaf_src[(m + 1) * span] - t->leaf_src[m * span];
+}
+
+size_t fmmcl_quadtree2d_cell_targets(const fmmcl_quadtree2d *t, int level, size_t m) {
+  const size_t span = (size_t)1 << (2 * (t->levels - level));
+  return t->leaf_tgt[(m + 1) * span] - t->leaf_tgt[m * span];
+}
+
 double fmmcl_quadtree2d_cell_side(const fmmcl_quadtree2d *t, int level) {
   return t->side / (double)((size_t)1 << level);
 }
@@ -104,7 +114,9 @@ static int sort_points(const fmmcl_quadtree2d *t, size_t n, const double *x, siz
 }
 
 /* V lists: children of the parent's neighbours that are not neighbours
- * themselves (at most 27 per cell); two passes, count then fill. */
+ * themselves (at most 27 per cell), only between a cell with targets and a
+ * cell with sources (the rest would add zeros to locals no target reads:
+ * on a clustered set most of the uniform tree); two passes, count then fill. */
 static int build_v(fmmcl_quadtree2d *t) {
   t->v_begin = calloc(t->n_cells + 1, sizeof *t->v_begin);
   if (!t->v_begin) return 0;
@@ -116,12 +128,14 @@ static int build_v(fmmcl_quadtree2d *t) {
       for (size_t m = 0; m < (size_t)dim * (size_t)dim; m++) {
         const long ix = (long)compact_bits(m), iy = (long)compact_bits(m >> 1);
         if (pass) t->v_begin[off + m] = n;
+        if (fmmcl_quadtree2d_cell_targets(t, l, m) == 0) continue;
         for (long py = iy / 2 - 1; py <= iy / 2 + 1; py++)
           for (long px = ix / 2 - 1; px <= ix / 2 + 1; px++)
             for (long cy = 2 * py; cy < 2 * py + 2; cy++)
               for (long cx = 2 * px; cx < 2 * px + 2; cx++) {
                 if (cx < 0 || cy < 0 || cx >= dim || cy >= dim) continue;
                 if (labs(cx - ix) <= 1 && labs(cy - iy) <= 1) continue;
+                if (fmmcl_quadtree2d_cell_sources(t, l, morton((size_t)cx, (size_t)cy)) == 0) continue;
                 if (pass) t->v_src[n] = off + morton((size_t)cx, (size_t)cy);
                 n++;
               }
@@ -139,6 +153,8 @@ static int build_v(fmmcl_quadtree2d *t) {
   return 1;
 }
 
+/* U lists: a leaf with targets takes P2P from its 3 x 3 block's leaves that
+ * hold sources, itself included. */
 static int build_u(fmmcl_quadtree2d *t) {
   const long dim = 1L << t->levels;
   const size_t nl = (size_t)dim * (size_t)dim;
@@ -149,9 +165,13 @@ static int build_u(fmmcl_quadtree2d *t) {
   for (size_t m = 0; m < nl; m++) {
     const long ix = (long)compact_bits(m), iy = (long)compact_bits(m >> 1);
     t->u_begin[m] = n;
+    if (t->leaf_tgt[m + 1] == t->leaf_tgt[m]) continue;
     for (long y = iy - 1; y <= iy + 1; y++)
       for (long x = ix - 1; x <= ix + 1; x++)
-        if (x >= 0 && y >= 0 && x < dim && y < dim) t->u_leaf[n++] = morton((size_t)x, (size_t)y);
+        if (x >= 0 && y >= 0 && x < dim && y < dim) {
+          const size_t u = morton((size_t)x, (size_t)y);
+          if (t->leaf_src[u + 1] > t->leaf_src[u]) t->u_leaf[n++] = u;
+        }
   }
   t->u_begin[nl] = n;
   return 1;
@@ -178,4 +198,96 @@ fmmcl_status fmmcl_quadtree2d_build(size_t ns, const double *src, size_t nt, con
   }
   *out = t;
   return FMMCL_SUCCESS;
+}
+
+/* Counts of points per cell of a level (row-major ix + iy * 2^level). */
+static void count_points(const fmmcl_quadtree2d *t, size_t n, const double *x, int level, size_t *count) {
+  const size_t d = (size_t)1 << level;
+  const double h = t->side / (double)d;
+  for (size_t i = 0; i < n; i++) {
+    size_t ij[2];
+    for (int c = 0; c < 2; c++) {
+      double u = (x[2 * i + c] - t->centre[c] + 0.5 * t->side) / h;
+      ij[c] = u <= 0 ? 0 : u >= (double)(d - 1) ? d - 1 : (size_t)u;
+    }
+    count[ij[0] + ij[1] * d]++;
+  }
+}
+
+/* Sum over each cell with targets of (its targets) x (sources of its 3 x 3
+ * block): the P2P pairs with that level as the leaves. */
+static double near_pairs(const size_t *ns, const size_t *nt, size_t d) {
+  double pairs = 0;
+  for (size_t iy = 0; iy < d; iy++)
+    for (size_t ix = 0; ix < d; ix++) {
+      const size_t m = nt[ix + iy * d];
+      if (!m) continue;
+      size_t s = 0;
+      for (size_t y = iy ? iy - 1 : 0; y <= iy + 1 && y < d; y++)
+        for (size_t x = ix ? ix - 1 : 0; x <= ix + 1 && x < d; x++) s += ns[x + y * d];
+      pairs += (double)m * (double)s;
+    }
+  return pairs;
+}
+
+/* M2L translations of one level between a cell with targets and a cell with
+ * sources (the others are skipped: fmm2d_setup.c drops them). */
+static double occupied_translations(const size_t *ns, const size_t *nt, size_t d) {
+  double n = 0;
+  for (size_t iy = 0; iy < d; iy++)
+    for (size_t ix = 0; ix < d; ix++) {
+      if (!nt[ix + iy * d]) continue;
+      const long px = (long)ix / 2, py = (long)iy / 2;
+      for (long cy = 2 * (py - 1); cy < 2 * (py + 2); cy++)
+        for (long cx = 2 * (px - 1); cx < 2 * (px + 2); cx++) {
+          if (cx < 0 || cy < 0 || cx >= (long)d || cy >= (long)d) continue;
+          if (labs(cx - (long)ix) <= 1 && labs(cy - (long)iy) <= 1) continue;
+          n += ns[(size_t)cx + (size_t)cy * d] > 0;
+        }
+    }
+  return n;
+}
+
+int fmmcl_quadtree2d_levels_by_cost(size_t ns, const double *src, size_t nt, const double *tgt, int lmin,
+                                    int lmax, double pair_cost, double translation_cost) {
+  if (!tgt) tgt = src, nt = ns;
+  if (lmax > FMMCL_QUADTREE2D_MAX_LEVELS) lmax = FMMCL_QUADTREE2D_MAX_LEVELS;
+  if (lmax <= lmin) return lmin;
+  fmmcl_quadtree2d t = {0};
+  bounding_square(&t, ns, src, nt, tgt);
+  const size_t d = (size_t)1 << lmax;
+  size_t *cs = calloc(d * d, sizeof *cs), *ct = calloc(d * d, sizeof *ct);
+  if (!cs || !ct) {
+    free(cs), free(ct);
+    return lmin;
+  }
+  count_points(&t, ns, src, lmax, cs);
+  count_points(&t, nt, tgt, lmax, ct);
+  /* per level, from the finest up: near pairs if it were the leaf level,
+   * and its own translations (every level down to the leaves has some) */
+  double pairs[FMMCL_QUADTREE2D_MAX_LEVELS + 1] = {0}, trans[FMMCL_QUADTREE2D_MAX_LEVELS + 1] = {0};
+  for (int l = lmax; l >= lmin; l--) {
+    const size_t dl = (size_t)1 << l;
+    if (l < lmax) /* fold the finer counts in place: cell (x, y) <- its 4 children */
+      for (size_t iy = 0; iy < dl; iy++)
+        for (size_t ix = 0; ix < dl; ix++) {
+          size_t a = 0, b = 0;
+          for (size_t c = 0; c < 4; c++) {
+            const size_t k = (2 * ix + (c & 1)) + (2 * iy + (c >> 1)) * (2 * dl);
+            a += cs[k], b += ct[k];
+          }
+          cs[ix + iy * dl] = a, ct[ix + iy * dl] = b; /* index below every child read later */
+        }
+    pairs[l] = near_pairs(cs, ct, dl);
+    trans[l] = occupied_translations(cs, ct, dl);
+  }
+  int best = lmin;
+  double best_cost = -1, below = 0; /* translations of levels lmin..l (those above are common) */
+  for (int l = lmin; l <= lmax; l++) {
+    below += trans[l];
+    const double cost = pair_cost * pairs[l] + translation_cost * below;
+    if (best_cost < 0 || cost < best_cost) best = l, best_cost = cost;
+  }
+  free(cs), free(ct);
+  return best;
 }

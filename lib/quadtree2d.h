@@ -22,13 +22,19 @@ typedef struct fmmcl_quadtree2d {
   double *src, *tgt;           /* sorted points relative to centre, (x, y) each */
   size_t *leaf_src, *leaf_tgt; /* 4^L + 1 begin offsets of each leaf's points */
   size_t n_cells;              /* cells of all levels 0..L */
-  /* V list (levels 2..L): cell c takes M2L from v_src[v_begin[c] .. v_begin[c+1]) */
+  /* V list (levels 2..L): cell c takes M2L from v_src[v_begin[c] .. v_begin[c+1]);
+   * only cells with targets have lists, only cells with sources are in them */
   size_t *v_begin, *v_src, n_v;
-  /* U list: leaf i takes P2P from leaves u_leaf[u_begin[i] .. u_begin[i+1]), itself included */
+  /* U list: leaf i takes P2P from leaves u_leaf[u_begin[i] .. u_begin[i+1]), itself
+   * included; only leaves with targets have lists, only leaves with sources are in them */
   size_t *u_begin, *u_leaf;
 } fmmcl_quadtree2d;
 
 size_t fmmcl_quadtree2d_level_offset(int level);
+/* Sources (or targets) in cell m of level l: the leaves under it are
+ * consecutive in Morton order. */
+size_t fmmcl_quadtree2d_cell_sources(const fmmcl_quadtree2d *t, int level, size_t m);
+size_t fmmcl_quadtree2d_cell_targets(const fmmcl_quadtree2d *t, int level, size_t m);
 /* Side of a cell of level l. */
 double fmmcl_quadtree2d_cell_side(const fmmcl_quadtree2d *t, int level);
 /* Centre of cell m of level l, relative to t->centre. */
@@ -36,6 +42,12 @@ void fmmcl_quadtree2d_cell_centre(const fmmcl_quadtree2d *t, int level, size_t m
 /* Leaf level for n points and about q per leaf: the smallest L >= 2 with
  * n <= q 4^L, at most FMMCL_QUADTREE2D_MAX_LEVELS. */
 int fmmcl_quadtree2d_levels_for(size_t n, size_t q);
+/* The leaf level in lmin..lmax (at most FMMCL_QUADTREE2D_MAX_LEVELS) that
+ * minimises pair_cost * (near-field point pairs) + translation_cost *
+ * (M2L translations between occupied cells): deeper than lmin only where
+ * points crowd a few leaves (clustered sets). Ties go to the shallower level. */
+int fmmcl_quadtree2d_levels_by_cost(size_t ns, const double *src, size_t nt, const double *tgt, int lmin,
+                                    int lmax, double pair_cost, double translation_cost);
 /* Builds the tree of L levels over sources and targets (tgt NULL: the
  * sources); sets the thread's last error on failure. */
 fmmcl_status fmmcl_quadtree2d_build(size_t ns, const double *src, size_t nt, const double *tgt,

@@ -272,6 +272,17 @@ static double cells_err(const op_fixture *f, const double complex *a, const doub
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* The device skips cells without targets in L2L (their L is never read):
+ * clear those cells of both before comparing. */
+static void drop_empty_targets(const op_fixture *f, double complex *L, double complex *Lr) {
+  for (int l = 2; l <= f->t->levels; l++) {
+    const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
+    for (size_t m = 0; m < n; m++)
+      if (fmmcl_quadtree2d_cell_targets(f->t, l, m) == 0)
+        for (int k = 0; k <= f->p; k++) L[(off + m) * (f->p + 1) + k] = Lr[(off + m) * (f->p + 1) + k] = 0;
+  }
+}
+
 static double op_tol(fmmcl_precision prec) { return prec == FMMCL_DOUBLE ? 1e-12 : 2e-5; }
 
 START_TEST(test_operators) {
@@ -302,6 +313,7 @@ START_TEST(test_operators) {
   /* L2L from the reference M2L results */
   ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_FMM2D_L2L, NULL, f.Lr, NULL, f.L, NULL), FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_l2l(t, f.p, f.Lr);
+  drop_empty_targets(&f, f.L, f.Lr);
   e = cells_err(&f, f.L, f.Lr, lev2, t->n_cells);
   ck_assert_msg(e < tol, "L2L: %.2e", e);
   /* L2P from the reference leaf locals */
@@ -334,6 +346,11 @@ START_TEST(test_m2l_tilings) {
     op_fixture f;
     op_open(&f, prec, CLUSTERED);
     for (size_t i = 0; i < f.ne; i++) f.Mr[i] = cos(0.1 * i) + I * sin(0.37 * i) * (i % (f.p + 1) != 0);
+    /* a cell without sources has no multipole (the device skips it) */
+    for (int l = 2; l <= f.t->levels; l++)
+      for (size_t m = 0; m < ((size_t)1 << (2 * l)); m++)
+        if (fmmcl_quadtree2d_cell_sources(f.t, l, m) == 0)
+          for (int k = 0; k <= f.p; k++) f.Mr[(fmmcl_quadtree2d_level_offset(l) + m) * (f.p + 1) + k] = 0;
     ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_FMM2D_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
     fmmcl_fmm2d_ref_m2l(f.t, f.p, f.Mr, f.Lr);
     double e = cells_err(&f, f.L, f.Lr, fmmcl_quadtree2d_level_offset(2), f.t->n_cells);
@@ -374,13 +391,13 @@ START_TEST(test_tolerance) {
   static const double tols[] = {1e-3, 1e-6, 1e-9};
   for (int k = 0; k < 3 && has_fp64(); k++) {
     fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_DOUBLE, 0);
-    o.tolerance = tols[k], o.leaf_size = 32;
+    o.tolerance = tols[k]; /* default leaf: the depth by cost */
     errors e = dist_errors(_i, 3000, &o);
     ck_assert_msg(e.pot <= tols[k] && e.grad <= tols[k], "%s tol %.0e: pot %.2e grad %.2e", dist_name[_i],
                   tols[k], e.pot, e.grad);
   }
   fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 0);
-  o.tolerance = 1e-4, o.leaf_size = 32;
+  o.tolerance = 1e-4;
   errors e = dist_errors(_i, 3000, &o);
   ck_assert_msg(e.pot <= 1e-4 && e.grad <= 1e-3, "%s float tol 1e-4: pot %.2e grad %.2e", dist_name[_i], e.pot, e.grad);
 }
@@ -418,6 +435,40 @@ START_TEST(test_targets_and_reuse) {
   ck_assert(w > 0 && w < (double)n * m);
   fmmcl_plan_destroy(plan);
   free(x), free(y), free(q), free(pot), free(rpot);
+}
+END_TEST
+
+/* Depth: --leaf q fixes the level (about q points per leaf); by default
+ * the clustered set goes deeper than the uniform one of the same size, and
+ * its near field shrinks for it. */
+START_TEST(test_depth_rule) {
+  const size_t n = 3000;
+  double *x = malloc(2 * n * sizeof *x);
+  int levels[N_DIST];
+  double pairs[N_DIST];
+  for (int kind = 0; kind < N_DIST; kind++) {
+    make_points(kind, n, 40, x);
+    fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 8);
+    fmmcl_plan plan;
+    const fmmcl_quadtree2d *t;
+    int p;
+    o.leaf_size = 47; /* 3000 <= 47 * 4^3 */
+    ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_fmm2d_debug_tree(plan, &t, &p), FMMCL_SUCCESS);
+    ck_assert_int_eq(t->levels, 3);
+    double fixed_pairs;
+    ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &fixed_pairs), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    o.leaf_size = 0;
+    ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_fmm2d_debug_tree(plan, &t, &p), FMMCL_SUCCESS);
+    levels[kind] = t->levels;
+    ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &pairs[kind]), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    if (kind == CLUSTERED) ck_assert_msg(pairs[kind] < 0.5 * fixed_pairs, "%g pairs, %g at level 3", pairs[kind], fixed_pairs);
+  }
+  ck_assert_msg(levels[CLUSTERED] > levels[UNIFORM], "levels: clustered %d, uniform %d", levels[CLUSTERED], levels[UNIFORM]);
+  free(x);
 }
 END_TEST
 
@@ -531,6 +582,7 @@ static Suite *fmm2d_suite(void) {
   tcase_add_loop_test(acc, test_tolerance, 0, N_DIST);
   tcase_add_test(acc, test_targets_and_reuse);
   tcase_add_test(acc, test_degenerate);
+  tcase_add_test(acc, test_depth_rule);
   tcase_add_test(acc, test_invalid_options);
   tcase_add_test(acc, test_cli);
   suite_add_tcase(s, acc);
