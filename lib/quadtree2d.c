@@ -1,5 +1,6 @@
 /* quadtree2d.c — builds the uniform quadtree: bounding square, counting sort
- * of points by leaf, V lists on levels 2..L and U lists of the leaves. */
+ * of points by leaf, V lists on levels 2..L and U lists of the leaves (both
+ * between occupied cells only), and the leaf level a cost model prefers. */
 #include <stdlib.h>
 #include <string.h>
 
