@@ -15,7 +15,7 @@ typedef struct {
   cl_program prog;
   cl_kernel k_m2l, k_red;
   cl_mem M, L, coef, src, w, rows, begin, Lpart;
-  fmmcl_pinned hM, hL;
+  fmmcl_pinned hM, hL, hsrc, hw, hrows, hbegin; /* every transfer from pinned memory */
 } bench;
 
 static fmmcl_status buffer(bench *b, size_t bytes, cl_mem *m) {
@@ -41,8 +41,8 @@ static void release(bench *b) {
   cl_mem m[] = {b->M, b->L, b->coef, b->src, b->w, b->rows, b->begin, b->Lpart};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
-  fmmcl_pinned_free(&b->hM);
-  fmmcl_pinned_free(&b->hL);
+  fmmcl_pinned *p[] = {&b->hM, &b->hL, &b->hsrc, &b->hw, &b->hrows, &b->hbegin};
+  for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) fmmcl_pinned_free(p[i]);
 }
 
 /* Source cell index and offset of translation j (0..26) of the cell at
@@ -72,10 +72,14 @@ static size_t morton(long x, long y) {
 /* Lists, tables and random multipoles on the host, in the kernels' layouts. */
 static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void **w, cl_uint **rows,
                                 cl_uint **begin, void **coef) {
-  *src = malloc(b->n_trans * sizeof **src), *w = malloc(4 * b->n_trans * b->rs);
-  *rows = malloc(b->n_rows * sizeof **rows), *begin = malloc((b->n_rows + 1) * sizeof **begin);
+  fmmcl_status st = fmmcl_pinned_alloc(b->ctx, b->n_trans * sizeof **src, 0, &b->hsrc);
+  if (!st) st = fmmcl_pinned_alloc(b->ctx, 4 * b->n_trans * b->rs, 0, &b->hw);
+  if (!st) st = fmmcl_pinned_alloc(b->ctx, b->n_rows * sizeof **rows, 0, &b->hrows);
+  if (!st) st = fmmcl_pinned_alloc(b->ctx, (b->n_rows + 1) * sizeof **begin, 0, &b->hbegin);
+  if (st) return st;
+  *src = b->hsrc.ptr, *w = b->hw.ptr, *rows = b->hrows.ptr, *begin = b->hbegin.ptr;
   *coef = malloc(b->nrow * b->nrow * b->rs);
-  if (!*src || !*w || !*rows || !*begin || !*coef) return fmmcl_fail(b->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!*coef) return fmmcl_fail(b->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t t = 0, r = 0;
   for (int l = 2; l <= levels; l++) {
     const long d = 1L << l;
@@ -249,7 +253,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     out->m2l_s = fmin(out->m2l_s, km), out->reduce_s = fmin(out->reduce_s, kr);
   }
   if (!st) out->max_rel_err = check_sample(b, p, src, w, rows, begin);
-  free(src), free(w), free(rows), free(begin), free(table);
+  free(table); /* the rest is pinned staging, freed with the bench */
   return st;
 }
 
