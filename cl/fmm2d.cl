@@ -16,8 +16,13 @@
 
 #ifdef FMMCL_DOUBLE
 typedef double2 REAL2;
+#define LOG2D(x) log(x)
+#define RECIP2D(x) ((REAL)1 / (x))
 #else
 typedef float2 REAL2;
+/* special-function units (about 1e-7 relative), well inside float's tolerance */
+#define LOG2D(x) native_log(x)
+#define RECIP2D(x) native_recip(x)
 #endif
 
 static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
@@ -129,8 +134,8 @@ __kernel void p2p(const uint n_targets, __global const REAL4 *src, __global cons
       const REAL4 s = src[j];
       const REAL dx = t.x - s.x, dy = t.y - s.y, r2 = dx * dx + dy * dy;
       const bool live = r2 > (REAL)0;
-      const REAL qr2 = live ? s.z / r2 : (REAL)0;
-      pot -= live ? (REAL)0.5 * s.z * log(r2) : (REAL)0;
+      const REAL qr2 = live ? s.z * RECIP2D(r2) : (REAL)0;
+      pot -= live ? (REAL)0.5 * s.z * LOG2D(r2) : (REAL)0;
       gx -= qr2 * dx;
       gy -= qr2 * dy;
     }

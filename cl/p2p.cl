@@ -145,7 +145,16 @@ void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
  * p2p_laplace3d with src[j] = (x, y, q, 0), tgt[i] = (x, y, -, -),
  * out[i] = (grad x, grad y, 0, pot). The gradient w.r.t. the target is
  * q (s - t) / r^2. The guard is the 3D kernel's: the log and the division
- * are guarded only on tiles where a singular pair can be. */
+ * are guarded only on tiles where a singular pair can be. In float the log
+ * and the reciprocal go to the special-function units (about 1e-7
+ * relative), as RSQRT does for the 3D kernel. */
+#ifdef FMMCL_DOUBLE
+#define LAPLACE2D_LOG(x) log(x)
+#define LAPLACE2D_RECIP(x) ((REAL)1 / (x))
+#else
+#define LAPLACE2D_LOG(x) native_log(x)
+#define LAPLACE2D_RECIP(x) native_recip(x)
+#endif
 #define LAPLACE2D_PAIRS(GUARDED)                                           \
   {                                                                        \
     const REAL4 s = tile[j];                                               \
@@ -154,8 +163,8 @@ void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
       const REAL dx = s.x - tx[k], dy = s.y - ty[k];                       \
       const REAL r2 = fma(dx, dx, fma(dy, dy, eps2));                      \
       const bool live = !(GUARDED) || r2 > (REAL)0;                        \
-      const REAL rinv2 = live ? (REAL)1 / r2 : (REAL)0;                    \
-      const REAL lg = live ? log(r2) : (REAL)0;                            \
+      const REAL rinv2 = live ? LAPLACE2D_RECIP(r2) : (REAL)0;            \
+      const REAL lg = live ? LAPLACE2D_LOG(r2) : (REAL)0;                  \
       const REAL qr2 = s.z * rinv2;                                        \
       pot[k] = fma((REAL)-0.5 * s.z, lg, pot[k]);                          \
       gx[k] = fma(qr2, dx, gx[k]);                                         \
