@@ -244,12 +244,15 @@ static void op_open(op_fixture *f, fmmcl_precision prec, int kind) {
   f->q = malloc(n * sizeof *f->q);
   make_points(kind, n, 3, x);
   make_charges(n, 4, f->q);
-  fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, 10);
+  /* orders other tests build too (the float and 1e-6 double tolerance
+   * rules): PoCL's kernel builds are most of this suite's cold time */
+  const int order = prec == FMMCL_DOUBLE ? 14 : 9;
+  fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, order);
   o.leaf_size = 16;
   ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
   free(x);
   ck_assert_int_eq(fmmcl_fmm2d_debug_tree(f->plan, &f->t, &f->p), FMMCL_SUCCESS);
-  ck_assert_int_eq(f->p, 10);
+  ck_assert_int_eq(f->p, order);
   ck_assert_int_ge(f->t->levels, 3);
   f->ne = f->t->n_cells * (size_t)(f->p + 1), f->no = 3 * f->t->n_targets;
   f->qs = malloc(n * sizeof *f->qs);
@@ -362,16 +365,17 @@ END_TEST
 
 /* ---- whole plans against the direct sum ----------------------------------------- */
 
-/* Error falls with p: by at least 10x per 4 orders (measured ~0.39^4 =
- * 0.023; the worst pair's bound 0.55^4 = 0.09) and stays under the model
- * that picks p from a tolerance. The orders are those other tests build
- * (the tolerance rule's 6, 14, 21 and the operator tests' 10), which keeps
- * PoCL's kernel builds, most of this suite's cold time, down. */
+/* Error falls with p: by at least 10x per step of 7-8 orders (measured
+ * ~0.39 per order, ~1e-3 per step; even the worst pair's bound 0.55 per
+ * order gives ~1e-2) and stays under the model
+ * that picks p from a tolerance. The orders are those the tolerance rule
+ * builds (6, 14, 21), which keeps PoCL's kernel builds, most of this
+ * suite's cold time, down. */
 START_TEST(test_error_falls_with_order) {
   if (!has_fp64()) return;
-  static const int orders[] = {6, 10, 14, 21};
+  static const int orders[] = {6, 14, 21};
   double prev = 1;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 3; i++) {
     const int p = orders[i];
     fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_DOUBLE, p);
     o.leaf_size = 32;
@@ -448,7 +452,7 @@ START_TEST(test_depth_rule) {
   double pairs[N_DIST];
   for (int kind = 0; kind < N_DIST; kind++) {
     make_points(kind, n, 40, x);
-    fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 8);
+    fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 9);
     fmmcl_plan plan;
     const fmmcl_quadtree2d *t;
     int p;
@@ -475,7 +479,7 @@ END_TEST
 /* Degenerate sets: one point, all points on one spot, a few points. */
 START_TEST(test_degenerate) {
   double x[2 * 50], q[50], pot[50], rpot[50];
-  fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 8);
+  fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 9);
   for (int i = 0; i < 50; i++) x[2 * i] = 0.25, x[2 * i + 1] = -3, q[i] = 1;
   fmmcl_plan plan;
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 50, x, 0, NULL, &plan), FMMCL_SUCCESS);
