@@ -140,3 +140,71 @@ void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
     for (int c = 0; c < DIM; c++) out[(1 + c) * n_tgt + i] = g[k][c] * inv_s2;
   }
 }
+
+/* Laplace in the plane, -log sqrt(r^2 + eps^2): same layout and tiling as
+ * p2p_laplace3d with src[j] = (x, y, q, 0), tgt[i] = (x, y, -, -),
+ * out[i] = (grad x, grad y, 0, pot). The gradient w.r.t. the target is
+ * q (s - t) / r^2. The guard is the 3D kernel's: the log and the division
+ * are guarded only on tiles where a singular pair can be. In float the log
+ * and the reciprocal go to the special-function units (about 1e-7
+ * relative), as RSQRT does for the 3D kernel. */
+#ifdef FMMCL_DOUBLE
+#define LAPLACE2D_LOG(x) log(x)
+#define LAPLACE2D_RECIP(x) ((REAL)1 / (x))
+#else
+#define LAPLACE2D_LOG(x) native_log(x)
+#define LAPLACE2D_RECIP(x) native_recip(x)
+#endif
+#define LAPLACE2D_PAIRS(GUARDED)                                           \
+  {                                                                        \
+    const REAL4 s = tile[j];                                               \
+    FMMCL_UNROLL(TPW)                                                      \
+    for (int k = 0; k < TPW; k++) {                                        \
+      const REAL dx = s.x - tx[k], dy = s.y - ty[k];                       \
+      const REAL r2 = fma(dx, dx, fma(dy, dy, eps2));                      \
+      const bool live = !(GUARDED) || r2 > (REAL)0;                        \
+      const REAL rinv2 = live ? LAPLACE2D_RECIP(r2) : (REAL)0;            \
+      const REAL lg = live ? LAPLACE2D_LOG(r2) : (REAL)0;                  \
+      const REAL qr2 = s.z * rinv2;                                        \
+      pot[k] = fma((REAL)-0.5 * s.z, lg, pot[k]);                          \
+      gx[k] = fma(qr2, dx, gx[k]);                                         \
+      gy[k] = fma(qr2, dy, gy[k]);                                         \
+    }                                                                      \
+  }
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_laplace2d(__global const REAL4 *restrict src, const uint n_src,
+                   __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
+                   const REAL eps2, const uint targets_are_sources) {
+  __local REAL4 tile[WGS];
+  const uint lid = get_local_id(0);
+  const uint own_lo = get_group_id(0) * (WGS * TPW), own_hi = own_lo + WGS * TPW;
+  const uint first = own_lo + lid;
+  REAL tx[TPW], ty[TPW], pot[TPW], gx[TPW], gy[TPW];
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) {
+    REAL4 t = tgt[first + k * WGS];
+    tx[k] = t.x; ty[k] = t.y;
+    pot[k] = gx[k] = gy[k] = 0;
+  }
+  for (uint base = 0; base < n_src; base += WGS) {
+    tile[lid] = src[base + lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if HAS_SOFTENING
+    FMMCL_UNROLL(UNROLL)
+    for (int j = 0; j < WGS; j++) LAPLACE2D_PAIRS(0)
+#else
+    const bool guard = ALL_SELECT || (targets_are_sources && base < own_hi && base + WGS > own_lo);
+    if (guard) {
+      FMMCL_UNROLL(UNROLL)
+      for (int j = 0; j < WGS; j++) LAPLACE2D_PAIRS(1)
+    } else {
+      FMMCL_UNROLL(UNROLL)
+      for (int j = 0; j < WGS; j++) LAPLACE2D_PAIRS(0)
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) out[first + k * WGS] = (REAL4)(gx[k], gy[k], 0, pot[k]);
+}

@@ -39,10 +39,11 @@ static inline double get_real(const void *buf, size_t real_size, size_t i) {
 }
 
 /* Element index of coordinate c (c = dim: the charge) of point i in a packed
- * array of n_pad points: Laplace interleaves (x, y, z, q); the Gaussian is
+ * array of n_pad points: Laplace interleaves (x, y, z, q) in 3D, (x, y, q, 0)
+ * in 2D; the Gaussian is
  * structure-of-arrays. */
 static size_t packed_index(const fmmcl_plan_options *o, size_t n_pad, size_t i, int c) {
-  return o->kernel == FMMCL_LAPLACE_3D ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
+  return o->kernel != FMMCL_GAUSSIAN ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
 /* Centre of the bounding box of both point sets and its largest half-side. */
@@ -76,10 +77,17 @@ static double *device_points(size_t n, const double *x, int dim, const double *c
 static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
-  const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d" : "p2p_gaussian";
+  const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d"
+                     : o->kernel == FMMCL_LAPLACE_2D ? "p2p_laplace2d" : "p2p_gaussian";
   char cls[16], defines[512];
   snprintf(cls, sizeof cls, "dim%d", o->dim);
   fmmcl_status st = fmmcl_tuned_defines(ctx, name, o->precision, cls, defines, sizeof defines);
+  /* p2p_laplace2d has no tuning space or defaults of its own yet: it tiles
+   * the same REAL4 per source as p2p_laplace3d, so it borrows its values */
+  if (st == FMMCL_ERROR_INTERNAL && o->kernel == FMMCL_LAPLACE_2D) {
+    fmmcl_clear_error(ctx);
+    st = fmmcl_tuned_defines(ctx, "p2p_laplace3d", o->precision, "dim3", defines, sizeof defines);
+  }
   if (st) return st;
   s->wgs = define_value(defines, "WGS", 128);
   s->tpw = define_value(defines, "TPW", 1);
@@ -90,7 +98,7 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
   snprintf(plan->build_options, sizeof plan->build_options,
            "%s %s -DDIM=%d -DHAS_SOFTENING=%d -DALL_SELECT=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
-           o->kernel == FMMCL_LAPLACE_3D && o->softening > 0, all_select);
+           o->kernel != FMMCL_GAUSSIAN && o->softening > 0, all_select);
   st = fmmcl_program_build(ctx, "p2p.cl", plan->build_options, &s->program, NULL);
   if (st) return st;
   cl_int err;
@@ -129,7 +137,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                     "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   /* Laplace without softening: is a singular pair possible off the diagonal? */
-  int all_select = !st && o->kernel == FMMCL_LAPLACE_3D && o->softening == 0 &&
+  int all_select = !st && o->kernel != FMMCL_GAUSSIAN && o->softening == 0 &&
                    fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
   if (!st) st = build_kernel(plan, s, all_select);
   if (st) { /* wgs is unset when the build failed: stop before sizing with it */
@@ -137,7 +145,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     free(sx);
     return st;
   }
-  const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1; /* REALs per point */
+  const size_t rows = o->kernel != FMMCL_GAUSSIAN ? 4 : (size_t)dim + 1; /* REALs per point */
   s->ns_pad = round_up(plan->n_sources, s->wgs);
   s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
@@ -198,7 +206,7 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pa));
   if (o->kernel == FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pb));
   cl_uint same = (cl_uint)plan->targets_are_sources;
-  if (o->kernel == FMMCL_LAPLACE_3D) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof same, &same));
+  if (o->kernel != FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof same, &same));
   return FMMCL_SUCCESS;
 }
 
@@ -208,7 +216,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   direct_state *s = plan->impl;
   const fmmcl_plan_options *o = &plan->opt;
   const int dim = o->dim;
-  const size_t rows = o->kernel == FMMCL_LAPLACE_3D ? 4 : (size_t)dim + 1;
+  const size_t rows = o->kernel != FMMCL_GAUSSIAN ? 4 : (size_t)dim + 1;
   double t0 = fmmcl_wall_seconds();
   #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
@@ -230,8 +238,9 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   double t2 = fmmcl_wall_seconds();
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, rows * s->nt_pad * s->real_size,
                                         s->out_host, 0, NULL, NULL));
-  /* Laplace out[i] = (gx, gy, gz, pot); Gaussian SoA rows (pot, g_1..g_dim) */
-  const int lap = o->kernel == FMMCL_LAPLACE_3D;
+  /* Laplace out[i] = (gx, gy, gz, pot) ((gx, gy, 0, pot) in 2D); Gaussian
+   * SoA rows (pot, g_1..g_dim) */
+  const int lap = o->kernel != FMMCL_GAUSSIAN;
   #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
     potential[i] = get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);

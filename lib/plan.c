@@ -41,7 +41,12 @@ fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *o)
                           "sigma must be finite and > 0, got %g", o->sigma);
       break;
     case FMMCL_LAPLACE_2D:
-      return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "the LAPLACE_2D kernel is not available yet");
+      if (o->dim != 2)
+        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "LAPLACE_2D needs dim = 2, got %d", o->dim);
+      if (!(o->softening >= 0) || !isfinite(o->softening))
+        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                          "softening must be finite and >= 0, got %g", o->softening);
+      break;
     default:
       return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown kernel %d", (int)o->kernel);
   }
@@ -65,6 +70,7 @@ static const fmmcl_method_ops *method_ops(fmmcl_context ctx, const fmmcl_plan_op
   if (o->method == FMMCL_DIRECT) return &fmmcl_direct_ops;
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_FMM) return &fmmcl_fmm3d_ops;
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_TREECODE) return &fmmcl_treecode3d_ops;
+  if (o->kernel == FMMCL_LAPLACE_2D && o->method == FMMCL_FMM) return &fmmcl_fmm2d_ops;
   if ((unsigned)o->method > FMMCL_BBFMM)
     fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
   else

@@ -24,6 +24,25 @@ static void laplace_at(const double *t, size_t ns, const double *src, const doub
   if (grad) { grad[0] = gx; grad[1] = gy; grad[2] = gz; }
 }
 
+/* Laplace in the plane, -log sqrt(r^2 + eps^2), at one target: the gradient
+ * w.r.t. the target is -(t - s) / (r^2 + eps^2); a pair with r^2 + eps^2 = 0
+ * is skipped (a point never sees itself). */
+static void laplace2d_at(const double *t, size_t ns, const double *src, const double *q, double eps2,
+                         double *pot, double *grad) {
+  double p = 0, gx = 0, gy = 0;
+  for (size_t j = 0; j < ns; j++) {
+    double dx = t[0] - src[2 * j], dy = t[1] - src[2 * j + 1];
+    double r2 = dx * dx + dy * dy + eps2;
+    if (r2 == 0) continue;
+    double qr2 = q[j] / r2;
+    p -= 0.5 * q[j] * log(r2);
+    gx -= qr2 * dx;
+    gy -= qr2 * dy;
+  }
+  *pot = p;
+  if (grad) { grad[0] = gx; grad[1] = gy; }
+}
+
 /* Gaussian exp(-r^2 / (2 sigma^2)) in dim dimensions at one target. */
 static void gaussian_at(const double *t, int dim, size_t ns, const double *src, const double *q,
                         double sigma, double *pot, double *grad) {
@@ -67,6 +86,8 @@ fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, size_t n_sour
     double *g = gradient ? gradient + i * (size_t)dim : NULL;
     if (opt->kernel == FMMCL_LAPLACE_3D)
       laplace_at(targets + 3 * i, n_sources, sources, charges, eps2, &potential[i], g);
+    else if (opt->kernel == FMMCL_LAPLACE_2D)
+      laplace2d_at(targets + 2 * i, n_sources, sources, charges, eps2, &potential[i], g);
     else
       gaussian_at(targets + i * (size_t)dim, dim, n_sources, sources, charges, opt->sigma, &potential[i], g);
   }

@@ -1,0 +1,144 @@
+/* fmm2d.cl — the 2D Laplace FMM's complex-series operators other than M2L:
+ * P2M, M2M, L2L, L2P and the near-field P2P (formulas and scaling in
+ * lib/expansions2d.h).
+ *
+ * Layout: expansions REAL2 (re, im) per coefficient, NROW = P + 1 per cell,
+ * cells numbered level by level in Morton order (lib/quadtree2d.h);
+ * sources REAL4 (x, y, q, 0) and targets REAL4 (x, y, 0, 0) sorted by leaf;
+ * out REAL4 (phi, dphi/dx, dphi/dy, 0) per target; binom[n * BSTRIDE + k]
+ * = C(n, k) for n, k <= 2P. Work-item per (cell, coefficient): a cell's
+ * coefficients are adjacent work-items, so reads and writes coalesce. */
+#ifndef P
+#define P 8
+#endif
+#define NROW (P + 1)
+#define BSTRIDE (2 * P + 1)
+
+#ifdef FMMCL_DOUBLE
+typedef double2 REAL2;
+#define LOG2D(x) log(x)
+#define RECIP2D(x) ((REAL)1 / (x))
+#else
+typedef float2 REAL2;
+/* special-function units (about 1e-7 relative), well inside float's tolerance */
+#define LOG2D(x) native_log(x)
+#define RECIP2D(x) native_recip(x)
+#endif
+
+static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+
+/* Leaf multipoles: coefficient k of leaf g / NROW sums q z^k over the leaf's
+ * sources; z^k by a fixed-trip guarded loop so that the leaf's work-items
+ * run in lockstep whatever their k. */
+__kernel void p2m(const uint n_leaves, const uint leaf_off, const REAL inv_r,
+                  __global const REAL4 *src, __global const uint *leaf_src,
+                  __global const REAL2 *centre, __global REAL2 *M) {
+  const uint g = get_global_id(0), leaf = g / NROW, k = g % NROW;
+  if (leaf >= n_leaves) return;
+  const REAL2 c = centre[leaf_off + leaf];
+  REAL2 acc = (REAL2)(0, 0);
+  for (uint j = leaf_src[leaf]; j < leaf_src[leaf + 1]; j++) {
+    const REAL4 s = src[j];
+    const REAL2 z = (REAL2)(s.x - c.x, s.y - c.y) * inv_r;
+    REAL2 zk = (REAL2)(1, 0);
+    FMMCL_UNROLL(P)
+    for (uint i = 0; i < P; i++) zk = i < k ? cmul(zk, z) : zk;
+    acc += s.z * zk;
+  }
+  M[(size_t)(leaf_off + leaf) * NROW + k] = k == 0 ? acc : -acc / (REAL)k;
+}
+
+/* One level: parent cells off .. off+n_cells-1 (span leaves each) gather their four children
+ * (child_off + 4m + c): Mp_l = sum_c (-M_0 u^l / l + sum_{k<=l} M_k 2^-k
+ * u^(l-k) C(l-1, k-1)), u = (cc - cp) / r_parent. */
+__kernel void m2m(const uint n_cells, const uint off, const uint child_off, const REAL inv_r,
+                  __global const REAL2 *centre, __constant REAL *binom, __global REAL2 *M,
+                  const uint span, __global const uint *leaf_src) {
+  const uint g = get_global_id(0), m = g / NROW, l = g % NROW;
+  if (m >= n_cells) return;
+  /* a cell without sources (its span of leaves is empty): nothing to gather */
+  if (leaf_src[(m + 1) * span] == leaf_src[m * span]) {
+    M[(size_t)(off + m) * NROW + l] = (REAL2)(0, 0);
+    return;
+  }
+  const REAL2 cp = centre[off + m];
+  REAL2 acc = (REAL2)(0, 0);
+  for (uint c = 0; c < 4; c++) {
+    const uint child = child_off + 4 * m + c;
+    const REAL2 u = (centre[child] - cp) * inv_r;
+    __global const REAL2 *a = M + (size_t)child * NROW;
+    REAL2 pw = (REAL2)(1, 0), s = (REAL2)(0, 0);
+    for (uint k = l; k >= 1; k--) {
+      s += binom[(l - 1) * BSTRIDE + k - 1] * pown((REAL)0.5, (int)k) * cmul(a[k], pw);
+      pw = cmul(pw, u);
+    }
+    acc += l == 0 ? a[0] : s - a[0].x * pw / (REAL)l;
+  }
+  M[(size_t)(off + m) * NROW + l] = acc;
+}
+
+/* One level: children (child_off + j) take their parent's local expansion,
+ * Lc_m += 2^-m sum_{l>=m} Lp_l C(l, m) v^(l-m), v = (cc - cp) / r_parent. */
+__kernel void l2l(const uint n_children, const uint off, const uint child_off, const REAL inv_r,
+                  __global const REAL2 *centre, __constant REAL *binom, __global REAL2 *L,
+                  const uint span, __global const uint *leaf_tgt) {
+  const uint g = get_global_id(0), j = g / NROW, mm = g % NROW;
+  if (j >= n_children) return;
+  /* a child without targets (span leaves each): its local is never read */
+  if (leaf_tgt[(j + 1) * span] == leaf_tgt[j * span]) return;
+  const uint child = child_off + j, parent = off + j / 4;
+  const REAL2 v = (centre[child] - centre[parent]) * inv_r;
+  __global const REAL2 *b = L + (size_t)parent * NROW;
+  REAL2 pw = (REAL2)(1, 0), s = (REAL2)(0, 0);
+  for (uint l = mm; l <= P; l++) {
+    s += binom[l * BSTRIDE + mm] * cmul(b[l], pw);
+    pw = cmul(pw, v);
+  }
+  L[(size_t)child * NROW + mm] += pown((REAL)0.5, (int)mm) * s;
+}
+
+/* Leaf local expansions at the targets: F and F' by Horner;
+ * phi = -Re F, grad = (-Re F', Im F'). */
+__kernel void l2p(const uint n_targets, const uint leaf_off, const REAL inv_r,
+                  __global const REAL4 *tgt, __global const uint *tgt_leaf,
+                  __global const REAL2 *centre, __global const REAL2 *L, __global REAL4 *out) {
+  const uint i = get_global_id(0);
+  if (i >= n_targets) return;
+  const uint cell = leaf_off + tgt_leaf[i];
+  const REAL4 t = tgt[i];
+  const REAL2 c = centre[cell], z = (REAL2)(t.x - c.x, t.y - c.y) * inv_r;
+  __global const REAL2 *b = L + (size_t)cell * NROW;
+  REAL2 F = (REAL2)(0, 0), dF = (REAL2)(0, 0);
+  for (int l = P; l >= 0; l--) {
+    dF = cmul(dF, z) + F;
+    F = cmul(F, z) + b[l];
+  }
+  out[i] += (REAL4)(-F.x, -dF.x * inv_r, dF.y * inv_r, 0);
+}
+
+/* Near field: target i of leaf tgt_leaf[i] against the sources of each leaf
+ * of that leaf's U list (itself included); a pair at distance 0 contributes
+ * nothing. Neighbouring work-items share leaves, so source reads hit the
+ * same cache lines. */
+__kernel void p2p(const uint n_targets, __global const REAL4 *src, __global const uint *leaf_src,
+                  __global const uint *u_begin, __global const uint *u_leaf,
+                  __global const REAL4 *tgt, __global const uint *tgt_leaf, __global REAL4 *out) {
+  const uint i = get_global_id(0);
+  if (i >= n_targets) return;
+  const REAL4 t = tgt[i];
+  const uint leaf = tgt_leaf[i];
+  REAL pot = 0, gx = 0, gy = 0;
+  for (uint u = u_begin[leaf]; u < u_begin[leaf + 1]; u++) {
+    const uint b = leaf_src[u_leaf[u]], e = leaf_src[u_leaf[u] + 1];
+    for (uint j = b; j < e; j++) {
+      const REAL4 s = src[j];
+      const REAL dx = t.x - s.x, dy = t.y - s.y, r2 = dx * dx + dy * dy;
+      const bool live = r2 > (REAL)0;
+      const REAL qr2 = live ? s.z * RECIP2D(r2) : (REAL)0;
+      pot -= live ? (REAL)0.5 * s.z * LOG2D(r2) : (REAL)0;
+      gx -= qr2 * dx;
+      gy -= qr2 * dy;
+    }
+  }
+  out[i] += (REAL4)(pot, gx, gy, 0);
+}

@@ -1,0 +1,124 @@
+/* fmm2d.h — private to the 2D Laplace FMM (complex expansions on a uniform
+ * quadtree): its device state, phases, host reference and test hooks. */
+#ifndef FMMCL_FMM2D_H
+#define FMMCL_FMM2D_H
+
+#include <complex.h>
+
+#include "internal.h"
+#include "quadtree2d.h"
+
+/* Largest order: float's rounding (about 1e-6 relative) is reached near
+ * p = 12, so 24 is ample; double goes to the tables' 40 (order 0.4^41). */
+#define FMMCL_FMM2D_MAX_ORDER_SINGLE 24
+#define FMMCL_FMM2D_MAX_ORDER_DOUBLE 40
+
+/* Phases, as bits for the test hook, in launch order. */
+enum {
+  FMMCL_FMM2D_P2M = 1 << 0,
+  FMMCL_FMM2D_M2M = 1 << 1,
+  FMMCL_FMM2D_M2L = 1 << 2,
+  FMMCL_FMM2D_L2L = 1 << 3,
+  FMMCL_FMM2D_L2P = 1 << 4,
+  FMMCL_FMM2D_P2P = 1 << 5,
+  FMMCL_FMM2D_ALL = 0x3f
+};
+
+typedef struct fmm2d_state {
+  int order;                  /* p: NROW = p + 1 coefficients per cell */
+  size_t nrow, real_size;
+  fmmcl_quadtree2d *tree;
+  cl_program exp_program, m2l_program;
+  cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
+  size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
+  /* sorted points, results, per-cell tables, expansions */
+  cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
+  cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
+  /* M2L: translations sorted by target cell, their rows (cells with a
+   * non-empty V list) and per-translation results before the reduction */
+  cl_mem trans_src, trans_w, v_rows, v_begin, Lpart;
+  size_t n_trans, n_vrows;
+  void *src_host, *out_host;  /* pinned staging: (x, y, q, 0) and results */
+  fmmcl_pinned src_pin, out_pin;
+} fmm2d_state;
+
+/* ---- host reference (fmm2d_reference.c) --------------------------------- */
+/* Phases on sorted data: M, L hold (p+1) complex per cell; out 3 doubles
+ * (phi, dphi/dx, dphi/dy) per sorted target; each adds to its output. */
+void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M);
+void fmmcl_fmm2d_ref_m2m(const fmmcl_quadtree2d *t, int p, double complex *M);
+void fmmcl_fmm2d_ref_m2l(const fmmcl_quadtree2d *t, int p, const double complex *M, double complex *L);
+void fmmcl_fmm2d_ref_l2l(const fmmcl_quadtree2d *t, int p, double complex *L);
+void fmmcl_fmm2d_ref_l2p(const fmmcl_quadtree2d *t, int p, const double complex *L, double *out);
+void fmmcl_fmm2d_ref_p2p(const fmmcl_quadtree2d *t, const double *q_sorted, double *out);
+/* The whole FMM on the host in the caller's order (tgt NULL: the sources). */
+fmmcl_status fmmcl_fmm2d_reference(size_t ns, const double *src, const double *q, size_t nt,
+                                   const double *tgt, int p, size_t leaf_size, double *pot, double *grad);
+
+/* ---- device (fmm2d_setup.c, fmm2d_kernels.c, fmm2d_phases.c) -------------- */
+/* The order a plan uses: opt->order, else the smallest p whose bound
+ * meets opt->tolerance (see fmm2d_setup.c). */
+double fmmcl_fmm2d_predicted_error(int p);
+fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int *order);
+fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources,
+                               const double *targets);
+fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s);
+/* m2l2d.cl's work-group: WGS / NROW whole translations (at least one) of
+ * NROW work-items each, TPW rounds of them; its local memory holds one
+ * round's shared factors, rows padded to even length. */
+static inline size_t fmmcl_m2l2d_group(size_t wgs, size_t nrow) {
+  return (wgs / nrow > 0 ? wgs / nrow : 1) * nrow;
+}
+static inline size_t fmmcl_m2l2d_local_bytes(size_t wgs, size_t nrow, size_t real_size) {
+  return fmmcl_m2l2d_group(wgs, nrow) / nrow * (nrow + (nrow & 1)) * 2 * real_size;
+}
+/* Global size of a launch over n_trans translations. */
+static inline size_t fmmcl_m2l2d_global(size_t wgs, size_t tpw, size_t nrow, size_t n_trans) {
+  const size_t group = fmmcl_m2l2d_group(wgs, nrow), per_group = group / nrow * tpw;
+  return (n_trans + per_group - 1) / per_group * group;
+}
+/* "-DWGS=.. -DUNROLL=.." of m2l2d.cl at order p on ctx's device: the tuning
+ * cache's entry "m2l2d" class "p<order>", an override, or the default. */
+fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
+                                     size_t len);
+void fmmcl_fmm2d_release(fmm2d_state *s);
+/* Charges (caller's order) into the sorted sources on the device. */
+fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges);
+/* Zeroes L and the results, then runs the phases in mask in launch order. */
+fmmcl_status fmmcl_fmm2d_run_phases(fmmcl_plan plan, fmm2d_state *s, unsigned mask);
+/* The same with L left as it is (the test hook loads it). */
+fmmcl_status fmmcl_fmm2d_run_phases_keep_l(fmmcl_plan plan, fmm2d_state *s, unsigned mask);
+fmmcl_status fmmcl_fmm2d_counts(fmmcl_plan plan, const char *phase, double *work);
+fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *potential, double *gradient);
+
+/* ---- test hooks (fmm2d_debug.c) ----------------------------------------------- */
+fmmcl_status fmmcl_fmm2d_debug_tree(fmmcl_plan plan, const fmmcl_quadtree2d **tree, int *order);
+/* Runs only the phases in mask. charges: caller's order (NULL: keep the
+ * last). M_in / L_in (NULL: M kept, L zero) are loaded after the charges;
+ * M_out / L_out: (p+1) complex per cell; out: 3 doubles per sorted target.
+ * Outputs may be NULL. */
+fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask,
+                                   const double complex *M_in, const double complex *L_in,
+                                   double complex *M_out, double complex *L_out, double *out);
+
+/* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */
+typedef struct fmmcl_m2l2d_times {
+  size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
+  size_t wgs, tpw, unroll;    /* the kernel's -D values */
+  int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
+  double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
+  double h2d_bytes, d2h_bytes;
+  double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
+  double max_rel_err;         /* device vs plain-C M2L, worst of sampled target cells */
+} fmmcl_m2l2d_times;
+/* The M2L of the paper's benchmark: every cell of levels 2..levels of a
+ * quadtree with a full interaction list of 27 cells (the interior list,
+ * periodic at the edges, so n_trans = 27 * sum 4^l), random multipoles of
+ * order p. Uploads multipoles and lists, runs the row-traversal kernel and
+ * the reduction `repeats` times (best kept), downloads L, checks a sample
+ * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values. */
+fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int repeats,
+                               fmmcl_m2l2d_times *out);
+
+#endif /* FMMCL_FMM2D_H */

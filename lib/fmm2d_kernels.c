@@ -1,0 +1,72 @@
+/* fmm2d_kernels.c — builds the two programs of the 2D FMM (fmm2d.cl and
+ * m2l2d.cl, both with -DP=<order>) and creates their kernels. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmm2d.h"
+
+/* Tuned -D values of the M2L kernel; until the tuning defaults list it
+ * (FMMCL_ERROR_INTERNAL: no entry), this driver's own default. */
+fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
+                                     size_t len) {
+  char cls[16];
+  snprintf(cls, sizeof cls, "p%d", order);
+  fmmcl_status st = fmmcl_tuned_defines(ctx, "m2l2d", precision, cls, buf, len);
+  if (st == FMMCL_ERROR_INTERNAL) {
+    fmmcl_clear_error(ctx);
+    /* GPUs: groups of ~256, the k loop fully unrolled, T[l][k] by recurrence
+     * (local memory bandwidth bounds the loop there); CPUs: small groups
+     * (PoCL runs a group per core), the table (loads are cheap in cache) */
+    if (ctx->dev.info.is_gpu) snprintf(buf, len, "-DWGS=256 -DTPW=2 -DUNROLL=%d -DM2L_COEF=1", order + 1);
+    else snprintf(buf, len, "-DWGS=64 -DTPW=1 -DUNROLL=%d -DM2L_COEF=0", order + 1);
+    return FMMCL_SUCCESS;
+  }
+  return st;
+}
+
+static size_t define_of(const char *defines, const char *name, size_t fallback) {
+  char key[32];
+  snprintf(key, sizeof key, "-D%s=", name);
+  const char *p = strstr(defines, key);
+  return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
+}
+
+static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
+  cl_int err;
+  *k = clCreateKernel(program, name, &err);
+  FMMCL_CL_TRY(ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const char *real = plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1";
+  char m2l_def[256], exp_opt[320], m2l_opt[400];
+  fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, plan->opt.precision, s->order, m2l_def, sizeof m2l_def);
+  if (st) return st;
+  s->m2l_wgs = define_of(m2l_def, "WGS", 128);
+  s->m2l_tpw = define_of(m2l_def, "TPW", 1);
+  const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
+  const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
+                      m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
+  const size_t local_bytes = fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
+  if (local_bytes > ctx->dev.info.local_mem_bytes)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
+                      s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d", real, s->order);
+  snprintf(m2l_opt, sizeof m2l_opt, "%s -DP=%d %s", real, s->order, m2l_def);
+  snprintf(plan->build_options, sizeof plan->build_options, "fmm2d.cl: %s; m2l2d.cl: %s", exp_opt, m2l_opt);
+  if ((st = fmmcl_program_build(ctx, "fmm2d.cl", exp_opt, &s->exp_program, NULL))) return st;
+  if ((st = fmmcl_program_build(ctx, "m2l2d.cl", m2l_opt, &s->m2l_program, NULL))) return st;
+  st = create_kernel(ctx, s->exp_program, "p2m", &s->k_p2m);
+  if (!st) st = create_kernel(ctx, s->exp_program, "m2m", &s->k_m2m);
+  if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
+  if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
+  if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
+  if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d", &s->k_m2l);
+  if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d_reduce", &s->k_reduce);
+  return st;
+}

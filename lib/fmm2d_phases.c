@@ -1,0 +1,167 @@
+/* fmm2d_phases.c — one execution of the 2D FMM on the device: charges in,
+ * upward pass (P2M, M2M), M2L of every level in one launch and its
+ * per-cell reduction, downward pass (L2L, L2P), near field (P2P), results
+ * out in the caller's order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmm2d.h"
+
+/* Kernel argument setting: i counts up, REAL scalars in the plan's precision. */
+typedef struct { fmmcl_context ctx; cl_kernel k; cl_uint i; size_t real_size; cl_int err; } args;
+
+static void arg_mem(args *a, cl_mem m) { if (!a->err) a->err = clSetKernelArg(a->k, a->i++, sizeof m, &m); }
+static void arg_uint(args *a, size_t v) {
+  cl_uint u = (cl_uint)v;
+  if (!a->err) a->err = clSetKernelArg(a->k, a->i++, sizeof u, &u);
+}
+static void arg_real(args *a, double v) {
+  float f = (float)v;
+  if (!a->err) a->err = a->real_size == 4 ? clSetKernelArg(a->k, a->i++, sizeof f, &f)
+                                          : clSetKernelArg(a->k, a->i++, sizeof v, &v);
+}
+static args start(fmm2d_state *s, fmmcl_context ctx, cl_kernel k) { return (args){ctx, k, 0, s->real_size, CL_SUCCESS}; }
+
+/* Launches a over n work-items (rounded up to the group) and records its
+ * event time under phase. */
+static fmmcl_status launch(fmmcl_plan plan, args *a, size_t n, size_t local, const char *phase) {
+  fmmcl_context ctx = plan->ctx;
+  FMMCL_CL_TRY(ctx, a->err);
+  if (n == 0) return FMMCL_SUCCESS;
+  size_t global = (n + local - 1) / local * local;
+  cl_event ev;
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, a->k, 1, NULL, &global, &local, 0, NULL, &ev));
+  cl_int err = clWaitForEvents(1, &ev);
+  double sec = fmmcl_event_seconds(ev);
+  clReleaseEvent(ev);
+  FMMCL_CL_TRY(ctx, err);
+  fmmcl_plan_record(plan, phase, sec);
+  return FMMCL_SUCCESS;
+}
+
+#define LOCAL 64 /* the simple operators: any size works; 64 fills a warp pair */
+
+fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_quadtree2d *t = s->tree;
+  double t0 = fmmcl_wall_seconds();
+  if (s->real_size == 4)
+    for (size_t i = 0; i < t->n_sources; i++) ((float *)s->src_host)[4 * i + 2] = (float)charges[t->source_perm[i]];
+  else
+    for (size_t i = 0; i < t->n_sources; i++) ((double *)s->src_host)[4 * i + 2] = charges[t->source_perm[i]];
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, 4 * t->n_sources * s->real_size,
+                                         s->src_host, 0, NULL, NULL));
+  fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status zero(fmmcl_context ctx, cl_mem m, size_t bytes) {
+  const cl_uint z = 0;
+  FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, m, &z, sizeof z, 0, bytes, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
+  const fmmcl_quadtree2d *t = s->tree;
+  const int L = t->levels;
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (mask & FMMCL_FMM2D_P2M) {
+    args a = start(s, plan->ctx, s->k_p2m);
+    const size_t nl = (size_t)1 << (2 * L);
+    arg_uint(&a, nl), arg_uint(&a, fmmcl_quadtree2d_level_offset(L));
+    arg_real(&a, 1.0 / fmmcl_quadtree2d_cell_side(t, L));
+    arg_mem(&a, s->src), arg_mem(&a, s->leaf_src), arg_mem(&a, s->centre), arg_mem(&a, s->M);
+    st = launch(plan, &a, nl * s->nrow, LOCAL, "p2m");
+  }
+  for (int l = L - 1; !st && (mask & FMMCL_FMM2D_M2M) && l >= 2; l--) {
+    args a = start(s, plan->ctx, s->k_m2m);
+    const size_t n = (size_t)1 << (2 * l);
+    arg_uint(&a, n), arg_uint(&a, fmmcl_quadtree2d_level_offset(l)), arg_uint(&a, fmmcl_quadtree2d_level_offset(l + 1));
+    arg_real(&a, 1.0 / fmmcl_quadtree2d_cell_side(t, l));
+    arg_mem(&a, s->centre), arg_mem(&a, s->binom), arg_mem(&a, s->M);
+    arg_uint(&a, (size_t)1 << (2 * (L - l))), arg_mem(&a, s->leaf_src);
+    st = launch(plan, &a, n * s->nrow, LOCAL, "m2m");
+  }
+  return st;
+}
+
+/* Every level's translations in one launch (they are independent), a row
+ * per work-item; then each target cell sums its list's rows into L. */
+static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
+  args a = start(s, plan->ctx, s->k_m2l);
+  arg_uint(&a, s->n_trans), arg_mem(&a, s->trans_src), arg_mem(&a, s->trans_w), arg_mem(&a, s->M);
+  arg_mem(&a, s->coef), arg_mem(&a, s->Lpart);
+  fmmcl_status st = launch(plan, &a, fmmcl_m2l2d_global(s->m2l_wgs, s->m2l_tpw, s->nrow, s->n_trans),
+                           fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), "m2l");
+  if (st) return st;
+  args r = start(s, plan->ctx, s->k_reduce);
+  arg_uint(&r, s->n_vrows), arg_mem(&r, s->v_rows), arg_mem(&r, s->v_begin), arg_mem(&r, s->Lpart), arg_mem(&r, s->L);
+  return launch(plan, &r, s->n_vrows * s->nrow, LOCAL, "m2l_reduce");
+}
+
+static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
+  const fmmcl_quadtree2d *t = s->tree;
+  const int L = t->levels;
+  fmmcl_status st = FMMCL_SUCCESS;
+  for (int l = 2; (mask & FMMCL_FMM2D_L2L) && !st && l < L; l++) {
+    args a = start(s, plan->ctx, s->k_l2l);
+    const size_t n = (size_t)1 << (2 * (l + 1));
+    arg_uint(&a, n), arg_uint(&a, fmmcl_quadtree2d_level_offset(l)), arg_uint(&a, fmmcl_quadtree2d_level_offset(l + 1));
+    arg_real(&a, 1.0 / fmmcl_quadtree2d_cell_side(t, l));
+    arg_mem(&a, s->centre), arg_mem(&a, s->binom), arg_mem(&a, s->L);
+    arg_uint(&a, (size_t)1 << (2 * (L - l - 1))), arg_mem(&a, s->leaf_tgt);
+    st = launch(plan, &a, n * s->nrow, LOCAL, "l2l");
+  }
+  if (!st && (mask & FMMCL_FMM2D_L2P)) {
+    args a = start(s, plan->ctx, s->k_l2p);
+    arg_uint(&a, t->n_targets), arg_uint(&a, fmmcl_quadtree2d_level_offset(L));
+    arg_real(&a, 1.0 / fmmcl_quadtree2d_cell_side(t, L));
+    arg_mem(&a, s->tgt), arg_mem(&a, s->tgt_leaf), arg_mem(&a, s->centre), arg_mem(&a, s->L), arg_mem(&a, s->out);
+    st = launch(plan, &a, t->n_targets, LOCAL, "l2p");
+  }
+  if (!st && (mask & FMMCL_FMM2D_P2P)) {
+    args a = start(s, plan->ctx, s->k_p2p);
+    arg_uint(&a, t->n_targets), arg_mem(&a, s->src), arg_mem(&a, s->leaf_src), arg_mem(&a, s->u_begin);
+    arg_mem(&a, s->u_leaf), arg_mem(&a, s->tgt), arg_mem(&a, s->tgt_leaf), arg_mem(&a, s->out);
+    st = launch(plan, &a, t->n_targets, LOCAL, "p2p");
+  }
+  return st;
+}
+
+/* L only when M2L is in the mask: the test hook loads L itself otherwise. */
+static fmmcl_status run_masked(fmmcl_plan plan, fmm2d_state *s, unsigned mask, int zero_l) {
+  fmmcl_context ctx = plan->ctx;
+  fmmcl_status st = zero(ctx, s->out, 4 * s->tree->n_targets * s->real_size);
+  if (!st && zero_l) st = zero(ctx, s->L, 2 * s->tree->n_cells * s->nrow * s->real_size);
+  if (!st) st = upward(plan, s, mask);
+  if (!st && (mask & FMMCL_FMM2D_M2L)) st = m2l(plan, s);
+  if (!st) st = downward(plan, s, mask);
+  return st;
+}
+
+fmmcl_status fmmcl_fmm2d_run_phases(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
+  return run_masked(plan, s, mask, 1);
+}
+
+/* Test hook entry (fmm2d_debug.c): as run_phases, L left as loaded. */
+fmmcl_status fmmcl_fmm2d_run_phases_keep_l(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
+  return run_masked(plan, s, mask, 0);
+}
+
+fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *potential, double *gradient) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_quadtree2d *t = s->tree;
+  double t0 = fmmcl_wall_seconds();
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
+                                        s->out_host, 0, NULL, NULL));
+  for (size_t i = 0; i < t->n_targets; i++) {
+    const size_t k = t->target_perm[i];
+    double v[3];
+    for (int c = 0; c < 3; c++)
+      v[c] = s->real_size == 4 ? ((const float *)s->out_host)[4 * i + c] : ((const double *)s->out_host)[4 * i + c];
+    potential[k] = v[0];
+    if (gradient) gradient[2 * k] = v[1], gradient[2 * k + 1] = v[2];
+  }
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}

@@ -1,0 +1,263 @@
+/* fmm2d_setup.c — plan creation of the 2D Laplace FMM: the order, the host
+ * quadtree and lists, and the device copies of everything that stays fixed
+ * between executions (sorted points, cell centres, lists, M2L translations,
+ * coefficient tables). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expansions2d.h"
+#include "fmm2d.h"
+
+/* Error model: the relative L2 error of potential and gradient, measured
+ * in double (N = 4000; uniform square and five Gaussian clusters; leaves of
+ * 16 and 64; charges of both signs in [-1, 1]) fall by about 0.39 per order
+ * (worst: pot 7.3e-3 / grad 2.0e-2 at p = 2, 4.8e-6 / 2.8e-5 at 8, 2.3e-9 /
+ * 2.0e-8 at 16, 1.6e-12 / 2.2e-11 at 24), faster than the worst V-list
+ * pair's ratio sqrt 2 / (4 - sqrt 2) = 0.55 since few pairs are that bad.
+ * The model keeps above every measurement with a margin of 1.5 to 20:
+ *   err(p) = 0.5 * 0.4^(p+1)
+ * In float, rounding sets a floor near 1e-6 (potential) that the tolerance
+ * limit below respects; tests/check_fmm2d.c checks the rule. */
+double fmmcl_fmm2d_predicted_error(int p) { return 0.5 * pow(0.4, p + 1); }
+
+fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int *order) {
+  const int single = opt->precision == FMMCL_SINGLE;
+  const int max = single ? FMMCL_FMM2D_MAX_ORDER_SINGLE : FMMCL_FMM2D_MAX_ORDER_DOUBLE;
+  if (opt->order != 0) {
+    if (opt->order < 1 || opt->order > max)
+      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "expansion order %d outside 1..%d (%s)",
+                        opt->order, max, single ? "single precision" : "double precision");
+    *order = opt->order;
+    return FMMCL_SUCCESS;
+  }
+  double tol = opt->tolerance;
+  if (tol == 0) tol = single ? 1e-4 : 1e-6;
+  if (!(tol > 0) || !isfinite(tol))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "tolerance must be > 0, got %g", opt->tolerance);
+  if (single && tol < 1e-6)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE", tol);
+  for (int p = 1; p <= max; p++)
+    if (fmmcl_fmm2d_predicted_error(p) <= tol) {
+      *order = p;
+      return FMMCL_SUCCESS;
+    }
+  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "tolerance %g needs an order above %d", tol, max);
+}
+
+static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, void *host,
+                                cl_mem *buf) {
+  cl_int err;
+  if (bytes == 0) bytes = 16, host = NULL; /* OpenCL refuses empty buffers; never read */
+  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, host, &err);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
+                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+static void put_real(void *buf, size_t real_size, size_t i, double v) {
+  if (real_size == 4) ((float *)buf)[i] = (float)v;
+  else ((double *)buf)[i] = v;
+}
+
+/* uint copy of a size_t array (the device indexes with 32 bits). */
+static cl_uint *to_uint(const size_t *a, size_t n) {
+  cl_uint *u = malloc((n ? n : 1) * sizeof *u);
+  if (u)
+    for (size_t i = 0; i < n; i++) u[i] = (cl_uint)a[i];
+  return u;
+}
+
+/* Tables: binom[n][k] = C(n, k) for n, k <= 2p (stride 2p + 1), and the M2L
+ * row table (fmmcl_exp2d_m2l_row_table; lemma 2.4). */
+static fmmcl_status upload_tables(fmmcl_context ctx, fmm2d_state *s) {
+  const int p = s->order, bs = 2 * p + 1;
+  const size_t nb = (size_t)bs * (size_t)bs, nc = s->nrow * s->nrow;
+  void *b = calloc(nb + nc, s->real_size);
+  if (!b) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (int n = 0; n < bs; n++)
+    for (int k = 0; k <= n; k++) put_real(b, s->real_size, (size_t)n * bs + k, fmmcl_exp2d_binomial(n, k));
+  char *c = (char *)b + nb * s->real_size;
+  double t[(FMMCL_EXP2D_MAX_ORDER + 1) * (FMMCL_EXP2D_MAX_ORDER + 1)];
+  fmmcl_exp2d_m2l_row_table(p, t);
+  for (size_t i = 0; i < nc; i++) put_real(c, s->real_size, i, t[i]);
+  fmmcl_status st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * s->real_size, b, &s->binom);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nc * s->real_size, c, &s->coef);
+  free(b);
+  return st;
+}
+
+/* Cell centres (REAL2, all levels), leaf offsets of sources and targets,
+ * U lists. */
+static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
+  const fmmcl_quadtree2d *t = s->tree;
+  const size_t nl = (size_t)1 << (2 * t->levels);
+  void *centre = malloc(2 * t->n_cells * s->real_size);
+  cl_uint *leaf_src = to_uint(t->leaf_src, nl + 1), *u_begin = to_uint(t->u_begin, nl + 1);
+  cl_uint *leaf_tgt = to_uint(t->leaf_tgt, nl + 1);
+  cl_uint *u_leaf = to_uint(t->u_leaf, t->u_begin[nl]);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!centre || !leaf_src || !leaf_tgt || !u_begin || !u_leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (int l = 0; !st && l <= t->levels; l++) {
+    const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
+    for (size_t m = 0; m < n; m++) {
+      double c[2];
+      fmmcl_quadtree2d_cell_centre(t, l, m, c);
+      put_real(centre, s->real_size, 2 * (off + m), c[0]);
+      put_real(centre, s->real_size, 2 * (off + m) + 1, c[1]);
+    }
+  }
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 2 * t->n_cells * s->real_size, centre, &s->centre);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_src, &s->leaf_src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_tgt, &s->leaf_tgt);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), u_begin, &s->u_begin);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, t->u_begin[nl] * sizeof(cl_uint), u_leaf, &s->u_leaf);
+  free(centre), free(leaf_src), free(leaf_tgt), free(u_begin), free(u_leaf);
+  return st;
+}
+
+/* M2L translations in V-list order (grouped by target cell; the tree
+ * already left out pairs of empty cells): source cell, 1/w and log(|w|
+ * side) of the offset w = (c_src - c_tgt) / side (whole numbers); rows =
+ * target cells with translations and their begin offsets, for the
+ * reduction. Cells without targets keep L = 0, which no target reads. */
+static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
+  const fmmcl_quadtree2d *t = s->tree;
+  size_t n_trans = t->n_v, nrows = 0;
+  for (size_t c = 0; c < t->n_cells; c++) nrows += t->v_begin[c + 1] > t->v_begin[c];
+  s->n_trans = n_trans, s->n_vrows = nrows;
+  cl_uint *src = malloc((n_trans + 1) * sizeof *src), *rows = malloc((nrows + 1) * sizeof *rows);
+  cl_uint *begin = malloc((nrows + 1) * sizeof *begin);
+  void *w = malloc(4 * (n_trans + 1) * s->real_size);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!src || !rows || !begin || !w) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  size_t r = 0, k = 0;
+  for (int l = 2; !st && l <= t->levels; l++) {
+    const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
+    const double h = fmmcl_quadtree2d_cell_side(t, l);
+    for (size_t m = 0; m < n; m++) {
+      const size_t first = k;
+      double ct[2], cs[2];
+      fmmcl_quadtree2d_cell_centre(t, l, m, ct);
+      for (size_t e = t->v_begin[off + m]; e < t->v_begin[off + m + 1]; e++) {
+        src[k] = (cl_uint)t->v_src[e];
+        fmmcl_quadtree2d_cell_centre(t, l, t->v_src[e] - off, cs);
+        /* what m2l2d.cl needs of w = (c_src - c_tgt) / side: 1/w and log(|w| side) */
+        const double wx = round((cs[0] - ct[0]) / h), wy = round((cs[1] - ct[1]) / h), w2 = wx * wx + wy * wy;
+        put_real(w, s->real_size, 4 * k, wx / w2);
+        put_real(w, s->real_size, 4 * k + 1, -wy / w2);
+        put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
+        put_real(w, s->real_size, 4 * k + 3, 0.0);
+        k++;
+      }
+      if (k > first) rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
+    }
+  }
+  if (!st) begin[nrows] = (cl_uint)n_trans;
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
+  free(src), free(rows), free(begin), free(w);
+  return st;
+}
+
+/* Sorted points: sources REAL4 (x, y, q, 0) in pinned staging (charges per
+ * execute), targets REAL4 (x, y, 0, 0) and the leaf of each target. */
+static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
+  const fmmcl_quadtree2d *t = s->tree;
+  const size_t ns = t->n_sources, nt = t->n_targets, nl = (size_t)1 << (2 * t->levels);
+  fmmcl_status st = fmmcl_pinned_alloc(ctx, 4 * ns * s->real_size, 1, &s->src_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, 4 * nt * s->real_size, 0, &s->out_pin);
+  if (st) return st;
+  s->src_host = s->src_pin.ptr, s->out_host = s->out_pin.ptr;
+  for (size_t i = 0; i < ns; i++)
+    for (int c = 0; c < 2; c++) put_real(s->src_host, s->real_size, 4 * i + c, t->src[2 * i + c]);
+  void *tgt = calloc(4 * nt, s->real_size);
+  cl_uint *leaf = malloc(nt * sizeof *leaf);
+  if (!tgt || !leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t m = 0; !st && m < nl; m++)
+    for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++) {
+      leaf[i] = (cl_uint)m;
+      for (int c = 0; c < 2; c++) put_real(tgt, s->real_size, 4 * i + c, t->tgt[2 * i + c]);
+    }
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * ns * s->real_size, NULL, &s->src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * nt * s->real_size, tgt, &s->tgt);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), leaf, &s->tgt_leaf);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * nt * s->real_size, NULL, &s->out);
+  free(tgt), free(leaf);
+  return st;
+}
+
+fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources,
+                               const double *targets) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  if (o->softening != 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "LAPLACE_2D FMM has no softening (got %g); use FMMCL_DIRECT", o->softening);
+  if (o->leaf_size < 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf size must be >= 0, got %d", o->leaf_size);
+  fmmcl_status st = fmmcl_fmm2d_choose_order(ctx, o, &s->order);
+  if (st) return st;
+  s->nrow = (size_t)s->order + 1;
+  s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
+  size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : ctx->dev.info.is_gpu ? 128 : 64;
+  const size_t n = plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets;
+  /* --leaf q given: the level with about q points per leaf on average.
+   * Default: from there (q = 128 GPU, 64 CPU), deeper where crowded leaves
+   * make the near field cost more than the translations a deeper level
+   * adds (clustered sets): about 30 instructions per pair (a log, a
+   * division) against (p+1)(10p+16) per translation (m2l2d.cl), at most 4
+   * levels deeper and within a memory budget for M and L of every cell
+   * (the uniform tree keeps them all). */
+  const int lmin = fmmcl_quadtree2d_levels_for(n, q);
+  const double budget = fmin(536870912.0, 0.125 * (double)ctx->dev.info.global_mem_bytes);
+  int lmax = o->leaf_size > 0 ? lmin : lmin + 4 < 10 ? lmin + 4 : 10;
+  while (lmax > lmin && 2.0 * (double)fmmcl_quadtree2d_level_offset(lmax + 1) * 2.0 * (double)(s->nrow * s->real_size) > budget)
+    lmax--;
+  const double p1 = (double)s->nrow;
+  int levels = fmmcl_quadtree2d_levels_by_cost(plan->n_sources, sources, plan->n_targets,
+                                               plan->targets_are_sources ? NULL : targets, lmin, lmax, 30.0,
+                                               p1 * (10.0 * (p1 - 1) + 16.0));
+  double t0 = fmmcl_wall_seconds();
+  st = fmmcl_quadtree2d_build(plan->n_sources, sources, plan->n_targets,
+                              plan->targets_are_sources ? NULL : targets, levels, &s->tree);
+  if (st) return fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
+  fmmcl_plan_record(plan, "tree", fmmcl_wall_seconds() - t0);
+  /* the device sees coordinates relative to the root's centre */
+  if (s->real_size == 4 && !(s->tree->side < 1e30))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinate differences (%g) exceed the range of single precision; use FMMCL_DOUBLE",
+                      s->tree->side);
+  if (s->tree->n_cells * s->nrow > (size_t)UINT32_MAX / 4 || s->tree->n_v * s->nrow > (size_t)UINT32_MAX / 4)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "quadtree of %d levels too large for the device", levels);
+  st = fmmcl_fmm2d_build_kernels(plan, s);
+  if (!st) st = upload_tables(ctx, s);
+  if (!st) st = upload_cells(ctx, s);
+  if (!st) st = upload_translations(ctx, s);
+  if (!st) st = upload_points(ctx, s);
+  const size_t ne = 2 * s->tree->n_cells * s->nrow * s->real_size;
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, ne, NULL, &s->M);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, ne, NULL, &s->L);
+  return st;
+}
+
+void fmmcl_fmm2d_release(fmm2d_state *s) {
+  cl_kernel k[] = {s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_m2l, s->k_reduce, s->k_p2p};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (k[i]) clReleaseKernel(k[i]);
+  if (s->exp_program) clReleaseProgram(s->exp_program);
+  if (s->m2l_program) clReleaseProgram(s->m2l_program);
+  cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
+                s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
+                s->Lpart};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+    if (m[i]) clReleaseMemObject(m[i]);
+  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->out_pin);
+  fmmcl_quadtree2d_free(s->tree);
+}
