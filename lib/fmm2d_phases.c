@@ -45,10 +45,14 @@ fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const d
   fmmcl_context ctx = plan->ctx;
   const fmmcl_quadtree2d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  if (s->real_size == 4)
+  /* gathers and scatters in random order: threads hide the misses */
+  if (s->real_size == 4) {
+    #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
     for (size_t i = 0; i < t->n_sources; i++) ((float *)s->src_host)[4 * i + 2] = (float)charges[t->source_perm[i]];
-  else
+  } else {
+    #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
     for (size_t i = 0; i < t->n_sources; i++) ((double *)s->src_host)[4 * i + 2] = charges[t->source_perm[i]];
+  }
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, 4 * t->n_sources * s->real_size,
                                          s->src_host, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
@@ -154,6 +158,7 @@ fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *poten
   double t0 = fmmcl_wall_seconds();
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
                                         s->out_host, 0, NULL, NULL));
+  #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
   for (size_t i = 0; i < t->n_targets; i++) {
     const size_t k = t->target_perm[i];
     double v[3];
