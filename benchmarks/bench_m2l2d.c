@@ -39,6 +39,9 @@ static void usage(void) {
       "  --levels A-B       leaf levels (default 3-8)\n"
       "  --precision single|double (default single)\n"
       "  --wgs LIST         work-group sizes to sweep (default: the tuned/default value)\n"
+      "  --fused LIST       0: the paper's kernel and separate reduction (default);\n"
+      "                     1: m2l2d_fused, each target row's translations summed in\n"
+      "                     registers, one write per row (reduce_ms 0)\n"
       "  --tpw LIST         translations per work-item to sweep (default: the plan's,\n"
       "                     2 on GPUs, 1 on CPUs)\n"
       "  --unroll LIST      k-loop unroll factors to sweep (default: p+1)\n"
@@ -70,8 +73,8 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0};
-  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, lmin = 3, lmax = 8, repeat = 5;
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0};
+  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
   const char *device = NULL, *csv_path = NULL;
@@ -86,6 +89,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--unroll")) n_unroll = parse_list(v, unroll, 16);
     else if (!strcmp(a, "--coef")) n_coef = parse_list(v, coefs, 2);
     else if (!strcmp(a, "--tpw")) n_tpw = parse_list(v, tpws, 16);
+    else if (!strcmp(a, "--fused")) n_fused = parse_list(v, fuseds, 2);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v);
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
@@ -102,16 +106,17 @@ int main(int argc, char **argv) {
   FILE *csv = bench_open_csv(csv_path);
   fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
                "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
-               "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err\n");
+               "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
         for (int it = 0; it < n_tpw; it++)
         for (int iu = 0; iu < n_unroll; iu++)
-        for (int ic = 0; ic < n_coef; ic++) {
+        for (int ic = 0; ic < n_coef; ic++)
+        for (int ifu = 0; ifu < n_fused; ifu++) {
           const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
           fmmcl_m2l2d_times t;
-          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], repeat, &t);
+          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], repeat, &t);
           if (st) {
             fprintf(stderr, "p = %ld L = %d WGS = %ld UNROLL = %ld: %s: %s\n", orders[io], L, wgs[iw], unroll[iu],
                     fmmcl_strerror(st), fmmcl_last_error(ctx));
@@ -120,15 +125,17 @@ int main(int argc, char **argv) {
           const double nt = (double)t.n_trans, nrow = p + 1;
           const double useful = nt * (p + 1) * (7 * p + 16), executed = nt * (p + 1) * (10 * p + 16);
           const double dense = nt * 8 * (p + 1) * (p + 1);
-          const double m2l_bytes = nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
-          const double red_bytes = nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
+          /* fused: no partial locals; each target row's L read and written once */
+          const double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) + (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
+                                           : nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
+          const double red_bytes = t.fused ? 0 : nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
           const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e\n",
+          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d\n",
                   dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
                   t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
                   peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
                   (m2l_bytes + red_bytes) / (t.m2l_s + t.reduce_s) * 1e-9, t.h2d_bytes / t.h2d_s * 1e-9,
-                  t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err);
+                  t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused);
           fflush(csv);
         }
   if (csv != stdout) fclose(csv);

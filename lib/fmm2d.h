@@ -31,13 +31,14 @@ typedef struct fmm2d_state {
   cl_program exp_program, m2l_program;
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
   size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
+  int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
   /* M2L: translations sorted by target cell, their rows (cells with a
    * non-empty V list) and per-translation results before the reduction */
   cl_mem trans_src, trans_w, v_rows, v_begin, Lpart;
-  size_t n_trans, n_vrows;
+  size_t n_trans, n_vrows, v_max_len; /* v_max_len: the longest row's translations */
   void *src_host, *out_host;  /* pinned staging: (x, y, q, 0) and results */
   fmmcl_pinned src_pin, out_pin;
 } fmm2d_state;
@@ -106,6 +107,7 @@ typedef struct fmmcl_m2l2d_times {
   size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
   size_t wgs, tpw, unroll;    /* the kernel's -D values */
   int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
+  int fused;                  /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
   double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
@@ -116,9 +118,10 @@ typedef struct fmmcl_m2l2d_times {
  * periodic at the edges, so n_trans = 27 * sum 4^l), random multipoles of
  * order p. Uploads multipoles and lists, runs the row-traversal kernel and
  * the reduction `repeats` times (best kept), downloads L, checks a sample
- * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values. */
+ * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values;
+ * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int repeats,
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int repeats,
                                fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

@@ -50,6 +50,7 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (st) return st;
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
   s->m2l_tpw = define_of(m2l_def, "TPW", 1);
+  s->m2l_fused = define_of(m2l_def, "M2L_FUSED", 0) != 0;
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
@@ -69,6 +70,7 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
   if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
   if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
+  if (!st && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d_reduce", &s->k_reduce);
   return st;

@@ -92,6 +92,14 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
 /* Every level's translations in one launch (they are independent), a row
  * per work-item; then each target cell sums its list's rows into L. */
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
+  if (s->m2l_fused) {
+    /* one slot of NROW work-items per target row, TPG slots per group */
+    const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), slots = group / s->nrow;
+    args f = start(s, plan->ctx, s->k_m2l);
+    arg_uint(&f, s->n_vrows), arg_mem(&f, s->v_rows), arg_mem(&f, s->v_begin), arg_uint(&f, s->v_max_len);
+    arg_mem(&f, s->trans_src), arg_mem(&f, s->trans_w), arg_mem(&f, s->M), arg_mem(&f, s->coef), arg_mem(&f, s->L);
+    return launch(plan, &f, (s->n_vrows + slots - 1) / slots * group, group, "m2l");
+  }
   args a = start(s, plan->ctx, s->k_m2l);
   arg_uint(&a, s->n_trans), arg_mem(&a, s->trans_src), arg_mem(&a, s->trans_w), arg_mem(&a, s->M);
   arg_mem(&a, s->coef), arg_mem(&a, s->Lpart);

@@ -126,6 +126,7 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
 static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   size_t n_trans = t->n_v, nrows = 0;
+  s->v_max_len = 0;
   for (size_t c = 0; c < t->n_cells; c++) nrows += t->v_begin[c + 1] > t->v_begin[c];
   s->n_trans = n_trans, s->n_vrows = nrows;
   cl_uint *src = malloc((n_trans + 1) * sizeof *src), *rows = malloc((nrows + 1) * sizeof *rows);
@@ -153,6 +154,7 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
         k++;
       }
       if (k > first) rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
+      if (k - first > s->v_max_len) s->v_max_len = k - first;
     }
   }
   if (!st) begin[nrows] = (cl_uint)n_trans;
@@ -160,7 +162,9 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
+  /* the fused kernel sums each row's translations in registers instead */
+  if (!st && !s->m2l_fused)
+    st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
   free(src), free(rows), free(begin), free(w);
   return st;
 }

@@ -166,7 +166,8 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
 }
 
 static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t tpw, size_t unroll, int coef, int repeats, fmmcl_m2l2d_times *out) {
+                              size_t tpw, size_t unroll, int coef, int fused, int repeats,
+                              fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
@@ -184,12 +185,12 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs) > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu at p = %d needs more local memory than %s has", wgs, p,
                       ctx->dev.info.device_name);
-  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef;
+  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused;
   snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d",
            precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
-  b->k_m2l = clCreateKernel(b->prog, "m2l2d", &err);
+  b->k_m2l = clCreateKernel(b->prog, fused ? "m2l2d_fused" : "m2l2d", &err);
   FMMCL_CL_TRY(ctx, err);
   b->k_red = clCreateKernel(b->prog, "m2l2d_reduce", &err);
   FMMCL_CL_TRY(ctx, err);
@@ -205,7 +206,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (!st) st = buffer(b, 4 * b->n_trans * b->rs, &b->w);
   if (!st) st = buffer(b, b->n_rows * sizeof *rows, &b->rows);
   if (!st) st = buffer(b, (b->n_rows + 1) * sizeof *begin, &b->begin);
-  if (!st) st = buffer(b, 2 * b->n_trans * b->nrow * b->rs, &b->Lpart);
+  if (!st) st = buffer(b, fused ? 16 : 2 * b->n_trans * b->nrow * b->rs, &b->Lpart);
   const cl_uint nt = (cl_uint)b->n_trans, nr = (cl_uint)b->n_rows;
   out->m2l_s = out->reduce_s = out->h2d_s = out->d2h_s = INFINITY;
   out->h2d_bytes = (double)ebytes + b->n_trans * (sizeof *src + 4 * b->rs) + b->n_rows * sizeof *rows +
@@ -224,7 +225,20 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     const cl_uint z = 0;
     if (!st && clEnqueueFillBuffer(ctx->queue, b->L, &z, sizeof z, 0, ebytes, 0, NULL, NULL) != CL_SUCCESS)
       st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clEnqueueFillBuffer failed");
-    if (!st) {
+    const cl_uint max_len = 27;
+    if (!st && fused) {
+      cl_uint a = 0;
+      err = clSetKernelArg(b->k_m2l, a++, sizeof nr, &nr);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->rows);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->begin);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof max_len, &max_len);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->src);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->w);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->M);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->coef);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->L);
+      if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
+    } else if (!st) {
       cl_uint a = 0;
       err = clSetKernelArg(b->k_m2l, a++, sizeof nt, &nt);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->src);
@@ -240,8 +254,9 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
-    if (!st) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
+    if (!st && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
+    if (!st && !fused) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
+    if (!st && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st) {
       cl_event ev;
       err = clEnqueueReadBuffer(ctx->queue, b->L, CL_FALSE, 0, ebytes, b->hL.ptr, 0, NULL, &ev);
@@ -258,7 +273,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
 }
 
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int repeats,
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int repeats,
                                fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
@@ -273,7 +288,7 @@ fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, repeats, out);
   release(&b);
   return st;
 }
