@@ -1,0 +1,152 @@
+/* fgt_params.c — the FGT's truncation bounds, the choice of box side, order
+ * and cut-off from a tolerance, and the graded lexicographic multi-indices. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fgt.h"
+
+/* Cramer's inequality: |h_n(t)| <= K 2^(n/2) sqrt(n!) exp(-t^2/2). */
+#define CRAMER_K 1.086435
+
+/* sum_{n >= p} rho^n sqrt(C(n+d-1, d-1) d^n / n!): by Cauchy-Schwarz a bound
+ * of sum_{|alpha| >= p} rho^|alpha| / sqrt(alpha!), since the multinomial
+ * sum of 1/alpha! over |alpha| = n is d^n / n!. Summed in logs until the
+ * terms are negligible (they fall like 1/sqrt(n!)). */
+static double tail(double rho, int p, int d) {
+  double sum = 0;
+  for (int n = p; n < p + 2000; n++) {
+    double lc = lgamma(n + d) - lgamma(d) - lgamma(n + 1.0); /* log C(n+d-1, d-1) */
+    double lt = n * log(rho) + 0.5 * (lc + n * log((double)d) - lgamma(n + 1.0));
+    double t = exp(lt);
+    sum += t;
+    if (n > p + 8 && t < 1e-30 * sum) break;
+  }
+  return sum;
+}
+
+/* sum over every alpha of rho^|alpha| / sqrt(alpha!) = (sum_n rho^n / sqrt(n!))^d */
+static double full(double rho, int d) {
+  double s = 0;
+  for (int n = 0; n < 400; n++) s += exp(n * log(rho) - 0.5 * lgamma(n + 1.0));
+  return pow(s, d);
+}
+
+/* Per source, |v_k| <= side/2 about the source centre (Hermite) and
+ * |u_k| <= side/2 about the target centre (Taylor):
+ *   Hermite, Taylor: each dropped term is at most K^d prod (sqrt2 side/2)^a_k / sqrt(a_k!);
+ *   H2T: a term (alpha, beta) is dropped when |alpha| >= p or |beta| >= p,
+ *   so only where |alpha + beta| >= p; per axis the terms with a + b = m sum
+ *   to at most rho^m sqrt(m!) sum_{a+b=m} 1/(a! b!) = (2 rho)^m / sqrt(m!)
+ *   with rho = sqrt2 side/2: the Hermite tail at twice the radius. Also,
+ *   with (a+b)! <= 2^(a+b) a! b!, a term is at most K^d side^|alpha+beta| /
+ *   sqrt(alpha! beta!), so the dropped sum is at most 2 K^d full * tail.
+ *   Both hold; the smaller is used. */
+double fmmcl_fgt_truncation_bound(int kind, int p, double side, int dim) {
+  const double kd = pow(CRAMER_K, dim);
+  if (kind == FMMCL_FGT_DIRECT) return 0;
+  if (kind == FMMCL_FGT_H2T) {
+    double a = tail(sqrt(2.0) * side, p, dim), b = 2 * full(side, dim) * tail(side, p, dim);
+    return kd * (a < b ? a : b);
+  }
+  return kd * tail(side / sqrt(2.0), p, dim);
+}
+
+static int nterms_of(int p, int d) {
+  double c = 1; /* C(p - 1 + d, d) */
+  for (int k = 1; k <= d; k++) c = c * (p - 1 + k) / k;
+  return c > 1e9 ? 1000000000 : (int)(c + 0.5);
+}
+
+static double worst_bound(int p, double side, int dim, int with_h2t) {
+  double b = 0;
+  for (int k = FMMCL_FGT_HERMITE; k <= (with_h2t ? FMMCL_FGT_H2T : FMMCL_FGT_TAYLOR); k++) {
+    double t = fmmcl_fgt_truncation_bound(k, p, side, dim);
+    b = t > b ? t : b;
+  }
+  return b;
+}
+
+fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double tol, int order, size_t n,
+                              const double *extent, fmmcl_fgt_params *out) {
+  memset(out, 0, sizeof *out);
+  out->dim = dim;
+  out->h = sqrt(2.0) * sigma;
+  if (order > 0 && tol <= 0) {
+    if (order > FMMCL_FGT_MAX_P)
+      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "FGT order %d exceeds %d", order, FMMCL_FGT_MAX_P);
+    out->side = 0.5;
+    out->p = order;
+    out->h2t = 1;
+    double b = worst_bound(order, out->side, dim, 1);
+    double e = b > 1e-300 ? b : 1e-300;
+    out->cutoff = sqrt(-log(e < 0.5 ? e : 0.5));
+    out->nterms = nterms_of(order, dim);
+    out->bound = b + exp(-out->cutoff * out->cutoff);
+    return FMMCL_SUCCESS;
+  }
+  if (!(tol > 0) || !(tol < 1))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "FGT needs a tolerance in (0, 1) or an order > 0 (tolerance %g, order %d)", tol, order);
+  /* half the tolerance to the truncation, half to the cut-off */
+  const double cutoff = sqrt(log(2.0 / tol));
+  static const double sides[] = {0.25, 0.35, 0.5, 0.7, 1.0};
+  double best = HUGE_VAL;
+  for (size_t c = 0; c < sizeof sides / sizeof *sides; c++) {
+    const double side = sides[c];
+    int p = 1;
+    while (p <= FMMCL_FGT_MAX_P && worst_bound(p, side, dim, 0) > 0.5 * tol) p++;
+    if (p > FMMCL_FGT_MAX_P) continue;
+    /* work model per target: each box within the cut-off is met either
+     * directly (its points) or through an expansion (its terms), whichever
+     * is cheaper; the density is taken as uniform over the extent */
+    const int m = (int)ceil(cutoff / side);
+    double nb = 1, boxes = 1;
+    for (int k = 0; k < dim; k++) {
+      double across = ceil(extent[k] / side) + 1;
+      nb *= (2 * m + 1) < across ? (2 * m + 1) : across;
+      boxes *= across;
+    }
+    const double per_box = (double)n / boxes, direct = per_box * (2 * dim + 12),
+                 expand = (double)nterms_of(p, dim) * (dim + 2);
+    const double cost = nb * (direct < expand ? direct : expand);
+    if (cost < best) {
+      best = cost;
+      out->side = side;
+      out->p = p;
+    }
+  }
+  if (best == HUGE_VAL)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "FGT tolerance %g needs an order above %d in %d dimensions", tol, FMMCL_FGT_MAX_P, dim);
+  out->cutoff = cutoff;
+  out->nterms = nterms_of(out->p, dim);
+  /* translations only where their own (weaker) bound allows at this p */
+  out->h2t = fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, out->p, out->side, dim) <= 0.5 * tol;
+  out->bound = worst_bound(out->p, out->side, dim, out->h2t) + exp(-cutoff * cutoff);
+  return FMMCL_SUCCESS;
+}
+
+/* Appends every alpha with |alpha| = n, first components largest first. */
+static void compositions(int n, int k, int dim, unsigned char *cur, unsigned char *out, int *count) {
+  if (k == dim - 1) {
+    cur[k] = (unsigned char)n;
+    memcpy(out + (size_t)(*count) * dim, cur, dim);
+    (*count)++;
+    return;
+  }
+  for (int a = n; a >= 0; a--) {
+    cur[k] = (unsigned char)a;
+    compositions(n - a, k + 1, dim, cur, out, count);
+  }
+}
+
+unsigned char *fmmcl_fgt_multi_indices(int p, int dim, int *nterms) {
+  const int total = nterms_of(p, dim);
+  unsigned char *out = malloc((size_t)total * dim), cur[FMMCL_MAX_DIM];
+  if (!out) return NULL;
+  int count = 0;
+  for (int n = 0; n < p; n++) compositions(n, 0, dim, cur, out, &count);
+  *nterms = count;
+  return out;
+}

@@ -1,0 +1,203 @@
+/* check_fgt.c — Check suite of the fast Gauss transform: the multi-index
+ * order, the bound, each plain-C operator chain and the whole plain-C FGT
+ * against the direct Gaussian sum, then the device plan against both. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fgt.h"
+#include "test_util.h"
+
+/* ---- data ------------------------------------------------------------- */
+
+enum { UNIFORM, CLUSTERED };
+
+/* Uniform in the unit cube, or eight tight clusters (spread 0.02) around
+ * the same random centres for every seed (targets among the sources):
+ * boxes from crowded to empty. */
+static void make_points(int kind, unsigned seed, size_t n, int dim, double *x) {
+  fmmcl_test_random_points(seed, n, dim, x);
+  if (kind == UNIFORM) return;
+  double centres[8 * FMMCL_MAX_DIM];
+  fmmcl_test_random_points(101, 8, dim, centres);
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < dim; k++) x[i * dim + k] = centres[(i % 8) * dim + k] + 0.02 * (x[i * dim + k] - 0.5);
+}
+
+/* max |a - ref| / sum |q|: the quantity the FGT bound controls */
+static double scaled_max_error(const double *a, const double *ref, size_t n, const double *q, size_t ns) {
+  double e = 0, Q = 0;
+  for (size_t i = 0; i < n; i++) e = fmax(e, fabs(a[i] - ref[i]));
+  for (size_t i = 0; i < ns; i++) Q += fabs(q[i]);
+  return e / Q;
+}
+
+static void direct_sum(int dim, double sigma, size_t ns, const double *src, const double *q, size_t nt,
+                       const double *tgt, double *pot) {
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
+  o.dim = dim;
+  o.sigma = sigma;
+  o.gradient = 0;
+  ck_assert_int_eq(fmmcl_reference_direct(&o, ns, src, q, nt, tgt, pot, NULL), FMMCL_SUCCESS);
+}
+
+/* The plain-C FGT of (tol or order, force) against the direct sum: returns
+ * the scaled max error and the plan's bound in *bound. */
+static double reference_error(int dim, double sigma, double tol, int order, int force, int kind, size_t ns,
+                              size_t nt, double *bound, fmmcl_fgt_setup *keep) {
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  double *q = malloc(ns * sizeof *q), *ref = malloc(nt * sizeof *ref), *got = malloc(nt * sizeof *got);
+  make_points(kind, 7, ns, dim, src);
+  make_points(kind, 8, nt, dim, tgt);
+  fmmcl_test_random_values(9, ns, -1, 1, q);
+  double extent[FMMCL_MAX_DIM];
+  for (int k = 0; k < dim; k++) extent[k] = 1 / (sqrt(2.0) * sigma);
+  fmmcl_fgt_params par;
+  ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigma, tol, order, ns, extent, &par), FMMCL_SUCCESS);
+  fmmcl_fgt_setup s;
+  ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, force, &s), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fgt_ref_execute(&s, q, got), FMMCL_SUCCESS);
+  direct_sum(dim, sigma, ns, src, q, nt, tgt, ref);
+  double e = scaled_max_error(got, ref, nt, q, ns);
+  *bound = par.bound;
+  if (keep) *keep = s;
+  else fmmcl_fgt_setup_free(&s);
+  free(src); free(tgt); free(q); free(ref); free(got);
+  return e;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+START_TEST(test_multi_index_order) {
+  int n = 0;
+  unsigned char *a = fmmcl_fgt_multi_indices(3, 2, &n);
+  const unsigned char want[] = {0, 0, 1, 0, 0, 1, 2, 0, 1, 1, 0, 2};
+  ck_assert_int_eq(n, 6);
+  ck_assert_mem_eq(a, want, sizeof want);
+  free(a);
+  a = fmmcl_fgt_multi_indices(5, 6, &n);
+  ck_assert_int_eq(n, 210); /* C(10, 6) */
+  for (int t = 1; t < n; t++) { /* graded: total degree never falls */
+    int d0 = 0, d1 = 0;
+    for (int k = 0; k < 6; k++) d0 += a[(t - 1) * 6 + k], d1 += a[t * 6 + k];
+    ck_assert_int_le(d0, d1);
+  }
+  free(a);
+}
+END_TEST
+
+START_TEST(test_bound_falls_with_order) {
+  for (int kind = FMMCL_FGT_HERMITE; kind <= FMMCL_FGT_H2T; kind++) {
+    double prev = HUGE_VAL;
+    for (int p = 2; p <= 24; p += 2) {
+      double b = fmmcl_fgt_truncation_bound(kind, p, 0.5, 3);
+      ck_assert(b < prev);
+      prev = b;
+    }
+    ck_assert(prev < 1e-6);
+  }
+  fmmcl_fgt_params par;
+  double extent[3] = {2, 2, 2};
+  for (double tol = 1e-3; tol > 1e-9; tol *= 1e-1) {
+    ck_assert_int_eq(fmmcl_fgt_choose(NULL, 3, 0.3, tol, 0, 1000, extent, &par), FMMCL_SUCCESS);
+    ck_assert(par.bound <= tol);
+    ck_assert(exp(-par.cutoff * par.cutoff) <= tol);
+  }
+  ck_assert_int_ne(fmmcl_fgt_choose(NULL, 3, 0.3, 0, 0, 1000, extent, &par), FMMCL_SUCCESS);
+}
+END_TEST
+
+/* ---- plain-C reference ----------------------------------------------------- */
+
+/* Each chain forced on every pair within the cut-off meets its bound and,
+ * at order 10, is far better than a crude sum would be. */
+START_TEST(test_reference_each_kind) {
+  const int dims[] = {1, 2, 3};
+  for (int di = 0; di < 3; di++)
+    for (int kind = FMMCL_FGT_DIRECT; kind <= FMMCL_FGT_H2T; kind++) {
+      double bound;
+      double e = reference_error(dims[di], 0.15, 0, 10, kind, UNIFORM, 300, 200, &bound, NULL);
+      ck_assert_msg(e <= bound, "dim %d kind %d: error %g above bound %g", dims[di], kind, e, bound);
+      ck_assert_msg(e < 1e-3, "dim %d kind %d: error %g", dims[di], kind, e);
+    }
+  /* d = 6: the Hermite and Taylor chains at tolerance 1e-3 */
+  for (int kind = FMMCL_FGT_HERMITE; kind <= FMMCL_FGT_TAYLOR; kind++) {
+    double bound, e = reference_error(6, 0.4, 1e-3, 0, kind, CLUSTERED, 200, 100, &bound, NULL);
+    ck_assert_msg(e <= 1e-3 && bound <= 1e-3, "dim 6 kind %d: error %g bound %g", kind, e, bound);
+  }
+}
+END_TEST
+
+/* The error of each expansion falls as the order rises. */
+START_TEST(test_reference_error_falls) {
+  for (int kind = FMMCL_FGT_HERMITE; kind <= FMMCL_FGT_H2T; kind++) {
+    double bound, e4 = reference_error(2, 0.2, 0, 4, kind, UNIFORM, 200, 150, &bound, NULL);
+    double e10 = reference_error(2, 0.2, 0, 10, kind, UNIFORM, 200, 150, &bound, NULL);
+    ck_assert_msg(e10 < 1e-2 * e4, "kind %d: p=4 %g, p=10 %g", kind, e4, e10);
+  }
+}
+END_TEST
+
+static const double tols[] = {1e-3, 1e-6, 1e-8};
+
+/* The automatic plan (kinds by work estimate) meets the tolerance in d = 1,
+ * 2, 3, 6, uniform and clustered. */
+START_TEST(test_reference_tolerance) {
+  const int dims[] = {1, 2, 3, 6};
+  const int dim = dims[_i / 2], kind = _i % 2;
+  const double sigma = dim == 6 ? 0.5 : 0.1 * dim;
+  for (int ti = 0; ti < 3; ti++) {
+    fmmcl_fgt_setup s;
+    double bound, e = reference_error(dim, sigma, tols[ti], 0, FMMCL_FGT_AUTO, kind, 1200, 1200, &bound, &s);
+    ck_assert_msg(e <= tols[ti] && bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
+                  kind ? "clustered" : "uniform", tols[ti], e, bound);
+    if (getenv("FGT_VERBOSE"))
+      printf("dim %d %s tol %g: p %d side %g boxes %zu/%zu pairs %g %g %g %g error %.2e bound %.2e\n", dim,
+             kind ? "clustered" : "uniform", tols[ti], s.par.p, s.par.side, s.src.nbox, s.tgt.nbox, s.pairs[0],
+             s.pairs[1], s.pairs[2], s.pairs[3], e, bound);
+    /* clustered data crowds boxes: at 1e-3 (short expansions) they must be in use */
+    if (kind == CLUSTERED && dim < 6 && ti == 0) ck_assert(s.pairs[FMMCL_FGT_HERMITE] + s.pairs[FMMCL_FGT_TAYLOR] > 0);
+    fmmcl_fgt_setup_free(&s);
+  }
+}
+END_TEST
+
+/* sigma so large that every point shares one box, and so small that every
+ * point is alone in its box. */
+START_TEST(test_reference_sigma_extremes) {
+  fmmcl_fgt_setup s;
+  double bound, e = reference_error(3, 50.0, 1e-6, 0, FMMCL_FGT_AUTO, UNIFORM, 300, 200, &bound, &s);
+  ck_assert_uint_eq(s.src.nbox, 1);
+  ck_assert_uint_eq(s.tgt.nbox, 1);
+  ck_assert_msg(e <= 1e-6, "large sigma: %g", e);
+  fmmcl_fgt_setup_free(&s);
+  e = reference_error(3, 1e-4, 1e-6, 0, FMMCL_FGT_AUTO, UNIFORM, 300, 200, &bound, &s);
+  ck_assert_uint_eq(s.src.nbox, 300);
+  ck_assert_msg(e <= 1e-6, "small sigma: %g", e);
+  fmmcl_fgt_setup_free(&s);
+}
+END_TEST
+
+static Suite *fgt_suite(void) {
+  Suite *s = suite_create("fgt");
+  TCase *ref = tcase_create("reference");
+  tcase_add_test(ref, test_multi_index_order);
+  tcase_add_test(ref, test_bound_falls_with_order);
+  tcase_add_test(ref, test_reference_each_kind);
+  tcase_add_test(ref, test_reference_error_falls);
+  tcase_add_loop_test(ref, test_reference_tolerance, 0, 8);
+  tcase_add_test(ref, test_reference_sigma_extremes);
+  suite_add_tcase(s, ref);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(fgt_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
