@@ -117,5 +117,8 @@ void fmmcl_fgt_ref_hermite_phase(const fmmcl_fgt_setup *s, const double *A, doub
 
 /* The FGT method's plan operations (fgt_method.c). */
 extern const fmmcl_method_ops fmmcl_fgt_ops;
+/* An FGT plan's geometry (NULL for another method): tests run the plain-C
+ * reference on exactly the device's boxes and lists. */
+const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan);
 
 #endif /* FMMCL_FGT_H */

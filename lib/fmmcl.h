@@ -186,6 +186,13 @@ fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
  * FMMCL_ERROR_INVALID_ARGUMENT. */
 fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work);
 
+/* The bound on the error the plan's method promises: for every target y,
+ * |computed(y) - exact(y)| <= *bound * sum_i |q_i| (exact arithmetic; the
+ * device's rounding comes on top). FGT: truncation of the expansions plus
+ * the neighbour cut-off, as chosen from opt.tolerance (or opt.order); DIRECT:
+ * 0. Other methods: FMMCL_ERROR_UNSUPPORTED. */
+fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
+
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
 fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);

@@ -181,6 +181,158 @@ START_TEST(test_reference_sigma_extremes) {
 }
 END_TEST
 
+
+/* ---- the device plan -------------------------------------------------------- */
+
+static fmmcl_context ctx;
+static void setup(void) {
+  ctx = fmmcl_test_context();
+  ck_assert_ptr_nonnull(ctx);
+}
+static void teardown(void) { fmmcl_context_destroy(ctx); }
+
+static const char *kind_env[] = {"direct", "hermite", "taylor", "h2t", ""};
+
+typedef struct device_errors {
+  double vs_reference, vs_direct, bound;
+  double pairs[FMMCL_FGT_KINDS];
+} device_errors;
+
+/* An FGT plan on the device against the plain-C FGT on the same boxes and
+ * lists (the operators), and against the direct sum (the tolerance). */
+static device_errors device_run(int dim, double sigma, double tol, int order, int force, int kind,
+                                fmmcl_precision prec, size_t ns, size_t nt) {
+  const int same = nt == 0; /* targets = sources */
+  if (same) nt = ns;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  double *q = malloc(ns * sizeof *q), *ref = malloc(nt * sizeof *ref), *got = malloc(nt * sizeof *got);
+  double *fgt_ref = malloc(nt * sizeof *fgt_ref);
+  make_points(kind, 17, ns, dim, src);
+  make_points(kind, same ? 17 : 18, nt, dim, tgt);
+  fmmcl_test_random_values(19, ns, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
+  o.method = FMMCL_FGT;
+  o.precision = prec;
+  o.dim = dim;
+  o.sigma = sigma;
+  o.gradient = 0;
+  o.tolerance = tol;
+  o.order = order;
+  setenv("FMMCL_FGT_FORCE", kind_env[force], 1);
+  fmmcl_plan plan;
+  fmmcl_status st = fmmcl_plan_create(ctx, &o, ns, src, nt, same ? NULL : tgt, &plan);
+  unsetenv("FMMCL_FGT_FORCE");
+  ck_assert_msg(st == FMMCL_SUCCESS, "plan: %s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, got, NULL), FMMCL_SUCCESS);
+  const fmmcl_fgt_setup *s = fmmcl_fgt_plan_setup(plan);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_int_eq(fmmcl_fgt_ref_execute(s, q, fgt_ref), FMMCL_SUCCESS);
+  direct_sum(dim, sigma, ns, src, q, nt, tgt, ref);
+  device_errors e;
+  e.vs_reference = scaled_max_error(got, fgt_ref, nt, q, ns);
+  e.vs_direct = scaled_max_error(got, ref, nt, q, ns);
+  memcpy(e.pairs, s->pairs, sizeof e.pairs);
+  ck_assert_int_eq(fmmcl_plan_error_bound(plan, &e.bound), FMMCL_SUCCESS);
+  if (getenv("FGT_VERBOSE"))
+    printf("device dim %d sigma %g tol %g order %d force %d %s: p %d pairs %g %g %g %g vs ref %.2e vs direct %.2e bound %.2e\n",
+           dim, sigma, tol, order, force, prec == FMMCL_DOUBLE ? "double" : "single", s->par.p, e.pairs[0],
+           e.pairs[1], e.pairs[2], e.pairs[3], e.vs_reference, e.vs_direct, e.bound);
+  fmmcl_plan_destroy(plan);
+  free(src); free(tgt); free(q); free(ref); free(got); free(fgt_ref);
+  return e;
+}
+
+/* Each operator chain on the device matches the plain-C one to rounding:
+ * direct; Hermite moments + evaluation; Taylor coefficients + evaluation;
+ * moments + H2T + Taylor evaluation. */
+START_TEST(test_device_each_operator) {
+  const int force = _i < 8 ? _i % 4 : _i - 7, dim = _i < 4 ? 2 : _i < 8 ? 3 : 6;
+  /* d = 6: Hermite and Taylor chains at tolerance 1e-3 (3003 terms) */
+  device_errors e = dim == 6 ? device_run(6, 0.4, 1e-3, 0, force, CLUSTERED, FMMCL_DOUBLE, 200, 100)
+                             : device_run(dim, 0.2, 0, 8, force, CLUSTERED, FMMCL_DOUBLE, 300, 200);
+  ck_assert(e.pairs[force] > 0);
+  ck_assert_msg(e.vs_reference < 1e-12, "dim %d kind %d: device vs reference %g", dim, force, e.vs_reference);
+  ck_assert_msg(e.vs_direct <= e.bound, "dim %d kind %d: %g above bound %g", dim, force, e.vs_direct, e.bound);
+}
+END_TEST
+
+/* The automatic plan in double meets the tolerance in d = 1, 2, 3, 6. */
+START_TEST(test_device_tolerance_double) {
+  const int dims[] = {1, 2, 3, 6};
+  const int dim = dims[_i / 2], kind = _i % 2;
+  const double sigma = dim == 6 ? 0.5 : 0.1 * dim;
+  for (int ti = 0; ti < 3; ti++) {
+    device_errors e = device_run(dim, sigma, tols[ti], 0, FMMCL_FGT_AUTO, kind, FMMCL_DOUBLE, 1000, 500);
+    ck_assert_msg(e.vs_direct <= tols[ti] && e.bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
+                  kind ? "clustered" : "uniform", tols[ti], e.vs_direct, e.bound);
+    ck_assert_msg(e.vs_reference < 1e-12, "device vs reference %g", e.vs_reference);
+  }
+}
+END_TEST
+
+/* In single precision the tolerance holds down to 1e-5, with the float
+ * rounding of the sum (a few 1e-7 of sum |q|) on top. */
+START_TEST(test_device_tolerance_single) {
+  const double stols[] = {1e-3, 1e-4, 1e-5};
+  for (int ti = 0; ti < 3; ti++) {
+    device_errors e = device_run(3, 0.3, stols[ti], 0, FMMCL_FGT_AUTO, CLUSTERED, FMMCL_SINGLE, 1000, 1000);
+    ck_assert_msg(e.vs_direct <= stols[ti] + 2e-6, "single tol %g: error %g", stols[ti], e.vs_direct);
+  }
+}
+END_TEST
+
+/* One box holding everything, and every point alone in its box. */
+START_TEST(test_device_sigma_extremes) {
+  device_errors e = device_run(3, 50.0, 1e-6, 0, FMMCL_FGT_AUTO, UNIFORM, FMMCL_DOUBLE, 400, 300);
+  ck_assert_msg(e.vs_direct <= 1e-6, "large sigma: %g", e.vs_direct);
+  e = device_run(2, 1e-4, 1e-6, 0, FMMCL_FGT_AUTO, UNIFORM, FMMCL_DOUBLE, 400, 0);
+  ck_assert_msg(e.vs_direct <= 1e-6, "small sigma: %g", e.vs_direct);
+  ck_assert(e.pairs[FMMCL_FGT_DIRECT] >= 400); /* every point meets itself */
+}
+END_TEST
+
+/* Targets = sources, re-execution with new charges, the bound query, and
+ * the clear refusals. */
+START_TEST(test_device_plan_api) {
+  const size_t n = 500;
+  double *x = malloc(n * 2 * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot),
+         *ref = malloc(n * sizeof *ref);
+  make_points(CLUSTERED, 3, n, 2, x);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
+  o.method = FMMCL_FGT;
+  o.precision = FMMCL_DOUBLE;
+  o.dim = 2;
+  o.sigma = 0.05;
+  o.tolerance = 1e-6;
+  fmmcl_plan plan;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED); /* gradient */
+  ck_assert(strstr(fmmcl_last_error(ctx), "gradient"));
+  o.gradient = 0;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  double bound;
+  ck_assert_int_eq(fmmcl_plan_error_bound(plan, &bound), FMMCL_SUCCESS);
+  ck_assert(bound > 0 && bound <= 1e-6);
+  for (unsigned seed = 1; seed <= 2; seed++) {
+    fmmcl_test_random_values(seed, n, 0, 1, q);
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
+    direct_sum(2, 0.05, n, x, q, n, x, ref);
+    ck_assert_double_le(scaled_max_error(pot, ref, n, q, n), 1e-6);
+  }
+  double w;
+  ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &w), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, pot), FMMCL_ERROR_INVALID_ARGUMENT);
+  fmmcl_plan_destroy(plan);
+  o.tolerance = 2; /* not a tolerance */
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FGT;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n / 2, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  free(x); free(q); free(pot); free(ref);
+}
+END_TEST
+
 static Suite *fgt_suite(void) {
   Suite *s = suite_create("fgt");
   TCase *ref = tcase_create("reference");
@@ -191,6 +343,14 @@ static Suite *fgt_suite(void) {
   tcase_add_loop_test(ref, test_reference_tolerance, 0, 8);
   tcase_add_test(ref, test_reference_sigma_extremes);
   suite_add_tcase(s, ref);
+  TCase *dev = tcase_create("device");
+  tcase_add_checked_fixture(dev, setup, teardown);
+  tcase_add_loop_test(dev, test_device_each_operator, 0, 10);
+  tcase_add_loop_test(dev, test_device_tolerance_double, 0, 8);
+  tcase_add_test(dev, test_device_tolerance_single);
+  tcase_add_test(dev, test_device_sigma_extremes);
+  tcase_add_test(dev, test_device_plan_api);
+  suite_add_tcase(s, dev);
   return s;
 }
 
