@@ -238,6 +238,7 @@ static device_errors device_run(int dim, double sigma, double tol, int order, in
     printf("device dim %d sigma %g tol %g order %d force %d %s: p %d pairs %g %g %g %g vs ref %.2e vs direct %.2e bound %.2e\n",
            dim, sigma, tol, order, force, prec == FMMCL_DOUBLE ? "double" : "single", s->par.p, e.pairs[0],
            e.pairs[1], e.pairs[2], e.pairs[3], e.vs_reference, e.vs_direct, e.bound);
+  fflush(stdout);
   fmmcl_plan_destroy(plan);
   free(src); free(tgt); free(q); free(ref); free(got); free(fgt_ref);
   return e;
@@ -250,19 +251,23 @@ START_TEST(test_device_each_operator) {
   const int force = _i < 8 ? _i % 4 : _i - 7, dim = _i < 4 ? 2 : _i < 8 ? 3 : 6;
   /* d = 6: Hermite and Taylor chains at tolerance 1e-3 (3003 terms) */
   device_errors e = dim == 6 ? device_run(6, 0.4, 1e-3, 0, force, CLUSTERED, FMMCL_DOUBLE, 200, 100)
-                             : device_run(dim, 0.2, 0, 8, force, CLUSTERED, FMMCL_DOUBLE, 300, 200);
+                             : device_run(dim, 0.2, 0, dim == 2 ? 12 : 9, force, CLUSTERED, FMMCL_DOUBLE, 300, 200);
   ck_assert(e.pairs[force] > 0);
   ck_assert_msg(e.vs_reference < 1e-12, "dim %d kind %d: device vs reference %g", dim, force, e.vs_reference);
   ck_assert_msg(e.vs_direct <= e.bound, "dim %d kind %d: %g above bound %g", dim, force, e.vs_direct, e.bound);
 }
 END_TEST
 
-/* The automatic plan in double meets the tolerance in d = 1, 2, 3, 6. */
+/* The automatic plan in double meets the tolerance in d = 1, 2, 3, 6:
+ * uniform data at 1e-3 and 1e-8, clustered at 1e-6 (each order is one
+ * more kernel build, seconds under PoCL; the plain-C tests above cover
+ * the whole grid). */
 START_TEST(test_device_tolerance_double) {
   const int dims[] = {1, 2, 3, 6};
   const int dim = dims[_i / 2], kind = _i % 2;
   const double sigma = dim == 6 ? 0.5 : 0.1 * dim;
   for (int ti = 0; ti < 3; ti++) {
+    if ((kind == UNIFORM) == (ti == 1)) continue;
     device_errors e = device_run(dim, sigma, tols[ti], 0, FMMCL_FGT_AUTO, kind, FMMCL_DOUBLE, 1000, 500);
     ck_assert_msg(e.vs_direct <= tols[ti] && e.bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
                   kind ? "clustered" : "uniform", tols[ti], e.vs_direct, e.bound);
@@ -274,8 +279,8 @@ END_TEST
 /* In single precision the tolerance holds down to 1e-5, with the float
  * rounding of the sum (a few 1e-7 of sum |q|) on top. */
 START_TEST(test_device_tolerance_single) {
-  const double stols[] = {1e-3, 1e-4, 1e-5};
-  for (int ti = 0; ti < 3; ti++) {
+  const double stols[] = {1e-3, 1e-5};
+  for (int ti = 0; ti < 2; ti++) {
     device_errors e = device_run(3, 0.3, stols[ti], 0, FMMCL_FGT_AUTO, CLUSTERED, FMMCL_SINGLE, 1000, 1000);
     ck_assert_msg(e.vs_direct <= stols[ti] + 2e-6, "single tol %g: error %g", stols[ti], e.vs_direct);
   }
