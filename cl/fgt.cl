@@ -322,3 +322,30 @@ void fgt_direct(__global const REAL *restrict sx, const uint ns, __global const 
   }
   if (valid) out[i] += acc;
 }
+
+/* The same sum with one target per work-item and no staging, for boxes that
+ * hold few targets (a tile of WGS would leave most work-items idle):
+ * neighbouring work-items share boxes, so their source reads hit the cache. */
+__kernel void fgt_direct_points(__global const REAL *restrict sx, const uint ns, __global const REAL *restrict q,
+                                __global const uint *restrict sb_start, __global const uint *restrict dl_start,
+                                __global const uint *restrict dl, __global const REAL *restrict tx, const uint nt,
+                                __global const uint *restrict tgt_box, __global REAL *restrict out) {
+  const uint i = get_global_id(0);
+  if (i >= nt) return;
+  const uint box = tgt_box[i];
+  REAL y[DIM];
+  for (int k = 0; k < DIM; k++) y[k] = tx[k * nt + i];
+  REAL acc = 0;
+  for (uint e = dl_start[box]; e < dl_start[box + 1]; e++) {
+    const uint b = dl[e];
+    for (uint j = sb_start[b]; j < sb_start[b + 1]; j++) {
+      REAL r2 = 0;
+      for (int k = 0; k < DIM; k++) {
+        const REAL d = sx[k * ns + j] - y[k];
+        r2 = fma(d, d, r2);
+      }
+      acc += q[j] * EXP(-r2);
+    }
+  }
+  out[i] += acc;
+}

@@ -16,7 +16,9 @@ typedef struct tiles {
 typedef struct fgt_state {
   fmmcl_fgt_setup s;
   cl_program program;
-  cl_kernel k_mom, k_heval, k_tcoef, k_h2t, k_teval, k_direct;
+  cl_kernel k_mom, k_heval, k_tcoef, k_h2t, k_teval, k_direct, k_direct_points;
+  int direct_points; /* 1: the direct tiles would be mostly idle, one target per work-item instead */
+  cl_mem tgt_box;    /* box of each sorted target */
   size_t rs, wgs, cpl;
   int expansions;    /* 0: every pair is direct, the program is built with P = 1 */
   cl_mem sx, q, sb_start, hbox, hcentre, alpha, M, tx, tbox, tb_centre, tslot, B, out;
@@ -140,9 +142,10 @@ static fmmcl_status build_program(fmmcl_plan plan, fgt_state *st) {
   fmmcl_status s = fmmcl_program_build(ctx, "fgt.cl", plan->build_options, &st->program, NULL);
   if (s) return s;
   const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs",
-                         "fgt_h2t", "fgt_taylor_eval", "fgt_direct"};
-  cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct};
-  for (int i = 0; i < 6; i++) {
+                         "fgt_h2t", "fgt_taylor_eval", "fgt_direct", "fgt_direct_points"};
+  cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct,
+                     &st->k_direct_points};
+  for (int i = 0; i < 7; i++) {
     cl_int err;
     *ks[i] = clCreateKernel(st->program, names[i], &err);
     FMMCL_CL_TRY(ctx, err);
@@ -188,6 +191,19 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
     free(l);
   }
   if (!e) e = tiles_build(ctx, s, st->wgs, FMMCL_FGT_DIRECT, &st->t_direct);
+  if (!e) { /* targets in direct tiles over the tiles' capacity */
+    size_t busy = 0;
+    for (size_t b = 0; b < s->tgt.nbox; b++)
+      if (s->list_start[FMMCL_FGT_DIRECT][b + 1] > s->list_start[FMMCL_FGT_DIRECT][b])
+        busy += s->tgt.start[b + 1] - s->tgt.start[b];
+    st->direct_points = st->t_direct.n && busy < st->t_direct.n * st->wgs / 2;
+    size_t *owner = malloc(s->tgt.n * sizeof *owner + 8);
+    if (!owner) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (size_t b = 0; b < s->tgt.nbox; b++)
+      for (size_t i = s->tgt.start[b]; i < s->tgt.start[b + 1]; i++) owner[i] = b;
+    e = upload_u32(ctx, owner, s->tgt.n, &st->tgt_box);
+    free(owner);
+  }
   if (!e) e = tiles_build(ctx, s, st->wgs, FMMCL_FGT_HERMITE, &st->t_herm);
   if (!e) e = tiles_build(ctx, s, st->wgs, FMMCL_FGT_TAYLOR, &st->t_tay);
   return e;
@@ -307,7 +323,13 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
     e = set_args(ctx, st->k_h2t, 10, sz, v);
     if (!e) e = launch(plan, st->k_h2t, s->ntay, 0, wgs, "h2t");
   }
-  if (!e && st->t_direct.n) {
+  if (!e && st->t_direct.n && st->direct_points) {
+    const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, U_, M_, M_};
+    const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->lstart[FMMCL_FGT_DIRECT],
+                             &st->list[FMMCL_FGT_DIRECT], &st->tx, &nt, &st->tgt_box, &st->out};
+    e = set_args(ctx, st->k_direct_points, 10, sz, v);
+    if (!e) e = launch(plan, st->k_direct_points, 0, s->tgt.n, wgs, "direct");
+  } else if (!e && st->t_direct.n) {
     const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, U_, M_, M_, M_, M_};
     const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->lstart[FMMCL_FGT_DIRECT],
                              &st->list[FMMCL_FGT_DIRECT], &st->tx, &nt, &st->t_direct.box, &st->t_direct.first,
@@ -348,12 +370,13 @@ static void release_mem(cl_mem *m) {
 static void fgt_destroy(fmmcl_plan plan) {
   fgt_state *st = plan->impl;
   if (!st) return;
-  cl_kernel ks[] = {st->k_mom, st->k_heval, st->k_tcoef, st->k_h2t, st->k_teval, st->k_direct};
-  for (int i = 0; i < 6; i++)
+  cl_kernel ks[] = {st->k_mom, st->k_heval, st->k_tcoef, st->k_h2t, st->k_teval, st->k_direct,
+                    st->k_direct_points};
+  for (int i = 0; i < 7; i++)
     if (ks[i]) clReleaseKernel(ks[i]);
   if (st->program) clReleaseProgram(st->program);
   cl_mem *ms[] = {&st->sx, &st->q, &st->sb_start, &st->hbox, &st->hcentre, &st->alpha, &st->M, &st->tx,
-                  &st->tbox, &st->tb_centre, &st->tslot, &st->B, &st->out};
+                  &st->tbox, &st->tb_centre, &st->tslot, &st->B, &st->out, &st->tgt_box};
   for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) release_mem(ms[i]);
   for (int k = 0; k < FMMCL_FGT_KINDS; k++) { release_mem(&st->lstart[k]); release_mem(&st->list[k]); }
   tiles *ts[] = {&st->t_direct, &st->t_herm, &st->t_tay};

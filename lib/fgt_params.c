@@ -109,7 +109,9 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
     }
     const double per_box = (double)n / boxes, direct = per_box * (2 * dim + 12),
                  expand = (double)nterms_of(p, dim) * (dim + 2);
-    const double cost = nb * (direct < expand ? direct : expand);
+    /* visiting a box costs about as much as 4 direct pairs (list entry,
+     * staging, barriers), which keeps boxes from going nearly empty */
+    const double cost = nb * (4 * (2 * dim + 12) + (direct < expand ? direct : expand));
     if (cost < best) {
       best = cost;
       out->side = side;
