@@ -81,15 +81,85 @@ __kernel void fgt_hermite_moments(__global const REAL *restrict sx, const uint n
   M[gid] = sum;
 }
 
+/* Position of alpha in the graded lexicographic order (for DIM <= 3), a
+ * compile-time constant once the loops below are unrolled:
+ *   d = 2: n(n+1)/2 + a1,   d = 3: n(n+1)(n+2)/6 + m(m+1)/2 + a2
+ * with n = |alpha|, m = a1 + a2. */
+#define GLEX2(a0, a1) (((a0) + (a1)) * ((a0) + (a1) + 1) / 2 + (a1))
+#define GLEX3(a0, a1, a2)                                                              \
+  (((a0) + (a1) + (a2)) * ((a0) + (a1) + (a2) + 1) * ((a0) + (a1) + (a2) + 2) / 6 + \
+   ((a1) + (a2)) * ((a1) + (a2) + 1) / 2 + (a2))
+
+/* h_n(t), n < P, into a private array (registers once unrolled). */
+#define HERMITE_PRIVATE(t, h)                              \
+  {                                                        \
+    h[0] = EXP(-(t) * (t));                                \
+    if (P > 1) h[1] = 2 * (t) * h[0];                      \
+    FMMCL_UNROLL(P)                                        \
+    for (int n_ = 1; n_ + 1 < P; n_++)                     \
+      h[n_ + 1] = 2 * (t) * h[n_] - 2 * n_ * h[n_ - 1];    \
+  }
+
+/* sum_alpha A[alpha] prod_k h_k[alpha_k] for one cluster whose coefficients
+ * start at A: for DIM <= 3 nested Horner-style, the product factored axis by
+ * axis (sum_a0 h0[a0] (sum_a1 h1[a1] (sum_a2 h2[a2] A[..]))), every loop
+ * unrolled for the compile-time P so that indices are constants and the
+ * Hermite values stay in registers; for DIM > 3 a sum over the staged
+ * multi-indices with the Hermite values in local memory. */
+#if DIM <= 3
+inline REAL hermite_sum(__local const REAL *A, const REAL *y, __local const REAL *c) {
+  REAL h0[P];
+  HERMITE_PRIVATE(y[0] - c[0], h0);
+#if DIM == 1
+  REAL s = 0;
+  FMMCL_UNROLL(P)
+  for (int a0 = 0; a0 < P; a0++) s = fma(A[a0], h0[a0], s);
+  return s;
+#elif DIM == 2
+  REAL h1[P];
+  HERMITE_PRIVATE(y[1] - c[1], h1);
+  REAL s = 0;
+  FMMCL_UNROLL(P)
+  for (int a0 = 0; a0 < P; a0++) {
+    REAL in = 0;
+    FMMCL_UNROLL(P)
+    for (int a1 = 0; a1 < P; a1++)
+      if (a0 + a1 < P) in = fma(A[GLEX2(a0, a1)], h1[a1], in);
+    s = fma(h0[a0], in, s);
+  }
+  return s;
+#else
+  REAL h1[P], h2[P];
+  HERMITE_PRIVATE(y[1] - c[1], h1);
+  HERMITE_PRIVATE(y[2] - c[2], h2);
+  REAL s = 0;
+  FMMCL_UNROLL(P)
+  for (int a0 = 0; a0 < P; a0++) {
+    REAL mid = 0;
+    FMMCL_UNROLL(P)
+    for (int a1 = 0; a1 < P; a1++) {
+      if (a0 + a1 >= P) continue;
+      REAL in = 0;
+      FMMCL_UNROLL(P)
+      for (int a2 = 0; a2 < P; a2++)
+        if (a0 + a1 + a2 < P) in = fma(A[GLEX3(a0, a1, a2)], h2[a2], in);
+      mid = fma(h1[a1], in, mid);
+    }
+    s = fma(h0[a0], mid, s);
+  }
+  return s;
+#endif
+}
+#endif
+
 /* The Hermite evaluation (the paper's kernel): one target per work-item, a
  * work-group per tile (up to WGS targets of one target box). The source
  * clusters of the box's Hermite list are taken CPL at a time: their
  * coefficients (moments scaled by 1/alpha!, the factorial computed on the
  * fly), centres and the multi-indices are staged in local memory with each
  * work-item loading one value at a time; each work-item then builds its
- * Hermite functions h_n(y_k - c_k) by the recurrence (unrolled for the
- * compile-time P) and sums A_alpha prod_k h_{alpha_k} over the NTERMS terms
- * (unrolled by UNROLL; NTERMS when the host can afford full unrolling). */
+ * Hermite functions h_n(y_k - c_k) by the recurrence and sums the expansion
+ * (hermite_sum above for DIM <= 3; the staged multi-indices beyond). */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
                       __global const uint *restrict tile_box, __global const uint *restrict tile_first,
@@ -100,7 +170,9 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
   __local REAL lA[CPL * NTERMS];
   __local REAL lc[CPL * DIM];
   __local uchar la[NTERMS * DIM];
+#if DIM > 3
   __local REAL lh[DIM * P * WGS];
+#endif
   const uint lid = get_local_id(0), tile = get_group_id(0);
   const uint box = tile_box[tile], i = tile_first[tile] + lid;
   const bool valid = lid < tile_count[tile];
@@ -122,6 +194,9 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint c = 0; c < nc; c++) {
+#if DIM <= 3
+      acc += hermite_sum(lA + c * NTERMS, y, lc + c * DIM);
+#else
       FMMCL_UNROLL(DIM)
       for (int k = 0; k < DIM; k++) hermite_column(y[k] - lc[c * DIM + k], lh + k * P * WGS, lid);
       REAL s = 0;
@@ -133,6 +208,7 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
         s += prod;
       }
       acc += s;
+#endif
     }
   }
   if (valid) out[i] += acc;
