@@ -28,6 +28,9 @@
 #ifndef UNROLL
 #define UNROLL 8       /* unroll of the loops over terms */
 #endif
+#ifndef HORNER
+#define HORNER (DIM <= 3) /* 1: nested evaluation unrolled for P (the host turns it off for long expansions) */
+#endif
 
 /* 1 / alpha! for term t, from the multi-index: computed on the fly, so that
  * no factorial table is read. */
@@ -104,9 +107,9 @@ __kernel void fgt_hermite_moments(__global const REAL *restrict sx, const uint n
  * start at A: for DIM <= 3 nested Horner-style, the product factored axis by
  * axis (sum_a0 h0[a0] (sum_a1 h1[a1] (sum_a2 h2[a2] A[..]))), every loop
  * unrolled for the compile-time P so that indices are constants and the
- * Hermite values stay in registers; for DIM > 3 a sum over the staged
+ * Hermite values stay in registers; otherwise a sum over the staged
  * multi-indices with the Hermite values in local memory. */
-#if DIM <= 3
+#if HORNER
 inline REAL hermite_sum(__local const REAL *A, const REAL *y, __local const REAL *c) {
   REAL h0[P];
   HERMITE_PRIVATE(y[0] - c[0], h0);
@@ -159,7 +162,7 @@ inline REAL hermite_sum(__local const REAL *A, const REAL *y, __local const REAL
  * fly), centres and the multi-indices are staged in local memory with each
  * work-item loading one value at a time; each work-item then builds its
  * Hermite functions h_n(y_k - c_k) by the recurrence and sums the expansion
- * (hermite_sum above for DIM <= 3; the staged multi-indices beyond). */
+ * (hermite_sum above when HORNER; the staged multi-indices otherwise). */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
                       __global const uint *restrict tile_box, __global const uint *restrict tile_first,
@@ -170,7 +173,7 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
   __local REAL lA[CPL * NTERMS];
   __local REAL lc[CPL * DIM];
   __local uchar la[NTERMS * DIM];
-#if DIM > 3
+#if !HORNER
   __local REAL lh[DIM * P * WGS];
 #endif
   const uint lid = get_local_id(0), tile = get_group_id(0);
@@ -194,7 +197,7 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint c = 0; c < nc; c++) {
-#if DIM <= 3
+#if HORNER
       acc += hermite_sum(lA + c * NTERMS, y, lc + c * DIM);
 #else
       FMMCL_UNROLL(DIM)

@@ -132,13 +132,16 @@ static fmmcl_status build_program(fmmcl_plan plan, fgt_state *st) {
   /* the paper unrolls the term loop fully; a CPU compiler (PoCL) would take
    * minutes on long expansions, so it gets a short unroll */
   const int unroll = ctx->dev.info.is_gpu && par->nterms <= 512 ? par->nterms : 4;
+  /* the nested, fully unrolled Hermite sum (DIM <= 3) up to ~1000 terms;
+   * past that the unrolled code would outgrow the instruction cache */
+  const int horner = par->dim <= 3 && par->nterms <= 1024;
   /* without expansions only fgt_direct runs: a short P keeps the other
    * kernels' local arrays within every device's limit */
   snprintf(plan->build_options, sizeof plan->build_options,
-           "%s -DDIM=%d -DP=%d -DNTERMS=%d -DWGS=%zu -DCPL=%zu -DUNROLL=%d",
+           "%s -DDIM=%d -DP=%d -DNTERMS=%d -DWGS=%zu -DCPL=%zu -DUNROLL=%d -DHORNER=%d",
            plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", par->dim,
            st->expansions ? par->p : 1, st->expansions ? par->nterms : 1, st->wgs, st->cpl,
-           st->expansions ? unroll : 1);
+           st->expansions ? unroll : 1, horner);
   fmmcl_status s = fmmcl_program_build(ctx, "fgt.cl", plan->build_options, &st->program, NULL);
   if (s) return s;
   const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs",
