@@ -34,7 +34,7 @@
 
 /* 1 / alpha! for term t, from the multi-index: computed on the fly, so that
  * no factorial table is read. */
-inline REAL inv_factorial(__local const uchar *la, int t) {
+REAL inv_factorial(__local const uchar *la, int t) {
   REAL f = 1;
   for (int k = 0; k < DIM; k++)
     for (int n = 2; n <= la[t * DIM + k]; n++) f *= (REAL)n;
@@ -43,7 +43,7 @@ inline REAL inv_factorial(__local const uchar *la, int t) {
 
 /* h_n(t) = (-1)^n d^n/dt^n exp(-t^2) for n < P by h_{n+1} = 2t h_n - 2n h_{n-1},
  * into this work-item's column of h (rows of WGS). */
-inline void hermite_column(REAL t, __local REAL *h, uint col) {
+void hermite_column(REAL t, __local REAL *h, uint col) {
   REAL hm = EXP(-t * t), hn = 2 * t * hm;
   h[col] = hm;
 #if P > 1
@@ -110,7 +110,7 @@ __kernel void fgt_hermite_moments(__global const REAL *restrict sx, const uint n
  * Hermite values stay in registers; otherwise a sum over the staged
  * multi-indices with the Hermite values in local memory. */
 #if HORNER
-inline REAL hermite_sum(__local const REAL *A, const REAL *y, __local const REAL *c) {
+REAL hermite_sum(__local const REAL *A, const REAL *y, __local const REAL *c) {
   REAL h0[P];
   HERMITE_PRIVATE(y[0] - c[0], h0);
 #if DIM == 1
