@@ -49,7 +49,7 @@ static fmmcl_status boxes_build(fmmcl_context ctx, const fmmcl_fgt_params *par, 
   const int dim = par->dim;
   memset(b, 0, sizeof *b);
   b->n = n;
-  int64_t *cells = malloc(n * dim * sizeof *cells);
+  int64_t *cells = calloc(n * dim, sizeof *cells);
   size_t *tmp = malloc(n * sizeof *tmp);
   b->perm = malloc(n * sizeof *b->perm);
   b->x = malloc(n * dim * sizeof *b->x);
