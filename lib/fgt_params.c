@@ -92,39 +92,49 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
   const double cutoff = sqrt(log(2.0 / tol));
   static const double sides[] = {0.25, 0.35, 0.5, 0.7, 1.0};
   double best = HUGE_VAL;
-  for (size_t c = 0; c < sizeof sides / sizeof *sides; c++) {
-    const double side = sides[c];
-    int p = 1;
-    while (p <= FMMCL_FGT_MAX_P && worst_bound(p, side, dim, 0) > 0.5 * tol) p++;
-    if (p > FMMCL_FGT_MAX_P) continue;
-    /* work model per target: each box within the cut-off is met either
-     * directly (its points) or through an expansion (its terms), whichever
-     * is cheaper; the density is taken as uniform over the extent */
-    const int m = (int)ceil(cutoff / side);
-    double nb = 1, boxes = 1;
-    for (int k = 0; k < dim; k++) {
-      double across = ceil(extent[k] / side) + 1;
-      nb *= (2 * m + 1) < across ? (2 * m + 1) : across;
-      boxes *= across;
+  int best_h2t = 0;
+  for (size_t c = 0; c < sizeof sides / sizeof *sides; c++)
+    for (int with_h2t = 0; with_h2t < 2; with_h2t++) {
+      /* without translations the Hermite and Taylor bounds set p; with
+       * them the (weaker) H2T bound must hold too, which costs a longer p */
+      const double side = sides[c];
+      int p = 1;
+      while (p <= FMMCL_FGT_MAX_P && worst_bound(p, side, dim, with_h2t) > 0.5 * tol) p++;
+      if (p > FMMCL_FGT_MAX_P) continue;
+      /* work model per target: each box within the cut-off is met either
+       * directly (its points) or through an expansion (its terms), or with
+       * translations a share of an nterms^2 H2T (one per box pair, spread
+       * over the box's targets), whichever is cheaper; the density is taken
+       * as uniform over the extent */
+      const int m = (int)ceil(cutoff / side);
+      double nb = 1, boxes = 1;
+      for (int k = 0; k < dim; k++) {
+        double across = ceil(extent[k] / side) + 1;
+        nb *= (2 * m + 1) < across ? (2 * m + 1) : across;
+        boxes *= across;
+      }
+      const double P = (double)nterms_of(p, dim), per_box = (double)n / boxes;
+      double work = per_box * (2 * dim + 12);                /* direct */
+      if (P * (dim + 2) < work) work = P * (dim + 2);         /* an expansion */
+      if (with_h2t && per_box >= 1 && P * P * (dim + 1) / per_box < work) work = P * P * (dim + 1) / per_box;
+      /* visiting a box costs about as much as 4 direct pairs (list entry,
+       * staging, barriers), which keeps boxes from going nearly empty */
+      const double cost = nb * (4 * (2 * dim + 12) + work);
+      if (cost < best) {
+        best = cost;
+        out->side = side;
+        out->p = p;
+        best_h2t = with_h2t;
+      }
     }
-    const double per_box = (double)n / boxes, direct = per_box * (2 * dim + 12),
-                 expand = (double)nterms_of(p, dim) * (dim + 2);
-    /* visiting a box costs about as much as 4 direct pairs (list entry,
-     * staging, barriers), which keeps boxes from going nearly empty */
-    const double cost = nb * (4 * (2 * dim + 12) + (direct < expand ? direct : expand));
-    if (cost < best) {
-      best = cost;
-      out->side = side;
-      out->p = p;
-    }
-  }
   if (best == HUGE_VAL)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "FGT tolerance %g needs an order above %d in %d dimensions", tol, FMMCL_FGT_MAX_P, dim);
   out->cutoff = cutoff;
   out->nterms = nterms_of(out->p, dim);
-  /* translations only where their own (weaker) bound allows at this p */
-  out->h2t = fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, out->p, out->side, dim) <= 0.5 * tol;
+  /* translations where the choice above planned them, or where their own
+   * (weaker) bound happens to hold at this p anyway */
+  out->h2t = best_h2t || fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, out->p, out->side, dim) <= 0.5 * tol;
   out->bound = worst_bound(out->p, out->side, dim, out->h2t) + exp(-cutoff * cutoff);
   return FMMCL_SUCCESS;
 }
