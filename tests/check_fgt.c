@@ -179,6 +179,17 @@ START_TEST(test_reference_sigma_extremes) {
   ck_assert_uint_eq(s.src.nbox, 300);
   ck_assert_msg(e <= 1e-6, "small sigma: %g", e);
   fmmcl_fgt_setup_free(&s);
+  /* d = 6: the cells no longer fit a 64-bit key (the merge sort's path) */
+  e = reference_error(6, 1e-4, 1e-6, 0, FMMCL_FGT_AUTO, CLUSTERED, 300, 200, &bound, &s);
+  ck_assert_uint_eq(s.src.nbox, 300);
+  for (size_t b = 1; b < s.src.nbox; b++) { /* boxes in lexicographic order */
+    int cmp = 0;
+    for (int k = 0; k < 6 && !cmp; k++)
+      cmp = (s.src.cell[b * 6 + k] > s.src.cell[(b - 1) * 6 + k]) - (s.src.cell[b * 6 + k] < s.src.cell[(b - 1) * 6 + k]);
+    ck_assert_int_eq(cmp, 1);
+  }
+  ck_assert_msg(e <= 1e-6, "small sigma d = 6: %g", e);
+  fmmcl_fgt_setup_free(&s);
 }
 END_TEST
 
