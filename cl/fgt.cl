@@ -324,9 +324,50 @@ void fgt_h2t(__global const uint *restrict xl_start, __global const uint *restri
   }
 }
 
+#if HORNER
+/* sum_beta B[beta] u^beta by nested Horner, axis by axis, unrolled for P. */
+REAL taylor_sum(__local const REAL *B, const REAL *u) {
+#if DIM == 1
+  REAL s = 0;
+  FMMCL_UNROLL(P)
+  for (int a0 = P - 1; a0 >= 0; a0--) s = fma(s, u[0], B[a0]);
+  return s;
+#elif DIM == 2
+  REAL s = 0;
+  FMMCL_UNROLL(P)
+  for (int a0 = P - 1; a0 >= 0; a0--) {
+    REAL in = 0;
+    FMMCL_UNROLL(P)
+    for (int a1 = P - 1; a1 >= 0; a1--)
+      if (a0 + a1 < P) in = fma(in, u[1], B[GLEX2(a0, a1)]);
+    s = fma(s, u[0], in);
+  }
+  return s;
+#else
+  REAL s = 0;
+  FMMCL_UNROLL(P)
+  for (int a0 = P - 1; a0 >= 0; a0--) {
+    REAL mid = 0;
+    FMMCL_UNROLL(P)
+    for (int a1 = P - 1; a1 >= 0; a1--) {
+      if (a0 + a1 >= P) continue;
+      REAL in = 0;
+      FMMCL_UNROLL(P)
+      for (int a2 = P - 1; a2 >= 0; a2--)
+        if (a0 + a1 + a2 < P) in = fma(in, u[2], B[GLEX3(a0, a1, a2)]);
+      mid = fma(mid, u[1], in);
+    }
+    s = fma(s, u[0], mid);
+  }
+  return s;
+#endif
+}
+#endif
+
 /* Taylor evaluation: one target per work-item, a work-group per tile of a
  * target box with a Taylor expansion; the box's coefficients and the
- * multi-indices are staged in local memory, powers built per work-item. */
+ * multi-indices are staged in local memory; the polynomial is summed by
+ * nested Horner (HORNER) or from per-work-item powers in local memory. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fgt_taylor_eval(__global const REAL *restrict tx, const uint nt,
                      __global const uint *restrict tile_box, __global const uint *restrict tile_first,
@@ -334,22 +375,27 @@ void fgt_taylor_eval(__global const REAL *restrict tx, const uint nt,
                      __global const REAL *restrict tb_centre, const uint ntb,
                      __global const REAL *restrict B, __global const uchar *restrict alpha,
                      __global REAL *restrict out) {
-  __local uchar la[NTERMS * DIM];
   __local REAL lB[NTERMS];
-  __local REAL lp[DIM * P * WGS];
   const uint lid = get_local_id(0), tile = get_group_id(0);
   const uint box = tile_box[tile], i = tile_first[tile] + lid;
   const bool valid = lid < tile_count[tile];
   const uint slot = (uint)tslot[box];
-  for (uint j = lid; j < NTERMS * DIM; j += WGS) la[j] = alpha[j];
   for (uint j = lid; j < NTERMS; j += WGS) lB[j] = B[slot * NTERMS + j];
+  REAL u[DIM];
+  for (int k = 0; k < DIM; k++) u[k] = valid ? tx[k * nt + i] - tb_centre[k * ntb + box] : 0;
+#if HORNER
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const REAL s = taylor_sum(lB, u);
+#else
+  __local uchar la[NTERMS * DIM];
+  __local REAL lp[DIM * P * WGS];
+  for (uint j = lid; j < NTERMS * DIM; j += WGS) la[j] = alpha[j];
   for (int k = 0; k < DIM; k++) {
-    const REAL u = valid ? tx[k * nt + i] - tb_centre[k * ntb + box] : 0;
     REAL pw = 1;
     FMMCL_UNROLL(P)
     for (int n = 0; n < P; n++) {
       lp[(k * P + n) * WGS + lid] = pw;
-      pw *= u;
+      pw *= u[k];
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -361,6 +407,7 @@ void fgt_taylor_eval(__global const REAL *restrict tx, const uint nt,
     for (int k = 0; k < DIM; k++) prod *= lp[(k * P + la[t * DIM + k]) * WGS + lid];
     s += prod;
   }
+#endif
   if (valid) out[i] += s;
 }
 
