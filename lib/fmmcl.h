@@ -183,7 +183,11 @@ fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
  *   "m2p"  (target point, source cell) multipole evaluations
  *   "p2l"  (source point, target cell) local-expansion contributions
  * A phase the plan's method does not run is 0. Another name is
- * FMMCL_ERROR_INVALID_ARGUMENT. */
+ * FMMCL_ERROR_INVALID_ARGUMENT. For FGT plans: "p2p" direct point pairs,
+ * "p2m" sources in Hermite expansions, "m2p" (target, source box) Hermite
+ * evaluations, "p2l" (source, target box) Taylor contributions, "m2l"
+ * Hermite-to-Taylor translations, "l2p" targets evaluated from Taylor
+ * expansions. */
 fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work);
 
 /* The bound on the error the plan's method promises: for every target y,
