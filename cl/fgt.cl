@@ -97,7 +97,7 @@ __kernel void fgt_hermite_moments(__global const REAL *restrict sx, const uint n
 #define HERMITE_PRIVATE(t, h)                              \
   {                                                        \
     h[0] = EXP(-(t) * (t));                                \
-    if (P > 1) h[1] = 2 * (t) * h[0];                      \
+    if (P > 1) h[1 % P] = 2 * (t) * h[0]; /* 1 % P: in bounds at P = 1 */ \
     FMMCL_UNROLL(P)                                        \
     for (int n_ = 1; n_ + 1 < P; n_++)                     \
       h[n_ + 1] = 2 * (t) * h[n_] - 2 * n_ * h[n_ - 1];    \

@@ -132,7 +132,9 @@ typedef struct fmmcl_plan_options {
   double sigma;       /* GAUSSIAN: bandwidth > 0 */
   /* tree methods (used by later methods; ignored by DIRECT) */
   int order;          /* expansion order p; 0: chosen from tolerance */
-  double tolerance;   /* requested relative error; 0: use order */
+  double tolerance;   /* requested relative error; 0: use order. FGT: the bound
+                         on |error| / sum |q_i| at every target (see
+                         fmmcl_plan_error_bound); 0 with order 0: 1e-6 */
   double theta;       /* treecode multipole acceptance criterion */
   int leaf_size;      /* points per leaf q; 0: device default */
 } fmmcl_plan_options;
