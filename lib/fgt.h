@@ -120,5 +120,9 @@ extern const fmmcl_method_ops fmmcl_fgt_ops;
 /* An FGT plan's geometry (NULL for another method): tests run the plain-C
  * reference on exactly the device's boxes and lists. */
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan);
+/* The device's coefficients after an execution, as doubles: the Hermite
+ * moments M[hslot * nterms + t] = sum q (x - c)^alpha_t (no 1/alpha!) and
+ * the Taylor coefficients B[tslot * nterms + t]; either may be NULL. */
+fmmcl_status fmmcl_fgt_plan_coefficients(fmmcl_plan plan, double *moments, double *taylor);
 
 #endif /* FMMCL_FGT_H */

@@ -428,3 +428,24 @@ fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound) {
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan) {
   return plan && plan->ops == &fmmcl_fgt_ops ? &((fgt_state *)plan->impl)->s : NULL;
 }
+
+fmmcl_status fmmcl_fgt_plan_coefficients(fmmcl_plan plan, double *moments, double *taylor) {
+  if (!fmmcl_fgt_plan_setup(plan)) return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not an FGT plan");
+  fmmcl_context ctx = plan->ctx;
+  fgt_state *st = plan->impl;
+  const size_t P = st->expansions ? (size_t)st->s.par.nterms : 0;
+  const size_t counts[2] = {st->s.nh * P, st->s.ntay * P};
+  cl_mem bufs[2] = {st->M, st->B};
+  double *outs[2] = {moments, taylor};
+  for (int k = 0; k < 2; k++) {
+    if (!outs[k] || !counts[k]) continue;
+    void *h = malloc(counts[k] * st->rs);
+    if (!h) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    cl_int err = clEnqueueReadBuffer(ctx->queue, bufs[k], CL_TRUE, 0, counts[k] * st->rs, h, 0, NULL, NULL);
+    for (size_t i = 0; i < counts[k] && err == CL_SUCCESS; i++)
+      outs[k][i] = st->rs == 4 ? (double)((float *)h)[i] : ((double *)h)[i];
+    free(h);
+    FMMCL_CL_TRY(ctx, err);
+  }
+  return FMMCL_SUCCESS;
+}

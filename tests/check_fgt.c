@@ -270,6 +270,70 @@ START_TEST(test_device_each_operator) {
 }
 END_TEST
 
+/* The coefficient operators alone: the device's Hermite moments (P2M),
+ * Taylor coefficients from sources (P2L) and from H2T translations (M2L)
+ * against the plain-C operators on the same boxes. */
+START_TEST(test_device_coefficients) {
+  const int dim = 2, force = _i == 0 ? FMMCL_FGT_HERMITE : _i == 1 ? FMMCL_FGT_TAYLOR : FMMCL_FGT_H2T;
+  const size_t n = 300;
+  double *x = malloc(n * dim * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
+  make_points(CLUSTERED, 5, n, dim, x);
+  fmmcl_test_random_values(6, n, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
+  o.method = FMMCL_FGT;
+  o.precision = FMMCL_DOUBLE;
+  o.dim = dim;
+  o.sigma = 0.2;
+  o.gradient = 0;
+  o.order = 12; /* the build of test_device_each_operator */
+  setenv("FMMCL_FGT_FORCE", kind_env[force], 1);
+  fmmcl_plan plan;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  unsetenv("FMMCL_FGT_FORCE");
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
+  const fmmcl_fgt_setup *s = fmmcl_fgt_plan_setup(plan);
+  const size_t P = (size_t)s->par.nterms;
+  double *M = calloc(s->nh * P + 1, sizeof *M), *B = calloc(s->ntay * P + 1, sizeof *B);
+  double *A = calloc(s->nh * P + 1, sizeof *A), *Bref = calloc(s->ntay * P + 1, sizeof *Bref);
+  double *qs = malloc(n * sizeof *qs);
+  for (size_t i = 0; i < n; i++) qs[i] = q[s->src.perm[i]];
+  ck_assert_int_eq(fmmcl_fgt_plan_coefficients(plan, M, B), FMMCL_SUCCESS);
+  for (size_t h = 0; h < s->nh; h++) fmmcl_fgt_ref_hermite_coefs(s, s->hbox[h], qs, A + h * P);
+  double e = 0, scale = 0;
+  for (size_t h = 0; h < s->nh; h++)
+    for (size_t t = 0; t < P; t++) {
+      double f = 1; /* the device keeps moments: A = M / alpha! */
+      for (int k = 0; k < dim; k++)
+        for (int m = 2; m <= s->alpha[t * dim + k]; m++) f *= m;
+      e = fmax(e, fabs(M[h * P + t] / f - A[h * P + t]));
+      scale = fmax(scale, fabs(A[h * P + t]));
+    }
+  ck_assert_msg(e <= 1e-13 * scale, "moments: %g of %g", e, scale);
+  if (force != FMMCL_FGT_HERMITE) {
+    ck_assert_uint_gt(s->ntay, 0);
+    for (size_t m = 0; m < s->ntay; m++) {
+      const size_t t = s->tbox[m];
+      const double *cT = s->tgt.centre + t * dim;
+      for (size_t j = s->list_start[FMMCL_FGT_TAYLOR][t]; j < s->list_start[FMMCL_FGT_TAYLOR][t + 1]; j++)
+        fmmcl_fgt_ref_taylor_add(s, s->list[FMMCL_FGT_TAYLOR][j], qs, cT, Bref + m * P);
+      for (size_t j = s->list_start[FMMCL_FGT_H2T][t]; j < s->list_start[FMMCL_FGT_H2T][t + 1]; j++) {
+        const uint32_t b = s->list[FMMCL_FGT_H2T][j];
+        fmmcl_fgt_ref_h2t_add(&s->par, s->alpha, A + s->hslot[b] * P, s->src.centre + b * dim, cT, Bref + m * P);
+      }
+    }
+    e = scale = 0;
+    for (size_t i = 0; i < s->ntay * P; i++) {
+      e = fmax(e, fabs(B[i] - Bref[i]));
+      scale = fmax(scale, fabs(Bref[i]));
+    }
+    ck_assert_msg(scale > 0 && e <= 1e-12 * scale, "Taylor coefficients (%s): %g of %g", kind_env[force], e, scale);
+  }
+  fmmcl_plan_destroy(plan);
+  free(x); free(q); free(pot); free(M); free(B); free(A); free(Bref); free(qs);
+}
+END_TEST
+
 /* The automatic plan in double meets the tolerance in d = 1, 2, 3, 6:
  * uniform data at 1e-3, clustered at 1e-8 (each order is one more kernel
  * build, seconds under PoCL; the plain-C tests above cover the whole grid,
@@ -364,6 +428,7 @@ static Suite *fgt_suite(void) {
   TCase *dev = tcase_create("device");
   tcase_add_checked_fixture(dev, setup, teardown);
   tcase_add_loop_test(dev, test_device_each_operator, 0, 10);
+  tcase_add_loop_test(dev, test_device_coefficients, 0, 3);
   tcase_add_loop_test(dev, test_device_tolerance_double, 0, 8);
   tcase_add_test(dev, test_device_tolerance_single);
   tcase_add_test(dev, test_device_sigma_extremes);
