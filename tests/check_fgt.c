@@ -387,7 +387,7 @@ START_TEST(test_device_plan_api) {
   o.precision = FMMCL_DOUBLE;
   o.dim = 2;
   o.sigma = 0.2;
-  o.tolerance = 1e-6;
+  o.tolerance = 1e-3; /* p = 12: the build of the tests above */
   fmmcl_plan plan;
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED); /* gradient */
   ck_assert(strstr(fmmcl_last_error(ctx), "gradient"));
@@ -395,12 +395,12 @@ START_TEST(test_device_plan_api) {
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
   double bound;
   ck_assert_int_eq(fmmcl_plan_error_bound(plan, &bound), FMMCL_SUCCESS);
-  ck_assert(bound > 0 && bound <= 1e-6);
+  ck_assert(bound > 0 && bound <= 1e-3);
   for (unsigned seed = 1; seed <= 2; seed++) {
     fmmcl_test_random_values(seed, n, 0, 1, q);
     ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
     direct_sum(2, 0.2, n, x, q, n, x, ref);
-    ck_assert_double_le(scaled_max_error(pot, ref, n, q, n), 1e-6);
+    ck_assert_double_le(scaled_max_error(pot, ref, n, q, n), 1e-3);
   }
   double w;
   ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &w), FMMCL_SUCCESS);
