@@ -9,19 +9,27 @@
 /* Cramer's inequality: |h_n(t)| <= K 2^(n/2) sqrt(n!) exp(-t^2/2). */
 #define CRAMER_K 1.086435
 
-/* sum_{n >= p} rho^n sqrt(C(n+d-1, d-1) d^n / n!): by Cauchy-Schwarz a bound
- * of sum_{|alpha| >= p} rho^|alpha| / sqrt(alpha!), since the multinomial
- * sum of 1/alpha! over |alpha| = n is d^n / n!. Summed in logs until the
- * terms are negligible (they fall like 1/sqrt(n!)). */
+/* sum_{|alpha| >= p} prod_k rho^alpha_k / sqrt(alpha_k!), exactly: the
+ * sum over |alpha| = n is the n-th coefficient of (sum_a rho^a/sqrt(a!) z^a)^d,
+ * built axis by axis, then summed from p until the terms are negligible
+ * (they fall like 1/sqrt(n!)). */
+#define TAIL_TERMS 512
 static double tail(double rho, int p, int d) {
-  double sum = 0;
-  for (int n = p; n < p + 2000; n++) {
-    double lc = lgamma(n + d) - lgamma(d) - lgamma(n + 1.0); /* log C(n+d-1, d-1) */
-    double lt = n * log(rho) + 0.5 * (lc + n * log((double)d) - lgamma(n + 1.0));
-    double t = exp(lt);
-    sum += t;
-    if (n > p + 8 && t < 1e-30 * sum) break;
+  double one[TAIL_TERMS], c[TAIL_TERMS], next[TAIL_TERMS];
+  for (int n = 0; n < TAIL_TERMS; n++) {
+    one[n] = exp(n * log(rho) - 0.5 * lgamma(n + 1.0));
+    c[n] = n == 0; /* the empty product */
   }
+  for (int k = 0; k < d; k++) {
+    for (int n = 0; n < TAIL_TERMS; n++) {
+      double s = 0;
+      for (int a = 0; a <= n; a++) s += one[a] * c[n - a];
+      next[n] = s;
+    }
+    memcpy(c, next, sizeof c);
+  }
+  double sum = 0;
+  for (int n = p; n < TAIL_TERMS; n++) sum += c[n];
   return sum;
 }
 
