@@ -14,7 +14,15 @@
  * built axis by axis, then summed from p until the terms are negligible
  * (they fall like 1/sqrt(n!)). */
 #define TAIL_TERMS 512
+#define TAIL_CACHE 8
 static double tail(double rho, int p, int d) {
+  /* the choice of parameters asks for the same (rho, d) at many p: keep
+   * the suffix sums of the last few */
+  static _Thread_local struct { double rho; int d; double suffix[TAIL_TERMS + 1]; } cache[TAIL_CACHE];
+  static _Thread_local int used, next_slot;
+  if (p >= TAIL_TERMS) return 0;
+  for (int i = 0; i < used; i++)
+    if (cache[i].rho == rho && cache[i].d == d) return cache[i].suffix[p < 0 ? 0 : p];
   double one[TAIL_TERMS], c[TAIL_TERMS], next[TAIL_TERMS];
   for (int n = 0; n < TAIL_TERMS; n++) {
     one[n] = exp(n * log(rho) - 0.5 * lgamma(n + 1.0));
@@ -28,9 +36,12 @@ static double tail(double rho, int p, int d) {
     }
     memcpy(c, next, sizeof c);
   }
-  double sum = 0;
-  for (int n = p; n < TAIL_TERMS; n++) sum += c[n];
-  return sum;
+  const int slot = used < TAIL_CACHE ? used++ : (next_slot++ % TAIL_CACHE);
+  cache[slot].rho = rho;
+  cache[slot].d = d;
+  cache[slot].suffix[TAIL_TERMS] = 0;
+  for (int n = TAIL_TERMS - 1; n >= 0; n--) cache[slot].suffix[n] = cache[slot].suffix[n + 1] + c[n];
+  return cache[slot].suffix[p < 0 ? 0 : p];
 }
 
 /* sum over every alpha of rho^|alpha| / sqrt(alpha!) = (sum_n rho^n / sqrt(n!))^d */
