@@ -25,7 +25,6 @@ typedef struct fgt_state {
   cl_mem lstart[FMMCL_FGT_KINDS], list[FMMCL_FGT_KINDS];
   tiles t_direct, t_herm, t_tay;
   void *stage;       /* host staging of charges and results, max(ns, nt) REALs */
-  double *pot;       /* sorted potentials */
 } fgt_state;
 
 static fmmcl_status make_buffer(fmmcl_context ctx, size_t bytes, const void *host, cl_mem *buf) {
@@ -40,7 +39,7 @@ static fmmcl_status make_buffer(fmmcl_context ctx, size_t bytes, const void *hos
 }
 
 /* n doubles as the plan's REAL, transposed to structure of arrays when
- * dim > 0 (v[i * dim + k] -> k * n + i), scaled by 1 */
+ * dim > 0 (v[i * dim + k] -> k * n + i) */
 static fmmcl_status upload_real(fmmcl_context ctx, size_t rs, const double *v, size_t n, int dim, cl_mem *buf) {
   const size_t count = n * (size_t)(dim > 0 ? dim : 1);
   void *h = malloc(count * rs + 8);
@@ -65,7 +64,8 @@ static fmmcl_status upload_u32(fmmcl_context ctx, const size_t *v, size_t n, cl_
   return st;
 }
 
-/* Tiles of up to wgs targets of each target box that `want` selects. */
+/* Tiles of up to wgs targets of each target box with a non-empty list of
+ * kind (TAYLOR: each box with a Taylor expansion). */
 static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, size_t wgs, int kind, tiles *t) {
   const size_t ntb = s->tgt.nbox;
   size_t n = 0;
@@ -259,8 +259,7 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
   if (!e) {
     size_t n = plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets;
     st->stage = malloc(n * st->rs);
-    st->pot = malloc(plan->n_targets * sizeof *st->pot);
-    if (!st->stage || !st->pot) e = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st->stage) e = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
   return e;
 }
@@ -386,7 +385,6 @@ static void fgt_destroy(fmmcl_plan plan) {
   for (int i = 0; i < 3; i++) { release_mem(&ts[i]->box); release_mem(&ts[i]->first); release_mem(&ts[i]->count); }
   fmmcl_fgt_setup_free(&st->s);
   free(st->stage);
-  free(st->pot);
   free(st);
   plan->impl = NULL;
 }
