@@ -241,11 +241,18 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
   const double tol = o->tolerance > 0 || o->order > 0 ? o->tolerance : 1e-6;
   fmmcl_fgt_params par;
   fmmcl_status e = fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, &par);
+  /* h_n grows like 2^(n/2) sqrt(n!): the H2T's h_{2p-2} leaves float's
+   * range past p = 20 (and float cannot reach the accuracy that needs it) */
+  if (!e && o->precision == FMMCL_SINGLE && par.p > 20)
+    e = fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                   "FGT order %d overflows single precision (at most 20); use FMMCL_DOUBLE or a larger tolerance",
+                   par.p);
   const int force = fmmcl_fgt_forced_kind();
   if (!e) e = fmmcl_fgt_setup_build(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, force, &st->s);
   st->expansions = !e && (st->s.nh || st->s.ntay);
-  if (!e) e = choose_sizes(plan, st);
-  if (e == FMMCL_ERROR_UNSUPPORTED && force == FMMCL_FGT_AUTO) {
+  int sized = 0;
+  if (!e) e = choose_sizes(plan, st), sized = 1;
+  if (sized && e == FMMCL_ERROR_UNSUPPORTED && force == FMMCL_FGT_AUTO) {
     /* expansions this long do not fit the device's local memory: the work
      * estimate's only other choice is the direct sum of every near pair */
     fmmcl_clear_error(ctx);

@@ -406,6 +406,12 @@ START_TEST(test_device_plan_api) {
   ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &w), FMMCL_SUCCESS);
   ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, pot), FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_plan_destroy(plan);
+  o.tolerance = 0;
+  o.order = 30;
+  o.precision = FMMCL_SINGLE; /* h_58 would overflow float */
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  o.precision = FMMCL_DOUBLE;
+  o.order = 0;
   o.tolerance = 2; /* not a tolerance */
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
