@@ -103,7 +103,7 @@ static double cpu_pps(const config *c, int p, size_t n, int threads) {
   for (int k = 0; k < c->dim; k++) extent[k] = 1 / (sqrt(2.0) * c->sigma);
   fmmcl_fgt_params par;
   fmmcl_fgt_setup s;
-  bench_check(NULL, fmmcl_fgt_choose(NULL, c->dim, c->sigma, 0, p, n, extent, &par), "fgt parameters");
+  bench_check(NULL, fmmcl_fgt_choose(NULL, c->dim, c->sigma, 0, p, n, extent, 0, &par), "fgt parameters");
   bench_check(NULL, fmmcl_fgt_setup_build(NULL, &par, n, x, n, x, FMMCL_FGT_HERMITE, &s), "fgt setup");
   double *A = malloc(s.nh * (size_t)par.nterms * sizeof *A), *pot = malloc(n * sizeof *pot), *qs = malloc(n * sizeof *qs);
   for (size_t i = 0; i < n; i++) qs[i] = q[s.src.perm[i]];

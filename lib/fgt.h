@@ -42,9 +42,10 @@ double fmmcl_fgt_truncation_bound(int kind, int p, double side, int dim);
 
 /* Chooses side, p and cutoff for tolerance tol (> 0), or for a given order
  * p > 0 with tol = 0; extent[] is the data's scaled extent per dimension,
- * n the number of sources (the work model's density). */
+ * n the number of sources (the work model's density), max_p the largest p
+ * the precision allows (0: FMMCL_FGT_MAX_P). */
 fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double tol, int order, size_t n,
-                              const double *extent, fmmcl_fgt_params *out);
+                              const double *extent, int max_p, fmmcl_fgt_params *out);
 
 /* The graded lexicographic multi-indices |alpha| < p in dim dimensions:
  * alpha[t * dim + k] for term t; malloc'ed, nterms entries. */

@@ -240,13 +240,10 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
   /* neither tolerance nor order: 1e-6, the benchmark's default */
   const double tol = o->tolerance > 0 || o->order > 0 ? o->tolerance : 1e-6;
   fmmcl_fgt_params par;
-  fmmcl_status e = fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, &par);
   /* h_n grows like 2^(n/2) sqrt(n!): the H2T's h_{2p-2} leaves float's
-   * range past p = 20 (and float cannot reach the accuracy that needs it) */
-  if (!e && o->precision == FMMCL_SINGLE && par.p > 20)
-    e = fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                   "FGT order %d overflows single precision (at most 20); use FMMCL_DOUBLE or a larger tolerance",
-                   par.p);
+   * range past p = 20 (and float cannot use the accuracy that needs it) */
+  const int max_p = o->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P;
+  fmmcl_status e = fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
   const int force = fmmcl_fgt_forced_kind();
   if (!e) e = fmmcl_fgt_setup_build(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, force, &st->s);
   st->expansions = !e && (st->s.nh || st->s.ntay);

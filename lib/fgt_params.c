@@ -87,13 +87,16 @@ static double worst_bound(int p, double side, int dim, int with_h2t) {
 }
 
 fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double tol, int order, size_t n,
-                              const double *extent, fmmcl_fgt_params *out) {
+                              const double *extent, int max_p, fmmcl_fgt_params *out) {
+  if (max_p <= 0 || max_p > FMMCL_FGT_MAX_P) max_p = FMMCL_FGT_MAX_P;
   memset(out, 0, sizeof *out);
   out->dim = dim;
   out->h = sqrt(2.0) * sigma;
   if (order > 0 && tol <= 0) {
-    if (order > FMMCL_FGT_MAX_P)
-      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "FGT order %d exceeds %d", order, FMMCL_FGT_MAX_P);
+    if (order > max_p)
+      return fmmcl_fail(ctx, order > FMMCL_FGT_MAX_P ? FMMCL_ERROR_INVALID_ARGUMENT : FMMCL_ERROR_UNSUPPORTED,
+                        "FGT order %d exceeds %d%s", order, max_p,
+                        max_p < FMMCL_FGT_MAX_P ? " (h_{2p-2} leaves single precision's range beyond)" : "");
     out->side = 0.5;
     out->p = order;
     out->h2t = 1;
@@ -118,8 +121,8 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
        * them the (weaker) H2T bound must hold too, which costs a longer p */
       const double side = sides[c];
       int p = 1;
-      while (p <= FMMCL_FGT_MAX_P && worst_bound(p, side, dim, with_h2t) > 0.5 * tol) p++;
-      if (p > FMMCL_FGT_MAX_P) continue;
+      while (p <= max_p && worst_bound(p, side, dim, with_h2t) > 0.5 * tol) p++;
+      if (p > max_p) continue;
       /* work model per target: each box within the cut-off is met either
        * directly (its points) or through an expansion (its terms), or with
        * translations a share of an nterms^2 H2T (one per box pair, spread
@@ -148,7 +151,7 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
     }
   if (best == HUGE_VAL)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "FGT tolerance %g needs an order above %d in %d dimensions", tol, FMMCL_FGT_MAX_P, dim);
+                      "FGT tolerance %g needs an order above %d in %d dimensions", tol, max_p, dim);
   out->cutoff = cutoff;
   out->nterms = nterms_of(out->p, dim);
   /* translations where the choice above planned them, or where their own

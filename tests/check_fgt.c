@@ -56,7 +56,7 @@ static double reference_error(int dim, double sigma, double tol, int order, int 
   double extent[FMMCL_MAX_DIM];
   for (int k = 0; k < dim; k++) extent[k] = 1 / (sqrt(2.0) * sigma);
   fmmcl_fgt_params par;
-  ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigma, tol, order, ns, extent, &par), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigma, tol, order, ns, extent, 0, &par), FMMCL_SUCCESS);
   fmmcl_fgt_setup s;
   ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, force, &s), FMMCL_SUCCESS);
   ck_assert_int_eq(fmmcl_fgt_ref_execute(&s, q, got), FMMCL_SUCCESS);
@@ -102,11 +102,11 @@ START_TEST(test_bound_falls_with_order) {
   fmmcl_fgt_params par;
   double extent[3] = {2, 2, 2};
   for (double tol = 1e-3; tol > 1e-9; tol *= 1e-1) {
-    ck_assert_int_eq(fmmcl_fgt_choose(NULL, 3, 0.3, tol, 0, 1000, extent, &par), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_fgt_choose(NULL, 3, 0.3, tol, 0, 1000, extent, 0, &par), FMMCL_SUCCESS);
     ck_assert(par.bound <= tol);
     ck_assert(exp(-par.cutoff * par.cutoff) <= tol);
   }
-  ck_assert_int_ne(fmmcl_fgt_choose(NULL, 3, 0.3, 0, 0, 1000, extent, &par), FMMCL_SUCCESS);
+  ck_assert_int_ne(fmmcl_fgt_choose(NULL, 3, 0.3, 0, 0, 1000, extent, 0, &par), FMMCL_SUCCESS);
 }
 END_TEST
 
