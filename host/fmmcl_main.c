@@ -89,7 +89,8 @@ static void print_usage(FILE *out)
       "      --softening E       laplace softening eps (default 0)\n"
       "      --no-gradient       potential only\n"
       "      --order P           expansion order (tree methods; 0: from --tol)\n"
-      "      --tol T             requested relative error (tree methods)\n"
+      "      --tol T             requested relative error (tree methods; fgt: absolute\n"
+      "                          error per unit of sum |q|, potential only)\n"
       "      --leaf Q            points per leaf (tree methods; 0: device default)\n"
       "      --theta T           treecode acceptance criterion (default 0.5)\n"
       "\n"
@@ -293,6 +294,7 @@ static int plan_options(const config *c, fmmcl_plan_options *opt)
   if (c->has_theta) opt->theta = c->theta;
   if (c->has_leaf) opt->leaf_size = c->leaf;
   if (c->no_gradient) opt->gradient = 0;
+  if (opt->method == FMMCL_FGT) opt->gradient = 0; /* the FGT computes the potential only */
   if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM) /* would size buffers below */
     return fmmcl_cli_error("dimension %d out of range 1..%d", opt->dim, FMMCL_MAX_DIM);
   return FMMCL_CLI_EXIT_OK;
@@ -613,6 +615,9 @@ static int evaluate(const config *c, fmmcl_context ctx, job *j)
   int rc = execute(c, ctx, plan, j, &best);
   if (!rc && !c->quiet)
     print_timing(c, j, &best);
+  double bound;
+  if (!rc && !c->quiet && j->opt.method == FMMCL_FGT && fmmcl_plan_error_bound(plan, &bound) == FMMCL_SUCCESS)
+    printf("error bound: |error| <= %.3e * sum |q|\n", bound);
   fmmcl_plan_destroy(plan);
   if (!rc && c->check > 0)
     rc = check_accuracy(c, j);

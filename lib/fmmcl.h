@@ -132,7 +132,9 @@ typedef struct fmmcl_plan_options {
   double sigma;       /* GAUSSIAN: bandwidth > 0 */
   /* tree methods (used by later methods; ignored by DIRECT) */
   int order;          /* expansion order p; 0: chosen from tolerance */
-  double tolerance;   /* requested relative error; 0: use order */
+  double tolerance;   /* requested relative error; 0: use order. FGT: the bound
+                         on |error| / sum |q_i| at every target (see
+                         fmmcl_plan_error_bound); 0 with order 0: 1e-6 */
   double theta;       /* treecode multipole acceptance criterion */
   int leaf_size;      /* points per leaf q; 0: device default */
 } fmmcl_plan_options;
@@ -183,8 +185,19 @@ fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
  *   "m2p"  (target point, source cell) multipole evaluations
  *   "p2l"  (source point, target cell) local-expansion contributions
  * A phase the plan's method does not run is 0. Another name is
- * FMMCL_ERROR_INVALID_ARGUMENT. */
+ * FMMCL_ERROR_INVALID_ARGUMENT. For FGT plans: "p2p" direct point pairs,
+ * "p2m" sources in Hermite expansions, "m2p" (target, source box) Hermite
+ * evaluations, "p2l" (source, target box) Taylor contributions, "m2l"
+ * Hermite-to-Taylor translations, "l2p" targets evaluated from Taylor
+ * expansions. */
 fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work);
+
+/* The bound on the error the plan's method promises: for every target y,
+ * |computed(y) - exact(y)| <= *bound * sum_i |q_i| (exact arithmetic; the
+ * device's rounding comes on top). FGT: truncation of the expansions plus
+ * the neighbour cut-off, as chosen from opt.tolerance (or opt.order); DIRECT:
+ * 0. Other methods: FMMCL_ERROR_UNSUPPORTED. */
+fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
 
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
