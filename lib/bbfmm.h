@@ -102,3 +102,61 @@ fmmcl_status fmmcl_bbfmm_reference(const fmmcl_bbfmm_kfun *k, int n, const fmmcl
                                    double *potential);
 
 #endif /* FMMCL_BBFMM_H */
+
+/* ---- the device plan (bbfmm_plan.c, bbfmm_operators.c, bbfmm_execute.c) ---- */
+#include "internal.h"
+
+#define FMMCL_BBFMM_MAX_DEPTH 8
+
+/* One level's device data. Cells live in the padded parity layout (see
+ * slot_of in cl/bbfmm.cl): slots = 8 (2^(l-1) + 2)^3 columns. */
+typedef struct fmmcl_bbfmm_level {
+  size_t pp;        /* padded parent cells per class: (2^(l-1) + 2)^3 */
+  size_t slots;     /* 8 pp */
+  size_t guard;     /* zero columns before and after the compressed multipoles */
+  int rank;
+  cl_mem w, l;      /* n^3 x slots: node multipoles, node locals */
+  cl_mem wc, lc;    /* rank x (slots + 2 guard), rank x slots: compressed */
+  cl_mem u, v, c;   /* the level's M2L operators (fmmcl_bbfmm_m2l) */
+  /* the batched M2L: 216 groups (source class, parent shift) of <= 8 GEMMs */
+  int n_groups;
+  int group_size[216];
+  size_t *a_off, *b_off, *c_off; /* 216 * 8 each */
+} fmmcl_bbfmm_level;
+
+typedef struct fmmcl_bbfmm_state {
+  fmmcl_bbfmm_kfun k;
+  char *expression;                 /* owned copy of a user expression */
+  int n, n3;
+  size_t real_size;
+  fmmcl_bbfmm_tree tree;
+  cl_program program;
+  cl_kernel k_matrix, k_p2m, k_m2m, k_l2l, k_l2p, k_p2p;
+  cl_mem src, tgt, src_start, tgt_start, cluster, nbr_start, nbr_index, tk, schild, nodes, pot;
+  size_t n_clusters, p2p_wgs;
+  fmmcl_bbfmm_level lv[FMMCL_BBFMM_MAX_DEPTH + 1];
+  unsigned char *src_host;          /* sorted sources as REAL4 (charge filled per execute) */
+  unsigned char *pot_host;          /* sorted potentials as REAL */
+  double work_p2p, work_m2l, work_m2m;
+  int m2l_from_cache[FMMCL_BBFMM_MAX_DEPTH + 1];
+} fmmcl_bbfmm_state;
+
+/* The code the plan's program gets before cl/bbfmm.cl: bbfmm_kernel() and
+ * the r = 0 rule; malloc'ed. */
+char *fmmcl_bbfmm_prelude(const fmmcl_bbfmm_kfun *k, int single);
+/* Builds (or loads from the disk cache) the M2L operators of every level and
+ * uploads them; *from_cache per level when non-NULL. */
+fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s);
+/* The disk cache key of one level's operators. */
+uint64_t fmmcl_bbfmm_m2l_cache_key(const fmmcl_bbfmm_state *s, double h, double eps);
+/* A CLBlast status as a libfmmcl status, with a message naming the call. */
+fmmcl_status fmmcl_bbfmm_clblast_status(fmmcl_context ctx, int code, const char *what);
+/* C = alpha op(A) B + beta C, column-major, in the plan's precision. */
+fmmcl_status fmmcl_bbfmm_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
+                              cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
+                              cl_mem c, size_t c_off, size_t ldc, cl_event *ev);
+fmmcl_status fmmcl_bbfmm_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,
+                                      cl_mem a, const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off,
+                                      size_t ldb, cl_mem c, const size_t *c_off, size_t ldc, size_t count,
+                                      cl_event *ev);
+fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bbfmm.h"
+#include "internal.h"
 #include "test_util.h"
 
 /* The direct sum of a kernel with the bbFMM's r = 0 rule. */
@@ -73,7 +74,7 @@ START_TEST(test_reference_error_falls_with_order) {
   const fmmcl_bbfmm_kfun *k = &kernels[_i];
   double prev = INFINITY, first = 0, e = 0;
   for (int n = 3; n <= 8; n++) {
-    e = reference_error(k, n, 2, 1500, 0);
+    e = reference_error(k, n, 2, 1000, 0);
     printf("bbfmm reference %-22s n = %d  rel l2 error %.3e\n", kernel_names[_i], n, e);
     if (n == 3) first = e;
     ck_assert_msg(e < prev, "%s: error %g at n = %d does not fall below %g", kernel_names[_i], e, n, prev);
@@ -137,6 +138,171 @@ START_TEST(test_symmetric_eigen) {
 }
 END_TEST
 
+/* ---- the device plan ------------------------------------------------------ */
+
+static fmmcl_context ctx;
+static void setup(void) {
+  ctx = fmmcl_test_context();
+  ck_assert_ptr_nonnull(ctx);
+}
+static void teardown(void) { fmmcl_context_destroy(ctx); }
+
+typedef struct problem {
+  size_t n;
+  double *x, *q, *f, *ref;
+} problem;
+
+static problem make_problem(size_t n, unsigned seed) {
+  problem p = {n, malloc(3 * n * sizeof(double)), malloc(n * sizeof(double)), malloc(n * sizeof(double)),
+               malloc(n * sizeof(double))};
+  fmmcl_test_random_points(seed, n, 3, p.x);
+  fmmcl_test_random_values(seed + 1, n, -1, 1, p.q);
+  return p;
+}
+static void free_problem(problem *p) { free(p->x), free(p->q), free(p->f), free(p->ref); }
+
+static fmmcl_plan_options bb_options(fmmcl_bbfmm_kernel kind, double param, int order, fmmcl_precision prec) {
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_BBFMM;
+  o.gradient = 0;
+  o.bbfmm_kernel = kind;
+  o.kernel_param = param;
+  if (kind == FMMCL_BBFMM_GAUSSIAN) o.sigma = param;
+  o.order = order;
+  o.precision = prec;
+  o.leaf_size = 8; /* 3000 points: depth 3, so M2M, L2L and two M2L levels run */
+  return o;
+}
+
+static double device_error(const fmmcl_plan_options *o, const fmmcl_bbfmm_kfun *k, problem *p) {
+  fmmcl_plan plan;
+  fmmcl_status st = fmmcl_plan_create(ctx, o, p->n, p->x, 0, NULL, &plan);
+  ck_assert_msg(st == FMMCL_SUCCESS, "plan: %s", fmmcl_last_error(ctx));
+  st = fmmcl_plan_execute(plan, p->q, p->f, NULL);
+  ck_assert_msg(st == FMMCL_SUCCESS, "execute: %s", fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  direct_sum(k, p->n, p->x, p->q, p->n, p->x, p->ref);
+  return fmmcl_test_rel_l2(p->f, p->ref, p->n);
+}
+
+/* In double precision the device runs the reference's algorithm: its error
+ * against the direct sum is the reference's (dense M2L, depth 3) to within
+ * the SVD truncation, for three kernels. */
+START_TEST(test_device_double_vs_direct) {
+  const fmmcl_bbfmm_kfun *k = &kernels[_i];
+  problem p = make_problem(3000, 11);
+  fmmcl_plan_options o = bb_options(k->kind, k->param, 4, FMMCL_DOUBLE);
+  double e = device_error(&o, k, &p);
+  fmmcl_bbfmm_tree t;
+  fmmcl_bbfmm_tree_build(p.n, p.x, p.n, p.x, 3, 0, &t);
+  double *f = malloc(p.n * sizeof *f);
+  ck_assert_int_eq(fmmcl_bbfmm_reference(k, 4, &t, NULL, p.q, f), FMMCL_SUCCESS);
+  double eref = fmmcl_test_rel_l2(f, p.ref, p.n), diff = fmmcl_test_rel_l2(p.f, f, p.n);
+  printf("bbfmm device double %-22s n = 4: error %.3e (host reference %.3e, device - host %.3e)\n",
+         kernel_names[_i], e, eref, diff);
+  ck_assert_msg(diff < 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "%s: device differs from host by %g",
+                kernel_names[_i], diff);
+  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "%s: device error %g vs host %g",
+                kernel_names[_i], e, eref);
+  free(f);
+  fmmcl_bbfmm_tree_free(&t);
+  free_problem(&p);
+}
+END_TEST
+
+/* Single precision: the order-5 interpolation error (~5e-5) dominates
+ * float rounding (~1e-6). */
+START_TEST(test_device_single) {
+  const fmmcl_bbfmm_kfun *k = &kernels[0];
+  problem p = make_problem(3000, 12);
+  fmmcl_plan_options o = bb_options(k->kind, k->param, 5, FMMCL_SINGLE);
+  double e = device_error(&o, k, &p);
+  printf("bbfmm device single 1/r n = 5: error %.3e\n", e);
+  ck_assert_msg(e < 1e-4, "single precision error %g", e);
+  free_problem(&p);
+}
+END_TEST
+
+/* A user kernel string: Yukawa written out has the error of the host
+ * reference's built-in Yukawa (the third kernel of the device tests). */
+START_TEST(test_user_kernel) {
+  fmmcl_bbfmm_kfun yuk = {FMMCL_BBFMM_YUKAWA, 2.0, NULL};
+  problem p = make_problem(3000, 13);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_USER, 0, 4, FMMCL_DOUBLE);
+  o.kernel_expression = "exp(-2 * r) / r";
+  double e = device_error(&o, &yuk, &p);
+  fmmcl_bbfmm_tree t;
+  fmmcl_bbfmm_tree_build(p.n, p.x, p.n, p.x, 3, 0, &t);
+  ck_assert_int_eq(fmmcl_bbfmm_reference(&yuk, 4, &t, NULL, p.q, p.f), FMMCL_SUCCESS);
+  double eref = fmmcl_test_rel_l2(p.f, p.ref, p.n);
+  printf("bbfmm device user kernel exp(-2 r)/r n = 4: error %.3e (host built-in Yukawa %.3e)\n", e, eref);
+  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "user kernel error %g vs %g", e, eref);
+  fmmcl_bbfmm_tree_free(&t);
+  free_problem(&p);
+}
+END_TEST
+
+/* A user kernel that does not compile: BUILD_FAILED, the log in the
+ * context's last error, pointing at the expression. */
+START_TEST(test_user_kernel_build_failure) {
+  problem p = make_problem(200, 14);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_USER, 0, 3, FMMCL_DOUBLE);
+  o.kernel_expression = "exp(-r) / no_such_function(r)";
+  fmmcl_plan plan = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_BUILD_FAILED);
+  ck_assert_ptr_null(plan);
+  const char *msg = fmmcl_last_error(ctx);
+  ck_assert_msg(strstr(msg, "build log") && strstr(msg, "no_such_function"), "message: %s", msg);
+  ck_assert_msg(strstr(msg, "kernel_expression"), "log does not name the expression: %s", msg);
+  free_problem(&p);
+}
+END_TEST
+
+/* Bad options: gradient (the bbFMM computes potentials), unknown kernel,
+ * missing expression, order out of range, negative parameter. */
+START_TEST(test_bad_options) {
+  problem p = make_problem(100, 15);
+  fmmcl_plan plan = NULL;
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 3, FMMCL_DOUBLE);
+  o.gradient = 1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  o = bb_options(FMMCL_BBFMM_USER, 0, 3, FMMCL_DOUBLE);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = bb_options((fmmcl_bbfmm_kernel)99, 0, 3, FMMCL_DOUBLE);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 11, FMMCL_DOUBLE);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  o = bb_options(FMMCL_BBFMM_YUKAWA, -1, 3, FMMCL_DOUBLE);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(plan);
+  free_problem(&p);
+}
+END_TEST
+
+/* CLBlast's statuses map to libfmmcl's, the message naming the call. */
+START_TEST(test_clblast_status_mapping) {
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, 0, "x"), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -1024, "CLBlastSgemm"), FMMCL_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(fmmcl_last_error(ctx), "CLBlastSgemm") && strstr(fmmcl_last_error(ctx), "CLBlastNotImplemented"),
+                "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -2044, "x"), FMMCL_ERROR_UNSUPPORTED); /* no double */
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -1017, "x"), FMMCL_ERROR_INTERNAL);    /* bad dimension */
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -2050, "x"), FMMCL_ERROR_OUT_OF_MEMORY);
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -11, "x"), FMMCL_ERROR_BUILD_FAILED);
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -5, "x"), FMMCL_ERROR_OUT_OF_MEMORY); /* CL_OUT_OF_RESOURCES */
+  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -2040, "x"), FMMCL_ERROR_OPENCL);
+  /* and a real CLBlast call with an impossible size comes back as a status */
+  cl_int err;
+  cl_mem b = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 64, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_int_eq(fmmcl_bbfmm_gemm(ctx, sizeof(float), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
+                   FMMCL_ERROR_INTERNAL);
+  ck_assert_msg(strstr(fmmcl_last_error(ctx), "InsufficientMemory"), "%s", fmmcl_last_error(ctx));
+  clReleaseMemObject(b);
+}
+END_TEST
+
 static Suite *bbfmm_suite(void) {
   Suite *s = suite_create("bbfmm");
   TCase *tc = tcase_create("reference");
@@ -144,6 +310,15 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_symmetric_eigen);
   tcase_add_loop_test(tc, test_reference_error_falls_with_order, 0, 3);
   tcase_add_loop_test(tc, test_reference_compressed_matches_dense, 0, 3);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("device");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_clblast_status_mapping);
+  tcase_add_test(tc, test_bad_options);
+  tcase_add_test(tc, test_user_kernel_build_failure);
+  tcase_add_loop_test(tc, test_device_double_vs_direct, 0, 2); /* the third kernel: test_user_kernel */
+  tcase_add_test(tc, test_device_single);
+  tcase_add_test(tc, test_user_kernel);
   suite_add_tcase(s, tc);
   return s;
 }
