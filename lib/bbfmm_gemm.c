@@ -53,18 +53,23 @@ fmmcl_status fmmcl_bbfmm_clblast_status(fmmcl_context ctx, int code, const char 
   return fmmcl_fail(ctx, st, "%s failed: CLBlast status %s (%d)", what, clblast_name(code), code);
 }
 
+/* Through the batched routine with one item: CLBlast compiles each routine
+ * it meets (~10 s under PoCL), and the batched one is needed anyway. */
 fmmcl_status fmmcl_bbfmm_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
                               cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
                               cl_mem c, size_t c_off, size_t ldc, cl_event *ev) {
   CLBlastTranspose ta = trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
   CLBlastStatusCode code;
-  if (real_size == sizeof(double))
-    code = CLBlastDgemm(CLBlastLayoutColMajor, ta, CLBlastTransposeNo, m, n, k, 1.0, a, a_off, lda, b, b_off, ldb,
-                        beta, c, c_off, ldc, &ctx->queue, ev);
-  else
-    code = CLBlastSgemm(CLBlastLayoutColMajor, ta, CLBlastTransposeNo, m, n, k, 1.0f, a, a_off, lda, b, b_off, ldb,
-                        (float)beta, c, c_off, ldc, &ctx->queue, ev);
-  return fmmcl_bbfmm_clblast_status(ctx, code, real_size == sizeof(double) ? "CLBlastDgemm" : "CLBlastSgemm");
+  if (real_size == sizeof(double)) {
+    double al = 1, be = beta;
+    code = CLBlastDgemmBatched(CLBlastLayoutColMajor, ta, CLBlastTransposeNo, m, n, k, &al, a, &a_off, lda, b,
+                               &b_off, ldb, &be, c, &c_off, ldc, 1, &ctx->queue, ev);
+  } else {
+    float al = 1, be = (float)beta;
+    code = CLBlastSgemmBatched(CLBlastLayoutColMajor, ta, CLBlastTransposeNo, m, n, k, &al, a, &a_off, lda, b,
+                               &b_off, ldb, &be, c, &c_off, ldc, 1, &ctx->queue, ev);
+  }
+  return fmmcl_bbfmm_clblast_status(ctx, code, real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
 }
 
 fmmcl_status fmmcl_bbfmm_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,

@@ -199,6 +199,9 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
   s->p2p_wgs = 64;
   if (fmmcl_bbfmm_tree_build(plan->n_sources, sources, plan->n_targets, targets, 0, o->leaf_size, &s->tree))
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the tree");
+  if (s->real_size == sizeof(float) && s->tree.half > 1e30)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinates span %g: beyond single precision; use FMMCL_DOUBLE", 2 * s->tree.half);
   st = build_program(plan, s);
   if (!st) st = device_data(plan, s);
   if (!st) st = fmmcl_bbfmm_operators(plan, s);

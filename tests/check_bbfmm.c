@@ -280,6 +280,55 @@ START_TEST(test_bad_options) {
 }
 END_TEST
 
+/* The M2L operators go to the disk cache: a second plan loads them, and
+ * one whose file was corrupted (a flipped byte, then a truncation) is
+ * recomputed, never trusted, with the same result. */
+START_TEST(test_svd_cache) {
+  problem p = make_problem(3000, 16);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 4, FMMCL_DOUBLE);
+  double *f0 = malloc(p.n * sizeof *f0);
+  char path[4300];
+  for (int round = 0; round < 5; round++) {
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+    fmmcl_bbfmm_state *s = plan->impl;
+    double h = s->tree.half / 4;
+    uint64_t key = fmmcl_bbfmm_m2l_cache_key(s, h, fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE));
+    ck_assert_int_eq(fmmcl_cache_file_path(key, path, sizeof path), FMMCL_SUCCESS);
+    if (round == 0) { /* start from nothing: whatever an earlier test left */
+      fmmcl_plan_destroy(plan);
+      unlink(path);
+      continue;
+    }
+    ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
+    if (round == 1) {
+      ck_assert_msg(!s->m2l_from_cache[2], "round 1: level 2 operators came from a deleted cache file");
+      memcpy(f0, p.f, p.n * sizeof *f0);
+    } else {
+      ck_assert_msg(s->m2l_from_cache[2] == (round == 2), "round %d: from cache %d", round, s->m2l_from_cache[2]);
+      ck_assert_double_eq_tol(fmmcl_test_rel_l2(p.f, f0, p.n), 0, 1e-13);
+    }
+    fmmcl_plan_destroy(plan);
+    FILE *fp = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    if (round == 2) { /* flip a byte in the middle of the payload */
+      fseek(fp, 0, SEEK_END);
+      long len = ftell(fp);
+      fseek(fp, len / 2, SEEK_SET);
+      int c = fgetc(fp);
+      fseek(fp, len / 2, SEEK_SET);
+      fputc(c ^ 0x5a, fp);
+      fclose(fp);
+    } else {
+      fclose(fp);
+      if (round == 3) ck_assert_int_eq(truncate(path, 40), 0);
+    }
+  }
+  free(f0);
+  free_problem(&p);
+}
+END_TEST
+
 /* CLBlast's statuses map to libfmmcl's, the message naming the call. */
 START_TEST(test_clblast_status_mapping) {
   ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, 0, "x"), FMMCL_SUCCESS);
@@ -296,7 +345,7 @@ START_TEST(test_clblast_status_mapping) {
   cl_int err;
   cl_mem b = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 64, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  ck_assert_int_eq(fmmcl_bbfmm_gemm(ctx, sizeof(float), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
+  ck_assert_int_eq(fmmcl_bbfmm_gemm(ctx, sizeof(double), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
                    FMMCL_ERROR_INTERNAL);
   ck_assert_msg(strstr(fmmcl_last_error(ctx), "InsufficientMemory"), "%s", fmmcl_last_error(ctx));
   clReleaseMemObject(b);
@@ -319,6 +368,7 @@ static Suite *bbfmm_suite(void) {
   tcase_add_loop_test(tc, test_device_double_vs_direct, 0, 2); /* the third kernel: test_user_kernel */
   tcase_add_test(tc, test_device_single);
   tcase_add_test(tc, test_user_kernel);
+  tcase_add_test(tc, test_svd_cache);
   suite_add_tcase(s, tc);
   return s;
 }
