@@ -82,9 +82,13 @@ typedef struct fmmcl_bbfmm_m2l {
 
 /* From the 316 dense matrices kt (316 * n^3 * n^3, row-major each): SVD of
  * the fat and the thin stacks (eigenvectors of sum K K^T and sum K^T K),
- * keeping singular values above eps times the largest. */
-fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double eps,
+ * keeping singular values above eps times the largest. symmetric: K(-d) =
+ * K(d), so K_-t = K_t^T and V = U (one eigen-decomposition, not two). */
+fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double eps, int symmetric,
                                       fmmcl_bbfmm_m2l *m);
+/* alpha when K(s d) = s^-alpha K(d) for all s > 0 (1/r: 1, 1/r^2: 2), else 0:
+ * then one level's operators give every level's (C scales by 2^alpha per level). */
+int fmmcl_bbfmm_kfun_homogeneity(const fmmcl_bbfmm_kfun *k);
 void fmmcl_bbfmm_m2l_free(fmmcl_bbfmm_m2l *m);
 /* Eigen-decomposition of a symmetric d x d matrix a (row-major, destroyed):
  * eigenvalues in w descending, eigenvectors as columns of v (row-major d x d). */

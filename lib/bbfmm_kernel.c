@@ -63,3 +63,9 @@ double fmmcl_bbfmm_kfun_eval(const fmmcl_bbfmm_kfun *k, double dx, double dy, do
     default: return NAN;
   }
 }
+
+int fmmcl_bbfmm_kfun_homogeneity(const fmmcl_bbfmm_kfun *k) {
+  if (k->kind == FMMCL_BBFMM_LAPLACE || (k->kind == FMMCL_BBFMM_INV_MULTIQUADRIC && k->param == 0)) return 1;
+  if (k->kind == FMMCL_BBFMM_INV_R2) return 2;
+  return 0;
+}

@@ -134,7 +134,8 @@ static void gram(int n3, const double *kt, int transpose, double *g) {
     }
 }
 
-fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double eps, fmmcl_bbfmm_m2l *m) {
+fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double eps, int symmetric,
+                                      fmmcl_bbfmm_m2l *m) {
   int n3 = n * n * n;
   size_t nn = (size_t)n3 * n3;
   memset(m, 0, sizeof *m);
@@ -144,6 +145,10 @@ fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double 
   if (!g || !ev || !w || !m->u || !m->v) goto oom;
   m->n = n, m->h = h;
   for (int side = 0; side < 2; side++) {
+    if (side == 1 && symmetric) { /* K_-t = K_t^T: the thin stack's Gram is the fat one's */
+      memcpy(m->v, m->u, sizeof(double) * n3 * m->rank);
+      break;
+    }
     gram(n3, kt, side, g);
     fmmcl_bbfmm_symmetric_eigen(n3, g, w, ev);
     if (side == 0) {

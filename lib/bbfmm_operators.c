@@ -200,36 +200,55 @@ fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   if (err != CL_SUCCESS) return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
   double *kt = NULL;
   fmmcl_status st = FMMCL_SUCCESS;
+  int alpha = fmmcl_bbfmm_kfun_homogeneity(&s->k), symmetric = s->k.kind != FMMCL_BBFMM_USER;
+  fmmcl_bbfmm_m2l base = {0};
   for (int l = 2; l <= s->tree.depth && !st; l++) {
     double h = s->tree.half / (double)(1 << l);
     fmmcl_bbfmm_level *lv = &s->lv[l];
-    uint64_t key = fmmcl_bbfmm_m2l_cache_key(s, h, eps);
-    fmmcl_bbfmm_m2l m;
-    s->m2l_from_cache[l] = cache_read(key, s->n, h, &m) == 0;
-    if (!s->m2l_from_cache[l]) {
-      if (!kt) kt = malloc(sizeof(double) * FMMCL_BBFMM_N_TRANSFER * n3 * n3);
-      if (!kt) {
-        st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the M2L matrices");
+    fmmcl_bbfmm_m2l m = {0};
+    if (alpha && l > 2) { /* a homogeneous kernel: level 2's operators, C scaled */
+      size_t nc = (size_t)FMMCL_BBFMM_N_TRANSFER * base.rank * base.rank, nu = (size_t)n3 * base.rank;
+      m = base;
+      m.u = malloc(nu * sizeof(double)), m.v = malloc(nu * sizeof(double)), m.c = malloc(nc * sizeof(double));
+      if (!m.u || !m.v || !m.c) {
+        fmmcl_bbfmm_m2l_free(&m);
+        st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
         break;
       }
-      st = device_matrices(plan, s, h, tv, kt);
-      if (st) break;
-      for (size_t i = 0; i < (size_t)FMMCL_BBFMM_N_TRANSFER * n3 * n3; i++)
-        if (!isfinite(kt[i])) {
-          st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                          "the bbFMM kernel is not finite between well-separated cells (level %d)", l);
+      memcpy(m.u, base.u, nu * sizeof(double)), memcpy(m.v, base.v, nu * sizeof(double));
+      double scale = ldexp(1.0, alpha * (l - 2));
+      for (size_t i = 0; i < nc; i++) m.c[i] = scale * base.c[i];
+      m.h = h;
+      s->m2l_from_cache[l] = s->m2l_from_cache[2];
+    } else {
+      uint64_t key = fmmcl_bbfmm_m2l_cache_key(s, h, eps);
+      s->m2l_from_cache[l] = cache_read(key, s->n, h, &m) == 0;
+      if (!s->m2l_from_cache[l]) {
+        if (!kt) kt = malloc(sizeof(double) * FMMCL_BBFMM_N_TRANSFER * n3 * n3);
+        if (!kt) {
+          st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the M2L matrices");
           break;
         }
-      if (!st && fmmcl_bbfmm_m2l_compress(s->n, h, kt, eps, &m))
-        st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the M2L SVD");
-      if (st) break;
-      cache_write(key, &m);
+        st = device_matrices(plan, s, h, tv, kt);
+        if (st) break;
+        for (size_t i = 0; i < (size_t)FMMCL_BBFMM_N_TRANSFER * n3 * n3; i++)
+          if (!isfinite(kt[i])) {
+            st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                            "the bbFMM kernel is not finite between well-separated cells (level %d)", l);
+            break;
+          }
+        if (!st && fmmcl_bbfmm_m2l_compress(s->n, h, kt, eps, symmetric, &m))
+          st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the M2L SVD");
+        if (st) break;
+        cache_write(key, &m);
+      }
     }
     lv->rank = m.rank;
     st = upload(ctx, s->real_size, m.u, (size_t)n3 * m.rank, &lv->u);
     if (!st) st = upload(ctx, s->real_size, m.v, (size_t)n3 * m.rank, &lv->v);
     if (!st) st = upload(ctx, s->real_size, m.c, (size_t)FMMCL_BBFMM_N_TRANSFER * m.rank * m.rank, &lv->c);
-    fmmcl_bbfmm_m2l_free(&m);
+    if (alpha && l == 2) base = m; /* kept for the deeper levels */
+    else fmmcl_bbfmm_m2l_free(&m);
     if (!st) {
       lv->a_off = malloc(216 * 8 * sizeof(size_t));
       lv->b_off = malloc(216 * 8 * sizeof(size_t));
@@ -238,6 +257,7 @@ fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
       else m2l_groups(lv, l);
     }
   }
+  fmmcl_bbfmm_m2l_free(&base);
   free(kt);
   clReleaseMemObject(tv);
   return st;

@@ -41,7 +41,7 @@ static double reference_error(const fmmcl_bbfmm_kfun *k, int n, int depth, size_
     for (int l = 2; l <= t.depth; l++) {
       double h = t.half / (1 << l);
       for (int i = 0; i < FMMCL_BBFMM_N_TRANSFER; i++) fmmcl_bbfmm_m2l_dense(k, n, h, i, kt + (size_t)i * n3 * n3);
-      ck_assert_int_eq(fmmcl_bbfmm_m2l_compress(n, h, kt, fmmcl_bbfmm_svd_eps(n, FMMCL_DOUBLE), &store[l]),
+      ck_assert_int_eq(fmmcl_bbfmm_m2l_compress(n, h, kt, fmmcl_bbfmm_svd_eps(n, FMMCL_DOUBLE), 1, &store[l]),
                        FMMCL_SUCCESS);
       levels[l] = &store[l];
     }
