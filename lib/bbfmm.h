@@ -105,6 +105,19 @@ fmmcl_status fmmcl_bbfmm_reference(const fmmcl_bbfmm_kfun *k, int n, const fmmcl
                                    fmmcl_bbfmm_m2l *const *m2l, const double *charges,
                                    double *potential);
 
+/* ---- for tests (bbfmm_debug.c) ---------------------------------------------- */
+
+/* The reference, also copying each level's node multipoles and locals
+ * (8^l cells lexicographic x n^3) into w_out[l], l_out[l] where non-NULL. */
+fmmcl_status fmmcl_bbfmm_reference_levels(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
+                                          fmmcl_bbfmm_m2l *const *m2l, const double *charges, double *potential,
+                                          double **w_out, double **l_out);
+/* A plan's tree, and after an execution a level's multipoles (which 0) or
+ * locals (which 1) in the reference's layout; its M2L operators as doubles. */
+const fmmcl_bbfmm_tree *fmmcl_bbfmm_plan_tree(fmmcl_plan plan);
+fmmcl_status fmmcl_bbfmm_debug_cells(fmmcl_plan plan, int level, int which, double *out);
+fmmcl_status fmmcl_bbfmm_debug_m2l(fmmcl_plan plan, int level, fmmcl_bbfmm_m2l *m);
+
 #endif /* FMMCL_BBFMM_H */
 
 /* ---- the device plan (bbfmm_plan.c, bbfmm_operators.c, bbfmm_execute.c) ---- */

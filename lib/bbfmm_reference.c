@@ -163,6 +163,12 @@ static void l2p_p2p(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
 
 fmmcl_status fmmcl_bbfmm_reference(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
                                    fmmcl_bbfmm_m2l *const *m2l, const double *charges, double *potential) {
+  return fmmcl_bbfmm_reference_levels(k, n, t, m2l, charges, potential, NULL, NULL);
+}
+
+fmmcl_status fmmcl_bbfmm_reference_levels(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
+                                          fmmcl_bbfmm_m2l *const *m2l, const double *charges, double *potential,
+                                          double **w_out, double **l_out) {
   if (k->kind == FMMCL_BBFMM_USER || n < FMMCL_BBFMM_MIN_ORDER || n > FMMCL_BBFMM_MAX_ORDER)
     return FMMCL_ERROR_INVALID_ARGUMENT;
   int n3 = n * n * n, L = t->depth;
@@ -187,6 +193,11 @@ fmmcl_status fmmcl_bbfmm_reference(const fmmcl_bbfmm_kfun *k, int n, const fmmcl
       if (m2l ? m2l_compressed(m2l[l], n, &lv[l]) : m2l_dense(k, n, &lv[l])) st = FMMCL_ERROR_OUT_OF_MEMORY;
     for (int l = 2; l < L; l++) translate(n, s, &lv[l], &lv[l + 1], 0);
     if (!st) {
+      for (int l = 2; l <= L; l++) {
+        size_t bytes = ((size_t)1 << (3 * l)) * n3 * sizeof(double);
+        if (w_out && w_out[l]) memcpy(w_out[l], lv[l].w, bytes);
+        if (l_out && l_out[l]) memcpy(l_out[l], lv[l].l, bytes);
+      }
       l2p_p2p(k, n, t, &lv[L], q, pot);
       for (size_t a = 0; a < t->nt; a++) potential[t->tgt_perm[a]] = pot[a];
     }

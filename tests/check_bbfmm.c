@@ -211,6 +211,48 @@ START_TEST(test_device_double_vs_direct) {
 }
 END_TEST
 
+/* Operator by operator: the host reference run on the plan's own tree with
+ * the plan's own M2L operators (read back from the device) must agree with
+ * the device to rounding, at every stage: W at the leaves (P2M), W one level
+ * up (M2M), L at level 2 (M2L alone), L at the leaves (M2L + L2L) and the
+ * potentials (P2P + L2P). Gaussian: its operators differ per level. */
+START_TEST(test_device_operators) {
+  const fmmcl_bbfmm_kfun *k = &kernels[1];
+  problem p = make_problem(3000, 11);
+  fmmcl_plan_options o = bb_options(k->kind, k->param, 4, FMMCL_DOUBLE);
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
+  const fmmcl_bbfmm_tree *t = fmmcl_bbfmm_plan_tree(plan);
+  ck_assert_int_eq(t->depth, 3);
+  fmmcl_bbfmm_m2l ops[4], *levels[11] = {0};
+  double *w[11] = {0}, *l[11] = {0}, *dev = malloc(512 * 64 * sizeof *dev);
+  for (int lev = 2; lev <= 3; lev++) {
+    ck_assert_int_eq(fmmcl_bbfmm_debug_m2l(plan, lev, &ops[lev]), FMMCL_SUCCESS);
+    levels[lev] = &ops[lev];
+    w[lev] = malloc(((size_t)1 << (3 * lev)) * 64 * sizeof(double));
+    l[lev] = malloc(((size_t)1 << (3 * lev)) * 64 * sizeof(double));
+  }
+  ck_assert_int_eq(fmmcl_bbfmm_reference_levels(k, 4, t, levels, p.q, p.ref, w, l), FMMCL_SUCCESS);
+  const char *stage[2][4] = {{"", "", "M2M (W level 2)", "P2M (W level 3)"}, {"", "", "M2L (L level 2)", "M2L + L2L (L level 3)"}};
+  for (int which = 0; which < 2; which++)
+    for (int lev = 2; lev <= 3; lev++) {
+      size_t cnt = ((size_t)1 << (3 * lev)) * 64;
+      ck_assert_int_eq(fmmcl_bbfmm_debug_cells(plan, lev, which, dev), FMMCL_SUCCESS);
+      double e = fmmcl_test_rel_l2(dev, which ? l[lev] : w[lev], cnt);
+      printf("bbfmm device vs host %-22s rel diff %.2e\n", stage[which][lev], e);
+      ck_assert_msg(e < 1e-12, "%s: device and host differ by %g", stage[which][lev], e);
+    }
+  double e = fmmcl_test_rel_l2(p.f, p.ref, p.n);
+  printf("bbfmm device vs host P2P + L2P (potential) rel diff %.2e\n", e);
+  ck_assert_msg(e < 1e-12, "potentials differ by %g", e);
+  for (int lev = 2; lev <= 3; lev++) fmmcl_bbfmm_m2l_free(&ops[lev]), free(w[lev]), free(l[lev]);
+  free(dev);
+  fmmcl_plan_destroy(plan);
+  free_problem(&p);
+}
+END_TEST
+
 /* Single precision: the order-5 interpolation error (~5e-5) dominates
  * float rounding (~1e-6). */
 START_TEST(test_device_single) {
@@ -366,6 +408,7 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_bad_options);
   tcase_add_test(tc, test_user_kernel_build_failure);
   tcase_add_loop_test(tc, test_device_double_vs_direct, 0, 2); /* the third kernel: test_user_kernel */
+  tcase_add_test(tc, test_device_operators);
   tcase_add_test(tc, test_device_single);
   tcase_add_test(tc, test_user_kernel);
   tcase_add_test(tc, test_svd_cache);
