@@ -66,7 +66,11 @@ fmmcl_status fmmcl_bbfmm_tree_build(size_t ns, const double *src, size_t nt, con
   }
   /* half width: the next power of two above half the extent (a little
    * margin so no point sits on the far face) */
-  t->half = ldexp(1.0, (int)ceil(log2(fmax(ext, 1e-300) * 0.5 * (1 + 1e-9))));
+  /* one point, or all in one place: any box will do, and a box of the
+   * scale of the coordinates keeps the M2L matrices finite */
+  double scale = fmax(1.0, fmax(fabs(t->center[0]), fmax(fabs(t->center[1]), fabs(t->center[2]))));
+  if (ext < 1e-12 * scale) ext = scale;
+  t->half = ldexp(1.0, (int)ceil(log2(ext * 0.5 * (1 + 1e-9))));
   if (depth <= 0) {
     double q = leaf_size > 0 ? leaf_size : 64;
     size_t n = ns > nt ? ns : nt;

@@ -253,6 +253,45 @@ START_TEST(test_device_operators) {
 }
 END_TEST
 
+/* Targets apart from the sources (a box around both), and degenerate
+ * inputs: one source, all points in one place. */
+START_TEST(test_device_targets_and_degenerate) {
+  fmmcl_bbfmm_kfun lap = {FMMCL_BBFMM_LAPLACE, 0, NULL};
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 4, FMMCL_DOUBLE);
+  size_t ns = 2000, nt = 1500;
+  double *xs = malloc(3 * ns * sizeof *xs), *xt = malloc(3 * nt * sizeof *xt), *q = malloc(ns * sizeof *q),
+         *f = malloc(nt * sizeof *f), *ref = malloc(nt * sizeof *ref);
+  fmmcl_test_random_points(21, ns, 3, xs);
+  fmmcl_test_random_points(22, nt, 3, xt);
+  for (size_t i = 0; i < 3 * nt; i++) xt[i] = 0.5 + 1.5 * xt[i]; /* overlapping, larger box */
+  fmmcl_test_random_values(23, ns, -1, 1, q);
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, ns, xs, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  direct_sum(&lap, ns, xs, q, nt, xt, ref);
+  double e = fmmcl_test_rel_l2(f, ref, nt);
+  printf("bbfmm device separate targets n = 4: error %.3e\n", e);
+  ck_assert_msg(e < 1e-3, "separate targets: error %g", e);
+  /* one source: its own potential is 0 (the r = 0 pair is skipped) */
+  double x1[3] = {0.3, -2, 7}, q1 = 2, f1 = -1;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 1, x1, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, &q1, &f1, NULL), FMMCL_SUCCESS);
+  ck_assert_double_eq(f1, 0);
+  fmmcl_plan_destroy(plan);
+  /* 100 sources in one place and a target 1 away: 1/r sums to sum q, up to
+   * order 4's interpolation error between two cell corners (~3e-3); the
+   * point is a finite answer where the box would have no size */
+  double *xc = malloc(3 * 100 * sizeof *xc), qc[100], tgt[3] = {1, 0, 0}, fc = 0, sum = 0;
+  for (int i = 0; i < 100; i++) xc[3 * i] = xc[3 * i + 1] = xc[3 * i + 2] = 0, qc[i] = 0.01 * i, sum += qc[i];
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 100, xc, 1, tgt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, qc, &fc, NULL), FMMCL_SUCCESS);
+  ck_assert_double_eq_tol(fc, sum, 1e-2 * sum);
+  fmmcl_plan_destroy(plan);
+  free(xs), free(xt), free(q), free(f), free(ref), free(xc);
+}
+END_TEST
+
 /* Single precision: the order-5 interpolation error (~5e-5) dominates
  * float rounding (~1e-6). */
 START_TEST(test_device_single) {
@@ -409,6 +448,7 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_user_kernel_build_failure);
   tcase_add_loop_test(tc, test_device_double_vs_direct, 0, 2); /* the third kernel: test_user_kernel */
   tcase_add_test(tc, test_device_operators);
+  tcase_add_test(tc, test_device_targets_and_degenerate);
   tcase_add_test(tc, test_device_single);
   tcase_add_test(tc, test_user_kernel);
   tcase_add_test(tc, test_svd_cache);
