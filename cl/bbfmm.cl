@@ -19,14 +19,14 @@
  * classes p = (ix&1, iy&1, iz&1) one after the other, each over the parent
  * grid with a ring of empty cells, so that one M2L transfer vector is a
  * constant column shift for every target of a class (see bbfmm_m2l_gemm). */
-inline size_t slot_of(uint ix, uint iy, uint iz, uint g2) {
+size_t slot_of(uint ix, uint iy, uint iz, uint g2) {
   size_t gp = g2 + 2;
   uint p = ((ix & 1) << 2) | ((iy & 1) << 1) | (iz & 1);
   return (size_t)p * gp * gp * gp + (((ix >> 1) + 1) * gp + (iy >> 1) + 1) * gp + (iz >> 1) + 1;
 }
 
 /* w[m] = S_n(x_m, x) for the n nodes; tk[m * NORD + k] = T_k(x_m). */
-inline void cheb_weights(REAL x, __constant REAL *tk, REAL *w) {
+void cheb_weights(REAL x, __constant REAL *tk, REAL *w) {
   REAL t[NORD];
   t[0] = 1;
   if (NORD > 1) t[1] = x;
@@ -38,7 +38,7 @@ inline void cheb_weights(REAL x, __constant REAL *tk, REAL *w) {
   }
 }
 
-inline REAL pair_value(REAL dx, REAL dy, REAL dz) {
+REAL pair_value(REAL dx, REAL dy, REAL dz) {
   REAL r2 = dx * dx + dy * dy + dz * dz;
   REAL k = bbfmm_kernel(dx, dy, dz);
 #if BBFMM_SKIP_ZERO

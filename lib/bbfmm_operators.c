@@ -45,7 +45,7 @@ char *fmmcl_bbfmm_prelude(const fmmcl_bbfmm_kfun *k, int single) {
   if (!out) return NULL;
   snprintf(out, len,
            "#define BBFMM_SKIP_ZERO %d\n#define BBFMM_USER %d\n"
-           "inline REAL bbfmm_kernel(REAL dx, REAL dy, REAL dz) {\n"
+           "REAL bbfmm_kernel(REAL dx, REAL dy, REAL dz) {\n"
            "  REAL r2 = dx * dx + dy * dy + dz * dz;\n  REAL r = sqrt(r2);\n"
            "#line 1 \"kernel_expression\"\n  return (REAL)(%s\n);\n}\n",
            fmmcl_bbfmm_kfun_singular(k), k->kind == FMMCL_BBFMM_USER, e);
