@@ -117,6 +117,19 @@ START_TEST(test_chebyshev_weights) {
 }
 END_TEST
 
+/* The 316 transfer vectors: index and vector are inverse, near ones have none. */
+START_TEST(test_transfer_vectors) {
+  for (int i = 0; i < FMMCL_BBFMM_N_TRANSFER; i++) {
+    int t[3];
+    fmmcl_bbfmm_transfer_vector(i, t);
+    ck_assert(abs(t[0]) > 1 || abs(t[1]) > 1 || abs(t[2]) > 1);
+    ck_assert_int_eq(fmmcl_bbfmm_transfer_index(t[0], t[1], t[2]), i);
+  }
+  ck_assert_int_eq(fmmcl_bbfmm_transfer_index(1, -1, 0), -1);
+  ck_assert_int_eq(fmmcl_bbfmm_transfer_index(4, 0, 0), -1);
+}
+END_TEST
+
 /* The eigen-decomposition: A v = lambda v, descending, orthonormal. */
 START_TEST(test_symmetric_eigen) {
   int d = 40;
@@ -438,6 +451,7 @@ static Suite *bbfmm_suite(void) {
   TCase *tc = tcase_create("reference");
   tcase_add_test(tc, test_chebyshev_weights);
   tcase_add_test(tc, test_symmetric_eigen);
+  tcase_add_test(tc, test_transfer_vectors);
   tcase_add_loop_test(tc, test_reference_error_falls_with_order, 0, 3);
   tcase_add_loop_test(tc, test_reference_compressed_matches_dense, 0, 3);
   suite_add_tcase(s, tc);
