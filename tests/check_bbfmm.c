@@ -259,6 +259,12 @@ START_TEST(test_device_operators) {
   double e = fmmcl_test_rel_l2(p.f, p.ref, p.n);
   printf("bbfmm device vs host P2P + L2P (potential) rel diff %.2e\n", e);
   ck_assert_msg(e < 1e-12, "potentials differ by %g", e);
+  /* a plan executes again with the same answer: nothing left over from the
+   * first run (locals, compressed accumulators) */
+  double *again = malloc(p.n * sizeof *again);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, again, NULL), FMMCL_SUCCESS);
+  ck_assert_double_eq_tol(fmmcl_test_rel_l2(again, p.f, p.n), 0, 1e-15);
+  free(again);
   for (int lev = 2; lev <= 3; lev++) fmmcl_bbfmm_m2l_free(&ops[lev]), free(w[lev]), free(l[lev]);
   free(dev);
   fmmcl_plan_destroy(plan);
