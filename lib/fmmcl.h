@@ -122,6 +122,21 @@ typedef enum fmmcl_precision {
 
 #define FMMCL_MAX_DIM 8
 
+/* The function a BBFMM plan sums, r = |target - source|. A pair at r = 0 is
+ * skipped for the kernels singular there (1/r, 1/r^2, Yukawa); a USER
+ * kernel's r = 0 pair counts only where its value is finite. */
+typedef enum fmmcl_bbfmm_kernel {
+  FMMCL_BBFMM_PLAN_KERNEL = 0,  /* from opt.kernel: LAPLACE_3D -> 1/sqrt(r^2 + eps^2),
+                                   GAUSSIAN (dim 3) -> exp(-r^2 / (2 sigma^2)) */
+  FMMCL_BBFMM_LAPLACE,          /* 1/r */
+  FMMCL_BBFMM_INV_R2,           /* 1/r^2 */
+  FMMCL_BBFMM_GAUSSIAN,         /* exp(-r^2 / (2 sigma^2)), sigma = opt.sigma */
+  FMMCL_BBFMM_MULTIQUADRIC,     /* sqrt(r^2 + c^2), c = opt.kernel_param */
+  FMMCL_BBFMM_INV_MULTIQUADRIC, /* 1/sqrt(r^2 + c^2), c = opt.kernel_param */
+  FMMCL_BBFMM_YUKAWA,           /* exp(-k r)/r, k = opt.kernel_param */
+  FMMCL_BBFMM_USER              /* opt.kernel_expression */
+} fmmcl_bbfmm_kernel;
+
 typedef struct fmmcl_plan_options {
   fmmcl_kernel kernel;
   fmmcl_method method;
@@ -137,10 +152,20 @@ typedef struct fmmcl_plan_options {
                          fmmcl_plan_error_bound); 0 with order 0: 1e-6 */
   double theta;       /* treecode multipole acceptance criterion */
   int leaf_size;      /* points per leaf q; 0: device default */
+  /* BBFMM (black-box FMM, potential only: gradient must be 0) */
+  fmmcl_bbfmm_kernel bbfmm_kernel; /* which function; 0: from kernel */
+  double kernel_param;             /* c of the multiquadrics, k of Yukawa (>= 0) */
+  /* USER: an OpenCL C expression of type REAL in r, r2 (= r^2) and the
+   * difference vector dx, dy, dz (target - source), e.g. "exp(-r) / r";
+   * compiled into the plan's kernels: one that fails to compile makes
+   * fmmcl_plan_create return FMMCL_ERROR_BUILD_FAILED with the build log in
+   * fmmcl_last_error. The plan copies the string. */
+  const char *kernel_expression;
 } fmmcl_plan_options;
 
 /* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on,
- * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.5. */
+ * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.5; bbfmm_kernel
+ * PLAN_KERNEL, kernel_param 0, kernel_expression NULL. */
 fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel);
 
 typedef struct fmmcl_plan_s *fmmcl_plan;

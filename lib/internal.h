@@ -97,6 +97,11 @@ const char *fmmcl_vendor_build_options(fmmcl_vendor vendor);
  * *from_cache tells whether the binary came from the cache (may be NULL). */
 fmmcl_status fmmcl_program_build(fmmcl_context ctx, const char *file, const char *options,
                                  cl_program *program, int *from_cache);
+/* The same with generated code (prelude) between the shared header and the
+ * file: how a user's kernel expression reaches the compiler without the
+ * quoting troubles of a -D option. The prelude enters the cache key. */
+fmmcl_status fmmcl_program_build_prelude(fmmcl_context ctx, const char *file, const char *prelude,
+                                         const char *options, cl_program *program, int *from_cache);
 
 /* Binary cache primitives (lib/binary_cache.c). The key is a 64-bit FNV-1a
  * hash of everything that changes the binary; load validates magic, key,
@@ -160,6 +165,7 @@ extern const fmmcl_method_ops fmmcl_direct_ops;
 extern const fmmcl_method_ops fmmcl_fmm3d_ops, fmmcl_treecode3d_ops;
 extern const fmmcl_method_ops fmmcl_fmm2d_ops;
 extern const fmmcl_method_ops fmmcl_fgt_ops; /* fgt_method.c */
+extern const fmmcl_method_ops fmmcl_bbfmm_ops;
 /* DIRECT's counts hook (plan_counts.c): every target against every source. */
 fmmcl_status fmmcl_direct_counts(fmmcl_plan plan, const char *phase, double *work);
 

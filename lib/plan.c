@@ -68,6 +68,7 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
 
 static const fmmcl_method_ops *method_ops(fmmcl_context ctx, const fmmcl_plan_options *o) {
   if (o->method == FMMCL_DIRECT) return &fmmcl_direct_ops;
+  if (o->method == FMMCL_BBFMM) return &fmmcl_bbfmm_ops; /* checks its kernel itself */
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_FMM) return &fmmcl_fmm3d_ops;
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_TREECODE) return &fmmcl_treecode3d_ops;
   if (o->kernel == FMMCL_LAPLACE_2D && o->method == FMMCL_FMM) return &fmmcl_fmm2d_ops;

@@ -21,7 +21,7 @@ const char *fmmcl_vendor_build_options(fmmcl_vendor vendor) {
 /* The program text: the shared header, then the kernel file. Concatenated
  * here rather than #include'd so the cache key covers both and no -I path
  * (which may hold spaces) reaches the compiler. */
-static fmmcl_status load_source(fmmcl_context ctx, const char *file, char **source) {
+static fmmcl_status load_source(fmmcl_context ctx, const char *file, const char *prelude, char **source) {
   char *hpath = NULL, *kpath = NULL, *htext = NULL, *ktext = NULL;
   size_t hlen = 0, klen = 0;
   fmmcl_status st = fmmcl_kernel_find(ctx, COMMON_HEADER, &hpath);
@@ -29,10 +29,10 @@ static fmmcl_status load_source(fmmcl_context ctx, const char *file, char **sour
   if (!st) st = fmmcl_read_file(ctx, hpath, &htext, &hlen);
   if (!st) st = fmmcl_read_file(ctx, kpath, &ktext, &klen);
   if (!st) {
-    size_t need = hlen + klen + 64;
+    size_t need = hlen + klen + strlen(prelude) + 64;
     *source = malloc(need);
     if (!*source) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-    else snprintf(*source, need, "%s\n#line 1\n%s", htext, ktext);
+    else snprintf(*source, need, "%s\n%s#line 1\n%s", htext, prelude, ktext); /* prelude ends in a newline */
   }
   free(hpath); free(kpath); free(htext); free(ktext);
   return st;
@@ -99,8 +99,13 @@ static void to_cache(fmmcl_context ctx, cl_program prog, uint64_t key) {
 
 fmmcl_status fmmcl_program_build(fmmcl_context ctx, const char *file, const char *options,
                                  cl_program *program, int *cached) {
+  return fmmcl_program_build_prelude(ctx, file, "", options, program, cached);
+}
+
+fmmcl_status fmmcl_program_build_prelude(fmmcl_context ctx, const char *file, const char *prelude,
+                                         const char *options, cl_program *program, int *cached) {
   char *source = NULL;
-  fmmcl_status st = load_source(ctx, file, &source);
+  fmmcl_status st = load_source(ctx, file, prelude, &source);
   if (st) return st;
   /* FMMCL_BUILD_OPTIONS: extra compiler flags for every kernel, for
    * experiments with a vendor's compiler (they enter the cache key too). */

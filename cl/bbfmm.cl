@@ -1,0 +1,204 @@
+/* bbfmm.cl — the black-box Chebyshev FMM's operators on a uniform octree:
+ * the M2L kernel matrices, P2M, M2M, L2L, L2P and the P2P with indirection
+ * arrays (Haney, Darve et al., ARL-TR-7315). The M2L itself is batched GEMM
+ * through CLBlast on the host side. The host prepends the kernel function
+ * bbfmm_kernel(dx, dy, dz) and BBFMM_SKIP_ZERO / BBFMM_USER. */
+
+#ifndef NORD
+#define NORD 4          /* Chebyshev nodes per dimension */
+#endif
+#define N3 (NORD * NORD * NORD)
+#ifndef TILE
+#define TILE 32         /* points whose weights P2M holds in local memory */
+#endif
+#ifndef WGS
+#define WGS 64          /* P2P work-group size */
+#endif
+
+/* The column of a cell of a level in the padded parity layout: the 8 child
+ * classes p = (ix&1, iy&1, iz&1) one after the other, each over the parent
+ * grid with a ring of empty cells, so that one M2L transfer vector is a
+ * constant column shift for every target of a class (see bbfmm_m2l_gemm). */
+size_t slot_of(uint ix, uint iy, uint iz, uint g2) {
+  size_t gp = g2 + 2;
+  uint p = ((ix & 1) << 2) | ((iy & 1) << 1) | (iz & 1);
+  return (size_t)p * gp * gp * gp + (((ix >> 1) + 1) * gp + (iy >> 1) + 1) * gp + (iz >> 1) + 1;
+}
+
+/* w[m] = S_n(x_m, x) for the n nodes; tk[m * NORD + k] = T_k(x_m). */
+void cheb_weights(REAL x, __constant REAL *tk, REAL *w) {
+  REAL t[NORD];
+  t[0] = 1;
+  if (NORD > 1) t[1] = x;
+  for (int k = 2; k < NORD; k++) t[k] = 2 * x * t[k - 1] - t[k - 2];
+  for (int m = 0; m < NORD; m++) {
+    REAL s = (REAL)0.5;
+    for (int k = 1; k < NORD; k++) s += tk[m * NORD + k] * t[k];
+    w[m] = s * (REAL)(2.0 / NORD);
+  }
+}
+
+REAL pair_value(REAL dx, REAL dy, REAL dz) {
+  REAL r2 = dx * dx + dy * dy + dz * dz;
+  REAL k = bbfmm_kernel(dx, dy, dz);
+#if BBFMM_SKIP_ZERO
+  if (r2 == 0) k = 0;
+#elif BBFMM_USER
+  if (r2 == 0 && !isfinite(k)) k = 0;
+#endif
+  return k;
+}
+
+/* The 316 transfer vectors' matrices K_t[a][b] = K(h (x_a - x_b) - 2 h t). */
+__kernel void bbfmm_m2l_matrix(REAL h, __constant REAL *nodes, __global const int *tv, __global REAL *kt) {
+  int b = get_global_id(0), a = get_global_id(1), t = get_global_id(2);
+  if (b >= N3 || a >= N3) return;
+  REAL d0 = h * (nodes[a / (NORD * NORD)] - nodes[b / (NORD * NORD)] - 2 * tv[3 * t]);
+  REAL d1 = h * (nodes[a / NORD % NORD] - nodes[b / NORD % NORD] - 2 * tv[3 * t + 1]);
+  REAL d2 = h * (nodes[a % NORD] - nodes[b % NORD] - 2 * tv[3 * t + 2]);
+  kt[((size_t)t * N3 + a) * N3 + b] = bbfmm_kernel(d0, d1, d2);
+}
+
+/* P2M: one work-group of N3 items per leaf (lexicographic index), item m
+ * the node; the points' 1D weights are computed once per tile. */
+__kernel void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
+                        REAL loz, REAL h, __constant REAL *tk, __global REAL *w) {
+  __local REAL ws[TILE * 3 * NORD];
+  __local REAL qs[TILE];
+  uint leaf = get_group_id(0), m = get_local_id(0);
+  uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
+  REAL c[3] = {lox + (2 * ix + 1) * h, loy + (2 * iy + 1) * h, loz + (2 * iz + 1) * h};
+  uint b = start[leaf], e = start[leaf + 1];
+  REAL acc = 0;
+  for (uint base = b; base < e; base += TILE) {
+    uint cnt = min((uint)TILE, e - base);
+    for (uint i = m; i < 3 * cnt; i += get_local_size(0)) {
+      uint s = i / 3, d = i % 3;
+      REAL4 p = src[base + s];
+      REAL x = d == 0 ? p.x : d == 1 ? p.y : p.z;
+      REAL wl[NORD];
+      cheb_weights((x - c[d]) / h, tk, wl);
+      for (int k = 0; k < NORD; k++) ws[(s * 3 + d) * NORD + k] = wl[k];
+      if (d == 0) qs[s] = p.w;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (m < N3)
+      for (uint s = 0; s < cnt; s++)
+        acc += qs[s] * ws[(s * 3) * NORD + m / (NORD * NORD)] * ws[(s * 3 + 1) * NORD + m / NORD % NORD] *
+               ws[(s * 3 + 2) * NORD + m % NORD];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (m < N3) w[slot_of(ix, iy, iz, g / 2) * N3 + m] = acc;
+}
+
+/* M2M: one work-group of N3 items per parent; each child's values pass
+ * through the 1D child-parent tables one dimension at a time (3 n^4 per
+ * child instead of n^6). s[(a * NORD + m) * NORD + mc]. */
+__kernel void bbfmm_m2m(__global const REAL *wc, uint gp_, __constant REAL *s, __global REAL *wp) {
+  __local REAL A[N3], B[N3];
+  uint pc = get_group_id(0), m = get_local_id(0), g = gp_; /* g: cells per side of the parent level */
+  uint px = pc / (g * g), py = pc / g % g, pz = pc % g;
+  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
+  REAL acc = 0;
+  for (int oct = 0; oct < 8; oct++) {
+    uint ax = oct >> 2, ay = (oct >> 1) & 1, az = oct & 1;
+    A[m] = wc[slot_of(2 * px + ax, 2 * py + ay, 2 * pz + az, g) * N3 + m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    REAL v = 0;
+    for (int c = 0; c < NORD; c++) v += s[(az * NORD + m3) * NORD + c] * A[(m1 * NORD + m2) * NORD + c];
+    B[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int c = 0; c < NORD; c++) v += s[(ay * NORD + m2) * NORD + c] * B[(m1 * NORD + c) * NORD + m3];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    A[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int c = 0; c < NORD; c++) v += s[(ax * NORD + m1) * NORD + c] * A[(c * NORD + m2) * NORD + m3];
+    acc += v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  wp[slot_of(px, py, pz, g / 2) * N3 + m] = acc;
+}
+
+/* L2L: one work-group of N3 items per parent, adding to its 8 children:
+ * child[mc] += sum_m S[a][m][mc] parent[m], one dimension at a time. */
+__kernel void bbfmm_l2l(__global const REAL *lp, uint gp_, __constant REAL *s, __global REAL *lc) {
+  __local REAL P[N3], A[N3], B[N3];
+  uint pc = get_group_id(0), m = get_local_id(0), g = gp_;
+  uint px = pc / (g * g), py = pc / g % g, pz = pc % g;
+  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
+  P[m] = lp[slot_of(px, py, pz, g / 2) * N3 + m];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int oct = 0; oct < 8; oct++) {
+    uint ax = oct >> 2, ay = (oct >> 1) & 1, az = oct & 1;
+    REAL v = 0;
+    for (int c = 0; c < NORD; c++) v += s[(az * NORD + c) * NORD + m3] * P[(m1 * NORD + m2) * NORD + c];
+    B[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int c = 0; c < NORD; c++) v += s[(ay * NORD + c) * NORD + m2] * B[(m1 * NORD + c) * NORD + m3];
+    A[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int c = 0; c < NORD; c++) v += s[(ax * NORD + c) * NORD + m1] * A[(c * NORD + m2) * NORD + m3];
+    lc[slot_of(2 * px + ax, 2 * py + ay, 2 * pz + az, g) * N3 + m] += v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* L2P: one work-group of N3 items per leaf; the leaf's local values in
+ * local memory, each item one target at a time. Adds to pot (P2P ran). */
+__kernel void bbfmm_l2p(__global const REAL4 *tgt, __global const uint *start, uint g, REAL lox, REAL loy,
+                        REAL loz, REAL h, __constant REAL *tk, __global const REAL *l, __global REAL *pot) {
+  __local REAL L[N3];
+  uint leaf = get_group_id(0), m = get_local_id(0);
+  uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
+  L[m] = l[slot_of(ix, iy, iz, g / 2) * N3 + m];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  REAL cx = lox + (2 * ix + 1) * h, cy = loy + (2 * iy + 1) * h, cz = loz + (2 * iz + 1) * h;
+  for (uint t = start[leaf] + m; t < start[leaf + 1]; t += N3) {
+    REAL4 p = tgt[t];
+    REAL wx[NORD], wy[NORD], wz[NORD];
+    cheb_weights((p.x - cx) / h, tk, wx);
+    cheb_weights((p.y - cy) / h, tk, wy);
+    cheb_weights((p.z - cz) / h, tk, wz);
+    REAL f = 0;
+    for (int a = 0; a < NORD; a++)
+      for (int b = 0; b < NORD; b++) {
+        REAL wab = wx[a] * wy[b];
+        for (int c = 0; c < NORD; c++) f += wab * wz[c] * L[(a * NORD + b) * NORD + c];
+      }
+    pot[t] += f;
+  }
+}
+
+/* P2P as in ARL-TR-7315: one work-group per target leaf ("cluster"), its
+ * neighbour leaves from a CSR list, particles read in place through the
+ * leaves' start offsets, source tiles staged in local memory. */
+__kernel void bbfmm_p2p(__global const REAL4 *src, __global const REAL4 *tgt, __global const uint *cluster,
+                        __global const uint *nbr_start, __global const uint *nbr_index,
+                        __global const uint *src_start, __global const uint *tgt_start, __global REAL *pot) {
+  __local REAL4 tile[WGS];
+  uint c = get_group_id(0), lid = get_local_id(0), leaf = cluster[c];
+  uint tb = tgt_start[leaf], te = tgt_start[leaf + 1];
+  for (uint tbase = tb; tbase < te; tbase += WGS) {
+    uint t = tbase + lid;
+    REAL4 x = t < te ? tgt[t] : (REAL4)(0);
+    REAL acc = 0;
+    for (uint nb = nbr_start[c]; nb < nbr_start[c + 1]; nb++) {
+      uint sl = nbr_index[nb], sb = src_start[sl], se = src_start[sl + 1];
+      for (uint sbase = sb; sbase < se; sbase += WGS) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (sbase + lid < se) tile[lid] = src[sbase + lid];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint cnt = min((uint)WGS, se - sbase);
+        for (uint j = 0; j < cnt; j++) {
+          REAL4 y = tile[j];
+          acc += y.w * pair_value(x.x - y.x, x.y - y.y, x.z - y.z);
+        }
+      }
+    }
+    if (t < te) pot[t] = acc;
+  }
+}

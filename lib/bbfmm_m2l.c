@@ -1,0 +1,199 @@
+/* bbfmm_m2l.c — the black-box FMM's M2L operators: the 316 transfer
+ * vectors' kernel matrices and their SVD compression (Fong & Darve, sec. 3.2:
+ * one basis U for the fat stack [K_1 ... K_316], one V for the thin stack). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bbfmm.h"
+
+/* Counted, not tabulated: no shared state between threads, and 343 steps
+ * are nothing next to what a transfer vector is looked up for. */
+int fmmcl_bbfmm_transfer_index(int tx, int ty, int tz) {
+  if (abs(tx) > 3 || abs(ty) > 3 || abs(tz) > 3 || (abs(tx) <= 1 && abs(ty) <= 1 && abs(tz) <= 1)) return -1;
+  int target = ((tx + 3) * 7 + ty + 3) * 7 + tz + 3, k = 0;
+  for (int i = 0; i < target; i++) {
+    int x = i / 49 - 3, y = i / 7 % 7 - 3, z = i % 7 - 3;
+    if (abs(x) > 1 || abs(y) > 1 || abs(z) > 1) k++;
+  }
+  return k;
+}
+
+void fmmcl_bbfmm_transfer_vector(int idx, int *t) {
+  for (int i = 0, k = 0; i < 343; i++) {
+    int x = i / 49 - 3, y = i / 7 % 7 - 3, z = i % 7 - 3;
+    if (abs(x) > 1 || abs(y) > 1 || abs(z) > 1) {
+      if (k == idx) {
+        t[0] = x, t[1] = y, t[2] = z;
+        return;
+      }
+      k++;
+    }
+  }
+  t[0] = t[1] = t[2] = 0;
+}
+
+void fmmcl_bbfmm_m2l_dense(const fmmcl_bbfmm_kfun *k, int n, double h, int i, double *kt) {
+  double x[FMMCL_BBFMM_MAX_ORDER];
+  int t[3], n3 = n * n * n;
+  fmmcl_bbfmm_nodes(n, x);
+  fmmcl_bbfmm_transfer_vector(i, t);
+#pragma omp parallel for schedule(static)
+  for (int a = 0; a < n3; a++)
+    for (int b = 0; b < n3; b++) {
+      double d0 = h * (x[a / (n * n)] - x[b / (n * n)] - 2 * t[0]);
+      double d1 = h * (x[a / n % n] - x[b / n % n] - 2 * t[1]);
+      double d2 = h * (x[a % n] - x[b % n] - 2 * t[2]);
+      kt[(size_t)a * n3 + b] = fmmcl_bbfmm_kfun_eval(k, d0, d1, d2);
+    }
+}
+
+void fmmcl_bbfmm_symmetric_eigen(int d, double *a, double *w, double *v) {
+  for (int i = 0; i < d * d; i++) v[i] = 0;
+  for (int i = 0; i < d; i++) v[i * d + i] = 1;
+  double frob = 0;
+  for (int i = 0; i < d * d; i++) frob += a[i] * a[i];
+  for (int sweep = 0; sweep < 50; sweep++) {
+    double off = 0;
+    for (int p = 0; p < d; p++)
+      for (int q = p + 1; q < d; q++) off += 2 * a[p * d + q] * a[p * d + q];
+    if (off <= 1e-30 * frob) break;
+    for (int p = 0; p < d; p++)
+      for (int q = p + 1; q < d; q++) {
+        double apq = a[p * d + q];
+        if (fabs(apq) < 1e-300) continue;
+        double th = (a[q * d + q] - a[p * d + p]) / (2 * apq);
+        double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
+        double c = 1 / sqrt(t * t + 1), s = t * c;
+        for (int r = 0; r < d; r++) {
+          if (r == p || r == q) continue;
+          double arp = a[r * d + p], arq = a[r * d + q];
+          double np = c * arp - s * arq, nq = s * arp + c * arq;
+          a[r * d + p] = a[p * d + r] = np;
+          a[r * d + q] = a[q * d + r] = nq;
+        }
+        a[p * d + p] -= t * apq;
+        a[q * d + q] += t * apq;
+        a[p * d + q] = a[q * d + p] = 0;
+        for (int r = 0; r < d; r++) {
+          double vp = v[r * d + p], vq = v[r * d + q];
+          v[r * d + p] = c * vp - s * vq;
+          v[r * d + q] = s * vp + c * vq;
+        }
+      }
+  }
+  /* sort descending (selection sort: d <= 1000) */
+  for (int i = 0; i < d; i++) w[i] = a[i * d + i];
+  for (int i = 0; i < d; i++) {
+    int b = i;
+    for (int j = i + 1; j < d; j++)
+      if (w[j] > w[b]) b = j;
+    if (b != i) {
+      double tw = w[i];
+      w[i] = w[b], w[b] = tw;
+      for (int r = 0; r < d; r++) {
+        double tv = v[r * d + i];
+        v[r * d + i] = v[r * d + b], v[r * d + b] = tv;
+      }
+    }
+  }
+}
+
+double fmmcl_bbfmm_svd_eps(int n, fmmcl_precision precision) {
+  double e = pow(10.0, -(n + 1));
+  double floor_ = precision == FMMCL_SINGLE ? 1e-7 : 1e-14;
+  return e > floor_ ? e : floor_;
+}
+
+/* g = sum_t K_t K_t^T (transpose 0) or sum_t K_t^T K_t (transpose 1). */
+static void gram(int n3, const double *kt, int transpose, double *g) {
+  memset(g, 0, sizeof *g * (size_t)n3 * n3);
+#pragma omp parallel for schedule(dynamic)
+  for (int i = 0; i < n3; i++)
+    for (int t = 0; t < FMMCL_BBFMM_N_TRANSFER; t++) {
+      const double *k = kt + (size_t)t * n3 * n3;
+      double *gi = g + (size_t)i * n3;
+      if (!transpose) {
+        const double *ki = k + (size_t)i * n3;
+        for (int j = 0; j < n3; j++) {
+          const double *kj = k + (size_t)j * n3;
+          double s = 0;
+          for (int c = 0; c < n3; c++) s += ki[c] * kj[c];
+          gi[j] += s;
+        }
+      } else {
+        for (int r = 0; r < n3; r++) {
+          const double *kr = k + (size_t)r * n3;
+          double kri = kr[i];
+          for (int j = 0; j < n3; j++) gi[j] += kri * kr[j];
+        }
+      }
+    }
+}
+
+fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double eps, int symmetric,
+                                      fmmcl_bbfmm_m2l *m) {
+  int n3 = n * n * n;
+  size_t nn = (size_t)n3 * n3;
+  memset(m, 0, sizeof *m);
+  double *g = malloc(nn * sizeof *g), *ev = malloc(nn * sizeof *ev), *w = malloc(n3 * sizeof *w);
+  m->u = malloc(nn * sizeof *m->u);
+  m->v = malloc(nn * sizeof *m->v);
+  if (!g || !ev || !w || !m->u || !m->v) goto oom;
+  m->n = n, m->h = h;
+  for (int side = 0; side < 2; side++) {
+    if (side == 1 && symmetric) { /* K_-t = K_t^T: the thin stack's Gram is the fat one's */
+      memcpy(m->v, m->u, sizeof(double) * n3 * m->rank);
+      break;
+    }
+    gram(n3, kt, side, g);
+    fmmcl_bbfmm_symmetric_eigen(n3, g, w, ev);
+    if (side == 0) {
+      int r = 1;
+      while (r < n3 && w[r] > eps * eps * w[0]) r++;
+      m->rank = r;
+    }
+    double *dst = side ? m->v : m->u;
+    for (int j = 0; j < m->rank; j++)
+      for (int i = 0; i < n3; i++) dst[(size_t)j * n3 + i] = ev[(size_t)i * n3 + j];
+  }
+  int r = m->rank;
+  m->c = malloc((size_t)FMMCL_BBFMM_N_TRANSFER * r * r * sizeof *m->c);
+  if (!m->c) goto oom;
+  int fail = 0;
+#pragma omp parallel for schedule(dynamic)
+  for (int t = 0; t < FMMCL_BBFMM_N_TRANSFER; t++) {
+    double *tmp = malloc((size_t)n3 * r * sizeof *tmp); /* K_t V, row-major n3 x r */
+    if (!tmp) {
+      fail = 1;
+      continue;
+    }
+    const double *k = kt + (size_t)t * nn;
+    for (int a = 0; a < n3; a++)
+      for (int j = 0; j < r; j++) {
+        double s = 0;
+        for (int b = 0; b < n3; b++) s += k[(size_t)a * n3 + b] * m->v[(size_t)j * n3 + b];
+        tmp[(size_t)a * r + j] = s;
+      }
+    double *c = m->c + (size_t)t * r * r;
+    for (int j = 0; j < r; j++)
+      for (int i = 0; i < r; i++) {
+        double s = 0;
+        for (int a = 0; a < n3; a++) s += m->u[(size_t)i * n3 + a] * tmp[(size_t)a * r + j];
+        c[(size_t)j * r + i] = s;
+      }
+    free(tmp);
+  }
+  if (fail) goto oom;
+  free(g), free(ev), free(w);
+  return FMMCL_SUCCESS;
+oom:
+  free(g), free(ev), free(w);
+  fmmcl_bbfmm_m2l_free(m);
+  return FMMCL_ERROR_OUT_OF_MEMORY;
+}
+
+void fmmcl_bbfmm_m2l_free(fmmcl_bbfmm_m2l *m) {
+  free(m->u), free(m->v), free(m->c);
+  memset(m, 0, sizeof *m);
+}
