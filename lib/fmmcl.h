@@ -112,7 +112,11 @@ typedef enum fmmcl_method {
   FMMCL_TREECODE,     /* Barnes-Hut with multipole acceptance theta */
   FMMCL_FMM,          /* fast multipole method */
   FMMCL_FGT,          /* fast Gauss transform */
-  FMMCL_BBFMM         /* black-box Chebyshev FMM */
+  FMMCL_BBFMM,        /* black-box Chebyshev FMM */
+  FMMCL_AUTO          /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
+                         when leaf_size is 0, the FMM's leaf size, from the device's
+                         model file (fmmtune --fit); without a fitted model, DIRECT
+                         below 2^26 source-target pairs and FMM above */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {

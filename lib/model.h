@@ -58,4 +58,84 @@ fmmcl_status fmmcl_model_load(const char *path, const fmmcl_device_info *dev, fm
 fmmcl_status fmmcl_model_store(const char *path, const fmmcl_device_info *dev,
                                const fmmcl_model *model);
 
+/* ---- the per-phase model (model_fit.c, model_sample.c) ------------------ */
+
+/* One timed plan: work per phase (fmmcl_plan_counts' units; upload and
+ * download: the caller's sources and targets) and the median seconds. */
+typedef struct fmmcl_model_sample {
+  int order;
+  size_t n_sources, n_targets;
+  double work[FMMCL_MODEL_NPHASES];
+  double seconds[FMMCL_MODEL_NPHASES];
+} fmmcl_model_sample;
+
+/* The regressors of phase (see model_fit.c), from mp's peaks. */
+void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, int order,
+                            const double work[FMMCL_MODEL_NPHASES], size_t n_sources,
+                            size_t n_targets, int phase, double x[FMMCL_MODEL_NREG]);
+/* Fits mp->c by non-negative least squares over the samples (mp's peaks
+ * must be set); deterministic: the same samples give the same constants. */
+void fmmcl_model_fit_samples(const fmmcl_model_sample *samples, size_t n, size_t real_size,
+                             fmmcl_model_precision *mp);
+/* Predicted seconds of each phase (seconds may be NULL) and in total. */
+double fmmcl_model_predict(const fmmcl_model_precision *mp, size_t real_size, int order,
+                           const double work[FMMCL_MODEL_NPHASES], size_t n_sources, size_t n_targets,
+                           double seconds[FMMCL_MODEL_NPHASES]);
+/* The work of a 3D FMM of these points with leaf size q, counted on a host
+ * tree exactly as the plan would count it (targets NULL: the sources);
+ * errors as fmmcl_tree3d_build's, message in fmmcl_last_error(NULL). */
+fmmcl_status fmmcl_model_counts(size_t n_sources, const double *sources, size_t n_targets,
+                                const double *targets, size_t leaf_size, fmmcl_precision prec,
+                                double work[FMMCL_MODEL_NPHASES]);
+/* Executes a 3D FMM plan once untimed, then repeats times, and fills out
+ * with its counts and the median time of each phase. */
+fmmcl_status fmmcl_model_plan_sample(fmmcl_plan plan, const double *charges, int repeats,
+                                     fmmcl_model_sample *out);
+
+/* The fitting sweep (model_sweep.c): every (n, q, p) as a uniform-cube
+ * FMM plan, timed as a sample (repeats runs, median). */
+#define FMMCL_MODEL_SWEEP_MAX 16
+typedef struct fmmcl_model_sweep {
+  size_t n[FMMCL_MODEL_SWEEP_MAX], n_n;
+  int q[FMMCL_MODEL_SWEEP_MAX]; size_t n_q;
+  int p[FMMCL_MODEL_SWEEP_MAX]; size_t n_p;
+  int repeats;
+} fmmcl_model_sweep;
+void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *sw);
+/* Runs the sweep on ctx's device and fits mp (peaks measured already);
+ * *samples (malloc'ed, *count of them) are what the fit used. */
+fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, const fmmcl_model_sweep *sw,
+                                   fmmcl_model_precision *mp, fmmcl_model_sample **samples,
+                                   size_t *count);
+
+/* ---- choices (model_choose.c) -------------------------------------------- */
+
+typedef struct fmmcl_model_choice {
+  fmmcl_method method;          /* FMMCL_DIRECT or FMMCL_FMM */
+  int leaf_size;                /* the FMM's best q */
+  int order;                    /* the FMM's order p */
+  double fmm_seconds;           /* predicted FMM time at that q */
+  double direct_seconds;        /* predicted direct time */
+  double phase_seconds[FMMCL_MODEL_NPHASES]; /* the FMM's phases at that q */
+} fmmcl_model_choice;
+
+/* Leaf sizes the model considers. */
+#define FMMCL_MODEL_N_LEAF 6
+extern const int fmmcl_model_leaf_sizes[FMMCL_MODEL_N_LEAF];
+
+/* The method and leaf size mp predicts fastest for a LAPLACE_3D problem
+ * (order from opt as a plan would choose it). The direct sum is predicted
+ * with the P2P constants over all pairs. */
+fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *mp,
+                                const fmmcl_plan_options *opt, size_t n_sources, const double *sources,
+                                size_t n_targets, const double *targets, fmmcl_model_choice *out);
+
+/* What FMMCL_AUTO becomes for a plan (plan.c): with a fitted model of
+ * ctx's device in opt's precision, fmmcl_model_choose's method and (when
+ * opt leaves it 0) leaf size; without one, DIRECT below 2^26 pairs and FMM
+ * with the default leaf size above. LAPLACE_3D only (else UNSUPPORTED). */
+fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                 const double *sources, size_t n_targets, const double *targets,
+                                 fmmcl_plan_options *resolved);
+
 #endif /* FMMCL_MODEL_H */
