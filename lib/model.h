@@ -130,6 +130,14 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
                                 const fmmcl_plan_options *opt, size_t n_sources, const double *sources,
                                 size_t n_targets, const double *targets, fmmcl_model_choice *out);
 
+/* Predicted seconds of each schedule (t indexed by fmmcl_schedule; t[0]
+ * unused) for one FMM's work, from device a's and device b's models:
+ * single-device sums, and for the hybrids the slower of the two shares,
+ * each with its own upload and download (the host sum is left out). */
+void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
+                                size_t real_size, int order, const double work[FMMCL_MODEL_NPHASES],
+                                size_t n_sources, size_t n_targets, double t[5]);
+
 /* What FMMCL_AUTO becomes for a plan (plan.c): with a fitted model of
  * ctx's device in opt's precision, fmmcl_model_choose's method and (when
  * opt leaves it 0) leaf size; without one, DIRECT below 2^26 pairs and FMM

@@ -70,3 +70,23 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   if (c.method == FMMCL_FMM && opt->leaf_size == 0) resolved->leaf_size = c.leaf_size;
   return FMMCL_SUCCESS;
 }
+
+/* Seconds of the near (P2P) or far share on one device, transfers included. */
+static double share(const double s[FMMCL_MODEL_NPHASES], int near) {
+  double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD];
+  for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++)
+    if ((ph == FMMCL_MODEL_P2P) == near) t += s[ph];
+  return t;
+}
+
+void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
+                                size_t real_size, int order, const double work[FMMCL_MODEL_NPHASES],
+                                size_t n_sources, size_t n_targets, double t[5]) {
+  double sa[FMMCL_MODEL_NPHASES], sb[FMMCL_MODEL_NPHASES];
+  t[0] = 0;
+  t[FMMCL_SCHEDULE_GPU] = fmmcl_model_predict(a, real_size, order, work, n_sources, n_targets, sa);
+  t[FMMCL_SCHEDULE_CPU] = fmmcl_model_predict(b, real_size, order, work, n_sources, n_targets, sb);
+  const double h1a = share(sa, 1), h1b = share(sb, 0), h2a = share(sa, 0), h2b = share(sb, 1);
+  t[FMMCL_SCHEDULE_HYBRID1] = h1a > h1b ? h1a : h1b;
+  t[FMMCL_SCHEDULE_HYBRID2] = h2a > h2b ? h2a : h2b;
+}

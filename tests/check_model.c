@@ -10,6 +10,8 @@
 #include "model.h"
 #include "test_util.h"
 
+#define FMMCL_MAX_PHASES_TEST 64
+
 static fmmcl_context ctx;
 
 static void setup(void) {
@@ -314,6 +316,128 @@ START_TEST(test_choose_method) {
 }
 END_TEST
 
+/* ---- hybrid schedules ----------------------------------------------------- */
+
+/* Two contexts on the test device stand in for the GPU and the CPU. Every
+ * schedule sums the same operators over the same tree, so it equals the
+ * single-device plan to rounding (float: a few 1e-7; bound 1e-5), and the
+ * FMM's own error against the direct sum (p = 5: well under 1e-3). */
+START_TEST(test_schedules_match_single_device) {
+  fmmcl_context b = fmmcl_test_context();
+  ck_assert_ptr_nonnull(b);
+  const size_t N = 3000;
+  double *x = malloc(3 * N * sizeof *x), *q = malloc(N * sizeof *q);
+  double *ref = malloc(N * sizeof *ref), *ref_g = malloc(3 * N * sizeof *ref_g);
+  double *pot = malloc(N * sizeof *pot), *grad = malloc(3 * N * sizeof *grad);
+  double *direct = malloc(N * sizeof *direct);
+  fmmcl_test_random_points(11, N, 3, x);
+  fmmcl_test_random_values(12, N, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM, o.order = 5, o.leaf_size = 48;
+  fmmcl_plan single;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &single), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_execute(single, q, ref, ref_g), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(single);
+  ck_assert_int_eq(fmmcl_reference_direct(&o, N, x, q, 0, NULL, direct, NULL), FMMCL_SUCCESS);
+  const double fmm_err = fmmcl_test_rel_l2(ref, direct, N);
+  ck_assert_msg(fmm_err < 1e-3, "single-device FMM error %g", fmm_err);
+  for (int sch = FMMCL_SCHEDULE_GPU; sch <= FMMCL_SCHEDULE_HYBRID2; sch++) {
+    fmmcl_plan plan;
+    ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, b, &o, N, x, 0, NULL, (fmmcl_schedule)sch, &plan),
+                     FMMCL_SUCCESS);
+    fmmcl_schedule got;
+    ck_assert_int_eq(fmmcl_plan_schedule(plan, &got), FMMCL_SUCCESS);
+    ck_assert_int_eq(got, sch);
+    for (int rep = 0; rep < 2; rep++) { /* executes again with the same plan */
+      memset(pot, 0, N * sizeof *pot);
+      ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
+      const double e = fmmcl_test_rel_l2(pot, ref, N), eg = fmmcl_test_rel_l2(grad, ref_g, 3 * N);
+      ck_assert_msg(e < 1e-5 && eg < 1e-5, "schedule %s: potential %g, gradient %g from single device",
+                    fmmcl_schedule_name((fmmcl_schedule)sch), e, eg);
+    }
+    /* each device's phases are reported, and the work adds up */
+    fmmcl_phase_time t[FMMCL_MAX_PHASES_TEST];
+    size_t n_t;
+    ck_assert_int_eq(fmmcl_plan_timings(plan, t, FMMCL_MAX_PHASES_TEST, &n_t), FMMCL_SUCCESS);
+    int near = 0, far = 0;
+    for (size_t i = 0; i < n_t; i++) {
+      near |= strcmp(t[i].name + 1, ":p2p") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
+      far |= strcmp(t[i].name + 1, ":m2l") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
+    }
+    const int want_near = sch == FMMCL_SCHEDULE_GPU || sch == FMMCL_SCHEDULE_HYBRID1 ? 1 : 2;
+    const int want_far = sch == FMMCL_SCHEDULE_GPU || sch == FMMCL_SCHEDULE_HYBRID2 ? 1 : 2;
+    ck_assert_int_eq(near, want_near);
+    ck_assert_int_eq(far, want_far);
+    double w;
+    ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &w), FMMCL_SUCCESS);
+    ck_assert(w > 0);
+    ck_assert_int_eq(fmmcl_plan_counts(plan, "m2l", &w), FMMCL_SUCCESS);
+    ck_assert(w > 0);
+    fmmcl_plan_destroy(plan);
+  }
+  free(x), free(q), free(ref), free(ref_g), free(pot), free(grad), free(direct);
+  fmmcl_context_destroy(b);
+}
+END_TEST
+
+START_TEST(test_schedule_auto_and_errors) {
+  const size_t N = 500;
+  double *x = malloc(3 * N * sizeof *x);
+  fmmcl_test_random_points(13, N, 3, x);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM, o.order = 3;
+  fmmcl_plan plan;
+  fmmcl_schedule got;
+  /* no model of the devices: auto runs everything on the first */
+  setenv("FMMCL_MODEL_FILE", "/nonexistent/fmmcl.model", 1);
+  ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, NULL, &o, N, x, 0, NULL, FMMCL_SCHEDULE_AUTO, &plan),
+                   FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_schedule(plan, &got), FMMCL_SUCCESS);
+  ck_assert_int_eq(got, FMMCL_SCHEDULE_GPU);
+  fmmcl_plan_destroy(plan);
+  unsetenv("FMMCL_MODEL_FILE");
+  ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, NULL, &o, N, x, 0, NULL, FMMCL_SCHEDULE_HYBRID1, &plan),
+                   FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, ctx, &o, N, x, 0, NULL, (fmmcl_schedule)9, &plan),
+                   FMMCL_ERROR_INVALID_ARGUMENT);
+  o.method = FMMCL_DIRECT;
+  ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, ctx, &o, N, x, 0, NULL, FMMCL_SCHEDULE_HYBRID1, &plan),
+                   FMMCL_ERROR_UNSUPPORTED);
+  o.method = FMMCL_FMM;
+  x[7] = NAN;
+  ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, ctx, &o, N, x, 0, NULL, FMMCL_SCHEDULE_HYBRID1, &plan),
+                   FMMCL_ERROR_NONFINITE_INPUT);
+  ck_assert_int_eq(fmmcl_plan_schedule(NULL, &got), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_str_eq(fmmcl_schedule_name(FMMCL_SCHEDULE_HYBRID2), "hybrid2");
+  free(x);
+}
+END_TEST
+
+/* The model's schedule times: two equal devices make a hybrid no slower
+ * than one device only if the shares overlap; check the arithmetic. */
+START_TEST(test_schedule_times) {
+  fmmcl_model_precision a;
+  memset(&a, 0, sizeof a);
+  a.measured = 1, a.pairs_per_s = 1, a.bytes_per_s = 1, a.fitted = 1;
+  double work[FMMCL_MODEL_NPHASES] = {0};
+  /* constant costs only: P2P 3 s, each far phase 1 s, transfers 0 */
+  for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++) {
+    work[ph] = 1;
+    a.c[ph][0] = ph == FMMCL_MODEL_P2P ? 3 : 1;
+  }
+  fmmcl_model_precision b = a; /* b twice as slow */
+  for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) b.c[ph][0] *= 2;
+  double t[5];
+  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t);
+  ck_assert(fabs(t[FMMCL_SCHEDULE_GPU] - 10) < 1e-12);
+  ck_assert(fabs(t[FMMCL_SCHEDULE_CPU] - 20) < 1e-12);
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 14) < 1e-12); /* max(3, 2 * 7) */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID2] - 7) < 1e-12);  /* max(7, 2 * 3) */
+}
+END_TEST
+
 static Suite *model_suite(void) {
   Suite *s = suite_create("model");
   TCase *bench = tcase_create("peaks and file");
@@ -331,6 +455,12 @@ static Suite *model_suite(void) {
   tcase_add_test(fit, test_counts_match_plan);
   tcase_add_test(fit, test_choose_method);
   suite_add_tcase(s, fit);
+  TCase *hyb = tcase_create("hybrid schedules");
+  tcase_add_checked_fixture(hyb, setup, teardown);
+  tcase_add_test(hyb, test_schedules_match_single_device);
+  tcase_add_test(hyb, test_schedule_auto_and_errors);
+  tcase_add_test(hyb, test_schedule_times);
+  suite_add_tcase(s, hyb);
   return s;
 }
 
