@@ -34,7 +34,8 @@ static void usage(void) {
          "                    storing them in their model files; else the files must hold them\n"
          "  --repeats R       timed executions per schedule after one warm-up (default 3; median)\n"
          "  --csv FILE        per-phase rows: dist,n,tol,order,leaf,schedule,device,phase,\n"
-         "                    predicted_s,measured_s (default stdout)\n");
+         "                    predicted_s,measured_s (default stdout); schedule \"hybrid1+w\":\n"
+         "                    the model put W (and a second Up) on the near-field device\n");
 }
 
 static size_t parse_list(const char *s, double *out) {
@@ -129,17 +130,6 @@ static double median(double *v, size_t n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Which device runs a phase under a schedule: 0 (a), 1 (b). */
-static int runs_on(int sched, int phase) {
-  const int near = phase == FMMCL_MODEL_P2P;
-  switch (sched) {
-    case FMMCL_SCHEDULE_GPU: return 0;
-    case FMMCL_SCHEDULE_CPU: return 1;
-    case FMMCL_SCHEDULE_HYBRID1: return near ? 0 : 1;
-    default: return near ? 1 : 0;
-  }
-}
-
 typedef struct stats {
   double *err[N_SCHED + 1]; /* total-time errors per schedule; [N_SCHED]: per phase, all */
   size_t n_err[N_SCHED + 1];
@@ -170,7 +160,7 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
     double work[FMMCL_MODEL_NPHASES], t[5];
     const int leaf = fmmcl_model_leaf_sizes[k];
     bench_check(NULL, fmmcl_model_counts(n, x, 0, NULL, (size_t)leaf, FMMCL_SINGLE, work), "counts");
-    fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, work, n, n, t);
+    fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, work, n, n, t, NULL);
     for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++)
       if (best_t < 0 || t[s] < best_t) {
         best_t = t[s], best_s = s, best_q = leaf;
@@ -178,7 +168,7 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
         memcpy(pred, t, sizeof pred);
       }
   }
-  fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, best_work, n, n, pred);
+  fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, best_work, n, n, pred, NULL);
   double ph_pred[2][FMMCL_MODEL_NPHASES];
   for (int d = 0; d < 2; d++) fmmcl_model_predict(&mp[d], 4, order, best_work, n, n, ph_pred[d]);
   o.leaf_size = best_q;
@@ -190,6 +180,9 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
     bench_check(ca, fmmcl_plan_create_hybrid(ca, cb, &o, n, x, 0, NULL, (fmmcl_schedule)s, &plan), "plan");
     /* per-phase medians over the timed runs */
     double *phase_t = calloc((size_t)repeats * 2 * FMMCL_MODEL_NPHASES, sizeof *phase_t);
+    int ran[2][FMMCL_MODEL_NPHASES] = {{0}}; /* which device reported which phase */
+    int w_near = 0;
+    fmmcl_hybrid_w_near(plan, &w_near);
     for (int r = -1; r < repeats; r++) {
       const double t0 = bench_now();
       bench_check(ca, fmmcl_plan_execute(plan, q, pot, grad), "execute");
@@ -202,28 +195,26 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
         if (t[i].name[0] != 'a' && t[i].name[0] != 'b') continue;
         const int d = t[i].name[0] - 'a';
         for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++)
-          if (t[i].name[1] == ':' && !strcmp(t[i].name + 2, fmmcl_model_phase_names[ph]))
+          if (t[i].name[1] == ':' && !strcmp(t[i].name + 2, fmmcl_model_phase_names[ph])) {
             phase_t[((size_t)d * FMMCL_MODEL_NPHASES + ph) * repeats + r] = t[i].seconds;
+            ran[d][ph] = 1;
+          }
       }
     }
     fmmcl_plan_destroy(plan);
     meas[s] = median(walls, (size_t)repeats);
     for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) {
-      const int d = ph >= FMMCL_MODEL_UPLOAD ? -1 : runs_on(s, ph);
       for (int dd = 0; dd < 2; dd++) {
-        if (d >= 0 && dd != d) continue;
-        if (d < 0 && !((s == FMMCL_SCHEDULE_GPU && dd == 0) || (s == FMMCL_SCHEDULE_CPU && dd == 1) ||
-                       s >= FMMCL_SCHEDULE_HYBRID1))
-          continue;
+        if (!ran[dd][ph]) continue;
         const double m = median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
-        fprintf(csv, "%s,%zu,%g,%d,%d,%s,%c,%s,%.6e,%.6e\n", dist, n, tol, order, best_q,
-                fmmcl_schedule_name((fmmcl_schedule)s), 'a' + dd, fmmcl_model_phase_names[ph],
+        fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,%c,%s,%.6e,%.6e\n", dist, n, tol, order, best_q,
+                fmmcl_schedule_name((fmmcl_schedule)s), w_near ? "+w" : "", 'a' + dd, fmmcl_model_phase_names[ph],
                 ph_pred[dd][ph], m);
         if (m > 1e-4) push(st, N_SCHED, fabs(ph_pred[dd][ph] - m) / m); /* phases above 0.1 ms */
       }
     }
-    fprintf(csv, "%s,%zu,%g,%d,%d,%s,all,total,%.6e,%.6e\n", dist, n, tol, order, best_q,
-            fmmcl_schedule_name((fmmcl_schedule)s), pred[s], meas[s]);
+    fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,all,total,%.6e,%.6e\n", dist, n, tol, order, best_q,
+            fmmcl_schedule_name((fmmcl_schedule)s), w_near ? "+w" : "", pred[s], meas[s]);
     push(st, s - 1, fabs(pred[s] - meas[s]) / meas[s]);
     free(phase_t);
   }

@@ -15,6 +15,7 @@
 
 typedef struct hybrid_state {
   fmmcl_schedule schedule;
+  int w_near;                  /* W with the near field (its device then also runs Up) */
   fmmcl_plan sub[2];           /* [0] on the first context, [1] on the second; NULL: unused */
   unsigned mask[2];            /* phases each runs */
   double *pot[2], *grad[2];    /* each sub-plan's share, caller's order */
@@ -115,10 +116,12 @@ static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, doubl
 /* A phase's work is the count of the sub-plan that runs it. */
 static fmmcl_status hybrid_counts(fmmcl_plan plan, const char *phase, double *work) {
   hybrid_state *h = plan->impl;
-  const int near = strcmp(phase, "p2p") == 0;
+  static const char *const names[] = {"p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p"};
+  unsigned bit = 0;
+  for (unsigned i = 0; i < 8; i++)
+    if (strcmp(phase, names[i]) == 0) bit = 1u << i; /* the order of the FMMCL_FMM3D_ bits */
   for (int k = 0; k < 2; k++)
-    if (h->sub[k] && (h->mask[k] & (near ? NEAR_PHASES : FAR_PHASES)))
-      return fmmcl_plan_counts(h->sub[k], phase, work);
+    if (h->sub[k] && (h->mask[k] & bit)) return fmmcl_plan_counts(h->sub[k], phase, work);
   *work = 0;
   return FMMCL_SUCCESS;
 }
@@ -131,12 +134,13 @@ static fmmcl_status hybrid_create_unused(fmmcl_plan plan, const double *s, const
 static const fmmcl_method_ops hybrid_ops = {hybrid_create_unused, hybrid_execute, hybrid_destroy,
                                             hybrid_counts};
 
-/* The model's schedule and leaf size: each device's fitted model in the
- * plan's precision is needed; without both, everything on the first. */
-static void choose_schedule(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt, size_t ns,
-                            const double *src, size_t nt, const double *tgt, fmmcl_schedule *schedule,
-                            int *leaf) {
-  *schedule = FMMCL_SCHEDULE_GPU;
+/* The model's choices, where each device has a fitted model in the plan's
+ * precision: for AUTO the schedule, and for every schedule the leaf size
+ * (when opt gives none) and where W runs. Without both models nothing is
+ * changed (AUTO then runs everything on a). */
+static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt, size_t ns,
+                          const double *src, size_t nt, const double *tgt, fmmcl_schedule *schedule,
+                          int *leaf, int *w_near) {
   fmmcl_model m[2];
   fmmcl_context c[2] = {a, b};
   for (int k = 0; k < 2; k++) {
@@ -149,18 +153,53 @@ static void choose_schedule(fmmcl_context a, fmmcl_context b, const fmmcl_plan_o
   int order;
   if (fmmcl_fmm3d_choose_order(a, opt, 0, &order)) return;
   double best = -1;
+  fmmcl_schedule chosen = *schedule;
   for (int i = 0; i < FMMCL_MODEL_N_LEAF; i++) {
-    const int q = fmmcl_model_leaf_sizes[i];
-    if (opt->leaf_size > 0 && q != fmmcl_model_leaf_sizes[0]) break; /* leaf given: one pass */
-    const int qq = opt->leaf_size > 0 ? opt->leaf_size : q;
+    if (opt->leaf_size > 0 && i > 0) break; /* leaf given: one pass */
+    const int q = opt->leaf_size > 0 ? opt->leaf_size : fmmcl_model_leaf_sizes[i];
     double work[FMMCL_MODEL_NPHASES], t[5];
-    if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)qq, opt->precision, work)) return;
+    int wn[5];
+    if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)q, opt->precision, work)) return;
     fmmcl_model_schedule_times(&m[0].prec[opt->precision], &m[1].prec[opt->precision],
                                opt->precision == FMMCL_DOUBLE ? 8 : 4, order, work, ns,
-                               tgt ? nt : ns, t);
-    for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++)
-      if (best < 0 || t[s] < best) best = t[s], *schedule = (fmmcl_schedule)s, *leaf = qq;
+                               tgt ? nt : ns, t, wn);
+    for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++) {
+      if (*schedule != FMMCL_SCHEDULE_AUTO && s != (int)*schedule) continue;
+      if (best < 0 || t[s] < best) best = t[s], chosen = (fmmcl_schedule)s, *leaf = q, *w_near = wn[s];
+    }
   }
+  *schedule = chosen;
+}
+
+/* The phases of each device under h's schedule and W placement. */
+static void set_masks(hybrid_state *h) {
+  const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M;
+  const unsigned near = h->w_near ? NEAR_PHASES | up | FMMCL_FMM3D_M2P : NEAR_PHASES;
+  const unsigned far = h->w_near ? FAR_PHASES & ~(unsigned)FMMCL_FMM3D_M2P : FAR_PHASES;
+  h->mask[0] = h->mask[1] = 0;
+  switch (h->schedule) {
+    case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;
+    case FMMCL_SCHEDULE_HYBRID1: h->mask[0] = near, h->mask[1] = far; break;
+    case FMMCL_SCHEDULE_HYBRID2: h->mask[0] = far, h->mask[1] = near; break;
+    default: h->mask[0] = all; break;
+  }
+}
+
+static int is_hybrid(fmmcl_plan plan);
+
+fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) {
+  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *near = ((const hybrid_state *)plan->impl)->w_near;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) {
+  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  hybrid_state *h = plan->impl;
+  if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
+  h->w_near = near != 0;
+  set_masks(h);
+  return FMMCL_SUCCESS;
 }
 
 fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
@@ -183,9 +222,9 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   if (st) return st;
   fmmcl_plan_options o = *opt;
   o.method = FMMCL_FMM;
-  int leaf = 0;
-  if (schedule == FMMCL_SCHEDULE_AUTO)
-    choose_schedule(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf);
+  int leaf = 0, w_near = 0;
+  model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near);
+  if (schedule == FMMCL_SCHEDULE_AUTO) schedule = FMMCL_SCHEDULE_GPU;
   /* both sub-plans must build the same tree, so that near and far field
    * split the pairs exactly: one leaf size for both devices */
   if (o.leaf_size == 0) o.leaf_size = leaf ? leaf : a->dev.info.is_gpu || (b && b->dev.info.is_gpu) ? 512 : 256;
@@ -203,14 +242,9 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   plan->ops = &hybrid_ops;
   plan->impl = h;
   h->schedule = schedule;
+  h->w_near = w_near;
+  set_masks(h);
   const double t0 = fmmcl_wall_seconds();
-  const unsigned all = FMMCL_FMM3D_FMM_PHASES;
-  switch (schedule) {
-    case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;
-    case FMMCL_SCHEDULE_HYBRID1: h->mask[0] = NEAR_PHASES, h->mask[1] = FAR_PHASES; break;
-    case FMMCL_SCHEDULE_HYBRID2: h->mask[0] = FAR_PHASES, h->mask[1] = NEAR_PHASES; break;
-    default: h->mask[0] = all; break;
-  }
   fmmcl_context c[2] = {a, b};
   const size_t nt = plan->n_targets, dim = (size_t)o.dim;
   for (int k = 0; !st && k < 2; k++) {
@@ -233,6 +267,8 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   *out = plan;
   return FMMCL_SUCCESS;
 }
+
+static int is_hybrid(fmmcl_plan plan) { return plan && plan->ops == &hybrid_ops; }
 
 fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule) {
   if (!plan || !schedule)

@@ -133,10 +133,20 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
 /* Predicted seconds of each schedule (t indexed by fmmcl_schedule; t[0]
  * unused) for one FMM's work, from device a's and device b's models:
  * single-device sums, and for the hybrids the slower of the two shares,
- * each with its own upload and download (the host sum is left out). */
+ * each with its own upload and download (the host sum is left out).
+ * W (M2P) reads multipoles, so it may go with the near field only if the
+ * near device also runs Up (P2M, M2M) itself; w_near[k] (may be NULL) is
+ * 1 where hybrid k is faster that way. X (P2L) feeds the far field's
+ * locals and always stays with it. */
 void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
                                 size_t real_size, int order, const double work[FMMCL_MODEL_NPHASES],
-                                size_t n_sources, size_t n_targets, double t[5]);
+                                size_t n_sources, size_t n_targets, double t[5], int w_near[5]);
+
+/* Test and benchmark hooks of hybrid plans (hybrid.c): where W runs (1:
+ * with the near field, its device then also running Up; 0: with the far
+ * field), as the model placed it or as set here. */
+fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near);
+fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near);
 
 /* What FMMCL_AUTO becomes for a plan (plan.c): with a fitted model of
  * ctx's device in opt's precision, fmmcl_model_choose's method and (when

@@ -71,22 +71,37 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   return FMMCL_SUCCESS;
 }
 
-/* Seconds of the near (P2P) or far share on one device, transfers included. */
-static double share(const double s[FMMCL_MODEL_NPHASES], int near) {
+/* Seconds of a share on one device, transfers included: the near field
+ * (P2P), plus Up and W when W goes with it; or the far field, less W then. */
+static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near) {
   double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD];
-  for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++)
-    if ((ph == FMMCL_MODEL_P2P) == near) t += s[ph];
+  for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++) {
+    const int up = ph == FMMCL_MODEL_P2M || ph == FMMCL_MODEL_M2M;
+    const int on_near = ph == FMMCL_MODEL_P2P || (w_near && (up || ph == FMMCL_MODEL_M2P));
+    const int on_far = ph != FMMCL_MODEL_P2P && !(w_near && ph == FMMCL_MODEL_M2P);
+    if (near ? on_near : on_far) t += s[ph];
+  }
   return t;
 }
 
+static double max2(double a, double b) { return a > b ? a : b; }
+
 void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
                                 size_t real_size, int order, const double work[FMMCL_MODEL_NPHASES],
-                                size_t n_sources, size_t n_targets, double t[5]) {
+                                size_t n_sources, size_t n_targets, double t[5], int w_near[5]) {
   double sa[FMMCL_MODEL_NPHASES], sb[FMMCL_MODEL_NPHASES];
+  int wn[5] = {0};
   t[0] = 0;
   t[FMMCL_SCHEDULE_GPU] = fmmcl_model_predict(a, real_size, order, work, n_sources, n_targets, sa);
   t[FMMCL_SCHEDULE_CPU] = fmmcl_model_predict(b, real_size, order, work, n_sources, n_targets, sb);
-  const double h1a = share(sa, 1), h1b = share(sb, 0), h2a = share(sa, 0), h2b = share(sb, 1);
-  t[FMMCL_SCHEDULE_HYBRID1] = h1a > h1b ? h1a : h1b;
-  t[FMMCL_SCHEDULE_HYBRID2] = h2a > h2b ? h2a : h2b;
+  /* hybrid1: near on a, far on b; hybrid2 the reverse; W where it is faster */
+  for (int h = 0; h < 2; h++) {
+    const double *near = h ? sb : sa, *far = h ? sa : sb;
+    const double w_far = max2(share(near, 1, 0), share(far, 0, 0));
+    const double w_nr = max2(share(near, 1, 1), share(far, 0, 1));
+    const int k = h ? FMMCL_SCHEDULE_HYBRID2 : FMMCL_SCHEDULE_HYBRID1;
+    wn[k] = work[FMMCL_MODEL_M2P] > 0 && w_nr < w_far;
+    t[k] = wn[k] ? w_nr : w_far;
+  }
+  if (w_near) memcpy(w_near, wn, sizeof wn);
 }

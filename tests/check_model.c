@@ -330,7 +330,10 @@ START_TEST(test_schedules_match_single_device) {
   double *ref = malloc(N * sizeof *ref), *ref_g = malloc(3 * N * sizeof *ref_g);
   double *pot = malloc(N * sizeof *pot), *grad = malloc(3 * N * sizeof *grad);
   double *direct = malloc(N * sizeof *direct);
+  /* half the points in a small corner cube: an adaptive tree with W and X
+   * lists, so that every list is split between the devices */
   fmmcl_test_random_points(11, N, 3, x);
+  for (size_t i = 0; i < 3 * N / 2; i++) x[i] *= 0.05;
   fmmcl_test_random_values(12, N, -1, 1, q);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
@@ -338,14 +341,26 @@ START_TEST(test_schedules_match_single_device) {
   fmmcl_plan single;
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &single), FMMCL_SUCCESS);
   ck_assert_int_eq(fmmcl_plan_execute(single, q, ref, ref_g), FMMCL_SUCCESS);
+  double w_work, x_work;
+  ck_assert_int_eq(fmmcl_plan_counts(single, "m2p", &w_work), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_counts(single, "p2l", &x_work), FMMCL_SUCCESS);
+  ck_assert_msg(w_work > 0 && x_work > 0, "W %g, X %g: the input is not adaptive enough", w_work, x_work);
   fmmcl_plan_destroy(single);
   ck_assert_int_eq(fmmcl_reference_direct(&o, N, x, q, 0, NULL, direct, NULL), FMMCL_SUCCESS);
   const double fmm_err = fmmcl_test_rel_l2(ref, direct, N);
   ck_assert_msg(fmm_err < 1e-3, "single-device FMM error %g", fmm_err);
-  for (int sch = FMMCL_SCHEDULE_GPU; sch <= FMMCL_SCHEDULE_HYBRID2; sch++) {
+  setenv("FMMCL_MODEL_FILE", "/nonexistent/fmmcl.model", 1); /* no model: W stays far */
+  for (int variant = FMMCL_SCHEDULE_GPU; variant <= FMMCL_SCHEDULE_HYBRID2 + 2; variant++) {
+    /* the two hybrids again with W (and a second Up) on the near device */
+    const int sch = variant <= FMMCL_SCHEDULE_HYBRID2 ? variant : variant - 2;
+    const int w_near = variant > FMMCL_SCHEDULE_HYBRID2;
     fmmcl_plan plan;
     ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, b, &o, N, x, 0, NULL, (fmmcl_schedule)sch, &plan),
                      FMMCL_SUCCESS);
+    int wn = -1;
+    ck_assert_int_eq(fmmcl_hybrid_w_near(plan, &wn), FMMCL_SUCCESS);
+    ck_assert_int_eq(wn, 0);
+    ck_assert_int_eq(fmmcl_hybrid_place_w(plan, w_near), FMMCL_SUCCESS);
     fmmcl_schedule got;
     ck_assert_int_eq(fmmcl_plan_schedule(plan, &got), FMMCL_SUCCESS);
     ck_assert_int_eq(got, sch);
@@ -353,29 +368,34 @@ START_TEST(test_schedules_match_single_device) {
       memset(pot, 0, N * sizeof *pot);
       ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
       const double e = fmmcl_test_rel_l2(pot, ref, N), eg = fmmcl_test_rel_l2(grad, ref_g, 3 * N);
-      ck_assert_msg(e < 1e-5 && eg < 1e-5, "schedule %s: potential %g, gradient %g from single device",
-                    fmmcl_schedule_name((fmmcl_schedule)sch), e, eg);
+      ck_assert_msg(e < 1e-5 && eg < 1e-5, "schedule %s%s: potential %g, gradient %g from single device",
+                    fmmcl_schedule_name((fmmcl_schedule)sch), w_near ? " (W near)" : "", e, eg);
     }
     /* each device's phases are reported, and the work adds up */
     fmmcl_phase_time t[FMMCL_MAX_PHASES_TEST];
     size_t n_t;
     ck_assert_int_eq(fmmcl_plan_timings(plan, t, FMMCL_MAX_PHASES_TEST, &n_t), FMMCL_SUCCESS);
-    int near = 0, far = 0;
+    int near = 0, far = 0, w_dev = 0;
     for (size_t i = 0; i < n_t; i++) {
       near |= strcmp(t[i].name + 1, ":p2p") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
       far |= strcmp(t[i].name + 1, ":m2l") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
+      w_dev |= strcmp(t[i].name + 1, ":m2p") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
     }
     const int want_near = sch == FMMCL_SCHEDULE_GPU || sch == FMMCL_SCHEDULE_HYBRID1 ? 1 : 2;
     const int want_far = sch == FMMCL_SCHEDULE_GPU || sch == FMMCL_SCHEDULE_HYBRID2 ? 1 : 2;
     ck_assert_int_eq(near, want_near);
     ck_assert_int_eq(far, want_far);
+    ck_assert_int_eq(w_dev, w_near ? want_near : want_far);
     double w;
     ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &w), FMMCL_SUCCESS);
     ck_assert(w > 0);
     ck_assert_int_eq(fmmcl_plan_counts(plan, "m2l", &w), FMMCL_SUCCESS);
     ck_assert(w > 0);
+    ck_assert_int_eq(fmmcl_plan_counts(plan, "m2p", &w), FMMCL_SUCCESS);
+    ck_assert(w == w_work);
     fmmcl_plan_destroy(plan);
   }
+  unsetenv("FMMCL_MODEL_FILE");
   free(x), free(q), free(ref), free(ref_g), free(pot), free(grad), free(direct);
   fmmcl_context_destroy(b);
 }
@@ -430,11 +450,21 @@ START_TEST(test_schedule_times) {
   fmmcl_model_precision b = a; /* b twice as slow */
   for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) b.c[ph][0] *= 2;
   double t[5];
-  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t);
+  int wn[5];
+  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn);
   ck_assert(fabs(t[FMMCL_SCHEDULE_GPU] - 10) < 1e-12);
   ck_assert(fabs(t[FMMCL_SCHEDULE_CPU] - 20) < 1e-12);
-  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 14) < 1e-12); /* max(3, 2 * 7) */
-  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID2] - 7) < 1e-12);  /* max(7, 2 * 3) */
+  /* hybrid1: W with the far field max(3, 2 * 7) = 14; with the near
+   * field (and Up there too) max(3 + 3, 2 * 6) = 12: W moves */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 12) < 1e-12);
+  ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID1], 1);
+  /* hybrid2: max(7, 2 * 3) = 7 against max(6, 2 * 6) = 12: W stays */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID2] - 7) < 1e-12);
+  ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID2], 0);
+  /* no W work: nothing to move */
+  work[FMMCL_MODEL_M2P] = 0;
+  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn);
+  ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID1], 0);
 }
 END_TEST
 
