@@ -64,7 +64,8 @@ fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, cons
 }
 
 /* The default sweep: problems of a few to tens of milliseconds on the
- * device class, so the fit takes about a minute at most. */
+ * device class, so the fit takes about a minute at most; a CPU device's
+ * sizes grow with its cores (2 cores: 4000 to 16000 points). */
 void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *sw) {
   static const size_t gpu_n[] = {100000, 200000, 400000, 1000000}, cpu_n[] = {4000, 8000, 16000};
   static const int gpu_q[] = {64, 128, 256, 512}, cpu_q[] = {32, 64, 128};
@@ -73,6 +74,8 @@ void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *
   const int gpu = dev->is_gpu;
   sw->n_n = gpu ? 4 : 3;
   memcpy(sw->n, gpu ? gpu_n : cpu_n, sw->n_n * sizeof *sw->n);
+  const size_t scale = gpu || dev->compute_units <= 2 ? 1 : dev->compute_units / 2;
+  for (size_t i = 0; i < sw->n_n; i++) sw->n[i] *= scale;
   sw->n_q = gpu ? 4 : 3;
   memcpy(sw->q, gpu ? gpu_q : cpu_q, sw->n_q * sizeof *sw->q);
   sw->n_p = gpu ? 3 : 2;
