@@ -215,7 +215,8 @@ typedef enum fmmcl_schedule {
 const char *fmmcl_schedule_name(fmmcl_schedule schedule);
 
 /* A LAPLACE_3D FMM plan (opt->method FMM or AUTO) over contexts a and b
- * (b may be NULL for GPU and AUTO). Each device used gets its own sub-plan
+ * (b may be NULL for GPU and AUTO; the hybrids need b != a, though both may
+ * open the same device). Each device used gets its own sub-plan
  * on the same tree (so both use one leaf size: opt->leaf_size, else the
  * model's, else 512 when either is a GPU and 256 otherwise); execute runs
  * each share on its own host thread and queue and sums the two results on

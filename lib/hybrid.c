@@ -225,6 +225,9 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   int leaf = 0, w_near = 0;
   model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near);
   if (schedule == FMMCL_SCHEDULE_AUTO) schedule = FMMCL_SCHEDULE_GPU;
+  /* the two shares run on two threads, each needing its own queue */
+  if (a == b && (schedule == FMMCL_SCHEDULE_HYBRID1 || schedule == FMMCL_SCHEDULE_HYBRID2))
+    return fmmcl_fail(a, FMMCL_ERROR_INVALID_ARGUMENT, "hybrid schedules need two distinct contexts");
   /* both sub-plans must build the same tree, so that near and far field
    * split the pairs exactly: one leaf size for both devices */
   if (o.leaf_size == 0) o.leaf_size = leaf ? leaf : a->dev.info.is_gpu || (b && b->dev.info.is_gpu) ? 512 : 256;

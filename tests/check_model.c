@@ -422,6 +422,8 @@ START_TEST(test_schedule_auto_and_errors) {
                    FMMCL_ERROR_NULL_POINTER);
   ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, ctx, &o, N, x, 0, NULL, (fmmcl_schedule)9, &plan),
                    FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, ctx, &o, N, x, 0, NULL, FMMCL_SCHEDULE_HYBRID2, &plan),
+                   FMMCL_ERROR_INVALID_ARGUMENT);
   o.method = FMMCL_DIRECT;
   ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, ctx, &o, N, x, 0, NULL, FMMCL_SCHEDULE_HYBRID1, &plan),
                    FMMCL_ERROR_UNSUPPORTED);
