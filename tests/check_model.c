@@ -470,6 +470,33 @@ START_TEST(test_schedule_times) {
 }
 END_TEST
 
+/* fmmcl --schedule: a hybrid run from the command line, checked there
+ * against the double-precision host reference. */
+START_TEST(test_cli_schedule) {
+  const char *sel = getenv("FMMCL_TEST_DEVICE");
+  if (!sel || !*sel) sel = "cpu";
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "FMMCL_MODEL_FILE=/nonexistent/fmmcl.model '%s/fmmcl' --demo 2000 --device '%s' --device2 '%s' "
+           "--schedule hybrid2 --order 4 --leaf 32 --check 100 2>&1",
+           FMMCL_BIN_DIR, sel, sel);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  char line[512];
+  double err = -1;
+  int saw_far_on_a = 0;
+  while (fgets(line, sizeof line, p)) {
+    sscanf(line, " relative L2 error (potential): %lf", &err);
+    saw_far_on_a |= strstr(line, "a:m2l") != NULL;
+  }
+  ck_assert_int_eq(pclose(p), 0);
+  ck_assert_msg(err >= 0 && err < 1e-3, "relative error %g", err);
+  ck_assert(saw_far_on_a); /* hybrid2: the far field on the first device */
+  snprintf(cmd, sizeof cmd, "'%s/fmmcl' --demo 100 --schedule sometimes >/dev/null 2>&1", FMMCL_BIN_DIR);
+  ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
 static Suite *model_suite(void) {
   Suite *s = suite_create("model");
   TCase *bench = tcase_create("peaks and file");
@@ -492,6 +519,7 @@ static Suite *model_suite(void) {
   tcase_add_test(hyb, test_schedules_match_single_device);
   tcase_add_test(hyb, test_schedule_auto_and_errors);
   tcase_add_test(hyb, test_schedule_times);
+  tcase_add_test(hyb, test_cli_schedule);
   suite_add_tcase(s, hyb);
   return s;
 }
