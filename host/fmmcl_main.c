@@ -18,9 +18,10 @@
 
 static const char *const kernel_names[] = {"laplace3d", "gaussian", "laplace2d"};
 static const fmmcl_kernel kernel_values[] = {FMMCL_LAPLACE_3D, FMMCL_GAUSSIAN, FMMCL_LAPLACE_2D};
-static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm"};
+static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm", "auto"};
 static const fmmcl_method method_values[] = {FMMCL_DIRECT, FMMCL_TREECODE, FMMCL_FMM,
-                                             FMMCL_FGT, FMMCL_BBFMM};
+                                             FMMCL_FGT, FMMCL_BBFMM, FMMCL_AUTO};
+static const char *const schedule_names[] = {"auto", "gpu", "cpu", "hybrid1", "hybrid2"};
 static const char *const precision_names[] = {"single", "double"};
 static const fmmcl_precision precision_values[] = {FMMCL_SINGLE, FMMCL_DOUBLE};
 static const char *const format_names[] = {"csv", "bin", "raw", "npy"};
@@ -28,7 +29,8 @@ static const char *const format_names[] = {"csv", "bin", "raw", "npy"};
 /* What the command line asked for; has_* marks plan options given, which
  * override the kernel's defaults from fmmcl_plan_options_init. */
 typedef struct config {
-  const char *input, *targets, *output, *device;
+  const char *input, *targets, *output, *device, *device2;
+  int schedule, has_schedule;   /* --schedule: a hybrid plan over --device and --device2 */
   const char *format, *output_format;
   int kernel, method, precision, dim, order, leaf;
   double sigma, softening, tol, theta;
@@ -82,7 +84,8 @@ static void print_usage(FILE *out)
       "\n"
       "Sum:\n"
       "      --kernel K          laplace3d (default), gaussian, laplace2d\n"
-      "      --method M          direct (default), treecode, fmm, fgt, bbfmm\n"
+      "      --method M          direct (default), treecode, fmm, fgt, bbfmm, auto (the\n"
+      "                          performance model picks direct or fmm; laplace3d)\n"
       "      --precision P       single (default) or double (needs fp64)\n"
       "      --dim D             coordinates per point (gaussian: 1..8)\n"
       "      --sigma S           gaussian bandwidth (default 1)\n"
@@ -97,6 +100,10 @@ static void print_usage(FILE *out)
       "Device and report:\n"
       "      --device SEL        gpu, cpu, P:D or a name substring (default:\n"
       "                          $FMMCL_DEVICE, else the first GPU, else a CPU)\n"
+      "      --schedule S        laplace3d fmm over two devices: auto, gpu (all on\n"
+      "                          --device), cpu (all on --device2), hybrid1 (near\n"
+      "                          field on --device, far field on --device2), hybrid2\n"
+      "      --device2 SEL       the second device of --schedule (default cpu)\n"
       "      --repeat R          execute R times and report the best (default 1)\n"
       "      --check K           compare K random targets with the double-precision\n"
       "                          host reference; print relative L2 errors\n"
@@ -114,7 +121,7 @@ enum {
   OPT_TARGETS = 256, OPT_FORMAT, OPT_OUTPUT_FORMAT, OPT_FORCE, OPT_DEMO, OPT_SEED,
   OPT_KERNEL, OPT_METHOD, OPT_PRECISION, OPT_DIM, OPT_SIGMA, OPT_SOFTENING,
   OPT_NO_GRADIENT, OPT_ORDER, OPT_TOL, OPT_LEAF, OPT_THETA, OPT_DEVICE, OPT_REPEAT,
-  OPT_CHECK
+  OPT_CHECK, OPT_SCHEDULE, OPT_DEVICE2
 };
 
 static const struct option long_options[] = {
@@ -140,6 +147,8 @@ static const struct option long_options[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"check", required_argument, NULL, OPT_CHECK},
+    {"schedule", required_argument, NULL, OPT_SCHEDULE},
+    {"device2", required_argument, NULL, OPT_DEVICE2},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -158,6 +167,8 @@ static int parse_word(int id, const char *name, const char *arg, config *c)
   case 'o': c->output = arg; return 0;
   case OPT_TARGETS: c->targets = arg; return 0;
   case OPT_DEVICE: c->device = arg; return 0;
+  case OPT_DEVICE2: c->device2 = arg; return 0;
+  case OPT_SCHEDULE: c->has_schedule = 1; return CHOICE(schedule_names, &c->schedule);
   case OPT_FORMAT: c->format = arg; return CHOICE(format_names, &format);
   case OPT_OUTPUT_FORMAT: c->output_format = arg; return CHOICE(format_names, &format);
   case OPT_KERNEL: return CHOICE(kernel_names, &c->kernel);
@@ -599,16 +610,22 @@ static int write_results(const config *c, fmmcl_io_format format, const job *j)
 /* ---- main ------------------------------------------------------------------------- */
 
 /* Plan, execute, report, check: everything that needs the context. */
-static int evaluate(const config *c, fmmcl_context ctx, job *j)
+static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job *j)
 {
   fmmcl_device_info dev;
   fmmcl_status st = fmmcl_context_device(ctx, &dev);
   if (st != FMMCL_SUCCESS)
     return fmmcl_cli_status_error(ctx, st, "fmmcl_context_device");
+  if (c->has_schedule && !c->has_method)
+    j->opt.method = FMMCL_FMM; /* schedules split the FMM's phases */
   if (!c->quiet)
     print_setup(c, &dev, j);
   fmmcl_plan plan;
-  st = fmmcl_plan_create(ctx, &j->opt, j->n, j->sources, j->m, j->targets, &plan);
+  if (c->has_schedule)
+    st = fmmcl_plan_create_hybrid(ctx, ctx2, &j->opt, j->n, j->sources, j->m, j->targets,
+                                  (fmmcl_schedule)c->schedule, &plan);
+  else
+    st = fmmcl_plan_create(ctx, &j->opt, j->n, j->sources, j->m, j->targets, &plan);
   if (st != FMMCL_SUCCESS)
     return fmmcl_cli_status_error(ctx, st, "creating the plan");
   timing best;
@@ -642,9 +659,19 @@ static int run(const config *c)
   fmmcl_status st = fmmcl_context_create(&ctx, c->device);
   if (st != FMMCL_SUCCESS)
     return fmmcl_cli_status_error(NULL, st, "opening the OpenCL device");
+  /* the second device only where the schedule may use it */
+  fmmcl_context ctx2 = NULL;
+  if (c->has_schedule && c->schedule != FMMCL_SCHEDULE_GPU) {
+    st = fmmcl_context_create(&ctx2, c->device2 ? c->device2 : "cpu");
+    if (st != FMMCL_SUCCESS) {
+      fmmcl_context_destroy(ctx);
+      return fmmcl_cli_status_error(NULL, st, "opening the second OpenCL device");
+    }
+  }
   rc = load_particles(c, &f, &j);
   if (!rc)
-    rc = evaluate(c, ctx, &j);
+    rc = evaluate(c, ctx, ctx2, &j);
+  fmmcl_context_destroy(ctx2);
   if (!rc && c->output)
     rc = write_results(c, f.output, &j);
   fmmcl_context_destroy(ctx);

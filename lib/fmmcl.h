@@ -112,7 +112,11 @@ typedef enum fmmcl_method {
   FMMCL_TREECODE,     /* Barnes-Hut with multipole acceptance theta */
   FMMCL_FMM,          /* fast multipole method */
   FMMCL_FGT,          /* fast Gauss transform */
-  FMMCL_BBFMM         /* black-box Chebyshev FMM */
+  FMMCL_BBFMM,        /* black-box Chebyshev FMM */
+  FMMCL_AUTO          /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
+                         when leaf_size is 0, the FMM's leaf size, from the device's
+                         model file (fmmtune --fit); without a fitted model, DIRECT
+                         below 2^26 source-target pairs and FMM above */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {
@@ -227,6 +231,42 @@ fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
 fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
+
+/* ---- two devices at once (hybrid CPU + GPU FMM) ----------------------- */
+
+/* How a hybrid plan splits the 3D FMM's phases over its two contexts
+ * ("a", usually the GPU, and "b", usually a CPU device such as PoCL). The
+ * near field is the U list (P2P); the far field is Up (P2M, M2M) -> V
+ * (M2L) -> Down (L2L, L2P) with the W (M2P) and X (P2L) lists, which stay
+ * with it because they read its multipoles and feed its locals. */
+typedef enum fmmcl_schedule {
+  FMMCL_SCHEDULE_AUTO,    /* the model's fastest (and its leaf size when
+                             leaf_size is 0), from both devices' model files
+                             (fmmtune --fit); without both: GPU */
+  FMMCL_SCHEDULE_GPU,     /* everything on a */
+  FMMCL_SCHEDULE_CPU,     /* everything on b */
+  FMMCL_SCHEDULE_HYBRID1, /* near field on a, far field on b, concurrently */
+  FMMCL_SCHEDULE_HYBRID2  /* far field on a, near field on b, concurrently */
+} fmmcl_schedule;
+
+/* "auto", "gpu", "cpu", "hybrid1", "hybrid2"; "unknown" otherwise. */
+const char *fmmcl_schedule_name(fmmcl_schedule schedule);
+
+/* A LAPLACE_3D FMM plan (opt->method FMM or AUTO) over contexts a and b
+ * (b may be NULL for GPU and AUTO; the hybrids need b != a, though both may
+ * open the same device). Each device used gets its own sub-plan
+ * on the same tree (so both use one leaf size: opt->leaf_size, else the
+ * model's, else 512 when either is a GPU and 256 otherwise); execute runs
+ * each share on its own host thread and queue and sums the two results on
+ * the host. fmmcl_plan_timings reports each device's phases as "a:p2p",
+ * "b:m2l", ..., its wall time as "a:total" / "b:total", and "combine".
+ * Use the plan with fmmcl_plan_execute / timings / counts / destroy. */
+fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
+                                      size_t n_sources, const double *sources, size_t n_targets,
+                                      const double *targets, fmmcl_schedule schedule, fmmcl_plan *plan);
+/* The schedule a hybrid plan runs (AUTO resolved); INVALID_ARGUMENT for
+ * other plans. */
+fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule);
 
 /* ---- tuned parameters (fmmtune's cache) ------------------------------ */
 

@@ -134,7 +134,8 @@ fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kerne
 
 /* ---- plans -------------------------------------------------------------- */
 
-#define FMMCL_MAX_PHASES 16
+/* 48: a hybrid plan (hybrid.c) reports both sub-plans' phases */
+#define FMMCL_MAX_PHASES 48
 
 typedef struct fmmcl_method_ops fmmcl_method_ops;
 

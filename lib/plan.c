@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "model.h"
 
 fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel) {
   if (!opt) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_options_init: opt is NULL");
@@ -73,7 +74,7 @@ static const fmmcl_method_ops *method_ops(fmmcl_context ctx, const fmmcl_plan_op
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_TREECODE) return &fmmcl_treecode3d_ops;
   if (o->kernel == FMMCL_LAPLACE_2D && o->method == FMMCL_FMM) return &fmmcl_fmm2d_ops;
   if (o->kernel == FMMCL_GAUSSIAN && o->method == FMMCL_FGT) return &fmmcl_fgt_ops;
-  if ((unsigned)o->method > FMMCL_BBFMM)
+  if ((unsigned)o->method > FMMCL_AUTO)
     fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
   else
     fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %d is not available for this kernel yet",
@@ -95,8 +96,14 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
   if (opt->precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision (cl_khr_fp64)",
                       ctx->dev.info.device_name);
+  fmmcl_plan_options resolved = *opt;
+  if (opt->method == FMMCL_AUTO) {
+    st = fmmcl_model_resolve(ctx, opt, n_sources, sources, n_targets, targets, &resolved);
+    if (st) return st;
+    opt = &resolved;
+  }
   const fmmcl_method_ops *ops = method_ops(ctx, opt);
-  if (!ops) return (unsigned)opt->method > FMMCL_BBFMM ? FMMCL_ERROR_INVALID_ARGUMENT : FMMCL_ERROR_UNSUPPORTED;
+  if (!ops) return (unsigned)opt->method > FMMCL_AUTO ? FMMCL_ERROR_INVALID_ARGUMENT : FMMCL_ERROR_UNSUPPORTED;
   fmmcl_plan plan = calloc(1, sizeof *plan);
   if (!plan) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->ctx = ctx;

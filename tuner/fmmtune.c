@@ -14,7 +14,7 @@ typedef struct {
   const char *device, *kernel, *precision, *classes, *csv;
   double budget;
   size_t n;
-  int repeats, list, show, reset, dry_run, quiet, verbose, worker;
+  int repeats, list, show, reset, dry_run, quiet, verbose, worker, model, fit;
   unsigned seed;
 } options;
 
@@ -42,6 +42,11 @@ static void usage(FILE *out) {
           "  --list              print the kernels, their spaces and constraints; no tuning\n"
           "  --show              print this device's tuning cache; no tuning\n"
           "  --reset             delete this device's entries from its cache; no tuning\n"
+          "  --model             measure the performance model's peaks (U-list instruction\n"
+          "                      mix, streaming bandwidth) and store them in the device's\n"
+          "                      model file beside the cache (FMMCL_MODEL_FILE: elsewhere)\n"
+          "  --fit               --model, then fit the per-phase model's constants over a\n"
+          "                      sweep of small FMM plans (N, leaf size q, order p)\n"
           "  --dry-run           print the candidates each job would try; no timing or writing\n"
           "  --report-csv FILE   also write the closing table as CSV\n"
           "  --quiet             no progress bar\n"
@@ -63,6 +68,8 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
     else if (!strcmp(a, "--verbose")) o->verbose = 1;
     else if (!strcmp(a, "--worker")) o->worker = 1;
+    else if (!strcmp(a, "--model")) o->model = 1;
+    else if (!strcmp(a, "--fit")) o->model = o->fit = 1;
     else if (!strcmp(a, "--device")) { if (!(o->device = VALUE())) return 0; }
     else if (!strcmp(a, "--kernel")) { if (!(o->kernel = VALUE())) return 0; }
     else if (!strcmp(a, "--precision")) { if (!(o->precision = VALUE())) return 0; }
@@ -283,7 +290,9 @@ int main(int argc, char **argv) {
   int rc = 0;
   job_key jobs[64];
   size_t n_jobs = 0;
-  if (o.list) {
+  if (o.model) {
+    rc = tune_model_main(ctx, &dev, o.precision, o.fit);
+  } else if (o.list) {
     list_spaces(&o, &dev);
   } else if (o.show) {
     rc = show_cache(&dev, path);

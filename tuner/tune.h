@@ -162,4 +162,10 @@ void tune_report_table(FILE *out, const tune_result *res, size_t n);
 void tune_report_csv(FILE *out, const fmmcl_device_info *dev, const tune_result *res, size_t n,
                      double budget);
 
+/* fmmtune --model (tune_model.c): measures the model's peaks on ctx's
+ * device in the given precisions and stores them in its model file,
+ * keeping what else the file holds; fit: also runs the fitting sweep and
+ * stores the per-phase constants. Returns the exit status. */
+int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char *precision, int fit);
+
 #endif /* FMMCL_TUNE_H */

@@ -1,0 +1,288 @@
+/* hybrid.c — a 3D FMM plan over two OpenCL devices (Choi et al. 2014):
+ * one sub-plan per device on the same tree, each running its share of the
+ * phase DAG (near field P2P, or far field Up -> V -> Down with W and X) on
+ * its own host thread and queue; the two results are summed on the host. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmm3d.h"
+#include "model.h"
+
+#define NEAR_PHASES FMMCL_FMM3D_P2P
+#define FAR_PHASES (FMMCL_FMM3D_FMM_PHASES & ~(unsigned)FMMCL_FMM3D_P2P)
+
+typedef struct hybrid_state {
+  fmmcl_schedule schedule;
+  int w_near;                  /* W with the near field (its device then also runs Up) */
+  fmmcl_plan sub[2];           /* [0] on the first context, [1] on the second; NULL: unused */
+  unsigned mask[2];            /* phases each runs */
+  double *pot[2], *grad[2];    /* each sub-plan's share, caller's order */
+  char names[2][FMMCL_MAX_PHASES][24]; /* "a:p2p": the hybrid plan's timing names */
+} hybrid_state;
+
+/* One execution of a sub-plan restricted to mask: what fmmcl_plan_execute
+ * does for a 3D FMM plan, with only some of the phases. */
+static fmmcl_status run_masked(fmmcl_plan p, const double *charges, unsigned mask, double *pot,
+                               double *grad) {
+  fmmcl_clear_error(p->ctx);
+  size_t keep = 0;
+  for (size_t i = 0; i < p->n_phases; i++)
+    if (strcmp(p->phases[i].name, "build") == 0) p->phases[keep++] = p->phases[i];
+  p->n_phases = keep;
+  fmm3d_state *s = p->impl;
+  fmmcl_status st = fmmcl_fmm3d_upload_charges(p, s, charges);
+  if (!st) st = fmmcl_fmm3d_run_phases(p, s, mask);
+  if (!st) st = fmmcl_fmm3d_download(p, s, pot, grad);
+  return st;
+}
+
+typedef struct job {
+  fmmcl_plan plan;
+  const double *charges;
+  unsigned mask;
+  double *pot, *grad;
+  double seconds;
+  fmmcl_status st;
+} job;
+
+static void *run_job(void *arg) {
+  job *j = arg;
+  const double t0 = fmmcl_wall_seconds();
+  j->st = run_masked(j->plan, j->charges, j->mask, j->pot, j->grad);
+  j->seconds = fmmcl_wall_seconds() - t0;
+  return NULL;
+}
+
+static void hybrid_destroy(fmmcl_plan plan) {
+  hybrid_state *h = plan->impl;
+  if (!h) return;
+  for (int k = 0; k < 2; k++) {
+    fmmcl_plan_destroy(h->sub[k]);
+    free(h->pot[k]);
+    free(h->grad[k]);
+  }
+  free(h);
+  plan->impl = NULL;
+}
+
+/* Records sub-plan k's phases on the hybrid plan as "a:NAME" / "b:NAME". */
+static void record_sub(fmmcl_plan plan, hybrid_state *h, int k) {
+  const fmmcl_plan p = h->sub[k];
+  for (size_t i = 0; i < p->n_phases && i < FMMCL_MAX_PHASES; i++) {
+    if (strcmp(p->phases[i].name, "build") == 0) continue;
+    snprintf(h->names[k][i], sizeof h->names[k][i], "%c:%s", 'a' + k, p->phases[i].name);
+    fmmcl_plan_record(plan, h->names[k][i], p->phases[i].seconds);
+  }
+}
+
+static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                   double *gradient) {
+  hybrid_state *h = plan->impl;
+  const int want_grad = gradient != NULL;
+  job jobs[2];
+  int used[2] = {h->sub[0] != NULL, h->sub[1] != NULL};
+  for (int k = 0; k < 2; k++)
+    jobs[k] = (job){h->sub[k], charges, h->mask[k], h->pot[k], want_grad ? h->grad[k] : NULL, 0, 0};
+  /* the second device's share on its own thread, the first's on this one */
+  pthread_t thread;
+  int threaded = 0;
+  if (used[0] && used[1]) {
+    threaded = pthread_create(&thread, NULL, run_job, &jobs[1]) == 0;
+    if (!threaded) run_job(&jobs[1]);
+  }
+  if (used[0]) run_job(&jobs[0]);
+  else run_job(&jobs[1]);
+  if (threaded) pthread_join(thread, NULL);
+  for (int k = 0; k < 2; k++)
+    if (used[k] && jobs[k].st)
+      return fmmcl_fail(plan->ctx, jobs[k].st, "device %c: %s", 'a' + k, fmmcl_last_error(h->sub[k]->ctx));
+  const double t0 = fmmcl_wall_seconds();
+  const size_t n = plan->n_targets, dim = (size_t)plan->opt.dim;
+  for (size_t i = 0; i < n; i++)
+    potential[i] = (used[0] ? h->pot[0][i] : 0) + (used[1] ? h->pot[1][i] : 0);
+  for (size_t i = 0; want_grad && i < n * dim; i++)
+    gradient[i] = (used[0] ? h->grad[0][i] : 0) + (used[1] ? h->grad[1][i] : 0);
+  for (int k = 0; k < 2; k++)
+    if (used[k]) {
+      record_sub(plan, h, k);
+      fmmcl_plan_record(plan, k ? "b:total" : "a:total", jobs[k].seconds);
+    }
+  fmmcl_plan_record(plan, "combine", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}
+
+/* A phase's work is the count of the sub-plan that runs it. */
+static fmmcl_status hybrid_counts(fmmcl_plan plan, const char *phase, double *work) {
+  hybrid_state *h = plan->impl;
+  static const char *const names[] = {"p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p"};
+  unsigned bit = 0;
+  for (unsigned i = 0; i < 8; i++)
+    if (strcmp(phase, names[i]) == 0) bit = 1u << i; /* the order of the FMMCL_FMM3D_ bits */
+  for (int k = 0; k < 2; k++)
+    if (h->sub[k] && (h->mask[k] & bit)) return fmmcl_plan_counts(h->sub[k], phase, work);
+  *work = 0;
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status hybrid_create_unused(fmmcl_plan plan, const double *s, const double *t) {
+  (void)s, (void)t;
+  return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "hybrid plans are made by fmmcl_plan_create_hybrid");
+}
+
+static const fmmcl_method_ops hybrid_ops = {hybrid_create_unused, hybrid_execute, hybrid_destroy,
+                                            hybrid_counts};
+
+/* The model's choices, where each device has a fitted model in the plan's
+ * precision: for AUTO the schedule, and for every schedule the leaf size
+ * (when opt gives none) and where W runs. Without both models nothing is
+ * changed (AUTO then runs everything on a). */
+static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt, size_t ns,
+                          const double *src, size_t nt, const double *tgt, fmmcl_schedule *schedule,
+                          int *leaf, int *w_near) {
+  fmmcl_model m[2];
+  fmmcl_context c[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    char path[4200];
+    if (!c[k] || fmmcl_model_file_path(&c[k]->dev.info, path, sizeof path) ||
+        fmmcl_model_load(path, &c[k]->dev.info, &m[k]) || !m[k].prec[opt->precision].fitted ||
+        !m[k].prec[opt->precision].measured)
+      return;
+  }
+  int order;
+  if (fmmcl_fmm3d_choose_order(a, opt, 0, &order)) return;
+  double best = -1;
+  fmmcl_schedule chosen = *schedule;
+  for (int i = 0; i < FMMCL_MODEL_N_LEAF; i++) {
+    if (opt->leaf_size > 0 && i > 0) break; /* leaf given: one pass */
+    const int q = opt->leaf_size > 0 ? opt->leaf_size : fmmcl_model_leaf_sizes[i];
+    double work[FMMCL_MODEL_NPHASES], t[5];
+    int wn[5];
+    if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)q, opt->precision, work)) return;
+    fmmcl_model_schedule_times(&m[0].prec[opt->precision], &m[1].prec[opt->precision],
+                               opt->precision == FMMCL_DOUBLE ? 8 : 4, order, work, ns,
+                               tgt ? nt : ns, t, wn);
+    for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++) {
+      if (*schedule != FMMCL_SCHEDULE_AUTO && s != (int)*schedule) continue;
+      if (best < 0 || t[s] < best) best = t[s], chosen = (fmmcl_schedule)s, *leaf = q, *w_near = wn[s];
+    }
+  }
+  *schedule = chosen;
+}
+
+/* The phases of each device under h's schedule and W placement. */
+static void set_masks(hybrid_state *h) {
+  const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M;
+  const unsigned near = h->w_near ? NEAR_PHASES | up | FMMCL_FMM3D_M2P : NEAR_PHASES;
+  const unsigned far = h->w_near ? FAR_PHASES & ~(unsigned)FMMCL_FMM3D_M2P : FAR_PHASES;
+  h->mask[0] = h->mask[1] = 0;
+  switch (h->schedule) {
+    case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;
+    case FMMCL_SCHEDULE_HYBRID1: h->mask[0] = near, h->mask[1] = far; break;
+    case FMMCL_SCHEDULE_HYBRID2: h->mask[0] = far, h->mask[1] = near; break;
+    default: h->mask[0] = all; break;
+  }
+}
+
+static int is_hybrid(fmmcl_plan plan);
+
+fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) {
+  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *near = ((const hybrid_state *)plan->impl)->w_near;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) {
+  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  hybrid_state *h = plan->impl;
+  if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
+  h->w_near = near != 0;
+  set_masks(h);
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
+                                      size_t n_sources, const double *sources, size_t n_targets,
+                                      const double *targets, fmmcl_schedule schedule, fmmcl_plan *out) {
+  if (!a) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_create_hybrid: first context is NULL");
+  fmmcl_clear_error(a);
+  if (!opt || !out) return fmmcl_fail(a, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_create_hybrid: NULL argument");
+  *out = NULL;
+  if ((unsigned)schedule > FMMCL_SCHEDULE_HYBRID2)
+    return fmmcl_fail(a, FMMCL_ERROR_INVALID_ARGUMENT, "unknown schedule %d", (int)schedule);
+  if (!b && schedule != FMMCL_SCHEDULE_GPU && schedule != FMMCL_SCHEDULE_AUTO)
+    return fmmcl_fail(a, FMMCL_ERROR_NULL_POINTER, "schedule %s needs a second context",
+                      fmmcl_schedule_name(schedule));
+  if (opt->kernel != FMMCL_LAPLACE_3D || (opt->method != FMMCL_FMM && opt->method != FMMCL_AUTO))
+    return fmmcl_fail(a, FMMCL_ERROR_UNSUPPORTED, "hybrid plans are LAPLACE_3D FMM plans");
+  fmmcl_status st = fmmcl_options_check(a, opt);
+  if (!st) st = fmmcl_points_check(a, "sources", n_sources, sources, opt->dim);
+  if (!st && targets) st = fmmcl_points_check(a, "targets", n_targets, targets, opt->dim);
+  if (st) return st;
+  fmmcl_plan_options o = *opt;
+  o.method = FMMCL_FMM;
+  int leaf = 0, w_near = 0;
+  model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near);
+  if (schedule == FMMCL_SCHEDULE_AUTO) schedule = FMMCL_SCHEDULE_GPU;
+  /* the two shares run on two threads, each needing its own queue */
+  if (a == b && (schedule == FMMCL_SCHEDULE_HYBRID1 || schedule == FMMCL_SCHEDULE_HYBRID2))
+    return fmmcl_fail(a, FMMCL_ERROR_INVALID_ARGUMENT, "hybrid schedules need two distinct contexts");
+  /* both sub-plans must build the same tree, so that near and far field
+   * split the pairs exactly: one leaf size for both devices */
+  if (o.leaf_size == 0) o.leaf_size = leaf ? leaf : a->dev.info.is_gpu || (b && b->dev.info.is_gpu) ? 512 : 256;
+  fmmcl_plan plan = calloc(1, sizeof *plan);
+  hybrid_state *h = calloc(1, sizeof *h);
+  if (!plan || !h) {
+    free(plan), free(h);
+    return fmmcl_fail(a, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  plan->ctx = a;
+  plan->opt = o;
+  plan->n_sources = n_sources;
+  plan->targets_are_sources = targets == NULL;
+  plan->n_targets = targets ? n_targets : n_sources;
+  plan->ops = &hybrid_ops;
+  plan->impl = h;
+  h->schedule = schedule;
+  h->w_near = w_near;
+  set_masks(h);
+  const double t0 = fmmcl_wall_seconds();
+  fmmcl_context c[2] = {a, b};
+  const size_t nt = plan->n_targets, dim = (size_t)o.dim;
+  for (int k = 0; !st && k < 2; k++) {
+    if (!h->mask[k]) continue;
+    st = fmmcl_plan_create(c[k], &o, n_sources, sources, n_targets, targets, &h->sub[k]);
+    if (st) {
+      st = fmmcl_fail(a, st, "device %c: %s", 'a' + k, fmmcl_last_error(c[k]));
+      break;
+    }
+    h->pot[k] = malloc(nt * sizeof(double));
+    h->grad[k] = o.gradient ? malloc(nt * dim * sizeof(double)) : NULL;
+    if (!h->pot[k] || (o.gradient && !h->grad[k])) st = fmmcl_fail(a, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  if (st) {
+    hybrid_destroy(plan);
+    free(plan);
+    return st;
+  }
+  fmmcl_plan_record(plan, "build", fmmcl_wall_seconds() - t0);
+  *out = plan;
+  return FMMCL_SUCCESS;
+}
+
+static int is_hybrid(fmmcl_plan plan) { return plan && plan->ops == &hybrid_ops; }
+
+fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule) {
+  if (!plan || !schedule)
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_schedule: NULL argument");
+  if (plan->ops != &hybrid_ops)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *schedule = ((const hybrid_state *)plan->impl)->schedule;
+  return FMMCL_SUCCESS;
+}
+
+const char *fmmcl_schedule_name(fmmcl_schedule schedule) {
+  static const char *const names[] = {"auto", "gpu", "cpu", "hybrid1", "hybrid2"};
+  return (unsigned)schedule <= FMMCL_SCHEDULE_HYBRID2 ? names[schedule] : "unknown";
+}
