@@ -73,26 +73,12 @@ static fmmcl_plan_options laplace2d(fmmcl_method method, fmmcl_precision precisi
   return o;
 }
 
-typedef struct errors { double pot, grad; } errors;
+typedef fmmcl_test_errors errors;
 
-/* A plan's relative L2 errors against the double reference (tgt NULL:
- * targets are the sources). */
+/* Relative L2 errors of a plan against the double reference (test_util). */
 static errors plan_errors(const fmmcl_plan_options *o, size_t ns, const double *src, const double *q,
                           size_t nt, const double *tgt) {
-  const size_t m = tgt ? nt : ns;
-  double *pot = malloc(m * sizeof *pot), *grad = malloc(2 * m * sizeof *grad);
-  double *rpot = malloc(m * sizeof *rpot), *rgrad = malloc(2 * m * sizeof *rgrad);
-  ck_assert(pot && grad && rpot && rgrad);
-  fmmcl_plan plan;
-  fmmcl_status st = fmmcl_plan_create(ctx, o, ns, src, nt, tgt, &plan);
-  ck_assert_msg(st == FMMCL_SUCCESS, "create: %s", fmmcl_last_error(ctx));
-  st = fmmcl_plan_execute(plan, q, pot, grad);
-  ck_assert_msg(st == FMMCL_SUCCESS, "execute: %s", fmmcl_last_error(ctx));
-  fmmcl_plan_destroy(plan);
-  ck_assert_int_eq(fmmcl_reference_direct(o, ns, src, q, nt, tgt, rpot, rgrad), FMMCL_SUCCESS);
-  errors e = {fmmcl_test_rel_l2(pot, rpot, m), fmmcl_test_rel_l2(grad, rgrad, 2 * m)};
-  free(pot), free(grad), free(rpot), free(rgrad);
-  return e;
+  return fmmcl_test_plan_errors(ctx, o, ns, src, q, nt, tgt);
 }
 
 static errors dist_errors(int kind, size_t n, const fmmcl_plan_options *o) {

@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700
 #include "test_util.h"
 
+#include <check.h>
+
 #include <ftw.h>
 #include <math.h>
 #include <stdint.h>
@@ -65,4 +67,22 @@ fmmcl_context fmmcl_test_context(void) {
   if (fmmcl_context_create(&ctx, sel && *sel ? sel : "cpu") != FMMCL_SUCCESS)
     fmmcl_context_create(&ctx, NULL);
   return ctx;
+}
+
+fmmcl_test_errors fmmcl_test_plan_errors(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
+                                         const double *src, const double *q, size_t nt, const double *tgt) {
+  const size_t m = tgt ? nt : ns, d = (size_t)o->dim;
+  double *pot = malloc(m * sizeof *pot), *grad = malloc(d * m * sizeof *grad);
+  double *rpot = malloc(m * sizeof *rpot), *rgrad = malloc(d * m * sizeof *rgrad);
+  ck_assert(pot && grad && rpot && rgrad);
+  fmmcl_plan plan;
+  fmmcl_status st = fmmcl_plan_create(ctx, o, ns, src, nt, tgt, &plan);
+  ck_assert_msg(st == FMMCL_SUCCESS, "create: %s", fmmcl_last_error(ctx));
+  st = fmmcl_plan_execute(plan, q, pot, grad);
+  ck_assert_msg(st == FMMCL_SUCCESS, "execute: %s", fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  ck_assert_int_eq(fmmcl_reference_direct(o, ns, src, q, nt, tgt, rpot, rgrad), FMMCL_SUCCESS);
+  fmmcl_test_errors e = {fmmcl_test_rel_l2(pot, rpot, m), fmmcl_test_rel_l2(grad, rgrad, d * m)};
+  free(pot), free(grad), free(rpot), free(rgrad);
+  return e;
 }

@@ -16,6 +16,14 @@ void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out);
 void fmmcl_test_grid_points(unsigned seed, size_t n, int dim, double *out);
 /* n values uniform in [lo, hi), from a fixed seed. */
 void fmmcl_test_random_values(unsigned seed, size_t n, double lo, double hi, double *out);
+/* Relative L2 errors of a plan's potential and gradient. */
+typedef struct fmmcl_test_errors { double pot, grad; } fmmcl_test_errors;
+/* Creates a plan of o on ctx, executes it with charges q and returns its
+ * errors against fmmcl_reference_direct (gradient: o->dim components;
+ * tgt NULL: the targets are the sources). Fails the running test on any
+ * error status. */
+fmmcl_test_errors fmmcl_test_plan_errors(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
+                                         const double *src, const double *q, size_t nt, const double *tgt);
 /* A fresh directory under the build tree's tests/ (or /tmp); malloc'ed path. */
 char *fmmcl_test_tempdir(const char *tag);
 /* Removes a directory tree made by fmmcl_test_tempdir. */
