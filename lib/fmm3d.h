@@ -139,6 +139,10 @@ fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *poten
 
 /* The counts hook of both methods' ops (see fmmcl_plan_counts). */
 fmmcl_status fmmcl_fmm3d_counts(fmmcl_plan plan, const char *phase, double *work);
+/* M2M and L2L shifts of a tree as the plan launches them; the performance
+ * model (model_sample.c) counts with the same two. */
+double fmmcl_fmm3d_m2m_shifts(const fmmcl_tree3d *t);
+double fmmcl_fmm3d_l2l_shifts(const fmmcl_tree3d *t);
 
 /* ---- test hooks (exported for tests/check_fmm3d.c only) --------------------- */
 

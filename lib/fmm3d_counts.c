@@ -6,7 +6,7 @@
 #include "fmm3d.h"
 
 /* M2M: every child of every non-leaf cell holding sources (upload_levels). */
-static double m2m_shifts(const fmmcl_tree3d *t) {
+double fmmcl_fmm3d_m2m_shifts(const fmmcl_tree3d *t) {
   double n = 0;
   for (size_t i = 0; i < t->n_cells; i++) {
     const fmmcl_tree3d_cell *c = &t->cells[i];
@@ -17,7 +17,7 @@ static double m2m_shifts(const fmmcl_tree3d *t) {
 
 /* L2L: cells at level >= 3 holding targets, one shift from their parent
  * (above level 2 the local expansions are zero, so none are launched). */
-static double l2l_shifts(const fmmcl_tree3d *t) {
+double fmmcl_fmm3d_l2l_shifts(const fmmcl_tree3d *t) {
   double n = 0;
   for (int l = 3; l < t->n_levels; l++)
     for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++)
@@ -30,8 +30,8 @@ fmmcl_status fmmcl_fmm3d_counts(fmmcl_plan plan, const char *phase, double *work
   const fmmcl_tree3d *t = s->tree;
   const int fmm = !s->treecode;
   if (strcmp(phase, "p2m") == 0) *work = (double)t->n_sources;
-  else if (strcmp(phase, "m2m") == 0) *work = m2m_shifts(t);
-  else if (strcmp(phase, "l2l") == 0) *work = fmm ? l2l_shifts(t) : 0;
+  else if (strcmp(phase, "m2m") == 0) *work = fmmcl_fmm3d_m2m_shifts(t);
+  else if (strcmp(phase, "l2l") == 0) *work = fmm ? fmmcl_fmm3d_l2l_shifts(t) : 0;
   else if (strcmp(phase, "l2p") == 0) *work = fmm ? (double)t->n_targets : 0;
   else if (!fmm && (strcmp(phase, "m2l") == 0 || strcmp(phase, "p2l") == 0)) *work = 0;
   else {

@@ -7,24 +7,6 @@
 #include "fmm3d.h"
 #include "model.h"
 
-/* As fmm3d_counts.c counts them for the plan (see its comments). */
-static double m2m_shifts(const fmmcl_tree3d *t) {
-  double n = 0;
-  for (size_t i = 0; i < t->n_cells; i++) {
-    const fmmcl_tree3d_cell *c = &t->cells[i];
-    if (!fmmcl_tree3d_is_leaf(c) && fmmcl_tree3d_n_src(c)) n += c->n_children;
-  }
-  return n;
-}
-
-static double l2l_shifts(const fmmcl_tree3d *t) {
-  double n = 0;
-  for (int l = 3; l < t->n_levels; l++)
-    for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++)
-      n += fmmcl_tree3d_n_tgt(&t->cells[i]) > 0;
-  return n;
-}
-
 fmmcl_status fmmcl_model_counts(size_t n_sources, const double *sources, size_t n_targets,
                                 const double *targets, size_t leaf_size, fmmcl_precision prec,
                                 double work[FMMCL_MODEL_NPHASES]) {
@@ -41,10 +23,10 @@ fmmcl_status fmmcl_model_counts(size_t n_sources, const double *sources, size_t 
   if (!st) {
     memset(work, 0, FMMCL_MODEL_NPHASES * sizeof *work);
     work[FMMCL_MODEL_P2M] = (double)t->n_sources;
-    work[FMMCL_MODEL_M2M] = m2m_shifts(t);
+    work[FMMCL_MODEL_M2M] = fmmcl_fmm3d_m2m_shifts(t);
     work[FMMCL_MODEL_M2L] = s.v.interactions;
     work[FMMCL_MODEL_P2L] = s.x.interactions;
-    work[FMMCL_MODEL_L2L] = l2l_shifts(t);
+    work[FMMCL_MODEL_L2L] = fmmcl_fmm3d_l2l_shifts(t);
     work[FMMCL_MODEL_L2P] = (double)t->n_targets;
     work[FMMCL_MODEL_M2P] = s.w.interactions;
     work[FMMCL_MODEL_P2P] = s.u.interactions;
