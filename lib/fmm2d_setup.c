@@ -21,29 +21,14 @@
  * limit below respects; tests/check_fmm2d.c checks the rule. */
 double fmmcl_fmm2d_predicted_error(int p) { return 0.5 * pow(0.4, p + 1); }
 
+static double error_of(int p, const void *arg) {
+  (void)arg;
+  return fmmcl_fmm2d_predicted_error(p);
+}
+
 fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int *order) {
-  const int single = opt->precision == FMMCL_SINGLE;
-  const int max = single ? FMMCL_FMM2D_MAX_ORDER_SINGLE : FMMCL_FMM2D_MAX_ORDER_DOUBLE;
-  if (opt->order != 0) {
-    if (opt->order < 1 || opt->order > max)
-      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "expansion order %d outside 1..%d (%s)",
-                        opt->order, max, single ? "single precision" : "double precision");
-    *order = opt->order;
-    return FMMCL_SUCCESS;
-  }
-  double tol = opt->tolerance;
-  if (tol == 0) tol = single ? 1e-4 : 1e-6;
-  if (!(tol > 0) || !isfinite(tol))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "tolerance must be > 0, got %g", opt->tolerance);
-  if (single && tol < 1e-6)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE", tol);
-  for (int p = 1; p <= max; p++)
-    if (fmmcl_fmm2d_predicted_error(p) <= tol) {
-      *order = p;
-      return FMMCL_SUCCESS;
-    }
-  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "tolerance %g needs an order above %d", tol, max);
+  const int max = opt->precision == FMMCL_SINGLE ? FMMCL_FMM2D_MAX_ORDER_SINGLE : FMMCL_FMM2D_MAX_ORDER_DOUBLE;
+  return fmmcl_order_from_tolerance(ctx, opt, max, error_of, NULL, NULL, order);
 }
 
 static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, void *host,

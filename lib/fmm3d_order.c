@@ -25,32 +25,16 @@ double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p) {
   return 0.5 * pow(0.35, p + 1) + 2e-4 * pow(0.64, p + 1);
 }
 
+typedef struct { int treecode; double theta; } method_of;
+
+static double method_error(int p, const void *arg) {
+  const method_of *m = arg;
+  return fmmcl_fmm3d_predicted_error(m->treecode, m->theta, p);
+}
+
 fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
                                       int treecode, int *order) {
-  const int single = opt->precision == FMMCL_SINGLE;
-  const int max = single ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
-  if (opt->order != 0) {
-    if (opt->order < 1 || opt->order > max)
-      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "expansion order %d outside 1..%d (%s)",
-                        opt->order, max, single ? "single precision" : "double precision");
-    *order = opt->order;
-    return FMMCL_SUCCESS;
-  }
-  double tol = opt->tolerance;
-  if (tol == 0) tol = single ? 1e-4 : 1e-6;
-  if (!(tol > 0) || !isfinite(tol))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "tolerance must be > 0, got %g", opt->tolerance);
-  /* float sums of 1e4 terms carry ~1e-7 relative rounding; below 1e-6 the
-   * request cannot be promised whatever p is */
-  if (single && tol < 1e-6)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE", tol);
-  for (int p = 1; p <= max; p++)
-    if (fmmcl_fmm3d_predicted_error(treecode, opt->theta, p) <= tol) {
-      *order = p;
-      return FMMCL_SUCCESS;
-    }
-  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                    "tolerance %g needs an order above %d%s", tol, max,
-                    treecode ? "; lower theta" : "");
+  const int max = opt->precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
+  const method_of m = {treecode, opt->theta};
+  return fmmcl_order_from_tolerance(ctx, opt, max, method_error, &m, treecode ? "; lower theta" : NULL, order);
 }

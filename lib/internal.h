@@ -170,6 +170,15 @@ extern const fmmcl_method_ops fmmcl_bbfmm_ops;
 /* DIRECT's counts hook (plan_counts.c): every target against every source. */
 fmmcl_status fmmcl_direct_counts(fmmcl_plan plan, const char *phase, double *work);
 
+/* The expansion order of a tree method (3D and 2D FMM, treecode):
+ * opt->order when set (1..max), else the smallest p <= max whose
+ * predicted_error(p, arg) meets opt->tolerance (0: 1e-4 single, 1e-6
+ * double; single refuses below 1e-6). hint (may be NULL) ends the message
+ * when no p is enough. */
+fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_options *opt, int max,
+                                        double (*predicted_error)(int p, const void *arg), const void *arg,
+                                        const char *hint, int *order);
+
 /* Validation shared by plans and the reference sums. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);
 fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, const double *x, int dim);

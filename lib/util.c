@@ -37,3 +37,32 @@ void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds) {
   if (plan->n_phases < FMMCL_MAX_PHASES)
     plan->phases[plan->n_phases++] = (fmmcl_phase_time){name, seconds};
 }
+
+fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_options *opt, int max,
+                                        double (*predicted_error)(int p, const void *arg), const void *arg,
+                                        const char *hint, int *order) {
+  const int single = opt->precision == FMMCL_SINGLE;
+  if (opt->order != 0) {
+    if (opt->order < 1 || opt->order > max)
+      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "expansion order %d outside 1..%d (%s)",
+                        opt->order, max, single ? "single precision" : "double precision");
+    *order = opt->order;
+    return FMMCL_SUCCESS;
+  }
+  double tol = opt->tolerance;
+  if (tol == 0) tol = single ? 1e-4 : 1e-6;
+  if (!(tol > 0) || !isfinite(tol))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "tolerance must be > 0, got %g", opt->tolerance);
+  /* float sums of 1e4 terms carry ~1e-7 relative rounding; below 1e-6 the
+   * request cannot be promised whatever p is */
+  if (single && tol < 1e-6)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE", tol);
+  for (int p = 1; p <= max; p++)
+    if (predicted_error(p, arg) <= tol) {
+      *order = p;
+      return FMMCL_SUCCESS;
+    }
+  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "tolerance %g needs an order above %d%s", tol, max,
+                    hint ? hint : "");
+}
