@@ -55,15 +55,17 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
   s->m2l_tpw = define_of(m2l_def, "TPW", 1);
   s->m2l_fused = define_of(m2l_def, "M2L_FUSED", 0) != 0;
+  s->m2l_share = define_of(m2l_def, "M2L_SHARE_W", 0) != 0;
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  const size_t local_bytes = fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
+  const size_t local_bytes = s->m2l_share ? fmmcl_m2l2d_share_local_bytes(s->m2l_wgs, s->m2l_tpw, s->nrow, s->real_size)
+                                          : fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
   if (local_bytes > ctx->dev.info.local_mem_bytes)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
-                      s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu TPW=%zu at order %d needs %zu bytes of local memory; %s has %llu",
+                      s->m2l_wgs, s->m2l_tpw, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d", real, s->order);
   snprintf(m2l_opt, sizeof m2l_opt, "%s -DP=%d %s", real, s->order, m2l_def);
   snprintf(plan->build_options, sizeof plan->build_options, "fmm2d.cl: %s; m2l2d.cl: %s", exp_opt, m2l_opt);
@@ -74,6 +76,11 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
   if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
   if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
+  if (!st && s->m2l_share && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused_share", &s->k_m2l);
+  if (!st && s->m2l_share) {
+    st = create_kernel(ctx, s->m2l_program, "m2l2d_share", &s->k_m2l);
+    return st ? st : create_kernel(ctx, s->m2l_program, "m2l2d_reduce_idx", &s->k_reduce);
+  }
   if (!st && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d_reduce", &s->k_reduce);

@@ -92,9 +92,24 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
 /* Every level's translations in one launch (they are independent), a row
  * per work-item; then each target cell sums its list's rows into L. */
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
+  const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  if (s->m2l_share) {
+    /* one slot of NROW work-items per bundle of TPW translations (or cells) */
+    args a = start(s, plan->ctx, s->k_m2l);
+    arg_uint(&a, s->n_bundles);
+    if (s->m2l_fused) arg_mem(&a, s->b_aux);
+    arg_mem(&a, s->b_src), arg_mem(&a, s->b_w), arg_mem(&a, s->M), arg_mem(&a, s->coef);
+    arg_mem(&a, s->m2l_fused ? s->L : s->Lpart);
+    fmmcl_status st = launch(plan, &a, fmmcl_m2l2d_share_global(s->m2l_wgs, s->nrow, s->n_bundles), group, "m2l");
+    if (st || s->m2l_fused) return st;
+    args r = start(s, plan->ctx, s->k_reduce);
+    arg_uint(&r, s->n_vrows), arg_mem(&r, s->v_rows), arg_mem(&r, s->v_begin), arg_mem(&r, s->b_aux);
+    arg_mem(&r, s->Lpart), arg_mem(&r, s->L);
+    return launch(plan, &r, s->n_vrows * s->nrow, LOCAL, "m2l_reduce");
+  }
   if (s->m2l_fused) {
     /* one slot of NROW work-items per target row, TPG slots per group */
-    const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), slots = group / s->nrow;
+    const size_t slots = group / s->nrow;
     args f = start(s, plan->ctx, s->k_m2l);
     arg_uint(&f, s->n_vrows), arg_mem(&f, s->v_rows), arg_mem(&f, s->v_begin), arg_uint(&f, s->v_max_len);
     arg_mem(&f, s->trans_src), arg_mem(&f, s->trans_w), arg_mem(&f, s->M), arg_mem(&f, s->coef), arg_mem(&f, s->L);

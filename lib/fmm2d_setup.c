@@ -117,12 +117,18 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   cl_uint *src = malloc((n_trans + 1) * sizeof *src), *rows = malloc((nrows + 1) * sizeof *rows);
   cl_uint *begin = malloc((nrows + 1) * sizeof *begin);
   void *w = malloc(4 * (n_trans + 1) * s->real_size);
+  /* the shared-w kernels' bundler reads offsets, levels and positions */
+  int *dxy = malloc(2 * (n_trans + 1) * sizeof *dxy), *level = malloc((nrows + 1) * sizeof *level);
+  int *position = malloc((nrows + 1) * sizeof *position);
+  double log_side[FMMCL_QUADTREE2D_MAX_LEVELS + 1] = {0};
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!src || !rows || !begin || !w) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!src || !rows || !begin || !w || !dxy || !level || !position)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t r = 0, k = 0;
   for (int l = 2; !st && l <= t->levels; l++) {
     const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
     const double h = fmmcl_quadtree2d_cell_side(t, l);
+    log_side[l] = log(h);
     for (size_t m = 0; m < n; m++) {
       const size_t first = k;
       double ct[2], cs[2];
@@ -136,21 +142,40 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
         put_real(w, s->real_size, 4 * k + 1, -wy / w2);
         put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
         put_real(w, s->real_size, 4 * k + 3, 0.0);
+        dxy[2 * k] = (int)wx, dxy[2 * k + 1] = (int)wy;
         k++;
       }
-      if (k > first) rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
+      if (k > first) level[r] = l, position[r] = (int)(m & 3), rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
       if (k - first > s->v_max_len) s->v_max_len = k - first;
     }
   }
   if (!st) begin[nrows] = (cl_uint)n_trans;
+  if (!st && s->m2l_share) {
+    /* translations bundled by offset (separate) or cells by position (fused) */
+    const fmmcl_m2l2d_list in = {nrows, rows, begin, level, position, src, dxy, log_side};
+    fmmcl_m2l2d_bundles b;
+    fmmcl_status bs = fmmcl_m2l2d_bundle(&in, s->m2l_fused, s->m2l_tpw, s->real_size, &b);
+    if (bs) st = fmmcl_fail(ctx, bs, "m2l2d: bundling the translations by offset failed");
+    const size_t nb = b.n_bundles, tpw = b.tpw, noff = s->m2l_fused ? 27 : 1;
+    s->n_bundles = nb;
+    if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * noff * tpw * sizeof(cl_uint), b.src, &s->b_src);
+    if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * noff * 4 * s->real_size, b.w, &s->b_w);
+    if (!st && s->m2l_fused) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * tpw * sizeof(cl_uint), b.rows, &s->b_aux);
+    if (!st && !s->m2l_fused) {
+      st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), b.idx, &s->b_aux);
+      /* partial locals at the bundles' padded positions */
+      if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * nb * tpw * s->nrow * s->real_size, NULL, &s->Lpart);
+    }
+    if (!bs) fmmcl_m2l2d_bundles_free(&b);
+  }
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
   /* the fused kernel sums each row's translations in registers instead */
-  if (!st && !s->m2l_fused)
+  if (!st && !s->m2l_fused && !s->m2l_share)
     st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
-  free(src), free(rows), free(begin), free(w);
+  free(src), free(rows), free(begin), free(w), free(dxy), free(level), free(position);
   return st;
 }
 
@@ -243,7 +268,7 @@ void fmmcl_fmm2d_release(fmm2d_state *s) {
   if (s->m2l_program) clReleaseProgram(s->m2l_program);
   cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
                 s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
-                s->Lpart};
+                s->Lpart, s->b_src, s->b_w, s->b_aux};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
   fmmcl_pinned_free(&s->src_pin);

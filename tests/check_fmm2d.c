@@ -324,16 +324,24 @@ END_TEST
  * NROW), odd group sizes that leave a partial last group, several rounds
  * per work-item, partial unroll, both sources of the row coefficients, and
  * the variant with the reduction fused in (rows of unequal list lengths in
- * one group, a partial last group); float and double. */
+ * one group, a partial last group), and the shared-w variants (bundles of
+ * TPW translations of one offset, padded; fused: bundles of TPW cells of
+ * one position, edge cells with missing offsets, padded bundles), with
+ * slots of one translation and partial groups; float (p = 9, NROW even)
+ * and double (p = 14, NROW odd: the padded factor). */
 START_TEST(test_m2l_tilings) {
   static const char *const defs[] = {"-DWGS=5 -DTPW=3 -DUNROLL=1 -DM2L_COEF=1",
                                      "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0",
                                      "-DWGS=250 -DTPW=4 -DUNROLL=11 -DM2L_COEF=1",
                                      "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0 -DM2L_FUSED=1",
-                                     "-DWGS=128 -DTPW=8 -DM2L_COEF=1 -DM2L_FUSED=1"};
+                                     "-DWGS=128 -DTPW=8 -DM2L_COEF=1 -DM2L_FUSED=1",
+                                     "-DWGS=5 -DTPW=3 -DUNROLL=2 -DM2L_COEF=1 -DM2L_SHARE_W=1",
+                                     "-DWGS=40 -DTPW=8 -DM2L_COEF=0 -DM2L_SHARE_W=1",
+                                     "-DWGS=37 -DTPW=5 -DUNROLL=3 -DM2L_COEF=0 -DM2L_SHARE_W=1 -DM2L_FUSED=1",
+                                     "-DWGS=128 -DTPW=4 -DM2L_COEF=1 -DM2L_SHARE_W=1 -DM2L_FUSED=1"};
   const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
   if (prec == FMMCL_DOUBLE && !has_fp64()) return;
-  for (int d = 0; d < 5; d++) {
+  for (int d = 0; d < (int)(sizeof defs / sizeof defs[0]); d++) {
     ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", defs[d]), FMMCL_SUCCESS);
     op_fixture f;
     op_open(&f, prec, CLUSTERED);
