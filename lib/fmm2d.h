@@ -153,6 +153,8 @@ typedef struct fmmcl_m2l2d_times {
   size_t wgs, tpw, unroll;    /* the kernel's -D values */
   int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
   int fused;                  /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
+  int share;                  /* 1: the shared-w kernels (-DM2L_SHARE_W=1) */
+  size_t n_bundles;           /* shared w: bundles of TPW translations (fused: cells) */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
   double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
@@ -164,9 +166,11 @@ typedef struct fmmcl_m2l2d_times {
  * order p. Uploads multipoles and lists, runs the row-traversal kernel and
  * the reduction `repeats` times (best kept), downloads L, checks a sample
  * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values;
- * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead. */
+ * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead;
+ * share 1 the shared-w kernels (m2l2d_share + m2l2d_reduce_idx, or with fused
+ * m2l2d_fused_share), TPW translations (cells) per bundle. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int repeats,
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
                                fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */
