@@ -16,17 +16,25 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
   if (st == FMMCL_ERROR_INTERNAL) {
     fmmcl_clear_error(ctx);
     /* GPUs: the k loop fully unrolled, T[l][k] by recurrence (local memory
-     * bandwidth bounds the loop there), WGS=128 TPW=8: the best of
-     * bench-m2l2d's sweep on the H100 at p = 8, 12 and 16 (WGS 128..1024 x
-     * TPW 1..8 x both coefficient sources, 2.4M translations), 1.1-1.2x
-     * over WGS=256 TPW=2; and the reduction fused in, which took the M2L
-     * phase (translations + reduction) from 0.215 to 0.126 ms there at
-     * p = 8 (TPW then only matters to bench-m2l2d's paper mode). CPUs: small
-     * groups (PoCL runs a group per core), the table (loads are cheap in
-     * cache), the paper's separate reduction */
+     * bandwidth bounds the loop there), WGS=128: the best of bench-m2l2d's
+     * sweep on the H100 at p = 8, 12 and 16 (WGS 128..1024 x TPW 1..8 x
+     * both coefficient sources, 2.4M translations); the reduction fused
+     * in, which took the M2L phase (translations + reduction) from 0.215
+     * to 0.126 ms there at p = 8; and the power w^-l shared by the cells of
+     * one level and position (M2L_SHARE_W): per row and translation that
+     * removes most of the P-trip guarded loop (~6P instructions, 96 at
+     * P = 16, against ~2(P+1) FMAs and (P+1)/2 LDS.128 of the row sum) and
+     * one of two barriers, so by instruction count ~2x at P = 16, ~1.8x at
+     * P = 8 (not yet measured on the H100; bench-m2l2d --share-w 0,1
+     * compares). No TPW: the driver sizes the bundles to the tree (see
+     * fmmcl_fmm2d_build_kernels). CPUs: small groups (PoCL runs a group
+     * per core), the table (loads are cheap in cache), the paper's
+     * separate reduction over translations shared by TPW=4 of one offset:
+     * 2x over TPW=1 unshared on PoCL here (bench-m2l2d, p = 8 and 16,
+     * 147k translations). */
     if (ctx->dev.info.is_gpu)
-      snprintf(buf, len, "-DWGS=128 -DTPW=8 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=1", order + 1);
-    else snprintf(buf, len, "-DWGS=64 -DTPW=1 -DUNROLL=%d -DM2L_COEF=0", order + 1);
+      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=1 -DM2L_SHARE_W=1", order + 1);
+    else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_SHARE_W=1", order + 1);
     return FMMCL_SUCCESS;
   }
   return st;
@@ -37,6 +45,20 @@ static size_t define_of(const char *defines, const char *name, size_t fallback) 
   snprintf(key, sizeof key, "-D%s=", name);
   const char *p = strstr(defines, key);
   return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
+}
+
+/* TPW of m2l2d_fused_share when the defines leave it out: the largest of
+ * 8, 4, 2 that still gives every compute unit 4 groups of bundles (a
+ * bundle of TPW cells is one slot's work; fewer, larger bundles amortise
+ * the power better but leave compute units idle on small trees), else 1. */
+static size_t fused_share_tpw(const fmm2d_state *s, size_t group, unsigned compute_units) {
+  const fmmcl_quadtree2d *t = s->tree;
+  size_t rows = 0;
+  for (size_t c = 0; c < t->n_cells; c++) rows += t->v_begin[c + 1] > t->v_begin[c];
+  const size_t slots = group / s->nrow, want = 4 * (size_t)(compute_units ? compute_units : 1);
+  for (size_t tpw = 8; tpw > 1; tpw /= 2)
+    if (rows / (tpw * slots) >= want) return tpw;
+  return 1;
 }
 
 static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
@@ -58,6 +80,11 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   s->m2l_share = define_of(m2l_def, "M2L_SHARE_W", 0) != 0;
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  if (s->m2l_share && s->m2l_fused && !strstr(m2l_def, "-DTPW=")) {
+    s->m2l_tpw = fused_share_tpw(s, group, ctx->dev.info.compute_units);
+    const size_t n = strlen(m2l_def);
+    snprintf(m2l_def + n, sizeof m2l_def - n, " -DTPW=%zu", s->m2l_tpw);
+  }
   if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);

@@ -338,7 +338,7 @@ START_TEST(test_m2l_tilings) {
                                      "-DWGS=5 -DTPW=3 -DUNROLL=2 -DM2L_COEF=1 -DM2L_SHARE_W=1",
                                      "-DWGS=40 -DTPW=8 -DM2L_COEF=0 -DM2L_SHARE_W=1",
                                      "-DWGS=37 -DTPW=5 -DUNROLL=3 -DM2L_COEF=0 -DM2L_SHARE_W=1 -DM2L_FUSED=1",
-                                     "-DWGS=128 -DTPW=4 -DM2L_COEF=1 -DM2L_SHARE_W=1 -DM2L_FUSED=1"};
+                                     "-DWGS=128 -DM2L_COEF=1 -DM2L_SHARE_W=1 -DM2L_FUSED=1"};
   const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
   if (prec == FMMCL_DOUBLE && !has_fp64()) return;
   for (int d = 0; d < (int)(sizeof defs / sizeof defs[0]); d++) {
@@ -401,6 +401,24 @@ START_TEST(test_tolerance) {
   o.tolerance = 1e-4;
   errors e = dist_errors(_i, 3000, &o);
   ck_assert_msg(e.pot <= 1e-4 && e.grad <= 1e-3, "%s float tol 1e-4: pot %.2e grad %.2e", dist_name[_i], e.pot, e.grad);
+}
+END_TEST
+
+/* Whole plans with the GPUs' default M2L (fused, w shared by the cells of
+ * one level and position, TPW sized by the driver) meet the tolerance on
+ * both point sets (PoCL plans otherwise run the CPU default: separate
+ * reduction, w shared by translations). */
+START_TEST(test_gpu_default_m2l) {
+  const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
+  const double tol = prec == FMMCL_DOUBLE ? 1e-6 : 1e-4;
+  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=1 -DM2L_SHARE_W=1"),
+                   FMMCL_SUCCESS);
+  for (int kind = 0; kind < N_DIST; kind++) {
+    fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, 0);
+    o.tolerance = tol;
+    errors e = dist_errors(kind, 3000, &o);
+    ck_assert_msg(e.pot <= tol && e.grad <= 10 * tol, "%s: pot %.2e grad %.2e", dist_name[kind], e.pot, e.grad);
+  }
 }
 END_TEST
 
@@ -582,6 +600,7 @@ static Suite *fmm2d_suite(void) {
   tcase_add_loop_test(acc, test_error_falls_with_order, 0, N_DIST);
   tcase_add_loop_test(acc, test_tolerance, 0, N_DIST);
   tcase_add_test(acc, test_targets_and_reuse);
+  tcase_add_test(acc, test_gpu_default_m2l);
   tcase_add_test(acc, test_degenerate);
   tcase_add_test(acc, test_depth_rule);
   tcase_add_test(acc, test_invalid_options);
