@@ -261,20 +261,20 @@ __kernel void m2l2d_reduce_idx(const uint n_rows, __global const uint *rows, __g
  * bsrc[(b*27 + j)*TPW + c] (NO_CELL where the cell has no translation at
  * offset j: a domain edge or an empty cell), and the 27 offsets bw[b*27 + j].
  * Slot lt takes bundle b: per offset one power, the TPW cells' factors
- * behind one barrier pair, each cell's local summed in registers, L read
- * and written once per cell. */
+ * behind ONE barrier (two sets of slots, offsets alternating: offset j+2
+ * overwrites j's set only after every work-item passed offset j+1's
+ * barrier, i.e. finished reading j), each cell's local summed in
+ * registers, L read and written once per cell. */
 #define NOFF 27
 __kernel __attribute__((reqd_work_group_size(LSZ, 1, 1)))
 void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __global const uint *bsrc,
                        __global const REAL4 *bw, __global const REAL2 *M, __global const REAL *coef,
                        __global REAL2 *L) {
-  __local REAL4 sv[TPG * TPW * NPAD / 2];
+  __local REAL4 sv[2 * TPG * TPW * NPAD / 2];
   const uint lid = get_local_id(0), lt = lid / NROW, l = lid % NROW;
   REAL T[NPAD];
   row_coefficients(l, coef, T);
   const uint b_raw = get_group_id(0) * TPG + lt, b = min(b_raw, n_bundles - 1);
-  __local REAL2 *slots = (__local REAL2 *)sv + lt * (TPW * NPAD);
-  __local const REAL4 *sp = sv + lt * (TPW * NPAD / 2);
   REAL2 sum[TPW];
   FMMCL_UNROLL(TPW)
   for (uint c = 0; c < TPW; c++) sum[c] = (REAL2)(0, 0);
@@ -282,6 +282,9 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
     const REAL4 wd = bw[(size_t)b * NOFF + j];
     const REAL2 pl = power_row(l, wd.xy);
     __global const uint *src = bsrc + ((size_t)b * NOFF + j) * TPW;
+    const uint set = (j & 1) * TPG + lt;
+    __local REAL2 *slots = (__local REAL2 *)sv + set * (TPW * NPAD);
+    __local const REAL4 *sp = sv + set * (TPW * NPAD / 2);
     FMMCL_UNROLL(TPW)
     for (uint c = 0; c < TPW; c++) stage_factor(l, src[c], pl, M, slots + c * NPAD);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -291,7 +294,6 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
       if (l == 0) out.x += sp[c * (NPAD / 2)].x * wd.z;
       sum[c] += out; /* a missing source staged zeros: adds 0 */
     }
-    barrier(CLK_LOCAL_MEM_FENCE); /* the next offset overwrites the slots */
   }
   FMMCL_UNROLL(TPW)
   for (uint c = 0; c < TPW; c++) {

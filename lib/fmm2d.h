@@ -142,9 +142,10 @@ fmmcl_status fmmcl_m2l2d_bundle(const fmmcl_m2l2d_list *in, int fused, size_t tp
 void fmmcl_m2l2d_bundles_free(fmmcl_m2l2d_bundles *b);
 /* Offset j (0..26) of the interaction list of a cell at position cp. */
 void fmmcl_m2l2d_offset(int cp, int j, int *dx, int *dy);
-/* Local memory of the shared-w kernels: TPW translations' factors per slot. */
-static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_t nrow, size_t real_size) {
-  return tpw * fmmcl_m2l2d_local_bytes(wgs, nrow, real_size);
+/* Local memory of the shared-w kernels: TPW translations' factors per slot,
+ * two sets of them fused (one barrier per offset). */
+static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_t nrow, size_t real_size, int fused) {
+  return (fused ? 2 : 1) * tpw * fmmcl_m2l2d_local_bytes(wgs, nrow, real_size);
 }
 
 /* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */

@@ -88,7 +88,7 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  const size_t local_bytes = s->m2l_share ? fmmcl_m2l2d_share_local_bytes(s->m2l_wgs, s->m2l_tpw, s->nrow, s->real_size)
+  const size_t local_bytes = s->m2l_share ? fmmcl_m2l2d_share_local_bytes(s->m2l_wgs, s->m2l_tpw, s->nrow, s->real_size, s->m2l_fused)
                                           : fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
   if (local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu TPW=%zu at order %d needs %zu bytes of local memory; %s has %llu",

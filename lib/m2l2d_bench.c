@@ -218,7 +218,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s", wgs, unroll,
                       ctx->dev.info.device_name);
-  const size_t lbytes = share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs)
+  const size_t lbytes = share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
                                : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
   if (tpw < 1 || lbytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu",
