@@ -30,6 +30,7 @@ typedef struct fmm2d_state {
   fmmcl_quadtree2d *tree;
   cl_program exp_program, m2l_program;
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
+  cl_kernel k_charges, k_unsort; /* permutations on the device (fmm2d.cl) */
   size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
   int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce */
   int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
@@ -45,8 +46,10 @@ typedef struct fmm2d_state {
    * indices (separate) or the bundles' target cells (fused) */
   cl_mem b_src, b_w, b_aux;
   size_t n_bundles;
-  void *src_host, *out_host;  /* pinned staging: (x, y, q, 0) and results */
-  fmmcl_pinned src_pin, out_pin;
+  /* charges in the caller's order, the sorted -> caller permutations of
+   * sources and targets, results in the caller's order */
+  cl_mem charges, src_perm, tgt_perm, out_user;
+  fmmcl_pinned q_pin, out_pin; /* pinned staging: charges (REAL), results (REAL4) */
 } fmm2d_state;
 
 /* ---- host reference (fmm2d_reference.c) --------------------------------- */

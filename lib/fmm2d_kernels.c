@@ -103,6 +103,8 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
   if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
   if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
+  if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_put_charges", &s->k_charges);
+  if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_unsort", &s->k_unsort);
   if (!st && s->m2l_share && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused_share", &s->k_m2l);
   if (!st && s->m2l_share) {
     st = create_kernel(ctx, s->m2l_program, "m2l2d_share", &s->k_m2l);

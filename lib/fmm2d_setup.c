@@ -179,30 +179,35 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   return st;
 }
 
-/* Sorted points: sources REAL4 (x, y, q, 0) in pinned staging (charges per
- * execute), targets REAL4 (x, y, 0, 0) and the leaf of each target. */
+/* Sorted points: sources REAL4 (x, y, q, 0) on the device (q put there by
+ * fmm2d_put_charges each execute), targets REAL4 (x, y, 0, 0), the leaf of
+ * each target, the permutations that take charges in and results out in
+ * the caller's order, and pinned staging for those two transfers. */
 static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   const size_t ns = t->n_sources, nt = t->n_targets, nl = (size_t)1 << (2 * t->levels);
-  fmmcl_status st = fmmcl_pinned_alloc(ctx, 4 * ns * s->real_size, 1, &s->src_pin);
+  fmmcl_status st = fmmcl_pinned_alloc(ctx, ns * s->real_size, 0, &s->q_pin);
   if (!st) st = fmmcl_pinned_alloc(ctx, 4 * nt * s->real_size, 0, &s->out_pin);
   if (st) return st;
-  s->src_host = s->src_pin.ptr, s->out_host = s->out_pin.ptr;
-  for (size_t i = 0; i < ns; i++)
-    for (int c = 0; c < 2; c++) put_real(s->src_host, s->real_size, 4 * i + c, t->src[2 * i + c]);
-  void *tgt = calloc(4 * nt, s->real_size);
-  cl_uint *leaf = malloc(nt * sizeof *leaf);
-  if (!tgt || !leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  void *src = calloc(4 * ns, s->real_size), *tgt = calloc(4 * nt, s->real_size);
+  cl_uint *leaf = malloc(nt * sizeof *leaf), *sperm = to_uint(t->source_perm, ns), *tperm = to_uint(t->target_perm, nt);
+  if (!src || !tgt || !leaf || !sperm || !tperm) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t i = 0; !st && i < ns; i++)
+    for (int c = 0; c < 2; c++) put_real(src, s->real_size, 4 * i + c, t->src[2 * i + c]);
   for (size_t m = 0; !st && m < nl; m++)
     for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++) {
       leaf[i] = (cl_uint)m;
       for (int c = 0; c < 2; c++) put_real(tgt, s->real_size, 4 * i + c, t->tgt[2 * i + c]);
     }
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * ns * s->real_size, NULL, &s->src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * ns * s->real_size, src, &s->src);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * nt * s->real_size, tgt, &s->tgt);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), leaf, &s->tgt_leaf);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * nt * s->real_size, NULL, &s->out);
-  free(tgt), free(leaf);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, ns * s->real_size, NULL, &s->charges);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, ns * sizeof(cl_uint), sperm, &s->src_perm);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), tperm, &s->tgt_perm);
+  if (!st) st = make_buffer(ctx, CL_MEM_WRITE_ONLY, 4 * nt * s->real_size, NULL, &s->out_user);
+  free(src), free(tgt), free(leaf), free(sperm), free(tperm);
   return st;
 }
 
@@ -261,17 +266,17 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
 }
 
 void fmmcl_fmm2d_release(fmm2d_state *s) {
-  cl_kernel k[] = {s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_m2l, s->k_reduce, s->k_p2p};
+  cl_kernel k[] = {s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_m2l, s->k_reduce, s->k_p2p, s->k_charges, s->k_unsort};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
     if (k[i]) clReleaseKernel(k[i]);
   if (s->exp_program) clReleaseProgram(s->exp_program);
   if (s->m2l_program) clReleaseProgram(s->m2l_program);
   cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
                 s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
-                s->Lpart, s->b_src, s->b_w, s->b_aux};
+                s->Lpart, s->b_src, s->b_w, s->b_aux, s->charges, s->src_perm, s->tgt_perm, s->out_user};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
-  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->q_pin);
   fmmcl_pinned_free(&s->out_pin);
   fmmcl_quadtree2d_free(s->tree);
 }
