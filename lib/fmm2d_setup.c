@@ -107,7 +107,9 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
  * already left out pairs of empty cells): source cell, 1/w and log(|w|
  * side) of the offset w = (c_src - c_tgt) / side (whole numbers); rows =
  * target cells with translations and their begin offsets, for the
- * reduction. Cells without targets keep L = 0, which no target reads. */
+ * reduction. Cells without targets keep L = 0, which no target reads.
+ * With -DM2L_SHARE_W=1 the device gets the bundles of fmmcl_m2l2d_bundle
+ * instead of the per-translation source and w. */
 static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   size_t n_trans = t->n_v, nrows = 0;
@@ -168,10 +170,14 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
     }
     if (!bs) fmmcl_m2l2d_bundles_free(&b);
   }
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
+  /* the per-translation lists only for the unshared kernels; the rows for
+   * every reduction (m2l2d_fused_share carries its own) */
+  if (!st && !s->m2l_share) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st && !s->m2l_share) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
+  if (!st && !(s->m2l_share && s->m2l_fused))
+    st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
+  if (!st && !(s->m2l_share && s->m2l_fused))
+    st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
   /* the fused kernel sums each row's translations in registers instead */
   if (!st && !s->m2l_fused && !s->m2l_share)
     st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
