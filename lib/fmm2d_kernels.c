@@ -47,18 +47,11 @@ static size_t define_of(const char *defines, const char *name, size_t fallback) 
   return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
 }
 
-/* TPW of m2l2d_fused_share when the defines leave it out: the largest of
- * 8, 4, 2 that still gives every compute unit 4 groups of bundles (a
- * bundle of TPW cells is one slot's work; fewer, larger bundles amortise
- * the power better but leave compute units idle on small trees), else 1. */
-static size_t fused_share_tpw(const fmm2d_state *s, size_t group, unsigned compute_units) {
-  const fmmcl_quadtree2d *t = s->tree;
+/* Target cells with interaction lists (the fused kernels' rows). */
+static size_t v_rows(const fmmcl_quadtree2d *t) {
   size_t rows = 0;
   for (size_t c = 0; c < t->n_cells; c++) rows += t->v_begin[c + 1] > t->v_begin[c];
-  const size_t slots = group / s->nrow, want = 4 * (size_t)(compute_units ? compute_units : 1);
-  for (size_t tpw = 8; tpw > 1; tpw /= 2)
-    if (rows / (tpw * slots) >= want) return tpw;
-  return 1;
+  return rows;
 }
 
 static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
@@ -81,7 +74,7 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   if (s->m2l_share && s->m2l_fused && !strstr(m2l_def, "-DTPW=")) {
-    s->m2l_tpw = fused_share_tpw(s, group, ctx->dev.info.compute_units);
+    s->m2l_tpw = fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units);
     const size_t n = strlen(m2l_def);
     snprintf(m2l_def + n, sizeof m2l_def - n, " -DTPW=%zu", s->m2l_tpw);
   }

@@ -211,7 +211,12 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
   const char *pt = strstr(def, "-DTPW=");
   if (!wgs) wgs = pw ? strtoul(pw + 6, NULL, 10) : 128;
-  if (!tpw) tpw = pt ? strtoul(pt + 6, NULL, 10) : 1;
+  /* no TPW in the defines (the GPUs' default): the fused shared-w kernel's
+   * as the driver sizes it, else 8 (the unshared kernel's best on the H100) */
+  if (!tpw) tpw = pt ? strtoul(pt + 6, NULL, 10)
+                     : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
+                                                                    ctx->dev.info.compute_units)
+                                      : 8;
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
   if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
