@@ -32,7 +32,8 @@ typedef struct fmm2d_state {
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
   cl_kernel k_charges, k_unsort; /* permutations on the device (fmm2d.cl) */
   size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
-  int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce */
+  int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce
+                                * (=2 with shared w: by the lists' fill) */
   int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
                                 * m2l2d_reduce_idx) or m2l2d_fused_share */
   /* sorted points, results, per-cell tables, expansions */

@@ -26,14 +26,15 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
      * P = 16, against ~2(P+1) FMAs and (P+1)/2 LDS.128 of the row sum) and
      * one of two barriers, so by instruction count ~2x at P = 16, ~1.8x at
      * P = 8 (not yet measured on the H100; bench-m2l2d --share-w 0,1
-     * compares). No TPW: the driver sizes the bundles to the tree (see
-     * fmmcl_fmm2d_build_kernels). CPUs: small groups (PoCL runs a group
+     * compares). M2L_FUSED=2 and no TPW: the driver picks fused or
+     * separate by how full the lists are and sizes the bundles to the tree
+     * (fmmcl_fmm2d_build_kernels). CPUs: small groups (PoCL runs a group
      * per core), the table (loads are cheap in cache), the paper's
      * separate reduction over translations shared by TPW=4 of one offset:
      * 2x over TPW=1 unshared on PoCL here (bench-m2l2d, p = 8 and 16,
      * 147k translations). */
     if (ctx->dev.info.is_gpu)
-      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=1 -DM2L_SHARE_W=1", order + 1);
+      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1", order + 1);
     else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_SHARE_W=1", order + 1);
     return FMMCL_SUCCESS;
   }
@@ -73,8 +74,21 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   s->m2l_share = define_of(m2l_def, "M2L_SHARE_W", 0) != 0;
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
-  if (s->m2l_share && s->m2l_fused && !strstr(m2l_def, "-DTPW=")) {
-    s->m2l_tpw = fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units);
+  char *fused_def = strstr(m2l_def, "-DM2L_FUSED=2");
+  if (s->m2l_share && fused_def && (fused_def[13] == ' ' || fused_def[13] == '\0')) {
+    /* M2L_FUSED=2, shared w: the fused kernel computes all 27 offsets of
+     * every cell, present or not, at about half the separate kernel's cost
+     * per translation (that one is bound by its partial locals' traffic;
+     * see benchmarks/README.md): fused where the lists are at least half
+     * full (uniform points), separate where most are short (clustered
+     * points: empty neighbours) */
+    const size_t rows = v_rows(s->tree);
+    s->m2l_fused = 2 * s->tree->n_v >= 27 * rows;
+    fused_def[12] = s->m2l_fused ? '1' : '0';
+  }
+  if (s->m2l_share && !strstr(m2l_def, "-DTPW=")) {
+    /* fused: sized to the tree; separate: 8, the unshared kernel's best on the H100 */
+    s->m2l_tpw = s->m2l_fused ? fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units) : 8;
     const size_t n = strlen(m2l_def);
     snprintf(m2l_def + n, sizeof m2l_def - n, " -DTPW=%zu", s->m2l_tpw);
   }

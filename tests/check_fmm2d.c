@@ -404,20 +404,31 @@ START_TEST(test_tolerance) {
 }
 END_TEST
 
-/* Whole plans with the GPUs' default M2L (fused, w shared by the cells of
- * one level and position, TPW sized by the driver) meet the tolerance on
- * both point sets (PoCL plans otherwise run the CPU default: separate
- * reduction, w shared by translations). */
+/* Whole plans with the GPUs' default M2L (w shared; fused where the lists
+ * are at least half full, separate where not; TPW by the driver) meet the
+ * tolerance on both point sets, and the choice goes as meant: fused for
+ * the uniform square, separate for the clustered set (PoCL plans
+ * otherwise run the CPU default: separate, TPW = 4). */
 START_TEST(test_gpu_default_m2l) {
   const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
   const double tol = prec == FMMCL_DOUBLE ? 1e-6 : 1e-4;
-  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=1 -DM2L_SHARE_W=1"),
+  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1"),
                    FMMCL_SUCCESS);
   for (int kind = 0; kind < N_DIST; kind++) {
     fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, 0);
     o.tolerance = tol;
     errors e = dist_errors(kind, 3000, &o);
     ck_assert_msg(e.pot <= tol && e.grad <= 10 * tol, "%s: pot %.2e grad %.2e", dist_name[kind], e.pot, e.grad);
+    double *x = malloc(2 * 3000 * sizeof *x);
+    make_points(kind, 3000, 1, x);
+    fmmcl_plan plan;
+    ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3000, x, 0, NULL, &plan), FMMCL_SUCCESS);
+    char opts[1024];
+    ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
+    ck_assert_msg(strstr(opts, kind == UNIFORM ? "-DM2L_FUSED=1" : "-DM2L_FUSED=0") && strstr(opts, "-DTPW="), "%s: %s",
+                  dist_name[kind], opts);
+    fmmcl_plan_destroy(plan);
+    free(x);
   }
 }
 END_TEST
