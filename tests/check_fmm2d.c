@@ -328,7 +328,8 @@ END_TEST
  * TPW translations of one offset, padded; fused: bundles of TPW cells of
  * one position, edge cells with missing offsets, padded bundles), with
  * slots of one translation and partial groups; float (p = 9, NROW even)
- * and double (p = 14, NROW odd: the padded factor). */
+ * and double (p = 14, NROW odd: the padded factor). The GPU default's
+ * choices (TPW by the driver, both kernels) are test_gpu_default_m2l's. */
 START_TEST(test_m2l_tilings) {
   static const char *const defs[] = {"-DWGS=5 -DTPW=3 -DUNROLL=1 -DM2L_COEF=1",
                                      "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0",
@@ -336,9 +337,7 @@ START_TEST(test_m2l_tilings) {
                                      "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0 -DM2L_FUSED=1",
                                      "-DWGS=128 -DTPW=8 -DM2L_COEF=1 -DM2L_FUSED=1",
                                      "-DWGS=5 -DTPW=3 -DUNROLL=2 -DM2L_COEF=1 -DM2L_SHARE_W=1",
-                                     "-DWGS=40 -DTPW=8 -DM2L_COEF=0 -DM2L_SHARE_W=1",
-                                     "-DWGS=37 -DTPW=5 -DUNROLL=3 -DM2L_COEF=0 -DM2L_SHARE_W=1 -DM2L_FUSED=1",
-                                     "-DWGS=128 -DM2L_COEF=1 -DM2L_SHARE_W=1 -DM2L_FUSED=1"};
+                                     "-DWGS=37 -DTPW=5 -DUNROLL=3 -DM2L_COEF=0 -DM2L_SHARE_W=1 -DM2L_FUSED=1"};
   const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
   if (prec == FMMCL_DOUBLE && !has_fp64()) return;
   for (int d = 0; d < (int)(sizeof defs / sizeof defs[0]); d++) {
