@@ -32,6 +32,17 @@ static void usage(void) {
       "  (its counting convention is not reproduced here); translations/s is the\n"
       "  convention-free comparison.\n"
       "  reduction: 2 per (translation, coefficient), not in the M2L rates.\n"
+      "  useful and executed are per translation whatever the kernel (so they compare\n"
+      "  runs as translations/s does). With --share-w 1 the power w^-l is formed once\n"
+      "  per bundle of TPW translations of one offset (fused: once per offset for TPW\n"
+      "  cells), which the amort_* columns count:\n"
+      "  amort:      n_trans (p+1)(4p+16) + n_powers 3p(p+1): row l per translation\n"
+      "              M_l w^-l (6), p+1 terms (4), final product (6); w^-l by l complex\n"
+      "              muls once per power (n_powers: n_trans unshared, bundles shared,\n"
+      "              27 per bundle fused).\n"
+      "  amort_exec: the same with all p trips of the guarded loop per power, 6p(p+1),\n"
+      "              and the padding translations of partial bundles computed too.\n"
+      "  Without sharing amort = useful and amort_exec = executed.\n"
       "Rates divide by the M2L kernel time alone; m2l_GBs counts the kernel's\n"
       "compulsory bytes (list entry, offset, multipole gathered, partial local\n"
       "written); eff_GBs adds the reduction's and divides by both kernels' time.\n"
@@ -42,8 +53,14 @@ static void usage(void) {
       "  --fused LIST       0: the paper's kernel and separate reduction (default);\n"
       "                     1: m2l2d_fused, each target row's translations summed in\n"
       "                     registers, one write per row (reduce_ms 0)\n"
-      "  --tpw LIST         translations per work-item to sweep (default: the plan's,\n"
-      "                     2 on GPUs, 1 on CPUs)\n"
+      "  --tpw LIST         translations per work-item to sweep (default, or 0: the\n"
+      "                     plan's: 4 on CPUs; on GPUs 8, with --share-w 1 --fused 1\n"
+      "                     sized to the count as the FMM plans do); with --share-w 1\n"
+      "                     the bundle size (translations of one offset; fused:\n"
+      "                     target cells of one level and position)\n"
+      "  --share-w LIST     0: each translation forms its own powers (default); 1: the\n"
+      "                     -DM2L_SHARE_W=1 kernels, translations of one offset share\n"
+      "                     w^-l and one barrier pair\n"
       "  --unroll LIST      k-loop unroll factors to sweep (default: p+1)\n"
       "  --coef LIST        M2L_COEF: 0 row table in local memory, 1 recurrence in\n"
       "                     registers (default: the plan's, 1 on GPUs, 0 on CPUs)\n"
@@ -73,8 +90,8 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0};
-  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, lmin = 3, lmax = 8, repeat = 5;
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[2] = {0};
+  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
   const char *device = NULL, *csv_path = NULL;
@@ -90,6 +107,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--coef")) n_coef = parse_list(v, coefs, 2);
     else if (!strcmp(a, "--tpw")) n_tpw = parse_list(v, tpws, 16);
     else if (!strcmp(a, "--fused")) n_fused = parse_list(v, fuseds, 2);
+    else if (!strcmp(a, "--share-w")) n_share = parse_list(v, shares, 2);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v);
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
@@ -106,36 +124,51 @@ int main(int argc, char **argv) {
   FILE *csv = bench_open_csv(csv_path);
   fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
                "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
-               "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused\n");
+               "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused,share,n_bundles,amort_gops,amort_exec_gflops,"
+               "pct_peak_amort,pct_peak_amort_exec\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
         for (int it = 0; it < n_tpw; it++)
         for (int iu = 0; iu < n_unroll; iu++)
         for (int ic = 0; ic < n_coef; ic++)
-        for (int ifu = 0; ifu < n_fused; ifu++) {
+        for (int ifu = 0; ifu < n_fused; ifu++)
+        for (int ish = 0; ish < n_share; ish++) {
           const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
           fmmcl_m2l2d_times t;
-          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], repeat, &t);
+          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish], repeat, &t);
           if (st) {
-            fprintf(stderr, "p = %ld L = %d WGS = %ld UNROLL = %ld: %s: %s\n", orders[io], L, wgs[iw], unroll[iu],
+            fprintf(stderr, "p = %ld L = %d WGS = %ld TPW = %ld UNROLL = %ld share %ld: %s: %s\n", orders[io], L, wgs[iw],
+                    tpws[it], unroll[iu], shares[ish],
                     fmmcl_strerror(st), fmmcl_last_error(ctx));
             continue;
           }
           const double nt = (double)t.n_trans, nrow = p + 1;
           const double useful = nt * (p + 1) * (7 * p + 16), executed = nt * (p + 1) * (10 * p + 16);
           const double dense = nt * 8 * (p + 1) * (p + 1);
-          /* fused: no partial locals; each target row's L read and written once */
-          const double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) + (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
-                                           : nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
-          const double red_bytes = t.fused ? 0 : nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
+          /* power evaluations and translations computed (padding included) */
+          const double nb = (double)t.n_bundles, tw = (double)t.tpw;
+          const double n_pow = t.share ? (t.fused ? 27 * nb : nb) : nt, n_comp = t.share ? n_pow * tw : nt;
+          const double amort = nt * nrow * (4 * p + 16) + n_pow * 3 * p * nrow;
+          const double amort_exec = n_comp * nrow * (4 * p + 16) + n_pow * 6 * p * nrow;
+          /* fused: no partial locals; each target row's L read and written once.
+           * shared: a source index per slot (padding too), w per power */
+          double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) + (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
+                                     : nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
+          double red_bytes = t.fused ? 0 : nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
+          if (t.share && t.fused)
+            m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * rs * nrow + (double)t.n_rows * (4 + 2 * 2 * rs * nrow);
+          if (t.share && !t.fused)
+            m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * 2 * rs * nrow, red_bytes += nt * 4;
           const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d\n",
+          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f\n",
                   dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
                   t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
                   peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
                   (m2l_bytes + red_bytes) / (t.m2l_s + t.reduce_s) * 1e-9, t.h2d_bytes / t.h2d_s * 1e-9,
-                  t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused);
+                  t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused, t.share,
+                  t.n_bundles, amort / t.m2l_s * 1e-9, amort_exec / t.m2l_s * 1e-9,
+                  peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0, peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0);
           fflush(csv);
         }
   if (csv != stdout) fclose(csv);

@@ -1,6 +1,6 @@
 /* fmm2d.cl — the 2D Laplace FMM's complex-series operators other than M2L:
  * P2M, M2M, L2L, L2P and the near-field P2P (formulas and scaling in
- * lib/expansions2d.h).
+ * lib/expansions2d.h), and the permutations of charges in and results out.
  *
  * Layout: expansions REAL2 (re, im) per coefficient, NROW = P + 1 per cell,
  * cells numbered level by level in Morton order (lib/quadtree2d.h);
@@ -141,4 +141,21 @@ __kernel void p2p(const uint n_targets, __global const REAL4 *src, __global cons
     }
   }
   out[i] += (REAL4)(pot, gx, gy, 0);
+}
+
+/* Charges arrive in the caller's order: sorted source i takes q[perm[i]]
+ * into its (x, y, q, 0), so an execute uploads n REALs, not n REAL4s, and
+ * the host does no random-order gather. */
+__kernel void fmm2d_put_charges(__global const REAL *q, __global const uint *perm, const uint n,
+                                __global REAL4 *src) {
+  const uint i = get_global_id(0);
+  if (i < n) src[i].z = q[perm[i]];
+}
+
+/* Results back in the caller's order, so the host reads them straight
+ * through: random writes are cheap here and slow on the host. */
+__kernel void fmm2d_unsort(__global const REAL4 *out, __global const uint *perm, const uint n,
+                           __global REAL4 *dst) {
+  const uint i = get_global_id(0);
+  if (i < n) dst[perm[i]] = out[i];
 }

@@ -32,7 +32,13 @@
  * default, which keeps T in registers); M2L_COEF, where T comes from:
  *   0  the host's table (global memory, read once per work-item);
  *   1  the recurrence C(l+k, k) = C(l+k-1, k-1) (l+k) / k, 1/k folded at
- *      compile time. */
+ *      compile time.
+ * M2L_SHARE_W=1 builds m2l2d_share / m2l2d_fused_share / m2l2d_reduce_idx
+ * instead of m2l2d / m2l2d_fused: translations of one offset w share the
+ * power w^-l (see there). */
+#ifndef M2L_SHARE_W
+#define M2L_SHARE_W 0
+#endif
 #ifndef P
 #define P 8
 #endif
@@ -105,6 +111,7 @@ static inline REAL2 translate_row(const REAL *T, uint l, REAL4 wd, REAL2 a, __lo
   return out;
 }
 
+#if !M2L_SHARE_W
 __kernel __attribute__((reqd_work_group_size(LSZ, 1, 1)))
 void m2l2d(const uint n_trans, __global const uint *trans_src, __global const REAL4 *trans_w,
            __global const REAL2 *M, __global const REAL *coef, __global REAL2 *Lpart) {
@@ -150,6 +157,7 @@ void m2l2d_fused(const uint n_rows, __global const uint *rows, __global const ui
   }
   if (r_raw < n_rows) L[(size_t)rows[r] * NROW + l] += sum;
 }
+#endif /* !M2L_SHARE_W */
 
 /* L[rows[r]] += sum of Lpart over the row's translations begin[r] ..
  * begin[r+1]: work-item per (row, coefficient), reads coalesced. */
@@ -161,3 +169,136 @@ __kernel void m2l2d_reduce(const uint n_rows, __global const uint *rows, __globa
   for (uint t = begin[r]; t < begin[r + 1]; t++) s += Lpart[(size_t)t * NROW + l];
   L[(size_t)rows[r] * NROW + l] += s;
 }
+
+#if M2L_SHARE_W
+/* ---- translations that share w ----------------------------------------------
+ * In a quadtree the offset w (in cell units) of a translation takes one of
+ * 40 values (7x7 minus 3x3), so the host groups the translations by (level,
+ * offset) into bundles of TPW (padded with NO_CELL: zero multipole, nothing
+ * written). Slot lt of a group (NROW work-items, row l each) takes bundle b:
+ * w^-l by the guarded fixed-trip loop ONCE for the TPW translations, then
+ * their TPW sets of shared factors s_k in local memory behind ONE barrier,
+ * then TPW row sums, each times w^-l. The power loop and the barriers are
+ * amortised over TPW translations; what remains per translation and row is
+ * the gather of M_l, one complex product, the NROW real x complex FMAs and
+ * the final product. */
+#define NO_CELL 0xffffffffu
+
+/* w^-l: every work-item runs all P trips (no divergence, unrolled). */
+static inline REAL2 power_row(uint l, REAL2 winv) {
+  REAL2 pl = (REAL2)(1, 0);
+  FMMCL_UNROLL(P)
+  for (uint j = 0; j < P; j++) pl = j < l ? cmul(pl, winv) : pl;
+  return pl;
+}
+
+/* Row l of sum_k T[l][k] s_k over the NPAD shared factors at sp, two at a time. */
+static inline REAL2 row_sum(const REAL *T, __local const REAL4 *sp) {
+  REAL2 acc = (REAL2)(0, 0);
+  FMMCL_UNROLL(UNROLL)
+  for (uint k = 0; k < NPAD; k += 2) {
+    const REAL4 pair = sp[k / 2];
+    acc = fma((REAL2)(T[k]), pair.xy, acc);
+    acc = fma((REAL2)(T[k + 1]), pair.zw, acc);
+  }
+  return acc;
+}
+
+/* Stores row l's shared factor (-1)^l M_l w^-l of a translation whose source
+ * is src (NO_CELL: zero) into its slot (and the pad, which meets T = 0). */
+static inline void stage_factor(uint l, uint src, REAL2 pl, __global const REAL2 *M, __local REAL2 *slot) {
+  const REAL2 a = src != NO_CELL ? M[(size_t)src * NROW + l] : (REAL2)(0, 0);
+  const REAL2 s = cmul(a, pl);
+  slot[l] = (l & 1) ? -s : s;
+  if (NPAD != NROW && l == P) slot[NROW] = (REAL2)(0, 0);
+}
+
+/* Bundle b: translations b*TPW .. b*TPW+TPW-1 of the padded list, sources
+ * bsrc[.], one offset bw[b] = (Re 1/w, Im 1/w, log(|w| side), -); results
+ * to Lpart[(b*TPW + j) * NROW + l] (coalesced: the bundle's TPW*NROW values
+ * are adjacent). */
+__kernel __attribute__((reqd_work_group_size(LSZ, 1, 1)))
+void m2l2d_share(const uint n_bundles, __global const uint *bsrc, __global const REAL4 *bw,
+                 __global const REAL2 *M, __global const REAL *coef, __global REAL2 *Lpart) {
+  __local REAL4 sv[TPG * TPW * NPAD / 2];
+  const uint lid = get_local_id(0), lt = lid / NROW, l = lid % NROW;
+  REAL T[NPAD];
+  row_coefficients(l, coef, T);
+  const uint b_raw = get_group_id(0) * TPG + lt, b = min(b_raw, n_bundles - 1);
+  const REAL4 wd = bw[b];
+  const REAL2 pl = power_row(l, wd.xy);
+  __local REAL2 *slots = (__local REAL2 *)sv + lt * (TPW * NPAD);
+  __local const REAL4 *sp = sv + lt * (TPW * NPAD / 2);
+  uint src[TPW];
+  FMMCL_UNROLL(TPW)
+  for (uint j = 0; j < TPW; j++) {
+    src[j] = bsrc[(size_t)b * TPW + j];
+    stage_factor(l, src[j], pl, M, slots + j * NPAD);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  FMMCL_UNROLL(TPW)
+  for (uint j = 0; j < TPW; j++) {
+    REAL2 out = cmul(row_sum(T, sp + j * (NPAD / 2)), pl);
+    if (l == 0) out.x += sp[j * (NPAD / 2)].x * wd.z; /* s_0 = M_0 */
+    if (b_raw < n_bundles && src[j] != NO_CELL) Lpart[((size_t)b * TPW + j) * NROW + l] = out;
+  }
+}
+
+/* The reduction with the bundles' padding: target row r sums the results at
+ * positions idx[begin[r] .. begin[r+1]) of Lpart. */
+__kernel void m2l2d_reduce_idx(const uint n_rows, __global const uint *rows, __global const uint *begin,
+                               __global const uint *idx, __global const REAL2 *Lpart, __global REAL2 *L) {
+  const uint g = get_global_id(0), r = g / NROW, l = g % NROW;
+  if (r >= n_rows) return;
+  REAL2 s = (REAL2)(0, 0);
+  for (uint t = begin[r]; t < begin[r + 1]; t++) s += Lpart[(size_t)idx[t] * NROW + l];
+  L[(size_t)rows[r] * NROW + l] += s;
+}
+
+/* Fused, shared w: target cells of one level and one position in their
+ * parent have the same 27 interaction offsets, so the host bundles TPW such
+ * cells (brows[b*TPW + c], NO_CELL pads) with their sources per offset,
+ * bsrc[(b*27 + j)*TPW + c] (NO_CELL where the cell has no translation at
+ * offset j: a domain edge or an empty cell), and the 27 offsets bw[b*27 + j].
+ * Slot lt takes bundle b: per offset one power, the TPW cells' factors
+ * behind ONE barrier (two sets of slots, offsets alternating: offset j+2
+ * overwrites j's set only after every work-item passed offset j+1's
+ * barrier, i.e. finished reading j), each cell's local summed in
+ * registers, L read and written once per cell. */
+#define NOFF 27
+__kernel __attribute__((reqd_work_group_size(LSZ, 1, 1)))
+void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __global const uint *bsrc,
+                       __global const REAL4 *bw, __global const REAL2 *M, __global const REAL *coef,
+                       __global REAL2 *L) {
+  __local REAL4 sv[2 * TPG * TPW * NPAD / 2];
+  const uint lid = get_local_id(0), lt = lid / NROW, l = lid % NROW;
+  REAL T[NPAD];
+  row_coefficients(l, coef, T);
+  const uint b_raw = get_group_id(0) * TPG + lt, b = min(b_raw, n_bundles - 1);
+  REAL2 sum[TPW];
+  FMMCL_UNROLL(TPW)
+  for (uint c = 0; c < TPW; c++) sum[c] = (REAL2)(0, 0);
+  for (uint j = 0; j < NOFF; j++) {
+    const REAL4 wd = bw[(size_t)b * NOFF + j];
+    const REAL2 pl = power_row(l, wd.xy);
+    __global const uint *src = bsrc + ((size_t)b * NOFF + j) * TPW;
+    const uint set = (j & 1) * TPG + lt;
+    __local REAL2 *slots = (__local REAL2 *)sv + set * (TPW * NPAD);
+    __local const REAL4 *sp = sv + set * (TPW * NPAD / 2);
+    FMMCL_UNROLL(TPW)
+    for (uint c = 0; c < TPW; c++) stage_factor(l, src[c], pl, M, slots + c * NPAD);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    FMMCL_UNROLL(TPW)
+    for (uint c = 0; c < TPW; c++) {
+      REAL2 out = cmul(row_sum(T, sp + c * (NPAD / 2)), pl);
+      if (l == 0) out.x += sp[c * (NPAD / 2)].x * wd.z;
+      sum[c] += out; /* a missing source staged zeros: adds 0 */
+    }
+  }
+  FMMCL_UNROLL(TPW)
+  for (uint c = 0; c < TPW; c++) {
+    const uint row = brows[(size_t)b * TPW + c];
+    if (b_raw < n_bundles && row != NO_CELL) L[(size_t)row * NROW + l] += sum[c];
+  }
+}
+#endif /* M2L_SHARE_W */

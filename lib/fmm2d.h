@@ -30,8 +30,12 @@ typedef struct fmm2d_state {
   fmmcl_quadtree2d *tree;
   cl_program exp_program, m2l_program;
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
+  cl_kernel k_charges, k_unsort; /* permutations on the device (fmm2d.cl) */
   size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
-  int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce */
+  int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce
+                                * (=2 with shared w: by the lists' fill) */
+  int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
+                                * m2l2d_reduce_idx) or m2l2d_fused_share */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
@@ -39,8 +43,14 @@ typedef struct fmm2d_state {
    * non-empty V list) and per-translation results before the reduction */
   cl_mem trans_src, trans_w, v_rows, v_begin, Lpart;
   size_t n_trans, n_vrows, v_max_len; /* v_max_len: the longest row's translations */
-  void *src_host, *out_host;  /* pinned staging: (x, y, q, 0) and results */
-  fmmcl_pinned src_pin, out_pin;
+  /* shared w (fmmcl_m2l2d_bundles): sources, offsets, and the reduction's
+   * indices (separate) or the bundles' target cells (fused) */
+  cl_mem b_src, b_w, b_aux;
+  size_t n_bundles;
+  /* charges in the caller's order, the sorted -> caller permutations of
+   * sources and targets, results in the caller's order */
+  cl_mem charges, src_perm, tgt_perm, out_user;
+  fmmcl_pinned q_pin, out_pin; /* pinned staging: charges (REAL), results (REAL4) */
 } fmm2d_state;
 
 /* ---- host reference (fmm2d_reference.c) --------------------------------- */
@@ -78,6 +88,11 @@ static inline size_t fmmcl_m2l2d_global(size_t wgs, size_t tpw, size_t nrow, siz
   const size_t group = fmmcl_m2l2d_group(wgs, nrow), per_group = group / nrow * tpw;
   return (n_trans + per_group - 1) / per_group * group;
 }
+/* Global size of a shared-w launch: one slot of NROW work-items per bundle. */
+static inline size_t fmmcl_m2l2d_share_global(size_t wgs, size_t nrow, size_t n_bundles) {
+  const size_t group = fmmcl_m2l2d_group(wgs, nrow), slots = group / nrow;
+  return (n_bundles + slots - 1) / slots * group;
+}
 /* "-DWGS=.. -DUNROLL=.." of m2l2d.cl at order p on ctx's device: the tuning
  * cache's entry "m2l2d" class "p<order>", an override, or the default. */
 fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
@@ -102,12 +117,60 @@ fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsig
                                    const double complex *M_in, const double complex *L_in,
                                    double complex *M_out, double complex *L_out, double *out);
 
+/* ---- shared-w M2L lists (m2l2d_share.c) -------------------------------------- */
+/* The M2L translations in target-row order, as the bundler reads them. */
+typedef struct fmmcl_m2l2d_list {
+  size_t n_rows;
+  const cl_uint *rows, *begin; /* target cell of row r; its translations begin[r] .. begin[r+1] */
+  const int *level, *position; /* per row: level, position in the parent (bit 0 x odd, bit 1 y odd) */
+  const cl_uint *src;          /* per translation: source cell */
+  const int *dxy;              /* per translation: offset (source - target) in cell sides */
+  const double *log_side;      /* per level: log of the cell side */
+} fmmcl_m2l2d_list;
+/* What m2l2d.cl's -DM2L_SHARE_W=1 kernels take (NO_CELL = 0xffffffff pads):
+ * separate (m2l2d_share): src[n_bundles * tpw] translations of one offset
+ * per bundle, w one REAL4 (Re 1/w, Im 1/w, log(|w| side), 0) per bundle,
+ * idx[t] the padded position of translation t (the reduction's index);
+ * fused (m2l2d_fused_share): rows[n_bundles * tpw] target cells of one
+ * level and position, src[(b * 27 + j) * tpw + c] the source of cell c at
+ * offset j, w one REAL4 per (bundle, offset). */
+typedef struct fmmcl_m2l2d_bundles {
+  size_t n_bundles, tpw;
+  cl_uint *src, *rows, *idx;
+  void *w; /* REAL4 in the plan's precision */
+} fmmcl_m2l2d_bundles;
+/* FMMCL_ERROR_INTERNAL if an offset is not a quadtree interaction offset
+ * (or, fused, not in the 27 of the row's position, or there twice). */
+fmmcl_status fmmcl_m2l2d_bundle(const fmmcl_m2l2d_list *in, int fused, size_t tpw, size_t real_size,
+                                fmmcl_m2l2d_bundles *out);
+void fmmcl_m2l2d_bundles_free(fmmcl_m2l2d_bundles *b);
+/* TPW of m2l2d_fused_share when the defines leave it out: the largest of
+ * 8, 4, 2 that still gives every compute unit 4 work-groups over n_rows
+ * target cells (a bundle of TPW cells is one slot's work: larger bundles
+ * amortise the power better but leave compute units idle on small
+ * trees), else 1. */
+static inline size_t fmmcl_m2l2d_fused_share_tpw(size_t n_rows, size_t group, size_t nrow, unsigned compute_units) {
+  const size_t slots = group / nrow, want = 4 * (size_t)(compute_units ? compute_units : 1);
+  for (size_t tpw = 8; tpw > 1; tpw /= 2)
+    if (n_rows / (tpw * slots) >= want) return tpw;
+  return 1;
+}
+/* Offset j (0..26) of the interaction list of a cell at position cp. */
+void fmmcl_m2l2d_offset(int cp, int j, int *dx, int *dy);
+/* Local memory of the shared-w kernels: TPW translations' factors per slot,
+ * two sets of them fused (one barrier per offset). */
+static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_t nrow, size_t real_size, int fused) {
+  return (fused ? 2 : 1) * tpw * fmmcl_m2l2d_local_bytes(wgs, nrow, real_size);
+}
+
 /* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */
 typedef struct fmmcl_m2l2d_times {
   size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
   size_t wgs, tpw, unroll;    /* the kernel's -D values */
   int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
   int fused;                  /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
+  int share;                  /* 1: the shared-w kernels (-DM2L_SHARE_W=1) */
+  size_t n_bundles;           /* shared w: bundles of TPW translations (fused: cells) */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
   double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
@@ -119,9 +182,11 @@ typedef struct fmmcl_m2l2d_times {
  * order p. Uploads multipoles and lists, runs the row-traversal kernel and
  * the reduction `repeats` times (best kept), downloads L, checks a sample
  * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values;
- * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead. */
+ * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead;
+ * share 1 the shared-w kernels (m2l2d_share + m2l2d_reduce_idx, or with fused
+ * m2l2d_fused_share), TPW translations (cells) per bundle. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int repeats,
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
                                fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

@@ -16,17 +16,26 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
   if (st == FMMCL_ERROR_INTERNAL) {
     fmmcl_clear_error(ctx);
     /* GPUs: the k loop fully unrolled, T[l][k] by recurrence (local memory
-     * bandwidth bounds the loop there), WGS=128 TPW=8: the best of
-     * bench-m2l2d's sweep on the H100 at p = 8, 12 and 16 (WGS 128..1024 x
-     * TPW 1..8 x both coefficient sources, 2.4M translations), 1.1-1.2x
-     * over WGS=256 TPW=2; and the reduction fused in, which took the M2L
-     * phase (translations + reduction) from 0.215 to 0.126 ms there at
-     * p = 8 (TPW then only matters to bench-m2l2d's paper mode). CPUs: small
-     * groups (PoCL runs a group per core), the table (loads are cheap in
-     * cache), the paper's separate reduction */
+     * bandwidth bounds the loop there), WGS=128: the best of bench-m2l2d's
+     * sweep on the H100 at p = 8, 12 and 16 (WGS 128..1024 x TPW 1..8 x
+     * both coefficient sources, 2.4M translations); the reduction fused
+     * in, which took the M2L phase (translations + reduction) from 0.215
+     * to 0.126 ms there at p = 8; and the power w^-l shared by the cells of
+     * one level and position (M2L_SHARE_W): per row and translation that
+     * removes most of the P-trip guarded loop (~6P instructions, 96 at
+     * P = 16, against ~2(P+1) FMAs and (P+1)/2 LDS.128 of the row sum) and
+     * one of two barriers, so by instruction count ~2x at P = 16, ~1.8x at
+     * P = 8 (not yet measured on the H100; bench-m2l2d --share-w 0,1
+     * compares). M2L_FUSED=2 and no TPW: the driver picks fused or
+     * separate by how full the lists are and sizes the bundles to the tree
+     * (fmmcl_fmm2d_build_kernels). CPUs: small groups (PoCL runs a group
+     * per core), the table (loads are cheap in cache), the paper's
+     * separate reduction over translations shared by TPW=4 of one offset:
+     * 2x over TPW=1 unshared on PoCL here (bench-m2l2d, p = 8 and 16,
+     * 147k translations). */
     if (ctx->dev.info.is_gpu)
-      snprintf(buf, len, "-DWGS=128 -DTPW=8 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=1", order + 1);
-    else snprintf(buf, len, "-DWGS=64 -DTPW=1 -DUNROLL=%d -DM2L_COEF=0", order + 1);
+      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1", order + 1);
+    else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_SHARE_W=1", order + 1);
     return FMMCL_SUCCESS;
   }
   return st;
@@ -37,6 +46,13 @@ static size_t define_of(const char *defines, const char *name, size_t fallback) 
   snprintf(key, sizeof key, "-D%s=", name);
   const char *p = strstr(defines, key);
   return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
+}
+
+/* Target cells with interaction lists (the fused kernels' rows). */
+static size_t v_rows(const fmmcl_quadtree2d *t) {
+  size_t rows = 0;
+  for (size_t c = 0; c < t->n_cells; c++) rows += t->v_begin[c + 1] > t->v_begin[c];
+  return rows;
 }
 
 static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
@@ -55,15 +71,35 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
   s->m2l_tpw = define_of(m2l_def, "TPW", 1);
   s->m2l_fused = define_of(m2l_def, "M2L_FUSED", 0) != 0;
+  s->m2l_share = define_of(m2l_def, "M2L_SHARE_W", 0) != 0;
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  char *fused_def = strstr(m2l_def, "-DM2L_FUSED=2");
+  if (s->m2l_share && fused_def && (fused_def[13] == ' ' || fused_def[13] == '\0')) {
+    /* M2L_FUSED=2, shared w: the fused kernel computes all 27 offsets of
+     * every cell, present or not, at about half the separate kernel's cost
+     * per translation (that one is bound by its partial locals' traffic;
+     * see benchmarks/README.md): fused where the lists are at least half
+     * full (uniform points), separate where most are short (clustered
+     * points: empty neighbours) */
+    const size_t rows = v_rows(s->tree);
+    s->m2l_fused = 2 * s->tree->n_v >= 27 * rows;
+    fused_def[12] = s->m2l_fused ? '1' : '0';
+  }
+  if (s->m2l_share && !strstr(m2l_def, "-DTPW=")) {
+    /* fused: sized to the tree; separate: 8, the unshared kernel's best on the H100 */
+    s->m2l_tpw = s->m2l_fused ? fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units) : 8;
+    const size_t n = strlen(m2l_def);
+    snprintf(m2l_def + n, sizeof m2l_def - n, " -DTPW=%zu", s->m2l_tpw);
+  }
   if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  const size_t local_bytes = fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
+  const size_t local_bytes = s->m2l_share ? fmmcl_m2l2d_share_local_bytes(s->m2l_wgs, s->m2l_tpw, s->nrow, s->real_size, s->m2l_fused)
+                                          : fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
   if (local_bytes > ctx->dev.info.local_mem_bytes)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu at order %d needs %zu bytes of local memory; %s has %llu",
-                      s->m2l_wgs, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "m2l2d.cl: WGS=%zu TPW=%zu at order %d needs %zu bytes of local memory; %s has %llu",
+                      s->m2l_wgs, s->m2l_tpw, s->order, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d", real, s->order);
   snprintf(m2l_opt, sizeof m2l_opt, "%s -DP=%d %s", real, s->order, m2l_def);
   snprintf(plan->build_options, sizeof plan->build_options, "fmm2d.cl: %s; m2l2d.cl: %s", exp_opt, m2l_opt);
@@ -74,6 +110,13 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
   if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
   if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
+  if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_put_charges", &s->k_charges);
+  if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_unsort", &s->k_unsort);
+  if (!st && s->m2l_share && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused_share", &s->k_m2l);
+  if (!st && s->m2l_share) {
+    st = create_kernel(ctx, s->m2l_program, "m2l2d_share", &s->k_m2l);
+    return st ? st : create_kernel(ctx, s->m2l_program, "m2l2d_reduce_idx", &s->k_reduce);
+  }
   if (!st && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d", &s->k_m2l);
   if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d_reduce", &s->k_reduce);

@@ -1,7 +1,7 @@
-/* fmm2d_phases.c — one execution of the 2D FMM on the device: charges in,
- * upward pass (P2M, M2M), M2L of every level in one launch and its
+/* fmm2d_phases.c — one execution of the 2D FMM on the device: charges in
+ * (permuted into sorted order on the device), upward pass (P2M, M2M), M2L of every level in one launch and its
  * per-cell reduction, downward pass (L2L, L2P), near field (P2P), results
- * out in the caller's order. */
+ * out in the caller's order (unsorted on the device). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,20 +41,34 @@ static fmmcl_status launch(fmmcl_plan plan, args *a, size_t n, size_t local, con
 
 #define LOCAL 64 /* the simple operators: any size works; 64 fills a warp pair */
 
+/* The permutations run on the device (as the 3D FMM's): the host only
+ * streams the charges up in the caller's order and the results down. */
+static fmmcl_status launch_elementwise(fmmcl_plan plan, args *a, size_t n) {
+  FMMCL_CL_TRY(plan->ctx, a->err);
+  if (n == 0) return FMMCL_SUCCESS;
+  const size_t local = LOCAL, global = (n + local - 1) / local * local;
+  FMMCL_CL_TRY(plan->ctx, clEnqueueNDRangeKernel(plan->ctx->queue, a->k, 1, NULL, &global, &local, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_quadtree2d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  /* gathers and scatters in random order: threads hide the misses */
   if (s->real_size == 4) {
+    float *q = s->q_pin.ptr;
     #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
-    for (size_t i = 0; i < t->n_sources; i++) ((float *)s->src_host)[4 * i + 2] = (float)charges[t->source_perm[i]];
+    for (size_t i = 0; i < t->n_sources; i++) q[i] = (float)charges[i];
   } else {
-    #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
-    for (size_t i = 0; i < t->n_sources; i++) ((double *)s->src_host)[4 * i + 2] = charges[t->source_perm[i]];
+    memcpy(s->q_pin.ptr, charges, t->n_sources * sizeof(double));
   }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, 4 * t->n_sources * s->real_size,
-                                         s->src_host, 0, NULL, NULL));
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->charges, CL_FALSE, 0, t->n_sources * s->real_size,
+                                         s->q_pin.ptr, 0, NULL, NULL));
+  args a = start(s, ctx, s->k_charges);
+  arg_mem(&a, s->charges), arg_mem(&a, s->src_perm), arg_uint(&a, t->n_sources), arg_mem(&a, s->src);
+  fmmcl_status st = launch_elementwise(plan, &a, t->n_sources);
+  if (st) return st;
+  FMMCL_CL_TRY(ctx, clFinish(ctx->queue)); /* q_pin is reused by the next execute */
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }
@@ -92,9 +106,24 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
 /* Every level's translations in one launch (they are independent), a row
  * per work-item; then each target cell sums its list's rows into L. */
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
+  const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  if (s->m2l_share) {
+    /* one slot of NROW work-items per bundle of TPW translations (or cells) */
+    args a = start(s, plan->ctx, s->k_m2l);
+    arg_uint(&a, s->n_bundles);
+    if (s->m2l_fused) arg_mem(&a, s->b_aux);
+    arg_mem(&a, s->b_src), arg_mem(&a, s->b_w), arg_mem(&a, s->M), arg_mem(&a, s->coef);
+    arg_mem(&a, s->m2l_fused ? s->L : s->Lpart);
+    fmmcl_status st = launch(plan, &a, fmmcl_m2l2d_share_global(s->m2l_wgs, s->nrow, s->n_bundles), group, "m2l");
+    if (st || s->m2l_fused) return st;
+    args r = start(s, plan->ctx, s->k_reduce);
+    arg_uint(&r, s->n_vrows), arg_mem(&r, s->v_rows), arg_mem(&r, s->v_begin), arg_mem(&r, s->b_aux);
+    arg_mem(&r, s->Lpart), arg_mem(&r, s->L);
+    return launch(plan, &r, s->n_vrows * s->nrow, LOCAL, "m2l_reduce");
+  }
   if (s->m2l_fused) {
     /* one slot of NROW work-items per target row, TPG slots per group */
-    const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), slots = group / s->nrow;
+    const size_t slots = group / s->nrow;
     args f = start(s, plan->ctx, s->k_m2l);
     arg_uint(&f, s->n_vrows), arg_mem(&f, s->v_rows), arg_mem(&f, s->v_begin), arg_uint(&f, s->v_max_len);
     arg_mem(&f, s->trans_src), arg_mem(&f, s->trans_w), arg_mem(&f, s->M), arg_mem(&f, s->coef), arg_mem(&f, s->L);
@@ -164,14 +193,19 @@ fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *poten
   fmmcl_context ctx = plan->ctx;
   const fmmcl_quadtree2d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
-                                        s->out_host, 0, NULL, NULL));
+  args a = start(s, ctx, s->k_unsort);
+  arg_mem(&a, s->out), arg_mem(&a, s->tgt_perm), arg_uint(&a, t->n_targets), arg_mem(&a, s->out_user);
+  fmmcl_status st = launch_elementwise(plan, &a, t->n_targets);
+  if (st) return st;
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out_user, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
+                                        s->out_pin.ptr, 0, NULL, NULL));
+  /* out_user[k] = (phi, dphi/dx, dphi/dy, 0) of the caller's target k */
+  const void *out = s->out_pin.ptr;
   #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
-  for (size_t i = 0; i < t->n_targets; i++) {
-    const size_t k = t->target_perm[i];
+  for (size_t k = 0; k < t->n_targets; k++) {
     double v[3];
     for (int c = 0; c < 3; c++)
-      v[c] = s->real_size == 4 ? ((const float *)s->out_host)[4 * i + c] : ((const double *)s->out_host)[4 * i + c];
+      v[c] = s->real_size == 4 ? ((const float *)out)[4 * k + c] : ((const double *)out)[4 * k + c];
     potential[k] = v[0];
     if (gradient) gradient[2 * k] = v[1], gradient[2 * k + 1] = v[2];
   }

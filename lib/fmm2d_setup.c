@@ -107,7 +107,9 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
  * already left out pairs of empty cells): source cell, 1/w and log(|w|
  * side) of the offset w = (c_src - c_tgt) / side (whole numbers); rows =
  * target cells with translations and their begin offsets, for the
- * reduction. Cells without targets keep L = 0, which no target reads. */
+ * reduction. Cells without targets keep L = 0, which no target reads.
+ * With -DM2L_SHARE_W=1 the device gets the bundles of fmmcl_m2l2d_bundle
+ * instead of the per-translation source and w. */
 static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   size_t n_trans = t->n_v, nrows = 0;
@@ -117,12 +119,18 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   cl_uint *src = malloc((n_trans + 1) * sizeof *src), *rows = malloc((nrows + 1) * sizeof *rows);
   cl_uint *begin = malloc((nrows + 1) * sizeof *begin);
   void *w = malloc(4 * (n_trans + 1) * s->real_size);
+  /* the shared-w kernels' bundler reads offsets, levels and positions */
+  int *dxy = malloc(2 * (n_trans + 1) * sizeof *dxy), *level = malloc((nrows + 1) * sizeof *level);
+  int *position = malloc((nrows + 1) * sizeof *position);
+  double log_side[FMMCL_QUADTREE2D_MAX_LEVELS + 1] = {0};
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!src || !rows || !begin || !w) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!src || !rows || !begin || !w || !dxy || !level || !position)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t r = 0, k = 0;
   for (int l = 2; !st && l <= t->levels; l++) {
     const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
     const double h = fmmcl_quadtree2d_cell_side(t, l);
+    log_side[l] = log(h);
     for (size_t m = 0; m < n; m++) {
       const size_t first = k;
       double ct[2], cs[2];
@@ -136,48 +144,76 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
         put_real(w, s->real_size, 4 * k + 1, -wy / w2);
         put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
         put_real(w, s->real_size, 4 * k + 3, 0.0);
+        dxy[2 * k] = (int)wx, dxy[2 * k + 1] = (int)wy;
         k++;
       }
-      if (k > first) rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
+      if (k > first) level[r] = l, position[r] = (int)(m & 3), rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
       if (k - first > s->v_max_len) s->v_max_len = k - first;
     }
   }
   if (!st) begin[nrows] = (cl_uint)n_trans;
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
+  if (!st && s->m2l_share) {
+    /* translations bundled by offset (separate) or cells by position (fused) */
+    const fmmcl_m2l2d_list in = {nrows, rows, begin, level, position, src, dxy, log_side};
+    fmmcl_m2l2d_bundles b;
+    fmmcl_status bs = fmmcl_m2l2d_bundle(&in, s->m2l_fused, s->m2l_tpw, s->real_size, &b);
+    if (bs) st = fmmcl_fail(ctx, bs, "m2l2d: bundling the translations by offset failed");
+    const size_t nb = b.n_bundles, tpw = b.tpw, noff = s->m2l_fused ? 27 : 1;
+    s->n_bundles = nb;
+    if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * noff * tpw * sizeof(cl_uint), b.src, &s->b_src);
+    if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * noff * 4 * s->real_size, b.w, &s->b_w);
+    if (!st && s->m2l_fused) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * tpw * sizeof(cl_uint), b.rows, &s->b_aux);
+    if (!st && !s->m2l_fused) {
+      st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), b.idx, &s->b_aux);
+      /* partial locals at the bundles' padded positions */
+      if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * nb * tpw * s->nrow * s->real_size, NULL, &s->Lpart);
+    }
+    if (!bs) fmmcl_m2l2d_bundles_free(&b);
+  }
+  /* the per-translation lists only for the unshared kernels; the rows for
+   * every reduction (m2l2d_fused_share carries its own) */
+  if (!st && !s->m2l_share) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st && !s->m2l_share) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
+  if (!st && !(s->m2l_share && s->m2l_fused))
+    st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
+  if (!st && !(s->m2l_share && s->m2l_fused))
+    st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
   /* the fused kernel sums each row's translations in registers instead */
-  if (!st && !s->m2l_fused)
+  if (!st && !s->m2l_fused && !s->m2l_share)
     st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
-  free(src), free(rows), free(begin), free(w);
+  free(src), free(rows), free(begin), free(w), free(dxy), free(level), free(position);
   return st;
 }
 
-/* Sorted points: sources REAL4 (x, y, q, 0) in pinned staging (charges per
- * execute), targets REAL4 (x, y, 0, 0) and the leaf of each target. */
+/* Sorted points: sources REAL4 (x, y, q, 0) on the device (q put there by
+ * fmm2d_put_charges each execute), targets REAL4 (x, y, 0, 0), the leaf of
+ * each target, the permutations that take charges in and results out in
+ * the caller's order, and pinned staging for those two transfers. */
 static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   const size_t ns = t->n_sources, nt = t->n_targets, nl = (size_t)1 << (2 * t->levels);
-  fmmcl_status st = fmmcl_pinned_alloc(ctx, 4 * ns * s->real_size, 1, &s->src_pin);
+  fmmcl_status st = fmmcl_pinned_alloc(ctx, ns * s->real_size, 0, &s->q_pin);
   if (!st) st = fmmcl_pinned_alloc(ctx, 4 * nt * s->real_size, 0, &s->out_pin);
   if (st) return st;
-  s->src_host = s->src_pin.ptr, s->out_host = s->out_pin.ptr;
-  for (size_t i = 0; i < ns; i++)
-    for (int c = 0; c < 2; c++) put_real(s->src_host, s->real_size, 4 * i + c, t->src[2 * i + c]);
-  void *tgt = calloc(4 * nt, s->real_size);
-  cl_uint *leaf = malloc(nt * sizeof *leaf);
-  if (!tgt || !leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  void *src = calloc(4 * ns, s->real_size), *tgt = calloc(4 * nt, s->real_size);
+  cl_uint *leaf = malloc(nt * sizeof *leaf), *sperm = to_uint(t->source_perm, ns), *tperm = to_uint(t->target_perm, nt);
+  if (!src || !tgt || !leaf || !sperm || !tperm) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t i = 0; !st && i < ns; i++)
+    for (int c = 0; c < 2; c++) put_real(src, s->real_size, 4 * i + c, t->src[2 * i + c]);
   for (size_t m = 0; !st && m < nl; m++)
     for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++) {
       leaf[i] = (cl_uint)m;
       for (int c = 0; c < 2; c++) put_real(tgt, s->real_size, 4 * i + c, t->tgt[2 * i + c]);
     }
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * ns * s->real_size, NULL, &s->src);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * ns * s->real_size, src, &s->src);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * nt * s->real_size, tgt, &s->tgt);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), leaf, &s->tgt_leaf);
   if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * nt * s->real_size, NULL, &s->out);
-  free(tgt), free(leaf);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, ns * s->real_size, NULL, &s->charges);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, ns * sizeof(cl_uint), sperm, &s->src_perm);
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), tperm, &s->tgt_perm);
+  if (!st) st = make_buffer(ctx, CL_MEM_WRITE_ONLY, 4 * nt * s->real_size, NULL, &s->out_user);
+  free(src), free(tgt), free(leaf), free(sperm), free(tperm);
   return st;
 }
 
@@ -236,17 +272,17 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
 }
 
 void fmmcl_fmm2d_release(fmm2d_state *s) {
-  cl_kernel k[] = {s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_m2l, s->k_reduce, s->k_p2p};
+  cl_kernel k[] = {s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_m2l, s->k_reduce, s->k_p2p, s->k_charges, s->k_unsort};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
     if (k[i]) clReleaseKernel(k[i]);
   if (s->exp_program) clReleaseProgram(s->exp_program);
   if (s->m2l_program) clReleaseProgram(s->m2l_program);
   cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
                 s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
-                s->Lpart};
+                s->Lpart, s->b_src, s->b_w, s->b_aux, s->charges, s->src_perm, s->tgt_perm, s->out_user};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
-  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->q_pin);
   fmmcl_pinned_free(&s->out_pin);
   fmmcl_quadtree2d_free(s->tree);
 }

@@ -16,6 +16,11 @@ typedef struct {
   cl_kernel k_m2l, k_red;
   cl_mem M, L, coef, src, w, rows, begin, Lpart;
   fmmcl_pinned hM, hL, hsrc, hw, hrows, hbegin; /* every transfer from pinned memory */
+  /* shared w: per translation its offset, per row level and position */
+  int *dxy, *level, *position;
+  cl_mem b_src, b_w, b_aux;
+  fmmcl_pinned hb_src, hb_w, hb_aux;
+  size_t b_src_bytes, b_w_bytes, b_aux_bytes;
 } bench;
 
 static fmmcl_status buffer(bench *b, size_t bytes, cl_mem *m) {
@@ -38,10 +43,11 @@ static void release(bench *b) {
   if (b->k_m2l) clReleaseKernel(b->k_m2l);
   if (b->k_red) clReleaseKernel(b->k_red);
   if (b->prog) clReleaseProgram(b->prog);
-  cl_mem m[] = {b->M, b->L, b->coef, b->src, b->w, b->rows, b->begin, b->Lpart};
+  cl_mem m[] = {b->M, b->L, b->coef, b->src, b->w, b->rows, b->begin, b->Lpart, b->b_src, b->b_w, b->b_aux};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
-  fmmcl_pinned *p[] = {&b->hM, &b->hL, &b->hsrc, &b->hw, &b->hrows, &b->hbegin};
+  free(b->dxy), free(b->level), free(b->position);
+  fmmcl_pinned *p[] = {&b->hM, &b->hL, &b->hsrc, &b->hw, &b->hrows, &b->hbegin, &b->hb_src, &b->hb_w, &b->hb_aux};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) fmmcl_pinned_free(p[i]);
 }
 
@@ -79,7 +85,9 @@ static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void
   if (st) return st;
   *src = b->hsrc.ptr, *w = b->hw.ptr, *rows = b->hrows.ptr, *begin = b->hbegin.ptr;
   *coef = malloc(b->nrow * b->nrow * b->rs);
-  if (!*coef) return fmmcl_fail(b->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  b->dxy = malloc(2 * b->n_trans * sizeof *b->dxy), b->level = malloc(b->n_rows * sizeof *b->level);
+  b->position = malloc(b->n_rows * sizeof *b->position);
+  if (!*coef || !b->dxy || !b->level || !b->position) return fmmcl_fail(b->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t t = 0, r = 0;
   for (int l = 2; l <= levels; l++) {
     const long d = 1L << l;
@@ -87,12 +95,14 @@ static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void
     for (size_t m = 0; m < (size_t)(d * d); m++) {
       long ix = 0, iy = 0;
       for (int bit = 0; bit < l; bit++) ix |= (long)((m >> (2 * bit)) & 1) << bit, iy |= (long)((m >> (2 * bit + 1)) & 1) << bit;
+      b->level[r] = l, b->position[r] = (int)(m & 3);
       (*rows)[r] = (cl_uint)(off + m), (*begin)[r++] = (cl_uint)t;
       for (int j = 0; j < 27; j++, t++) {
         long sx, sy;
         int dx, dy;
         list_entry(ix, iy, d, j, &sx, &sy, &dx, &dy);
         (*src)[t] = (cl_uint)(off + morton(sx, sy));
+        b->dxy[2 * t] = dx, b->dxy[2 * t + 1] = dy;
         /* as m2l2d.cl takes it: 1/w, log(|w| side); .w keeps the side's level
          * and the offset for the check (dx + 8 dy + 36, exact in float) */
         const double w2 = (double)dx * dx + (double)dy * dy;
@@ -165,8 +175,34 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
   return worst;
 }
 
+/* The shared-w kernels' lists (fmmcl_m2l2d_bundle) in pinned staging and
+ * device buffers; the bytes each transfer moves. */
+static fmmcl_status make_bundles(bench *b, int fused, size_t tpw, const cl_uint *src, const cl_uint *rows,
+                                 const cl_uint *begin, size_t *n_bundles) {
+  double log_side[FMMCL_QUADTREE2D_MAX_LEVELS + 1];
+  for (int l = 0; l <= FMMCL_QUADTREE2D_MAX_LEVELS; l++) log_side[l] = -l * log(2.0); /* root side 1 */
+  const fmmcl_m2l2d_list in = {b->n_rows, rows, begin, b->level, b->position, src, b->dxy, log_side};
+  fmmcl_m2l2d_bundles bu;
+  fmmcl_status st = fmmcl_m2l2d_bundle(&in, fused, tpw, b->rs, &bu);
+  if (st) return fmmcl_fail(b->ctx, st, "m2l2d bench: bundling the translations failed");
+  const size_t nb = bu.n_bundles, noff = fused ? 27 : 1;
+  *n_bundles = nb;
+  b->b_src_bytes = nb * noff * tpw * sizeof(cl_uint), b->b_w_bytes = nb * noff * 4 * b->rs;
+  b->b_aux_bytes = fused ? nb * tpw * sizeof(cl_uint) : b->n_trans * sizeof(cl_uint);
+  const void *from[3] = {bu.src, bu.w, fused ? (const void *)bu.rows : (const void *)bu.idx};
+  const size_t bytes[3] = {b->b_src_bytes, b->b_w_bytes, b->b_aux_bytes};
+  fmmcl_pinned *pin[3] = {&b->hb_src, &b->hb_w, &b->hb_aux};
+  cl_mem *dev[3] = {&b->b_src, &b->b_w, &b->b_aux};
+  for (int i = 0; !st && i < 3; i++) {
+    st = fmmcl_pinned_alloc(b->ctx, bytes[i] ? bytes[i] : 16, 0, pin[i]);
+    if (!st) memcpy(pin[i]->ptr, from[i], bytes[i]), st = buffer(b, bytes[i], dev[i]);
+  }
+  fmmcl_m2l2d_bundles_free(&bu);
+  return st;
+}
+
 static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t tpw, size_t unroll, int coef, int fused, int repeats,
+                              size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
                               fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
@@ -175,30 +211,40 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
   const char *pt = strstr(def, "-DTPW=");
   if (!wgs) wgs = pw ? strtoul(pw + 6, NULL, 10) : 128;
-  if (!tpw) tpw = pt ? strtoul(pt + 6, NULL, 10) : 1;
+  /* no TPW in the defines (the GPUs' default): the fused shared-w kernel's
+   * as the driver sizes it, else 8 (the unshared kernel's best on the H100) */
+  if (!tpw) tpw = pt ? strtoul(pt + 6, NULL, 10)
+                     : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
+                                                                    ctx->dev.info.compute_units)
+                                      : 8;
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
   if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
   if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s", wgs, unroll,
                       ctx->dev.info.device_name);
-  if (fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs) > ctx->dev.info.local_mem_bytes)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu at p = %d needs more local memory than %s has", wgs, p,
-                      ctx->dev.info.device_name);
-  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused;
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d",
-           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef);
+  const size_t lbytes = share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
+                               : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
+  if (tpw < 1 || lbytes > ctx->dev.info.local_mem_bytes)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu",
+                      wgs, tpw, p, lbytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused, out->share = share;
+  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d",
+           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
-  b->k_m2l = clCreateKernel(b->prog, fused ? "m2l2d_fused" : "m2l2d", &err);
+  b->k_m2l = clCreateKernel(b->prog, share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
   FMMCL_CL_TRY(ctx, err);
-  b->k_red = clCreateKernel(b->prog, "m2l2d_reduce", &err);
+  b->k_red = clCreateKernel(b->prog, share ? "m2l2d_reduce_idx" : "m2l2d_reduce", &err);
   FMMCL_CL_TRY(ctx, err);
   const size_t ebytes = 2 * b->n_cells * b->nrow * b->rs;
   if ((st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hM)) || (st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hL))) return st;
   cl_uint *src = NULL, *rows = NULL, *begin = NULL;
   void *w = NULL, *table = NULL;
   st = make_inputs(b, p, levels, &src, &w, &rows, &begin, &table);
+  size_t nb = 0;
+  if (!st && share) st = make_bundles(b, fused, tpw, src, rows, begin, &nb);
+  out->n_bundles = nb;
   if (!st) st = buffer(b, ebytes, &b->M);
   if (!st) st = buffer(b, ebytes, &b->L);
   if (!st) st = buffer(b, b->nrow * b->nrow * b->rs, &b->coef);
@@ -206,27 +252,52 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (!st) st = buffer(b, 4 * b->n_trans * b->rs, &b->w);
   if (!st) st = buffer(b, b->n_rows * sizeof *rows, &b->rows);
   if (!st) st = buffer(b, (b->n_rows + 1) * sizeof *begin, &b->begin);
-  if (!st) st = buffer(b, fused ? 16 : 2 * b->n_trans * b->nrow * b->rs, &b->Lpart);
+  if (!st) st = buffer(b, fused ? 16 : 2 * (share ? nb * tpw : b->n_trans) * b->nrow * b->rs, &b->Lpart);
   const cl_uint nt = (cl_uint)b->n_trans, nr = (cl_uint)b->n_rows;
   out->m2l_s = out->reduce_s = out->h2d_s = out->d2h_s = INFINITY;
-  out->h2d_bytes = (double)ebytes + b->n_trans * (sizeof *src + 4 * b->rs) + b->n_rows * sizeof *rows +
-                   (b->n_rows + 1) * sizeof *begin;
+  /* the lists the kernels read: shared w, the bundles (and for the separate
+   * reduction rows and begin as before); else per translation source and w */
+  out->h2d_bytes = share ? (double)ebytes + b->b_src_bytes + b->b_w_bytes + b->b_aux_bytes +
+                               (fused ? 0 : b->n_rows * sizeof *rows + (b->n_rows + 1) * sizeof *begin)
+                         : (double)ebytes + b->n_trans * (sizeof *src + 4 * b->rs) + b->n_rows * sizeof *rows +
+                               (b->n_rows + 1) * sizeof *begin;
   out->d2h_bytes = (double)ebytes;
   for (int rep = 0; !st && rep < repeats; rep++) {
     /* transfers: the multipoles and lists in, as a solver would each step */
     double h2d = 0, d2h = 0, km = 0, kr = 0;
     st = write_timed(b, b->M, ebytes, b->hM.ptr, &h2d);
-    if (!st) st = write_timed(b, b->src, b->n_trans * sizeof *src, src, &h2d);
-    if (!st) st = write_timed(b, b->w, 4 * b->n_trans * b->rs, w, &h2d);
-    if (!st) st = write_timed(b, b->rows, b->n_rows * sizeof *rows, rows, &h2d);
-    if (!st) st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
+    if (!st && share) st = write_timed(b, b->b_src, b->b_src_bytes, b->hb_src.ptr, &h2d);
+    if (!st && share) st = write_timed(b, b->b_w, b->b_w_bytes, b->hb_w.ptr, &h2d);
+    if (!st && share) st = write_timed(b, b->b_aux, b->b_aux_bytes, b->hb_aux.ptr, &h2d);
+    if (!st && !share) st = write_timed(b, b->src, b->n_trans * sizeof *src, src, &h2d);
+    if (!st && !share) st = write_timed(b, b->w, 4 * b->n_trans * b->rs, w, &h2d);
+    /* rows and begin: for a reduction, the paper's or the fused one (m2l2d_fused_share has its own) */
+    if (!st && !(share && fused)) st = write_timed(b, b->rows, b->n_rows * sizeof *rows, rows, &h2d);
+    if (!st && !(share && fused)) st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
     double unused = 0;
     if (!st) st = write_timed(b, b->coef, b->nrow * b->nrow * b->rs, table, &unused);
     const cl_uint z = 0;
     if (!st && clEnqueueFillBuffer(ctx->queue, b->L, &z, sizeof z, 0, ebytes, 0, NULL, NULL) != CL_SUCCESS)
       st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clEnqueueFillBuffer failed");
-    const cl_uint max_len = 27;
-    if (!st && fused) {
+    const cl_uint max_len = 27, nbu = (cl_uint)nb;
+    if (!st && share) {
+      cl_uint a = 0;
+      err = clSetKernelArg(b->k_m2l, a++, sizeof nbu, &nbu);
+      if (fused) err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_aux);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_src);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_w);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->M);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->coef);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), fused ? &b->L : &b->Lpart);
+      a = 0;
+      err |= clSetKernelArg(b->k_red, a++, sizeof nr, &nr);
+      err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->rows);
+      err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->begin);
+      err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->b_aux);
+      err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->Lpart);
+      err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
+      if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
+    } else if (!st && fused) {
       cl_uint a = 0;
       err = clSetKernelArg(b->k_m2l, a++, sizeof nr, &nr);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->rows);
@@ -254,9 +325,11 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
-    if (!st && !fused) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
-    if (!st && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
+    if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
+    if (!st && share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
+    if (!st && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
+    if (!st && !share && !fused) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
+    if (!st && !share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st) {
       cl_event ev;
       err = clEnqueueReadBuffer(ctx->queue, b->L, CL_FALSE, 0, ebytes, b->hL.ptr, 0, NULL, &ev);
@@ -273,7 +346,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
 }
 
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int repeats,
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
                                fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
@@ -288,7 +361,7 @@ fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, repeats, out);
   release(&b);
   return st;
 }

@@ -324,16 +324,23 @@ END_TEST
  * NROW), odd group sizes that leave a partial last group, several rounds
  * per work-item, partial unroll, both sources of the row coefficients, and
  * the variant with the reduction fused in (rows of unequal list lengths in
- * one group, a partial last group); float and double. */
+ * one group, a partial last group), and the shared-w variants (bundles of
+ * TPW translations of one offset, padded; fused: bundles of TPW cells of
+ * one position, edge cells with missing offsets, padded bundles), with
+ * slots of one translation and partial groups; float (p = 9, NROW even)
+ * and double (p = 14, NROW odd: the padded factor). The GPU default's
+ * choices (TPW by the driver, both kernels) are test_gpu_default_m2l's. */
 START_TEST(test_m2l_tilings) {
   static const char *const defs[] = {"-DWGS=5 -DTPW=3 -DUNROLL=1 -DM2L_COEF=1",
                                      "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0",
                                      "-DWGS=250 -DTPW=4 -DUNROLL=11 -DM2L_COEF=1",
                                      "-DWGS=37 -DTPW=1 -DUNROLL=3 -DM2L_COEF=0 -DM2L_FUSED=1",
-                                     "-DWGS=128 -DTPW=8 -DM2L_COEF=1 -DM2L_FUSED=1"};
+                                     "-DWGS=128 -DTPW=8 -DM2L_COEF=1 -DM2L_FUSED=1",
+                                     "-DWGS=5 -DTPW=3 -DUNROLL=2 -DM2L_COEF=1 -DM2L_SHARE_W=1",
+                                     "-DWGS=37 -DTPW=5 -DUNROLL=3 -DM2L_COEF=0 -DM2L_SHARE_W=1 -DM2L_FUSED=1"};
   const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
   if (prec == FMMCL_DOUBLE && !has_fp64()) return;
-  for (int d = 0; d < 5; d++) {
+  for (int d = 0; d < (int)(sizeof defs / sizeof defs[0]); d++) {
     ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", defs[d]), FMMCL_SUCCESS);
     op_fixture f;
     op_open(&f, prec, CLUSTERED);
@@ -393,6 +400,35 @@ START_TEST(test_tolerance) {
   o.tolerance = 1e-4;
   errors e = dist_errors(_i, 3000, &o);
   ck_assert_msg(e.pot <= 1e-4 && e.grad <= 1e-3, "%s float tol 1e-4: pot %.2e grad %.2e", dist_name[_i], e.pot, e.grad);
+}
+END_TEST
+
+/* Whole plans with the GPUs' default M2L (w shared; fused where the lists
+ * are at least half full, separate where not; TPW by the driver) meet the
+ * tolerance on both point sets, and the choice goes as meant: fused for
+ * the uniform square, separate for the clustered set (PoCL plans
+ * otherwise run the CPU default: separate, TPW = 4). */
+START_TEST(test_gpu_default_m2l) {
+  const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
+  const double tol = prec == FMMCL_DOUBLE ? 1e-6 : 1e-4;
+  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1"),
+                   FMMCL_SUCCESS);
+  for (int kind = 0; kind < N_DIST; kind++) {
+    fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, 0);
+    o.tolerance = tol;
+    errors e = dist_errors(kind, 3000, &o);
+    ck_assert_msg(e.pot <= tol && e.grad <= 10 * tol, "%s: pot %.2e grad %.2e", dist_name[kind], e.pot, e.grad);
+    double *x = malloc(2 * 3000 * sizeof *x);
+    make_points(kind, 3000, 1, x);
+    fmmcl_plan plan;
+    ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3000, x, 0, NULL, &plan), FMMCL_SUCCESS);
+    char opts[1024];
+    ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
+    ck_assert_msg(strstr(opts, kind == UNIFORM ? "-DM2L_FUSED=1" : "-DM2L_FUSED=0") && strstr(opts, "-DTPW="), "%s: %s",
+                  dist_name[kind], opts);
+    fmmcl_plan_destroy(plan);
+    free(x);
+  }
 }
 END_TEST
 
@@ -574,6 +610,7 @@ static Suite *fmm2d_suite(void) {
   tcase_add_loop_test(acc, test_error_falls_with_order, 0, N_DIST);
   tcase_add_loop_test(acc, test_tolerance, 0, N_DIST);
   tcase_add_test(acc, test_targets_and_reuse);
+  tcase_add_test(acc, test_gpu_default_m2l);
   tcase_add_test(acc, test_degenerate);
   tcase_add_test(acc, test_depth_rule);
   tcase_add_test(acc, test_invalid_options);
