@@ -145,13 +145,16 @@ fmmcl_status fmmcl_m2l2d_bundle(const fmmcl_m2l2d_list *in, int fused, size_t tp
                                 fmmcl_m2l2d_bundles *out);
 void fmmcl_m2l2d_bundles_free(fmmcl_m2l2d_bundles *b);
 /* TPW of m2l2d_fused_share when the defines leave it out: the largest of
- * 8, 4, 2 that still gives every compute unit 4 work-groups over n_rows
+ * 4, 2 that still gives every compute unit 4 work-groups over n_rows
  * target cells (a bundle of TPW cells is one slot's work: larger bundles
  * amortise the power better but leave compute units idle on small
  * trees), else 1. */
 static inline size_t fmmcl_m2l2d_fused_share_tpw(size_t n_rows, size_t group, size_t nrow, unsigned compute_units) {
   const size_t slots = group / nrow, want = 4 * (size_t)(compute_units ? compute_units : 1);
-  for (size_t tpw = 8; tpw > 1; tpw /= 2)
+  /* 4 at most: on the H100 (level 8, p = 8/12/16) TPW 4 beat 8 and 16 by
+   * 1.3-1.5x (results/h100/m2l2d-h100-share-fused-sweep.csv): more
+   * registers per work-item than it saves */
+  for (size_t tpw = 4; tpw > 1; tpw /= 2)
     if (n_rows / (tpw * slots) >= want) return tpw;
   return 1;
 }
