@@ -88,6 +88,37 @@ fmmcl_status fmmcl_fgt_setup_build(fmmcl_context ctx, const fmmcl_fgt_params *pa
                                    fmmcl_fgt_setup *s);
 void fmmcl_fgt_setup_free(fmmcl_fgt_setup *s);
 
+/* ---- binning on the device (fgt_bin_device.c, cl/fgt_bin.cl) ---------- */
+
+/* What the device keeps of one binned point set (uint indices). */
+typedef struct fmmcl_fgt_device_set {
+  cl_mem x;      /* sorted scaled coordinates as the plan's REAL, x[k * n + i] */
+  cl_mem perm;   /* caller's index of sorted point i */
+  cl_mem start;  /* nbox + 1 box starts */
+  cl_mem owner;  /* box of sorted point i */
+} fmmcl_fgt_device_set;
+typedef struct fmmcl_fgt_device_bins {
+  size_t real_size;              /* in: 4 or 8, the REAL of x */
+  fmmcl_fgt_device_set src, tgt; /* out */
+} fmmcl_fgt_device_bins;
+
+/* Whether ctx's device can bin n points exactly as the host does (fp64). */
+int fmmcl_fgt_bin_device_available(fmmcl_context ctx, size_t n);
+/* Bins n points (caller's coordinates) on the grid of the given origin
+ * (scaled); hi[] is the largest scaled coordinate per axis. Fills b exactly
+ * as the host binning would (same boxes, starts, cells, permutation) and
+ * leaves *dev on the device (released with fmmcl_fgt_device_set_release). */
+fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par, const double *origin,
+                                  const double *hi, size_t n, const double *x, size_t real_size,
+                                  fmmcl_fgt_boxes *b, fmmcl_fgt_device_set *dev);
+void fmmcl_fgt_device_set_release(fmmcl_fgt_device_set *d);
+/* fmmcl_fgt_setup_build with the binning on ctx's device when dev is not
+ * NULL (FMMCL_ERROR_UNSUPPORTED where fmmcl_fgt_bin_device_available says
+ * no); the interaction lists are built on the host from the boxes. */
+fmmcl_status fmmcl_fgt_setup_build_device(fmmcl_context ctx, const fmmcl_fgt_params *par, size_t ns,
+                                          const double *src, size_t nt, const double *tgt, int force,
+                                          fmmcl_fgt_device_bins *dev, fmmcl_fgt_setup *s);
+
 /* Kind forced by FMMCL_FGT_FORCE=direct|hermite|taylor|h2t (tests,
  * benchmarks of one operator); FMMCL_FGT_AUTO when unset. */
 int fmmcl_fgt_forced_kind(void);

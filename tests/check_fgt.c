@@ -421,6 +421,91 @@ START_TEST(test_device_plan_api) {
 }
 END_TEST
 
+/* The binning on the device gives exactly the host's boxes: the same box
+ * count, starts, cells, centres, permutation (key order bit for bit) and
+ * sorted coordinates, for d = 1, 3, 6, uniform and clustered, with boxes of
+ * the tolerance's side and with a huge sparse grid (sigma 1e-6: 2^21 boxes
+ * per axis, so d = 6 needs keys of several axis groups). */
+static void same_boxes(const fmmcl_fgt_boxes *a, const fmmcl_fgt_boxes *b, int dim) {
+  ck_assert_uint_eq(a->n, b->n);
+  ck_assert_uint_eq(a->nbox, b->nbox);
+  ck_assert(memcmp(a->perm, b->perm, a->n * sizeof *a->perm) == 0);
+  ck_assert(memcmp(a->start, b->start, (a->nbox + 1) * sizeof *a->start) == 0);
+  ck_assert(memcmp(a->cell, b->cell, a->nbox * dim * sizeof *a->cell) == 0);
+  ck_assert(memcmp(a->centre, b->centre, a->nbox * dim * sizeof *a->centre) == 0);
+  ck_assert(memcmp(a->x, b->x, a->n * dim * sizeof *a->x) == 0);
+}
+
+START_TEST(test_device_binning) {
+  const int dims[] = {1, 3, 6};
+  const int dim = dims[_i / 2], kind = _i % 2;
+  const size_t ns = 1500, nt = 700;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  make_points(kind, 27, ns, dim, src);
+  make_points(kind, 28, nt, dim, tgt);
+  const double sigmas[] = {dim == 6 ? 0.5 : 0.1 * dim, 1e-6};
+  for (int si = 0; si < 2; si++) {
+    double extent[FMMCL_MAX_DIM];
+    for (int k = 0; k < dim; k++) extent[k] = 1 / (sqrt(2.0) * sigmas[si]);
+    fmmcl_fgt_params par;
+    ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigmas[si], 1e-6, 0, ns, extent, 0, &par), FMMCL_SUCCESS);
+    fmmcl_fgt_setup host, dev;
+    fmmcl_fgt_device_bins bins = {.real_size = 8};
+    ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &host), FMMCL_SUCCESS);
+    fmmcl_status st = fmmcl_fgt_setup_build_device(ctx, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &bins, &dev);
+    ck_assert_msg(st == FMMCL_SUCCESS, "device binning: %s", fmmcl_last_error(ctx));
+    same_boxes(&host.src, &dev.src, dim);
+    same_boxes(&host.tgt, &dev.tgt, dim);
+    /* the device's own copies: owner of each sorted point, starts */
+    uint32_t *owner = malloc(nt * 4), *start = malloc((dev.src.nbox + 1) * 4);
+    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.tgt.owner, CL_TRUE, 0, nt * 4, owner, 0, NULL, NULL), 0);
+    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.src.start, CL_TRUE, 0, (dev.src.nbox + 1) * 4, start, 0,
+                                         NULL, NULL), 0);
+    for (size_t b = 0; b < dev.tgt.nbox; b++)
+      for (size_t i = dev.tgt.start[b]; i < dev.tgt.start[b + 1]; i++) ck_assert_uint_eq(owner[i], b);
+    for (size_t b = 0; b <= dev.src.nbox; b++) ck_assert_uint_eq(start[b], dev.src.start[b]);
+    if (si == 1) ck_assert_uint_gt(dev.src.nbox, ns / 2); /* the sparse grid: mostly lone points */
+    free(owner); free(start);
+    fmmcl_fgt_device_set_release(&bins.src);
+    fmmcl_fgt_device_set_release(&bins.tgt);
+    fmmcl_fgt_setup_free(&host);
+    fmmcl_fgt_setup_free(&dev);
+  }
+  free(src); free(tgt);
+}
+END_TEST
+
+/* The whole FGT is unchanged by where the binning runs. */
+START_TEST(test_device_binning_plan) {
+  const size_t ns = 1000, nt = 500;
+  const int dim = 3;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  double *q = malloc(ns * sizeof *q), *a = malloc(nt * sizeof *a), *b = malloc(nt * sizeof *b);
+  make_points(CLUSTERED, 17, ns, dim, src);
+  make_points(CLUSTERED, 18, nt, dim, tgt);
+  fmmcl_test_random_values(19, ns, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
+  o.method = FMMCL_FGT;
+  o.precision = FMMCL_DOUBLE;
+  o.dim = dim;
+  o.sigma = 0.3;
+  o.gradient = 0;
+  o.tolerance = 1e-8;
+  for (int host = 0; host < 2; host++) {
+    setenv("FMMCL_FGT_HOST_BINNING", host ? "1" : "0", 1);
+    fmmcl_plan plan;
+    fmmcl_status st = fmmcl_plan_create(ctx, &o, ns, src, nt, tgt, &plan);
+    unsetenv("FMMCL_FGT_HOST_BINNING");
+    ck_assert_msg(st == FMMCL_SUCCESS, "plan: %s", fmmcl_last_error(ctx));
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, host ? b : a, NULL), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+  }
+  ck_assert(memcmp(a, b, nt * sizeof *a) == 0);
+  free(src); free(tgt); free(q); free(a); free(b);
+}
+END_TEST
+
 static Suite *fgt_suite(void) {
   Suite *s = suite_create("fgt");
   TCase *ref = tcase_create("reference");
@@ -439,6 +524,8 @@ static Suite *fgt_suite(void) {
   tcase_add_test(dev, test_device_tolerance_single);
   tcase_add_test(dev, test_device_sigma_extremes);
   tcase_add_test(dev, test_device_plan_api);
+  tcase_add_loop_test(dev, test_device_binning, 0, 6);
+  tcase_add_test(dev, test_device_binning_plan);
   suite_add_tcase(s, dev);
   return s;
 }
