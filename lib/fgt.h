@@ -33,11 +33,15 @@ typedef struct fmmcl_fgt_params {
   double side;      /* box side in scaled units */
   int h2t;          /* 0: the H2T bound exceeds the tolerance at p, translations unused */
   double cutoff;    /* source boxes farther than this (scaled) from a target box are dropped */
-  double bound;     /* |error(y)| <= bound * sum_i |q_i| for every target y */
+  double bound;     /* |error(y)| <= bound * sum_i |q_i| for every target y:
+                     * max(truncation bound of the kinds in use, exp(-cutoff^2)) */
 } fmmcl_fgt_params;
 
 /* Bound per unit charge of one interaction kind truncated at p, for boxes of
- * side `side` (scaled), dim dimensions. Rigorous (Cramer's inequality). */
+ * side `side` (scaled), dim dimensions. Rigorous: the Lagrange remainder
+ * of the truncated expansions with the largest |h_n| computed once on a
+ * grid (fgt_params.c says how, and why it is tighter than the Cramer
+ * bound this replaced). */
 double fmmcl_fgt_truncation_bound(int kind, int p, double side, int dim);
 
 /* Chooses side, p and cutoff for tolerance tol (> 0), or for a given order
