@@ -157,6 +157,55 @@ START_TEST(test_tighter_bound) {
 }
 END_TEST
 
+
+/* h_n(t), n < N, by the recurrence h_{n+1} = 2t h_n - 2n h_{n-1} */
+static void hermite_functions(double t, int N, double *h) {
+  h[0] = exp(-t * t);
+  if (N > 1) h[1] = 2 * t * h[0];
+  for (int n = 1; n < N - 1; n++) h[n + 1] = 2 * t * h[n] - 2 * n * h[n - 1];
+}
+
+/* The bounds are rigorous and tight where they can be checked by brute
+ * force (d = 1; rounding of the check, 1e-15, allowed): a source at the
+ * box corner, targets everywhere, the 1D Hermite error reaches 90% of its
+ * bound; the H2T error over box offsets stays below its bound. */
+START_TEST(test_bound_rigorous_1d) {
+  const double sides[] = {0.5, 1.0};
+  for (int si = 0; si < 2; si++)
+    for (int p = 4; p <= 12; p += 4) {
+      const double side = sides[si], r = side / 2;
+      double h[64], worst = 0;
+      for (double t = -8; t <= 8; t += 0.005) { /* Hermite, source at +r */
+        hermite_functions(t, p, h);
+        double sum = 0, f = 1;
+        for (int n = 0; n < p; n++, f *= n) sum += pow(r, n) / f * h[n];
+        worst = fmax(worst, fabs(exp(-(t - r) * (t - r)) - sum));
+      }
+      const double bh = fmmcl_fgt_truncation_bound(FMMCL_FGT_HERMITE, p, side, 1);
+      ck_assert_msg(worst <= bh + 1e-15 && worst >= 0.9 * bh, "hermite side %g p %d: %g vs bound %g", side, p,
+                    worst, bh);
+      worst = 0;
+      for (double D = -6; D <= 6; D += side / 4)
+        for (double s0 = -r; s0 <= r + 1e-12; s0 += r / 2) {
+          hermite_functions(D, 2 * p, h);
+          double B[32];
+          for (int b = 0; b < p; b++) {
+            double acc = 0;
+            for (int a = 0; a < p; a++) acc += pow(s0, a) / tgamma(a + 1) * h[a + b];
+            B[b] = (b % 2 ? -1 : 1) * acc / tgamma(b + 1);
+          }
+          for (double w = -r; w <= r + 1e-12; w += r / 4) {
+            double T = 0;
+            for (int b = p - 1; b >= 0; b--) T = T * w + B[b];
+            worst = fmax(worst, fabs(exp(-(D + w - s0) * (D + w - s0)) - T));
+          }
+        }
+      const double bt = fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, p, side, 1);
+      ck_assert_msg(worst <= bt + 1e-15, "h2t side %g p %d: %g above bound %g", side, p, worst, bt);
+    }
+}
+END_TEST
+
 /* ---- plain-C reference ----------------------------------------------------- */
 
 /* Each chain forced on every pair within the cut-off meets its bound and,
@@ -566,6 +615,7 @@ static Suite *fgt_suite(void) {
   tcase_add_test(ref, test_multi_index_order);
   tcase_add_test(ref, test_bound_falls_with_order);
   tcase_add_test(ref, test_tighter_bound);
+  tcase_add_test(ref, test_bound_rigorous_1d);
   tcase_add_test(ref, test_reference_each_kind);
   tcase_add_test(ref, test_reference_error_falls);
   tcase_add_loop_test(ref, test_reference_tolerance, 0, 8);
