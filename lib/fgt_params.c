@@ -228,6 +228,12 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
         boxes *= across;
       }
       const double P = (double)nterms_of(p, dim), per_box = (double)n / boxes;
+      /* the host builds and uploads one list entry per pair of occupied
+       * boxes within the cut-off: past 5e7 (~200 MB, seconds of plan
+       * creation) a side is not worth its small saving in direct pairs;
+       * the largest side stays as the fallback */
+      const double occupied = boxes * -expm1(-per_box);
+      if (occupied * nb > 5e7 && c + 1 < sizeof sides / sizeof *sides) continue;
       /* fgt_method.c unrolls the term loops fully only up to 512 terms and
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
        * expansions run slower per term */
