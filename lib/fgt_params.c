@@ -62,7 +62,7 @@ static const double *hermite_max(void) {
  * (sum_a c_a rho^a / sqrt(a!) z^a)^d. */
 static double shell(double rho, int p, int d) {
   const double *c = hermite_max();
-  if (p > HMAX) return 0;
+  if (p > HMAX) return HUGE_VAL; /* beyond the table: no bound (the plan caps p at FMMCL_FGT_MAX_P) */
   double one[HMAX + 1], cur[HMAX + 1], next[HMAX + 1];
   for (int n = 0; n <= p; n++) {
     one[n] = c[n] * exp(n * log(rho) - 0.5 * lgamma(n + 1.0));
@@ -94,7 +94,7 @@ static double h2t_remainder(double rho, int p, int d) {
   enum { NA = FMMCL_FGT_MAX_P, NB = FMMCL_FGT_MAX_P + 1 };
   static _Thread_local struct { double rho; int d; double t[NA][NB]; } cache[H2T_CACHE];
   static _Thread_local int used, next_slot;
-  if (p < 1 || p > FMMCL_FGT_MAX_P) return p < 1 ? HUGE_VAL : 0;
+  if (p < 1 || p > FMMCL_FGT_MAX_P) return HUGE_VAL; /* outside the table: no bound */
   int slot = -1;
   for (int i = 0; i < used && slot < 0; i++)
     if (cache[i].rho == rho && cache[i].d == d) slot = i;
