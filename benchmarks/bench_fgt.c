@@ -19,7 +19,7 @@ typedef struct config {
   const char *device, *hermite_csv, *fgt_csv;
   int dim, fgt_dim, repeat;
   double sigma, fgt_sigma, fgt_tol;
-  size_t max_n, cpu_max_n, fgt_min_n, fgt_max_n, direct_max_n;
+  size_t max_n, cpu_max_n, fgt_min_n, fgt_max_n, direct_max_n, direct_sample;
   fmmcl_precision precision;
   int skip_hermite, skip_fgt;
 } config;
@@ -38,20 +38,22 @@ static void usage(void) {
           "                      its time per target does not depend on N at fixed sigma)\n"
           "  --fgt-dim D, --fgt-sigma S, --fgt-tol T   whole FGT (default 3, 0.05, 1e-6)\n"
           "  --fgt-min-n N, --fgt-max-n N   N range of the FGT table (default 1e4 .. 1e7)\n"
-          "  --direct-max-n N    largest N the direct sum is run at; above, its time is\n"
-          "                      extrapolated as N^2 (default 1e6)\n"
+          "  --direct-max-n N    largest N the direct sum is run at in full (default 1e6)\n"
+          "  --direct-sample K   also time the direct sum over all N sources at K sampled\n"
+          "                      targets and scale by N / K (default 0: off); above\n"
+          "                      --direct-max-n without it, the time is extrapolated as N^2\n"
           "  --repeat R          executions per measurement, fastest kept (default 3)\n"
           "  --skip-hermite, --skip-fgt\n");
 }
 
 static int parse(int argc, char **argv, config *c) {
   *c = (config){NULL, "bench-fgt-hermite.csv", "bench-fgt-speedup.csv", 2, 3, 3, 0.0884, 0.05, 1e-6,
-                6553600, 102400, 10000, 10000000, 1000000, FMMCL_DOUBLE, 0, 0};
+                6553600, 102400, 10000, 10000000, 1000000, 0, FMMCL_DOUBLE, 0, 0};
   static const struct option opts[] = {
       {"device", 1, 0, 'd'}, {"precision", 1, 0, 'p'}, {"hermite-csv", 1, 0, 'H'}, {"fgt-csv", 1, 0, 'F'},
       {"dim", 1, 0, 'D'}, {"sigma", 1, 0, 's'}, {"max-n", 1, 0, 'n'}, {"cpu-max-n", 1, 0, 'c'},
       {"fgt-dim", 1, 0, 'E'}, {"fgt-sigma", 1, 0, 'S'}, {"fgt-tol", 1, 0, 't'}, {"fgt-min-n", 1, 0, 'm'},
-      {"fgt-max-n", 1, 0, 'M'}, {"direct-max-n", 1, 0, 'x'}, {"repeat", 1, 0, 'r'},
+      {"fgt-max-n", 1, 0, 'M'}, {"direct-max-n", 1, 0, 'x'}, {"direct-sample", 1, 0, 'k'}, {"repeat", 1, 0, 'r'},
       {"skip-hermite", 0, 0, 'h' + 256}, {"skip-fgt", 0, 0, 'f' + 256}, {"help", 0, 0, '?'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) switch (o) {
@@ -69,6 +71,7 @@ static int parse(int argc, char **argv, config *c) {
       case 'm': c->fgt_min_n = (size_t)atof(optarg); break;
       case 'M': c->fgt_max_n = (size_t)atof(optarg); break;
       case 'x': c->direct_max_n = (size_t)atof(optarg); break;
+      case 'k': c->direct_sample = (size_t)atof(optarg); break;
       case 'r': c->repeat = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
       case 'h' + 256: c->skip_hermite = 1; break;
       case 'f' + 256: c->skip_fgt = 1; break;
@@ -181,46 +184,54 @@ static void hermite_table(const config *c, fmmcl_context ctx, FILE *out) {
   }
 }
 
-/* max |a - ref| / sum |q| over the first m targets, ref on the host */
-static double sample_error(const fmmcl_plan_options *o, size_t n, const double *x, const double *q,
-                           const double *pot, size_t m) {
-  double *ref = malloc(m * sizeof *ref), e = 0, Q = 0;
-  fmmcl_plan_options r = *o;
-  r.gradient = 0;
-  bench_check(NULL, fmmcl_reference_direct(&r, n, x, q, m, x, ref, NULL), "reference");
-  for (size_t i = 0; i < m; i++) e = fmax(e, fabs(pot[i] - ref[i]));
+/* max |pot[idx[i]] - ref[i]| / sum |q| over m targets */
+static double max_error(const double *pot, const size_t *idx, const double *ref, size_t m, const double *q, size_t n) {
+  double e = 0, Q = 0;
+  for (size_t i = 0; i < m; i++) e = fmax(e, fabs(pot[idx ? idx[i] : i] - ref[i]));
   for (size_t i = 0; i < n; i++) Q += fabs(q[i]);
-  free(ref);
   return e / Q;
 }
 
-/* Best wall time of a DIRECT plan's execution for n random points. */
-static double direct_time(const config *c, fmmcl_context ctx, size_t n) {
-  double *x = malloc(n * c->fgt_dim * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
-  bench_random_points(21, n, c->fgt_dim, x);
-  bench_random_charges(22, n, q);
+/* Best wall time of a DIRECT plan over all n sources at m targets: the
+ * points idx[0..m-1] (idx NULL: every point, targets = sources); ref gets
+ * the potentials (the FGT's reference). */
+static double direct_time(const config *c, fmmcl_context ctx, size_t n, const double *x, const double *q,
+                          size_t m, const size_t *idx, double *ref) {
+  const int dim = c->fgt_dim;
+  double *t = NULL;
+  if (idx) {
+    t = malloc(m * dim * sizeof *t);
+    for (size_t i = 0; i < m; i++) memcpy(t + i * dim, x + idx[i] * dim, dim * sizeof *t);
+  }
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
   o.precision = c->precision;
-  o.dim = c->fgt_dim;
+  o.dim = dim;
   o.sigma = c->fgt_sigma;
   o.gradient = 0;
   fmmcl_plan plan;
-  bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "direct plan");
+  bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, idx ? m : 0, t, &plan), "direct plan");
   double best = INFINITY;
   for (int r = 0; r < c->repeat; r++) {
     double t0 = bench_now();
-    bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "direct execute");
-    double t = bench_now() - t0;
-    best = t < best ? t : best;
+    bench_check(ctx, fmmcl_plan_execute(plan, q, ref, NULL), "direct execute");
+    double s = bench_now() - t0;
+    best = s < best ? s : best;
   }
   fmmcl_plan_destroy(plan);
-  free(x); free(q); free(pot);
+  free(t);
   return best;
 }
 
+/* The whole FGT against the direct sum. The direct time is measured in
+ * full up to --direct-max-n, and with --direct-sample K estimated from K
+ * evenly spaced targets against all N sources, times N / K (both where
+ * both apply: the overlap checks the estimate); without either, N^2 from
+ * the largest measured N. The error is against the device's double direct
+ * sum at the sampled (or all) targets, else the host reference at 1000. */
 static void fgt_table(const config *c, fmmcl_context ctx, FILE *out) {
-  fprintf(out, "dim,sigma,tol,N,p,side,bound,fgt_create_s,fgt_execute_s,direct_execute_s,direct_extrapolated,speedup,max_error_sample\n");
+  fprintf(out, "dim,sigma,tol,N,p,side,bound,fgt_create_s,fgt_execute_s,direct_measured_s,direct_sampled_s,"
+               "direct_targets,direct_s,direct_mode,speedup,max_error,error_targets\n");
   double direct_ref_n = 0, direct_ref_t = 0;
   for (double nd = (double)c->fgt_min_n; nd <= (double)c->fgt_max_n * 1.0001; nd *= sqrt(10.0)) {
     const size_t n = (size_t)(nd + 0.5);
@@ -252,25 +263,53 @@ static void fgt_table(const config *c, fmmcl_context ctx, FILE *out) {
     const int p = s->par.p;
     const double side = s->par.side;
     fmmcl_plan_destroy(plan);
-    const double err = sample_error(&o, n, x, q, pot, n < 1000 ? n : 1000);
-    double direct_s;
-    int extrapolated = 0;
+    double measured = -1, sampled = -1, err = -1;
+    size_t err_m = 0, k = 0;
+    const char *mode = "measured";
     if (n <= c->direct_max_n) {
-      direct_s = direct_time(c, ctx, n);
-      direct_ref_n = (double)n, direct_ref_t = direct_s;
-    } else {
+      double *ref = malloc(n * sizeof *ref);
+      measured = direct_time(c, ctx, n, x, q, n, NULL, ref);
+      err = max_error(pot, NULL, ref, n, q, n), err_m = n;
+      direct_ref_n = (double)n, direct_ref_t = measured;
+      free(ref);
+    }
+    if (c->direct_sample > 0 && c->direct_sample < n) {
+      k = c->direct_sample;
+      size_t *idx = malloc(k * sizeof *idx);
+      double *ref = malloc(k * sizeof *ref);
+      for (size_t i = 0; i < k; i++) idx[i] = (size_t)((double)i * n / k);
+      sampled = direct_time(c, ctx, n, x, q, k, idx, ref) * ((double)n / k);
+      if (err < 0) err = max_error(pot, idx, ref, k, q, n), err_m = k;
+      free(idx); free(ref);
+    }
+    double direct_s = measured >= 0 ? measured : sampled;
+    if (measured < 0 && sampled >= 0) mode = "sampled";
+    if (direct_s < 0) {
       if (direct_ref_n == 0) { /* this run starts above --direct-max-n */
-        direct_ref_n = (double)c->direct_max_n;
-        direct_ref_t = direct_time(c, ctx, c->direct_max_n);
+        const size_t m = c->direct_max_n;
+        double *ref = malloc(m * sizeof *ref);
+        direct_ref_n = (double)m;
+        direct_ref_t = direct_time(c, ctx, m, x, q, m, NULL, ref); /* the first m of these points */
+        free(ref);
       }
       direct_s = direct_ref_t * ((double)n / direct_ref_n) * ((double)n / direct_ref_n);
-      extrapolated = 1;
+      mode = "extrapolated";
     }
-    fprintf(out, "%d,%g,%g,%zu,%d,%g,%.3e,%.6e,%.6e,%.6e,%d,%.2f,%.3e\n", c->fgt_dim, c->fgt_sigma, c->fgt_tol, n,
-            p, side, bound, create_s, best, direct_s, extrapolated, direct_s / best, err);
+    if (err < 0) { /* no device reference at this N: the host's at 1000 targets */
+      err_m = n < 1000 ? n : 1000;
+      double *ref = malloc(err_m * sizeof *ref);
+      fmmcl_plan_options r = o;
+      bench_check(NULL, fmmcl_reference_direct(&r, n, x, q, err_m, x, ref, NULL), "reference");
+      err = max_error(pot, NULL, ref, err_m, q, n);
+      free(ref);
+    }
+    fprintf(out, "%d,%g,%g,%zu,%d,%g,%.3e,%.6e,%.6e,%.6e,%.6e,%zu,%.6e,%s,%.2f,%.3e,%zu\n", c->fgt_dim,
+            c->fgt_sigma, c->fgt_tol, n, p, side, bound, create_s, best, measured, sampled, k ? k : n, direct_s,
+            mode, direct_s / best, err, err_m);
     fflush(out);
-    fprintf(stderr, "fgt N=%zu: FGT %.3f ms, direct %.3f ms%s, speed-up %.2f, error %.2e (bound %.2e)\n", n,
-            best * 1e3, direct_s * 1e3, extrapolated ? " (extrapolated)" : "", direct_s / best, err, bound);
+    fprintf(stderr, "fgt N=%zu p=%d side %g: FGT %.3f ms (create %.3f s), direct %.3f ms (%s%s), speed-up %.2f, "
+            "error %.2e (bound %.2e)\n", n, p, side, best * 1e3, create_s, direct_s * 1e3, mode,
+            sampled >= 0 && measured >= 0 ? ", sampled estimate too" : "", direct_s / best, err, bound);
     free(x); free(q); free(pot);
   }
 }

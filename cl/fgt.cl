@@ -475,3 +475,15 @@ __kernel void fgt_direct_points(__global const REAL *restrict sx, const uint ns,
   }
   out[i] += acc;
 }
+
+/* The plan's charges into sorted order: q[i] = q_in[perm[i]]. */
+__kernel void fgt_gather(uint n, __global const uint *perm, __global const REAL *q_in, __global REAL *q) {
+  uint i = get_global_id(0);
+  if (i < n) q[i] = q_in[perm[i]];
+}
+
+/* The potentials back into the caller's order: out[perm[i]] = pot[i]. */
+__kernel void fgt_scatter(uint n, __global const uint *perm, __global const REAL *pot, __global REAL *out) {
+  uint i = get_global_id(0);
+  if (i < n) out[perm[i]] = pot[i];
+}

@@ -558,6 +558,12 @@ static int check_accuracy(const config *c, const job *j)
   int relative;
   double e = l2_error(dev_pot, pot, k, &relative);
   print_error("potential", e, relative);
+  if (j->opt.method == FMMCL_FGT) { /* the quantity the FGT's tolerance bounds */
+    double worst = 0, q = 0;
+    for (size_t i = 0; i < k; i++) worst = fmax(worst, fabs(dev_pot[i] - pot[i]));
+    for (size_t i = 0; i < j->n; i++) q += fabs(j->charges[i]);
+    printf("max error / sum |q| (potential): %.3e\n", q > 0 ? worst / q : worst);
+  }
   if (grad) {
     e = l2_error(dev_g, g, k * (size_t)dim, &relative);
     print_error("gradient", e, relative);

@@ -33,11 +33,15 @@ typedef struct fmmcl_fgt_params {
   double side;      /* box side in scaled units */
   int h2t;          /* 0: the H2T bound exceeds the tolerance at p, translations unused */
   double cutoff;    /* source boxes farther than this (scaled) from a target box are dropped */
-  double bound;     /* |error(y)| <= bound * sum_i |q_i| for every target y */
+  double bound;     /* |error(y)| <= bound * sum_i |q_i| for every target y:
+                     * max(truncation bound of the kinds in use, exp(-cutoff^2)) */
 } fmmcl_fgt_params;
 
 /* Bound per unit charge of one interaction kind truncated at p, for boxes of
- * side `side` (scaled), dim dimensions. Rigorous (Cramer's inequality). */
+ * side `side` (scaled), dim dimensions. Rigorous: the Lagrange remainder
+ * of the truncated expansions with the largest |h_n| computed once on a
+ * grid (fgt_params.c says how, and why it is tighter than the Cramer
+ * bound this replaced). */
 double fmmcl_fgt_truncation_bound(int kind, int p, double side, int dim);
 
 /* Chooses side, p and cutoff for tolerance tol (> 0), or for a given order
@@ -87,6 +91,37 @@ fmmcl_status fmmcl_fgt_setup_build(fmmcl_context ctx, const fmmcl_fgt_params *pa
                                    const double *src, size_t nt, const double *tgt, int force,
                                    fmmcl_fgt_setup *s);
 void fmmcl_fgt_setup_free(fmmcl_fgt_setup *s);
+
+/* ---- binning on the device (fgt_bin_device.c, cl/fgt_bin.cl) ---------- */
+
+/* What the device keeps of one binned point set (uint indices). */
+typedef struct fmmcl_fgt_device_set {
+  cl_mem x;      /* sorted scaled coordinates as the plan's REAL, x[k * n + i] */
+  cl_mem perm;   /* caller's index of sorted point i */
+  cl_mem start;  /* nbox + 1 box starts */
+  cl_mem owner;  /* box of sorted point i */
+} fmmcl_fgt_device_set;
+typedef struct fmmcl_fgt_device_bins {
+  size_t real_size;              /* in: 4 or 8, the REAL of x */
+  fmmcl_fgt_device_set src, tgt; /* out */
+} fmmcl_fgt_device_bins;
+
+/* Whether ctx's device can bin n points exactly as the host does (fp64). */
+int fmmcl_fgt_bin_device_available(fmmcl_context ctx, size_t n);
+/* Bins n points (caller's coordinates) on the grid of the given origin
+ * (scaled); hi[] is the largest scaled coordinate per axis. Fills b exactly
+ * as the host binning would (same boxes, starts, cells, permutation) and
+ * leaves *dev on the device (released with fmmcl_fgt_device_set_release). */
+fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par, const double *origin,
+                                  const double *hi, size_t n, const double *x, size_t real_size,
+                                  fmmcl_fgt_boxes *b, fmmcl_fgt_device_set *dev);
+void fmmcl_fgt_device_set_release(fmmcl_fgt_device_set *d);
+/* fmmcl_fgt_setup_build with the binning on ctx's device when dev is not
+ * NULL (FMMCL_ERROR_UNSUPPORTED where fmmcl_fgt_bin_device_available says
+ * no); the interaction lists are built on the host from the boxes. */
+fmmcl_status fmmcl_fgt_setup_build_device(fmmcl_context ctx, const fmmcl_fgt_params *par, size_t ns,
+                                          const double *src, size_t nt, const double *tgt, int force,
+                                          fmmcl_fgt_device_bins *dev, fmmcl_fgt_setup *s);
 
 /* Kind forced by FMMCL_FGT_FORCE=direct|hermite|taylor|h2t (tests,
  * benchmarks of one operator); FMMCL_FGT_AUTO when unset. */

@@ -16,7 +16,10 @@ typedef struct tiles {
 typedef struct fgt_state {
   fmmcl_fgt_setup s;
   cl_program program;
-  cl_kernel k_mom, k_heval, k_tcoef, k_h2t, k_teval, k_direct, k_direct_points;
+  cl_kernel k_mom, k_heval, k_tcoef, k_h2t, k_teval, k_direct, k_direct_points, k_gather, k_scatter;
+  fmmcl_fgt_device_bins bins; /* binned on the device: its sorted points, starts, owners */
+  int device_binned;
+  cl_mem sperm, tperm, q_in, out_caller; /* permutations; charges and potentials in the caller's order */
   int direct_points; /* 1: the direct tiles would be mostly idle, one target per work-item instead */
   cl_mem tgt_box;    /* box of each sorted target */
   size_t rs, wgs, cpl;
@@ -144,11 +147,11 @@ static fmmcl_status build_program(fmmcl_plan plan, fgt_state *st) {
            st->expansions ? unroll : 1, horner);
   fmmcl_status s = fmmcl_program_build(ctx, "fgt.cl", plan->build_options, &st->program, NULL);
   if (s) return s;
-  const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs",
-                         "fgt_h2t", "fgt_taylor_eval", "fgt_direct", "fgt_direct_points"};
+  const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs", "fgt_h2t",
+                         "fgt_taylor_eval", "fgt_direct", "fgt_direct_points", "fgt_gather", "fgt_scatter"};
   cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct,
-                     &st->k_direct_points};
-  for (int i = 0; i < 7; i++) {
+                     &st->k_direct_points, &st->k_gather, &st->k_scatter};
+  for (int i = 0; i < 9; i++) {
     cl_int err;
     *ks[i] = clCreateKernel(st->program, names[i], &err);
     FMMCL_CL_TRY(ctx, err);
@@ -162,9 +165,23 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
   const fmmcl_fgt_setup *s = &st->s;
   const int dim = s->par.dim;
   const size_t rs = st->rs;
-  fmmcl_status e = upload_real(ctx, rs, s->src.x, s->src.n, dim, &st->sx);
-  if (!e) e = upload_real(ctx, rs, s->tgt.x, s->tgt.n, dim, &st->tx);
-  if (!e) e = upload_u32(ctx, s->src.start, s->src.nbox + 1, &st->sb_start);
+  fmmcl_status e = FMMCL_SUCCESS;
+  if (st->device_binned) { /* the points, starts, owners and permutations are on the device already */
+    st->sx = st->bins.src.x, st->tx = st->bins.tgt.x, st->sb_start = st->bins.src.start;
+    st->tgt_box = st->bins.tgt.owner, st->sperm = st->bins.src.perm, st->tperm = st->bins.tgt.perm;
+    st->bins.src.x = st->bins.tgt.x = st->bins.src.start = st->bins.tgt.owner = NULL;
+    st->bins.src.perm = st->bins.tgt.perm = NULL;
+    fmmcl_fgt_device_set_release(&st->bins.src);
+    fmmcl_fgt_device_set_release(&st->bins.tgt);
+  } else {
+    e = upload_real(ctx, rs, s->src.x, s->src.n, dim, &st->sx);
+    if (!e) e = upload_real(ctx, rs, s->tgt.x, s->tgt.n, dim, &st->tx);
+    if (!e) e = upload_u32(ctx, s->src.start, s->src.nbox + 1, &st->sb_start);
+    if (!e) e = upload_u32(ctx, s->src.perm, s->src.n, &st->sperm);
+    if (!e) e = upload_u32(ctx, s->tgt.perm, s->tgt.n, &st->tperm);
+  }
+  if (!e) e = make_buffer(ctx, s->src.n * rs, NULL, &st->q_in);
+  if (!e) e = make_buffer(ctx, s->tgt.n * rs, NULL, &st->out_caller);
   if (!e) e = upload_real(ctx, rs, s->tgt.centre, s->tgt.nbox, dim, &st->tb_centre);
   if (!e) e = make_buffer(ctx, (size_t)s->par.nterms * dim, s->alpha, &st->alpha);
   if (!e) e = make_buffer(ctx, s->nh * 4, s->hbox, &st->hbox);
@@ -200,6 +217,8 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
       if (s->list_start[FMMCL_FGT_DIRECT][b + 1] > s->list_start[FMMCL_FGT_DIRECT][b])
         busy += s->tgt.start[b + 1] - s->tgt.start[b];
     st->direct_points = st->t_direct.n && busy < st->t_direct.n * st->wgs / 2;
+  }
+  if (!e && !st->tgt_box) {
     size_t *owner = malloc(s->tgt.n * sizeof *owner + 8);
     if (!owner) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (size_t b = 0; b < s->tgt.nbox; b++)
@@ -245,7 +264,16 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
   const int max_p = o->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P;
   fmmcl_status e = fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
   const int force = fmmcl_fgt_forced_kind();
-  if (!e) e = fmmcl_fgt_setup_build(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, force, &st->s);
+  /* binning on the device where it gives the host's boxes bit for bit
+   * (fp64); FMMCL_FGT_HOST_BINNING=1 keeps it on the host (comparisons) */
+  const char *hb = getenv("FMMCL_FGT_HOST_BINNING");
+  st->device_binned = !(hb && *hb && strcmp(hb, "0") != 0) &&
+                      fmmcl_fgt_bin_device_available(ctx, plan->n_sources) &&
+                      fmmcl_fgt_bin_device_available(ctx, plan->n_targets);
+  st->bins.real_size = st->rs;
+  fmmcl_fgt_device_bins *bins = st->device_binned ? &st->bins : NULL;
+  if (!e) e = fmmcl_fgt_setup_build_device(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, force,
+                                           bins, &st->s);
   st->expansions = !e && (st->s.nh || st->s.ntay);
   int sized = 0;
   if (!e) e = choose_sizes(plan, st), sized = 1;
@@ -254,7 +282,10 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
      * estimate's only other choice is the direct sum of every near pair */
     fmmcl_clear_error(ctx);
     fmmcl_fgt_setup_free(&st->s);
-    e = fmmcl_fgt_setup_build(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, FMMCL_FGT_DIRECT, &st->s);
+    fmmcl_fgt_device_set_release(&st->bins.src);
+    fmmcl_fgt_device_set_release(&st->bins.tgt);
+    e = fmmcl_fgt_setup_build_device(ctx, &par, plan->n_sources, sources, plan->n_targets, targets,
+                                     FMMCL_FGT_DIRECT, bins, &st->s);
     st->expansions = 0;
     if (!e) e = choose_sizes(plan, st);
   }
@@ -298,18 +329,22 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   const fmmcl_fgt_setup *s = &st->s;
   const size_t rs = st->rs, wgs = st->wgs;
   double t0 = fmmcl_wall_seconds();
-  for (size_t i = 0; i < s->src.n; i++) {
-    const double v = charges[s->src.perm[i]];
-    if (rs == 4) ((float *)st->stage)[i] = (float)v;
-    else ((double *)st->stage)[i] = v;
-  }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, st->q, CL_TRUE, 0, s->src.n * rs, st->stage, 0, NULL, NULL));
+  if (rs == 4)
+    for (size_t i = 0; i < s->src.n; i++) ((float *)st->stage)[i] = (float)charges[i];
+  const void *qh = rs == 4 ? st->stage : (const void *)charges;
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, st->q_in, CL_TRUE, 0, s->src.n * rs, qh, 0, NULL, NULL));
   const double zero = 0;
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, st->out, &zero, rs, 0, s->tgt.n * rs, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   cl_uint ns = (cl_uint)s->src.n, nt = (cl_uint)s->tgt.n, nh = (cl_uint)s->nh, ntb = (cl_uint)s->tgt.nbox;
-  fmmcl_status e = FMMCL_SUCCESS;
-  if (s->nh) {
+  fmmcl_status e;
+  { /* charges into the sorted order on the device */
+    const size_t sz[] = {U_, M_, M_, M_};
+    const void *const v[] = {&ns, &st->sperm, &st->q_in, &st->q};
+    e = set_args(ctx, st->k_gather, 4, sz, v);
+    if (!e) e = launch(plan, st->k_gather, 0, s->src.n, wgs, "permute");
+  }
+  if (!e && s->nh) {
     const size_t sz[] = {M_, U_, M_, M_, M_, M_, U_, M_, M_};
     const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->hbox, &st->hcentre, &nh, &st->alpha, &st->M};
     e = set_args(ctx, st->k_mom, 9, sz, v);
@@ -358,11 +393,18 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
     e = set_args(ctx, st->k_teval, 11, sz, v);
     if (!e) e = launch(plan, st->k_teval, st->t_tay.n, 0, wgs, "taylor_eval");
   }
+  if (!e) { /* potentials back into the caller's order on the device */
+    const size_t sz[] = {U_, M_, M_, M_};
+    const void *const v[] = {&nt, &st->tperm, &st->out, &st->out_caller};
+    e = set_args(ctx, st->k_scatter, 4, sz, v);
+    if (!e) e = launch(plan, st->k_scatter, 0, s->tgt.n, wgs, "permute");
+  }
   if (e) return e;
   double t1 = fmmcl_wall_seconds();
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st->out, CL_TRUE, 0, s->tgt.n * rs, st->stage, 0, NULL, NULL));
-  for (size_t i = 0; i < s->tgt.n; i++)
-    potential[s->tgt.perm[i]] = rs == 4 ? (double)((float *)st->stage)[i] : ((double *)st->stage)[i];
+  void *ph = rs == 4 ? st->stage : (void *)potential;
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st->out_caller, CL_TRUE, 0, s->tgt.n * rs, ph, 0, NULL, NULL));
+  if (rs == 4)
+    for (size_t i = 0; i < s->tgt.n; i++) potential[i] = (double)((float *)st->stage)[i];
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t1);
   (void)gradient;
   return FMMCL_SUCCESS;
@@ -377,12 +419,15 @@ static void fgt_destroy(fmmcl_plan plan) {
   fgt_state *st = plan->impl;
   if (!st) return;
   cl_kernel ks[] = {st->k_mom, st->k_heval, st->k_tcoef, st->k_h2t, st->k_teval, st->k_direct,
-                    st->k_direct_points};
-  for (int i = 0; i < 7; i++)
+                    st->k_direct_points, st->k_gather, st->k_scatter};
+  for (int i = 0; i < 9; i++)
     if (ks[i]) clReleaseKernel(ks[i]);
   if (st->program) clReleaseProgram(st->program);
   cl_mem *ms[] = {&st->sx, &st->q, &st->sb_start, &st->hbox, &st->hcentre, &st->alpha, &st->M, &st->tx,
-                  &st->tbox, &st->tb_centre, &st->tslot, &st->B, &st->out, &st->tgt_box};
+                  &st->tbox, &st->tb_centre, &st->tslot, &st->B, &st->out, &st->tgt_box,
+                  &st->sperm, &st->tperm, &st->q_in, &st->out_caller};
+  fmmcl_fgt_device_set_release(&st->bins.src);
+  fmmcl_fgt_device_set_release(&st->bins.tgt);
   for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) release_mem(ms[i]);
   for (int k = 0; k < FMMCL_FGT_KINDS; k++) { release_mem(&st->lstart[k]); release_mem(&st->list[k]); }
   tiles *ts[] = {&st->t_direct, &st->t_herm, &st->t_tay};

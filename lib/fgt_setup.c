@@ -313,6 +313,15 @@ static fmmcl_status slots_build(fmmcl_context ctx, fmmcl_fgt_setup *s) {
 
 fmmcl_status fmmcl_fgt_setup_build(fmmcl_context ctx, const fmmcl_fgt_params *par, size_t ns, const double *src,
                                    size_t nt, const double *tgt, int force, fmmcl_fgt_setup *s) {
+  return fmmcl_fgt_setup_build_device(ctx, par, ns, src, nt, tgt, force, NULL, s);
+}
+
+/* The interaction lists stay on the host: they are built from the occupied
+ * boxes only (their cells and point counts), a list far shorter than the
+ * points once boxes hold several points each. */
+fmmcl_status fmmcl_fgt_setup_build_device(fmmcl_context ctx, const fmmcl_fgt_params *par, size_t ns,
+                                          const double *src, size_t nt, const double *tgt, int force,
+                                          fmmcl_fgt_device_bins *dev, fmmcl_fgt_setup *s) {
   memset(s, 0, sizeof *s);
   s->par = *par;
   const int dim = par->dim;
@@ -338,8 +347,16 @@ fmmcl_status fmmcl_fgt_setup_build(fmmcl_context ctx, const fmmcl_fgt_params *pa
     if ((hi[k] - origin[k]) / par->side > 1e15)
       return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                         "sigma is too small for the data's extent (%g boxes across)", (hi[k] - origin[k]) / par->side);
-  fmmcl_status st = boxes_build(ctx, par, origin, ns, src, &s->src);
-  if (!st) st = boxes_build(ctx, par, origin, nt, tgt, &s->tgt);
+  /* the bounding box (origin, hi) is one pass on the host: the plan needs
+   * the extent before it can choose the box side anyway */
+  fmmcl_status st;
+  if (dev) {
+    st = fmmcl_fgt_bin_device(ctx, par, origin, hi, ns, src, dev->real_size, &s->src, &dev->src);
+    if (!st) st = fmmcl_fgt_bin_device(ctx, par, origin, hi, nt, tgt, dev->real_size, &s->tgt, &dev->tgt);
+  } else {
+    st = boxes_build(ctx, par, origin, ns, src, &s->src);
+    if (!st) st = boxes_build(ctx, par, origin, nt, tgt, &s->tgt);
+  }
   if (!st && (s->src.nbox > UINT32_MAX / 2 || s->tgt.nbox > UINT32_MAX / 2))
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "too many FGT boxes");
   if (!st) st = lists_build(ctx, s, force);

@@ -223,8 +223,10 @@ fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work)
 
 /* The bound on the error the plan's method promises: for every target y,
  * |computed(y) - exact(y)| <= *bound * sum_i |q_i| (exact arithmetic; the
- * device's rounding comes on top). FGT: truncation of the expansions plus
- * the neighbour cut-off, as chosen from opt.tolerance (or opt.order); DIRECT:
+ * device's rounding comes on top). FGT: the larger of the expansions'
+ * truncation bound and the neighbour cut-off's exp(-cutoff^2) (each source
+ * meets a target through one of them), as chosen from opt.tolerance (or
+ * opt.order); DIRECT:
  * 0. Other methods: FMMCL_ERROR_UNSUPPORTED. */
 fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
 

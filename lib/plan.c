@@ -74,7 +74,9 @@ static const fmmcl_method_ops *method_ops(fmmcl_context ctx, const fmmcl_plan_op
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_TREECODE) return &fmmcl_treecode3d_ops;
   if (o->kernel == FMMCL_LAPLACE_2D && o->method == FMMCL_FMM) return &fmmcl_fmm2d_ops;
   if (o->kernel == FMMCL_GAUSSIAN && o->method == FMMCL_FGT) return &fmmcl_fgt_ops;
-  if ((unsigned)o->method > FMMCL_AUTO)
+  if (o->method == FMMCL_FGT)
+    fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "the FGT (method %d) sums the GAUSSIAN kernel only", (int)o->method);
+  else if ((unsigned)o->method > FMMCL_AUTO)
     fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
   else
     fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %d is not available for this kernel yet",

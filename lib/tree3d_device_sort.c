@@ -191,12 +191,12 @@ static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size
 
 /* One pass per RADIX_BITS digit, low digit first; returns which buffer
  * holds the result in *src. */
-static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src) {
+static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src, cl_uint bits) {
   const size_t global = groups * s->wgs;
   const cl_uint m = (cl_uint)(groups << s->radix_bits);
   fmmcl_status st = FMMCL_SUCCESS;
   *src = 0;
-  for (cl_uint shift = 0; !st && shift < KEY_BITS; shift += (cl_uint)s->radix_bits) {
+  for (cl_uint shift = 0; !st && shift < bits; shift += (cl_uint)s->radix_bits) {
     SET_ARG(s, s->hist, 0, b->keys[*src]);
     SET_ARG(s, s->hist, 1, n);
     SET_ARG(s, s->hist, 2, shift);
@@ -297,7 +297,7 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   if (st) return st;
   st = allocate(s, &b, xyz, n, groups, &stage);
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
-  if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src);
+  if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, KEY_BITS);
   if (!st) st = read_back(s, &b, src, n, keys, perm, &stage);
   if (!st && keep) st = pack_sorted(s, &b, src, (cl_uint)n, keep);
   clFinish(s->ctx->queue); /* nothing may still read the staging block */
@@ -402,4 +402,55 @@ fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_source
   keep_request sk = {.real_size = real_size, .out = src}, tk = {.real_size = real_size, .out = tgt};
   return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds, &sk,
                       targets ? &tk : NULL, shift);
+}
+
+/* ---- the sort and scan for other callers (the FGT's box binning) -------- */
+
+fmmcl_status fmmcl_device_radix_sort(fmmcl_context ctx, cl_mem keys[2], cl_mem perm[2], size_t n, int bits,
+                                     int *which) {
+  *which = 0;
+  if (n == 0 || bits <= 0) return FMMCL_SUCCESS;
+  if (bits > 64 || n >= (size_t)UINT32_MAX)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "device radix sort: %d bits, %zu keys", bits, n);
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  sort_buffers b;
+  memset(&b, 0, sizeof b);
+  const size_t groups = (n + s.wgs * s.tiles - 1) / (s.wgs * s.tiles);
+  size_t m = groups << s.radix_bits;
+  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.hist);
+  for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
+    m = (m + s.wgs - 1) / s.wgs;
+    st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.scan[k]);
+    if (m == 1) break;
+  }
+  /* the caller's buffers, borrowed: not released with b */
+  b.keys[0] = keys[0], b.keys[1] = keys[1], b.perm[0] = perm[0], b.perm[1] = perm[1];
+  if (!st) st = radix_passes(&s, &b, (cl_uint)n, groups, which, (cl_uint)bits);
+  b.keys[0] = b.keys[1] = b.perm[0] = b.perm[1] = NULL;
+  clFinish(ctx->queue);
+  buffers_release(&b);
+  sorter_release(&s);
+  return st;
+}
+
+fmmcl_status fmmcl_device_scan_exclusive(fmmcl_context ctx, cl_mem data, size_t m) {
+  if (m == 0) return FMMCL_SUCCESS;
+  if (m >= (size_t)UINT32_MAX)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "device scan: %zu entries", m);
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  sort_buffers b;
+  memset(&b, 0, sizeof b);
+  size_t len = m;
+  for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
+    len = (len + s.wgs - 1) / s.wgs;
+    st = make_buffer(ctx, CL_MEM_READ_WRITE, len * sizeof(cl_uint), NULL, &b.scan[k]);
+    if (len == 1) break;
+  }
+  if (!st) st = scan_exclusive(&s, &b, data, (cl_uint)m, 0);
+  clFinish(ctx->queue);
+  buffers_release(&b);
+  sorter_release(&s);
+  return st;
 }

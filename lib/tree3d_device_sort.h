@@ -46,4 +46,14 @@ fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_source
                                               double *sort_seconds, fmmcl_tree3d_device_points *src,
                                               fmmcl_tree3d_device_points *tgt, double shift[3]);
 
+/* The radix sort and scan above for other callers (the FGT's binning), on
+ * the caller's device buffers; ctx's device needs fp64 (tree.cl is built in
+ * double). Stable sort of (keys[0], perm[0]) by the low `bits` bits of the
+ * 64-bit keys (n < 2^32), ping-ponging through keys[1], perm[1]: *which
+ * receives the index of the pair holding the result (0 when bits <= 0). */
+fmmcl_status fmmcl_device_radix_sort(fmmcl_context ctx, cl_mem keys[2], cl_mem perm[2], size_t n, int bits,
+                                     int *which);
+/* Exclusive prefix sum of m uints in place (m < 2^32). */
+fmmcl_status fmmcl_device_scan_exclusive(fmmcl_context ctx, cl_mem data, size_t m);
+
 #endif /* FMMCL_TREE3D_DEVICE_SORT_H */

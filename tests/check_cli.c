@@ -516,6 +516,26 @@ START_TEST(test_cli_library_errors)
 }
 END_TEST
 
+/* The fast Gauss transform from the command line: --check's largest error
+ * per unit charge stays below --tol and below the bound the plan reports;
+ * the FGT refuses another kernel with a clear message and exit status 1. */
+START_TEST(test_cli_fgt)
+{
+  char *out;
+  if (default_device().has_fp64) {
+    ck_assert_msg(run_fmmcl("--demo 2000 --kernel gaussian --method fgt --sigma 0.1 --tol 1e-6 "
+                            "--precision double --check 200", &out) == 0, "%s", out);
+    double e = number_after(out, "max error / sum |q| (potential):");
+    double bound = number_after(out, "error bound: |error| <=");
+    ck_assert_msg(e >= 0 && e <= bound && bound <= 1e-6, "error %g bound %g: %s", e, bound, out);
+    free(out);
+  }
+  ck_assert_int_eq(run_fmmcl("--demo 100 --method fgt --kernel laplace3d", &out), 1);
+  ck_assert_msg(strstr(out, fmmcl_strerror(FMMCL_ERROR_UNSUPPORTED)) && strstr(out, "GAUSSIAN"), "%s", out);
+  free(out);
+}
+END_TEST
+
 START_TEST(test_cli_no_overwrite)
 {
   char *out, *text;
@@ -726,6 +746,7 @@ static Suite *cli_suite(void)
   tcase_add_test(cli, test_cli_csv_file);
   tcase_add_test(cli, test_cli_bin_npy_targets);
   tcase_add_test(cli, test_cli_gaussian_2d);
+  tcase_add_test(cli, test_cli_fgt);
   tcase_add_test(cli, test_cli_malformed_input);
   tcase_add_test(cli, test_info_lists_devices);
   tcase_add_test(cli, test_info_shows_tuning);

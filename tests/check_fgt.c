@@ -110,6 +110,102 @@ START_TEST(test_bound_falls_with_order) {
 }
 END_TEST
 
+/* The Cramer bound the plan used before (per unit charge, Hermite/Taylor):
+ * K^d sum_{|alpha| >= p} prod (side/sqrt2)^a_k / sqrt(a_k!). */
+static double cramer_bound(int p, double side, int d) {
+  const double rho = side / sqrt(2.0);
+  double one[200], c[200] = {1}, next[200];
+  for (int n = 0; n < 200; n++) one[n] = exp(n * log(rho) - 0.5 * lgamma(n + 1.0));
+  for (int k = 0; k < d; k++) {
+    for (int n = 0; n < 200; n++) {
+      next[n] = 0;
+      for (int a = 0; a <= n; a++) next[n] += one[a] * c[n - a];
+    }
+    memcpy(c, next, sizeof c);
+  }
+  double t = 0;
+  for (int n = p; n < 200; n++) t += c[n];
+  return pow(1.086435, d) * t;
+}
+
+/* The bound in use is tighter than the Cramer bound at every order, and the
+ * plan's p for d = 3 at tolerance 1e-6 falls with it: in the benchmark's
+ * geometry (sigma 0.05 in the unit cube, N = 1e6) the Cramer bound made
+ * the plan run p = 21 (side 1.0); now p = 13 (side 0.6). At side 1.0 the
+ * Hermite bound alone needs p = 18 for 1e-6 where the Cramer bound needed
+ * 21 for its half tolerance. */
+START_TEST(test_tighter_bound) {
+  for (int d = 1; d <= 6; d += 2)
+    for (int p = 2; p <= 24; p += 2)
+      for (double side = 0.25; side <= 1.0; side *= 2) {
+        const double b = fmmcl_fgt_truncation_bound(FMMCL_FGT_HERMITE, p, side, d);
+        ck_assert_msg(b < cramer_bound(p, side, d), "d %d p %d side %g: %g vs Cramer %g", d, p, side, b,
+                      cramer_bound(p, side, d));
+      }
+  int p = 1;
+  while (fmmcl_fgt_truncation_bound(FMMCL_FGT_HERMITE, p, 1.0, 3) > 0.99e-6) p++;
+  ck_assert_int_eq(p, 18);
+  p = 1;
+  while (cramer_bound(p, 1.0, 3) > 0.5e-6) p++;
+  ck_assert_int_eq(p, 21);
+  double extent[3];
+  for (int k = 0; k < 3; k++) extent[k] = 1 / (sqrt(2.0) * 0.05);
+  fmmcl_fgt_params par;
+  ck_assert_int_eq(fmmcl_fgt_choose(NULL, 3, 0.05, 1e-6, 0, 1000000, extent, 0, &par), FMMCL_SUCCESS);
+  ck_assert_msg(par.p <= 13, "d = 3, tol 1e-6, N = 1e6: p %d (side %g)", par.p, par.side);
+  ck_assert(par.bound <= 1e-6);
+}
+END_TEST
+
+
+/* h_n(t), n < N, by the recurrence h_{n+1} = 2t h_n - 2n h_{n-1} */
+static void hermite_functions(double t, int N, double *h) {
+  h[0] = exp(-t * t);
+  if (N > 1) h[1] = 2 * t * h[0];
+  for (int n = 1; n < N - 1; n++) h[n + 1] = 2 * t * h[n] - 2 * n * h[n - 1];
+}
+
+/* The bounds are rigorous and tight where they can be checked by brute
+ * force (d = 1; rounding of the check, 1e-15, allowed): a source at the
+ * box corner, targets everywhere, the 1D Hermite error reaches 90% of its
+ * bound; the H2T error over box offsets stays below its bound. */
+START_TEST(test_bound_rigorous_1d) {
+  const double sides[] = {0.5, 1.0};
+  for (int si = 0; si < 2; si++)
+    for (int p = 4; p <= 12; p += 4) {
+      const double side = sides[si], r = side / 2;
+      double h[64], worst = 0;
+      for (double t = -8; t <= 8; t += 0.005) { /* Hermite, source at +r */
+        hermite_functions(t, p, h);
+        double sum = 0, f = 1;
+        for (int n = 0; n < p; n++, f *= n) sum += pow(r, n) / f * h[n];
+        worst = fmax(worst, fabs(exp(-(t - r) * (t - r)) - sum));
+      }
+      const double bh = fmmcl_fgt_truncation_bound(FMMCL_FGT_HERMITE, p, side, 1);
+      ck_assert_msg(worst <= bh + 1e-15 && worst >= 0.9 * bh, "hermite side %g p %d: %g vs bound %g", side, p,
+                    worst, bh);
+      worst = 0;
+      for (double D = -6; D <= 6; D += side / 4)
+        for (double s0 = -r; s0 <= r + 1e-12; s0 += r / 2) {
+          hermite_functions(D, 2 * p, h);
+          double B[32];
+          for (int b = 0; b < p; b++) {
+            double acc = 0;
+            for (int a = 0; a < p; a++) acc += pow(s0, a) / tgamma(a + 1) * h[a + b];
+            B[b] = (b % 2 ? -1 : 1) * acc / tgamma(b + 1);
+          }
+          for (double w = -r; w <= r + 1e-12; w += r / 4) {
+            double T = 0;
+            for (int b = p - 1; b >= 0; b--) T = T * w + B[b];
+            worst = fmax(worst, fabs(exp(-(D + w - s0) * (D + w - s0)) - T));
+          }
+        }
+      const double bt = fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, p, side, 1);
+      ck_assert_msg(worst <= bt + 1e-15, "h2t side %g p %d: %g above bound %g", side, p, worst, bt);
+    }
+}
+END_TEST
+
 /* ---- plain-C reference ----------------------------------------------------- */
 
 /* Each chain forced on every pair within the cut-off meets its bound and,
@@ -122,6 +218,13 @@ START_TEST(test_reference_each_kind) {
       double e = reference_error(dims[di], 0.15, 0, 10, kind, UNIFORM, 300, 200, &bound, NULL);
       ck_assert_msg(e <= bound, "dim %d kind %d: error %g above bound %g", dims[di], kind, e, bound);
       ck_assert_msg(e < 1e-3, "dim %d kind %d: error %g", dims[di], kind, e);
+      /* short expansions, where the error is large enough to test the
+       * bound's rigour (clustered: boxes crowded up to their corners) */
+      for (int order = 2; order <= 4; order += 2) {
+        e = reference_error(dims[di], 0.15, 0, order, kind, CLUSTERED, 300, 200, &bound, NULL);
+        ck_assert_msg(e <= bound, "dim %d kind %d order %d: error %g above bound %g", dims[di], kind, order, e,
+                      bound);
+      }
     }
   /* d = 6: the Hermite and Taylor chains at tolerance 1e-3 */
   for (int kind = FMMCL_FGT_HERMITE; kind <= FMMCL_FGT_TAYLOR; kind++) {
@@ -152,7 +255,7 @@ START_TEST(test_reference_tolerance) {
   for (int ti = 0; ti < 3; ti++) {
     fmmcl_fgt_setup s;
     double bound, e = reference_error(dim, sigma, tols[ti], 0, FMMCL_FGT_AUTO, kind, 1200, 1200, &bound, &s);
-    ck_assert_msg(e <= tols[ti] && bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
+    ck_assert_msg(e <= bound && bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
                   kind ? "clustered" : "uniform", tols[ti], e, bound);
     if (getenv("FGT_VERBOSE"))
       printf("dim %d %s tol %g: p %d side %g boxes %zu/%zu pairs %g %g %g %g error %.2e bound %.2e\n", dim,
@@ -345,7 +448,7 @@ START_TEST(test_device_tolerance_double) {
   for (int ti = 0; ti < 3; ti++) {
     if (ti != (kind == UNIFORM || dim == 1 ? 0 : 2)) continue; /* d = 1: p = 21 would be one more build */
     device_errors e = device_run(dim, sigma, tols[ti], 0, FMMCL_FGT_AUTO, kind, FMMCL_DOUBLE, 1000, 500);
-    ck_assert_msg(e.vs_direct <= tols[ti] && e.bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
+    ck_assert_msg(e.vs_direct <= e.bound && e.bound <= tols[ti], "dim %d %s tol %g: error %g bound %g", dim,
                   kind ? "clustered" : "uniform", tols[ti], e.vs_direct, e.bound);
     ck_assert_msg(e.vs_reference < 1e-12, "device vs reference %g", e.vs_reference);
   }
@@ -421,11 +524,98 @@ START_TEST(test_device_plan_api) {
 }
 END_TEST
 
+/* The binning on the device gives exactly the host's boxes: the same box
+ * count, starts, cells, centres, permutation (key order bit for bit) and
+ * sorted coordinates, for d = 1, 3, 6, uniform and clustered, with boxes of
+ * the tolerance's side and with a huge sparse grid (sigma 1e-6: 2^21 boxes
+ * per axis, so d = 6 needs keys of several axis groups). */
+static void same_boxes(const fmmcl_fgt_boxes *a, const fmmcl_fgt_boxes *b, int dim) {
+  ck_assert_uint_eq(a->n, b->n);
+  ck_assert_uint_eq(a->nbox, b->nbox);
+  ck_assert(memcmp(a->perm, b->perm, a->n * sizeof *a->perm) == 0);
+  ck_assert(memcmp(a->start, b->start, (a->nbox + 1) * sizeof *a->start) == 0);
+  ck_assert(memcmp(a->cell, b->cell, a->nbox * dim * sizeof *a->cell) == 0);
+  ck_assert(memcmp(a->centre, b->centre, a->nbox * dim * sizeof *a->centre) == 0);
+  ck_assert(memcmp(a->x, b->x, a->n * dim * sizeof *a->x) == 0);
+}
+
+START_TEST(test_device_binning) {
+  const int dims[] = {1, 3, 6};
+  const int dim = dims[_i / 2], kind = _i % 2;
+  const size_t ns = 1500, nt = 700;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  make_points(kind, 27, ns, dim, src);
+  make_points(kind, 28, nt, dim, tgt);
+  const double sigmas[] = {dim == 6 ? 0.5 : 0.1 * dim, 1e-6};
+  for (int si = 0; si < 2; si++) {
+    double extent[FMMCL_MAX_DIM];
+    for (int k = 0; k < dim; k++) extent[k] = 1 / (sqrt(2.0) * sigmas[si]);
+    fmmcl_fgt_params par;
+    ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigmas[si], 1e-6, 0, ns, extent, 0, &par), FMMCL_SUCCESS);
+    fmmcl_fgt_setup host, dev;
+    fmmcl_fgt_device_bins bins = {.real_size = 8};
+    ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &host), FMMCL_SUCCESS);
+    fmmcl_status st = fmmcl_fgt_setup_build_device(ctx, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &bins, &dev);
+    ck_assert_msg(st == FMMCL_SUCCESS, "device binning: %s", fmmcl_last_error(ctx));
+    same_boxes(&host.src, &dev.src, dim);
+    same_boxes(&host.tgt, &dev.tgt, dim);
+    /* the device's own copies: owner of each sorted point, starts */
+    uint32_t *owner = malloc(nt * 4), *start = malloc((dev.src.nbox + 1) * 4);
+    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.tgt.owner, CL_TRUE, 0, nt * 4, owner, 0, NULL, NULL), 0);
+    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.src.start, CL_TRUE, 0, (dev.src.nbox + 1) * 4, start, 0,
+                                         NULL, NULL), 0);
+    for (size_t b = 0; b < dev.tgt.nbox; b++)
+      for (size_t i = dev.tgt.start[b]; i < dev.tgt.start[b + 1]; i++) ck_assert_uint_eq(owner[i], b);
+    for (size_t b = 0; b <= dev.src.nbox; b++) ck_assert_uint_eq(start[b], dev.src.start[b]);
+    if (si == 1) ck_assert_uint_gt(dev.src.nbox, ns / 2); /* the sparse grid: mostly lone points */
+    free(owner); free(start);
+    fmmcl_fgt_device_set_release(&bins.src);
+    fmmcl_fgt_device_set_release(&bins.tgt);
+    fmmcl_fgt_setup_free(&host);
+    fmmcl_fgt_setup_free(&dev);
+  }
+  free(src); free(tgt);
+}
+END_TEST
+
+/* The whole FGT is unchanged by where the binning runs. */
+START_TEST(test_device_binning_plan) {
+  const size_t ns = 1000, nt = 500;
+  const int dim = 3;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  double *q = malloc(ns * sizeof *q), *a = malloc(nt * sizeof *a), *b = malloc(nt * sizeof *b);
+  make_points(CLUSTERED, 17, ns, dim, src);
+  make_points(CLUSTERED, 18, nt, dim, tgt);
+  fmmcl_test_random_values(19, ns, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
+  o.method = FMMCL_FGT;
+  o.precision = FMMCL_DOUBLE;
+  o.dim = dim;
+  o.sigma = 0.3;
+  o.gradient = 0;
+  o.tolerance = 1e-8;
+  for (int host = 0; host < 2; host++) {
+    setenv("FMMCL_FGT_HOST_BINNING", host ? "1" : "0", 1);
+    fmmcl_plan plan;
+    fmmcl_status st = fmmcl_plan_create(ctx, &o, ns, src, nt, tgt, &plan);
+    unsetenv("FMMCL_FGT_HOST_BINNING");
+    ck_assert_msg(st == FMMCL_SUCCESS, "plan: %s", fmmcl_last_error(ctx));
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, host ? b : a, NULL), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+  }
+  ck_assert(memcmp(a, b, nt * sizeof *a) == 0);
+  free(src); free(tgt); free(q); free(a); free(b);
+}
+END_TEST
+
 static Suite *fgt_suite(void) {
   Suite *s = suite_create("fgt");
   TCase *ref = tcase_create("reference");
   tcase_add_test(ref, test_multi_index_order);
   tcase_add_test(ref, test_bound_falls_with_order);
+  tcase_add_test(ref, test_tighter_bound);
+  tcase_add_test(ref, test_bound_rigorous_1d);
   tcase_add_test(ref, test_reference_each_kind);
   tcase_add_test(ref, test_reference_error_falls);
   tcase_add_loop_test(ref, test_reference_tolerance, 0, 8);
@@ -439,6 +629,8 @@ static Suite *fgt_suite(void) {
   tcase_add_test(dev, test_device_tolerance_single);
   tcase_add_test(dev, test_device_sigma_extremes);
   tcase_add_test(dev, test_device_plan_api);
+  tcase_add_loop_test(dev, test_device_binning, 0, 6);
+  tcase_add_test(dev, test_device_binning_plan);
   suite_add_tcase(s, dev);
   return s;
 }
