@@ -145,7 +145,7 @@ static void push(stats *s, int k, double e) {
 /* One (points, tolerance) case: the model's choice, then every schedule. */
 static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_model_precision *mp,
                      const char *dist, size_t n, const double *x, const double *q,
-                     double (*works)[FMMCL_MODEL_NPHASES], double tol, int repeats, stats *st) {
+                     double (*works)[FMMCL_MODEL_NWORK], double tol, int repeats, stats *st) {
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
   o.method = FMMCL_FMM;
@@ -154,7 +154,7 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
   int order;
   bench_check(ca, fmmcl_fmm3d_choose_order(ca, &o, 0, &order), "order");
   /* the model's (schedule, leaf) over its candidate leaf sizes */
-  double best_t = -1, best_work[FMMCL_MODEL_NPHASES], pred[N_SCHED + 1];
+  double best_t = -1, best_work[FMMCL_MODEL_NWORK], pred[N_SCHED + 1];
   int best_s = FMMCL_SCHEDULE_GPU, best_q = 0;
   for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++) {
     double *work = works[k], t[5];
@@ -190,15 +190,30 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
       fmmcl_phase_time t[64];
       size_t nt;
       fmmcl_plan_timings(plan, t, 64, &nt);
+      /* overhead: a device's share wall time ("a:total") less its phases;
+       * combine: the host sum, device a's row */
+      double recorded[2] = {0, 0}, share[2] = {-1, -1};
       for (size_t i = 0; i < nt && i < 64; i++) {
-        if (t[i].name[0] != 'a' && t[i].name[0] != 'b') continue;
+        if (!strcmp(t[i].name, "combine") && s >= FMMCL_SCHEDULE_HYBRID1) {
+          phase_t[(size_t)FMMCL_MODEL_COMBINE * repeats + r] = t[i].seconds;
+          ran[0][FMMCL_MODEL_COMBINE] = 1;
+        }
+        if ((t[i].name[0] != 'a' && t[i].name[0] != 'b') || t[i].name[1] != ':') continue;
         const int d = t[i].name[0] - 'a';
-        for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++)
-          if (t[i].name[1] == ':' && !strcmp(t[i].name + 2, fmmcl_model_phase_names[ph])) {
+        if (!strcmp(t[i].name + 2, "total")) share[d] = t[i].seconds;
+        for (int ph = 0; ph < FMMCL_MODEL_OVERHEAD; ph++)
+          if (!strcmp(t[i].name + 2, fmmcl_model_phase_names[ph])) {
             phase_t[((size_t)d * FMMCL_MODEL_NPHASES + ph) * repeats + r] = t[i].seconds;
+            recorded[d] += t[i].seconds;
             ran[d][ph] = 1;
           }
       }
+      for (int d = 0; d < 2; d++)
+        if (share[d] >= 0) {
+          const double o = share[d] - recorded[d];
+          phase_t[((size_t)d * FMMCL_MODEL_NPHASES + FMMCL_MODEL_OVERHEAD) * repeats + r] = o > 0 ? o : 0;
+          ran[d][FMMCL_MODEL_OVERHEAD] = 1;
+        }
     }
     fmmcl_plan_destroy(plan);
     meas[s] = median(walls, (size_t)repeats);
@@ -259,7 +274,7 @@ int main(int argc, char **argv) {
       make_points(dist, o.n[i], x);
       /* the work of each candidate leaf size, counted on host trees once
        * per input (it does not depend on the tolerance) */
-      double works[FMMCL_MODEL_N_LEAF][FMMCL_MODEL_NPHASES];
+      double works[FMMCL_MODEL_N_LEAF][FMMCL_MODEL_NWORK];
       for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++)
         bench_check(NULL, fmmcl_model_counts(o.n[i], x, 0, NULL, (size_t)fmmcl_model_leaf_sizes[k], FMMCL_SINGLE,
                                              works[k]), "counts");

@@ -77,14 +77,28 @@ static void record_sub(fmmcl_plan plan, hybrid_state *h, int k) {
   }
 }
 
+void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, const double *add_pot,
+                             const double *add_grad) {
+  #pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++) {
+    pot[i] += add_pot[i];
+    for (size_t c = 0; grad && c < dim; c++) grad[dim * i + c] += add_grad[dim * i + c];
+  }
+}
+
 static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, double *potential,
                                    double *gradient) {
   hybrid_state *h = plan->impl;
   const int want_grad = gradient != NULL;
   job jobs[2];
   int used[2] = {h->sub[0] != NULL, h->sub[1] != NULL};
+  /* the first device used writes the caller's arrays; only a second share
+   * needs its own (a single-device schedule has no host sum at all: on the
+   * H100 summing into zeroed copies cost 7 ms of an 18 ms 1e6-point run) */
+  const int first = used[0] ? 0 : 1;
   for (int k = 0; k < 2; k++)
-    jobs[k] = (job){h->sub[k], charges, h->mask[k], h->pot[k], want_grad ? h->grad[k] : NULL, 0, 0};
+    jobs[k] = (job){h->sub[k], charges, h->mask[k], k == first ? potential : h->pot[k],
+                    want_grad ? (k == first ? gradient : h->grad[k]) : NULL, 0, 0};
   /* the second device's share on its own thread, the first's on this one */
   pthread_t thread;
   int threaded = 0;
@@ -92,18 +106,15 @@ static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, doubl
     threaded = pthread_create(&thread, NULL, run_job, &jobs[1]) == 0;
     if (!threaded) run_job(&jobs[1]);
   }
-  if (used[0]) run_job(&jobs[0]);
-  else run_job(&jobs[1]);
+  run_job(&jobs[first]);
   if (threaded) pthread_join(thread, NULL);
   for (int k = 0; k < 2; k++)
     if (used[k] && jobs[k].st)
       return fmmcl_fail(plan->ctx, jobs[k].st, "device %c: %s", 'a' + k, fmmcl_last_error(h->sub[k]->ctx));
   const double t0 = fmmcl_wall_seconds();
-  const size_t n = plan->n_targets, dim = (size_t)plan->opt.dim;
-  for (size_t i = 0; i < n; i++)
-    potential[i] = (used[0] ? h->pot[0][i] : 0) + (used[1] ? h->pot[1][i] : 0);
-  for (size_t i = 0; want_grad && i < n * dim; i++)
-    gradient[i] = (used[0] ? h->grad[0][i] : 0) + (used[1] ? h->grad[1][i] : 0);
+  if (used[0] && used[1])
+    fmmcl_hybrid_accumulate(plan->n_targets, (size_t)plan->opt.dim, potential, want_grad ? gradient : NULL,
+                            h->pot[1], h->grad[1]);
   for (int k = 0; k < 2; k++)
     if (used[k]) {
       record_sub(plan, h, k);
@@ -157,7 +168,7 @@ static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_opt
   for (int i = 0; i < FMMCL_MODEL_N_LEAF; i++) {
     if (opt->leaf_size > 0 && i > 0) break; /* leaf given: one pass */
     const int q = opt->leaf_size > 0 ? opt->leaf_size : fmmcl_model_leaf_sizes[i];
-    double work[FMMCL_MODEL_NPHASES], t[5];
+    double work[FMMCL_MODEL_NWORK], t[5];
     int wn[5];
     if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)q, opt->precision, work)) return;
     fmmcl_model_schedule_times(&m[0].prec[opt->precision], &m[1].prec[opt->precision],
@@ -257,6 +268,7 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
       st = fmmcl_fail(a, st, "device %c: %s", 'a' + k, fmmcl_last_error(c[k]));
       break;
     }
+    if (k == 0 || !h->mask[0]) continue; /* the first share writes the caller's arrays */
     h->pot[k] = malloc(nt * sizeof(double));
     h->grad[k] = o.gradient ? malloc(nt * dim * sizeof(double)) : NULL;
     if (!h->pot[k] || (o.gradient && !h->grad[k])) st = fmmcl_fail(a, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");

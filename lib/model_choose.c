@@ -17,10 +17,11 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
   if (st) return st;
   const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
   const size_t nt = targets ? n_targets : n_sources;
-  double work[FMMCL_MODEL_NPHASES] = {0};
+  double work[FMMCL_MODEL_NWORK] = {0};
   work[FMMCL_MODEL_P2P] = (double)n_sources * (double)nt;
+  work[FMMCL_MODEL_NPHASES + FMMCL_MODEL_P2P] = 1; /* one "leaf" pair: all points */
   work[FMMCL_MODEL_UPLOAD] = (double)n_sources;
-  work[FMMCL_MODEL_DOWNLOAD] = (double)nt;
+  work[FMMCL_MODEL_DOWNLOAD] = work[FMMCL_MODEL_OVERHEAD] = (double)nt;
   out->direct_seconds = fmmcl_model_predict(mp, rs, out->order, work, n_sources, nt, NULL);
   out->fmm_seconds = -1;
   const size_t n_max = n_sources > nt ? n_sources : nt;
@@ -71,10 +72,11 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   return FMMCL_SUCCESS;
 }
 
-/* Seconds of a share on one device, transfers included: the near field
- * (P2P), plus Up and W when W goes with it; or the far field, less W then. */
+/* Seconds of a share on one device, transfers and overhead included: the
+ * near field (P2P), plus Up and W when W goes with it; or the far field,
+ * less W then. */
 static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near) {
-  double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD];
+  double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD] + s[FMMCL_MODEL_OVERHEAD];
   for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++) {
     const int up = ph == FMMCL_MODEL_P2M || ph == FMMCL_MODEL_M2M;
     const int on_near = ph == FMMCL_MODEL_P2P || (w_near && (up || ph == FMMCL_MODEL_M2P));
@@ -87,7 +89,7 @@ static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near) {
 static double max2(double a, double b) { return a > b ? a : b; }
 
 void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
-                                size_t real_size, int order, const double work[FMMCL_MODEL_NPHASES],
+                                size_t real_size, int order, const double work[FMMCL_MODEL_NWORK],
                                 size_t n_sources, size_t n_targets, double t[5], int w_near[5]) {
   double sa[FMMCL_MODEL_NPHASES], sb[FMMCL_MODEL_NPHASES];
   int wn[5] = {0};
@@ -101,7 +103,7 @@ void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_mode
     const double w_nr = max2(share(near, 1, 1), share(far, 0, 1));
     const int k = h ? FMMCL_SCHEDULE_HYBRID2 : FMMCL_SCHEDULE_HYBRID1;
     wn[k] = work[FMMCL_MODEL_M2P] > 0 && w_nr < w_far;
-    t[k] = wn[k] ? w_nr : w_far;
+    t[k] = (wn[k] ? w_nr : w_far) + sa[FMMCL_MODEL_COMBINE];
   }
   if (w_near) memcpy(w_near, wn, sizeof wn);
 }

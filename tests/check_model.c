@@ -150,15 +150,20 @@ static void synthetic(fmmcl_model_precision *truth, fmmcl_model_sample *smp, siz
   for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) {
     truth->c[ph][0] = 1e-5 * (ph + 1);
     truth->c[ph][1] = 1.0 + 0.25 * ph;
-    truth->c[ph][2] = ph == FMMCL_MODEL_UPLOAD || ph == FMMCL_MODEL_DOWNLOAD ? 0 : 3.0 - 0.2 * ph;
+    /* transfers, overhead and the host sum have no compute or granule term */
+    const int host = ph >= FMMCL_MODEL_UPLOAD;
+    truth->c[ph][2] = host ? 0 : 3.0 - 0.2 * ph;
+    truth->c[ph][3] = host ? 0 : 0.5 + 0.1 * ph;
   }
   for (size_t i = 0; i < n; i++) {
     fmmcl_model_sample *s = &smp[i];
     memset(s, 0, sizeof *s);
     s->order = 3 + (int)(i % 3) * 2;
     s->n_sources = s->n_targets = 1000 * (1 + i);
-    for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++)
+    for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) {
       s->work[ph] = (double)s->n_sources * (1 + (ph * 7 + i * 13) % 5) * (ph == FMMCL_MODEL_P2P ? 50 + i : 1);
+      s->work[FMMCL_MODEL_NPHASES + ph] = (double)s->n_sources / (8 + (i * 5 + ph) % 7);
+    }
     fmmcl_model_predict(truth, 4, s->order, s->work, s->n_sources, s->n_targets, s->seconds);
   }
 }
@@ -220,7 +225,7 @@ START_TEST(test_fit_on_device) {
   ck_assert_int_eq(memcmp(again.c, mp.c, sizeof mp.c), 0);
   for (size_t i = 0; i < n; i++) {
     double meas = 0;
-    for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) meas += smp[i].seconds[ph];
+    for (int ph = 0; ph < FMMCL_MODEL_COMBINE; ph++) meas += smp[i].seconds[ph]; /* wall */
     const double pred = fmmcl_model_predict(&mp, 4, smp[i].order, smp[i].work, smp[i].n_sources,
                                             smp[i].n_targets, NULL);
     /* a loose bound: PoCL on shared cores is noisy; the H100 benchmark
@@ -231,7 +236,7 @@ START_TEST(test_fit_on_device) {
   /* predictions of uniform problems: positive and non-decreasing in N */
   double prev = 0;
   for (size_t N = 1000; N <= 16000; N *= 2) {
-    double *x = malloc(3 * N * sizeof *x), work[FMMCL_MODEL_NPHASES];
+    double *x = malloc(3 * N * sizeof *x), work[FMMCL_MODEL_NWORK];
     fmmcl_test_random_points(7, N, 3, x);
     ck_assert_int_eq(fmmcl_model_counts(N, x, 0, NULL, 64, FMMCL_SINGLE, work), FMMCL_SUCCESS);
     const double t = fmmcl_model_predict(&mp, 4, 3, work, N, N, NULL);
@@ -245,7 +250,7 @@ END_TEST
 /* The counts the model predicts from equal the plan's own. */
 START_TEST(test_counts_match_plan) {
   const size_t N = 3000;
-  double *x = malloc(3 * N * sizeof *x), work[FMMCL_MODEL_NPHASES];
+  double *x = malloc(3 * N * sizeof *x), work[FMMCL_MODEL_NWORK];
   fmmcl_test_random_points(3, N, 3, x);
   ck_assert_int_eq(fmmcl_model_counts(N, x, 0, NULL, 40, FMMCL_SINGLE, work), FMMCL_SUCCESS);
   fmmcl_plan_options o;
@@ -443,25 +448,31 @@ START_TEST(test_schedule_times) {
   fmmcl_model_precision a;
   memset(&a, 0, sizeof a);
   a.measured = 1, a.pairs_per_s = 1, a.bytes_per_s = 1, a.fitted = 1;
-  double work[FMMCL_MODEL_NPHASES] = {0};
-  /* constant costs only: P2P 3 s, each far phase 1 s, transfers 0 */
+  double work[FMMCL_MODEL_NWORK] = {0};
+  /* constant costs only: P2P 3 s, each far phase 1 s, transfers 0, each
+   * share's overhead 0.25 s, the host sum 0.5 s */
   for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++) {
     work[ph] = 1;
     a.c[ph][0] = ph == FMMCL_MODEL_P2P ? 3 : 1;
   }
+  work[FMMCL_MODEL_OVERHEAD] = work[FMMCL_MODEL_COMBINE] = 1;
+  a.c[FMMCL_MODEL_OVERHEAD][0] = 0.25, a.c[FMMCL_MODEL_COMBINE][0] = 0.5;
   fmmcl_model_precision b = a; /* b twice as slow */
   for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) b.c[ph][0] *= 2;
   double t[5];
   int wn[5];
   fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn);
-  ck_assert(fabs(t[FMMCL_SCHEDULE_GPU] - 10) < 1e-12);
-  ck_assert(fabs(t[FMMCL_SCHEDULE_CPU] - 20) < 1e-12);
-  /* hybrid1: W with the far field max(3, 2 * 7) = 14; with the near
-   * field (and Up there too) max(3 + 3, 2 * 6) = 12: W moves */
-  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 12) < 1e-12);
+  /* single devices: no host sum */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_GPU] - 10.25) < 1e-12);
+  ck_assert(fabs(t[FMMCL_SCHEDULE_CPU] - 20.5) < 1e-12);
+  /* hybrid1: W with the far field max(3.25, 2 * 7.25) = 14.5; with the
+   * near field (and Up there too) max(6.25, 2 * 6.25) = 12.5: W moves;
+   * then the host sum */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 13) < 1e-12);
   ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID1], 1);
-  /* hybrid2: max(7, 2 * 3) = 7 against max(6, 2 * 6) = 12: W stays */
-  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID2] - 7) < 1e-12);
+  /* hybrid2: max(7.25, 2 * 3.25) = 7.25 against max(6.25, 2 * 6.25): W
+   * stays */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID2] - 7.75) < 1e-12);
   ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID2], 0);
   /* no W work: nothing to move */
   work[FMMCL_MODEL_M2P] = 0;
