@@ -247,6 +247,47 @@ START_TEST(test_fit_on_device) {
 }
 END_TEST
 
+/* The fitted model predicts plans it was not fitted on: a sweep over the
+ * cube and the ellipsoid at N = 1500..6000, q = 16 and 64, p = 3, then
+ * N = 4000 at q = 32 (held out: neither its N nor its q was fitted) on both
+ * shapes. PoCL on two shared cores varies up to 2x between runs, so the
+ * stated bound is loose: each held-out total within 50 % (the H100 target
+ * is 10 %; bench-model measures that). */
+START_TEST(test_fit_predicts_held_out) {
+  fmmcl_model_precision mp;
+  memset(&mp, 0, sizeof mp);
+  ck_assert_int_eq(fmmcl_model_measure(ctx, FMMCL_SINGLE, &mp.pairs_per_s, &mp.bytes_per_s), FMMCL_SUCCESS);
+  mp.measured = 1;
+  fmmcl_model_sweep sw = {.n = {1500, 3000, 6000}, .n_n = 3, .q = {16, 64}, .n_q = 2, .p = {3}, .n_p = 1,
+                          .shapes = 2, .repeats = 5};
+  fmmcl_model_sample *smp;
+  size_t n;
+  ck_assert_int_eq(fmmcl_model_fit_sweep(ctx, FMMCL_SINGLE, &sw, &mp, &smp, &n), FMMCL_SUCCESS);
+  ck_assert_int_eq((int)n, 12);
+  free(smp);
+  const size_t N = 4000;
+  double *x = malloc(3 * N * sizeof *x), *q = malloc(N * sizeof *q);
+  for (int shape = 0; shape < 2; shape++) {
+    fmmcl_model_sweep_inputs(shape, N, x, q);
+    fmmcl_plan_options o;
+    fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+    o.method = FMMCL_FMM, o.leaf_size = 32, o.order = 3;
+    fmmcl_plan plan;
+    ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan), FMMCL_SUCCESS);
+    fmmcl_model_sample s;
+    ck_assert_int_eq(fmmcl_model_plan_sample(plan, q, 5, &s), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    double meas = 0;
+    for (int ph = 0; ph < FMMCL_MODEL_COMBINE; ph++) meas += s.seconds[ph]; /* the wall time */
+    const double pred = fmmcl_model_predict(&mp, 4, 3, s.work, N, N, NULL);
+    ck_assert_msg(fabs(pred - meas) <= 0.5 * meas, "shape %d: predicted %g s, measured %g s (%.0f%%)", shape,
+                  pred, meas, 100 * fabs(pred - meas) / meas);
+  }
+  free(x);
+  free(q);
+}
+END_TEST
+
 /* The counts the model predicts from equal the plan's own. */
 START_TEST(test_counts_match_plan) {
   const size_t N = 3000;
@@ -522,6 +563,7 @@ static Suite *model_suite(void) {
   tcase_add_test(fit, test_fit_recovers_and_reproduces);
   tcase_add_test(fit, test_fit_nonnegative);
   tcase_add_test(fit, test_fit_on_device);
+  tcase_add_test(fit, test_fit_predicts_held_out);
   tcase_add_test(fit, test_counts_match_plan);
   tcase_add_test(fit, test_choose_method);
   suite_add_tcase(s, fit);
