@@ -35,7 +35,8 @@ static void usage(void) {
          "  --repeats R       timed executions per schedule after one warm-up (default 3; median)\n"
          "  --csv FILE        per-phase rows: dist,n,tol,order,leaf,schedule,device,phase,\n"
          "                    predicted_s,measured_s (default stdout); schedule \"hybrid1+w\":\n"
-         "                    the model put W (and a second Up) on the near-field device\n"
+         "                    the model put W (and a second Up) on the near-field device,\n"
+         "                    \"+x\": X (and a second Down), \"+wx\": both\n"
          "  --samples-csv F   also the gpu-only and cpu-only runs as model samples (work,\n"
          "                    granules, measured seconds per phase), for model-refit --test\n");
 }
@@ -165,7 +166,7 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
   for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++) {
     double *work = works[k], t[5];
     const int leaf = fmmcl_model_leaf_sizes[k];
-    fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, work, n, n, t, NULL);
+    fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, work, n, n, t, NULL, NULL);
     for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++)
       if (best_t < 0 || t[s] < best_t) {
         best_t = t[s], best_s = s, best_q = leaf;
@@ -173,7 +174,7 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
         memcpy(pred, t, sizeof pred);
       }
   }
-  fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, best_work, n, n, pred, NULL);
+  fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, best_work, n, n, pred, NULL, NULL);
   double ph_pred[2][FMMCL_MODEL_NPHASES];
   for (int d = 0; d < 2; d++) fmmcl_model_predict(&mp[d], 4, order, best_work, n, n, ph_pred[d]);
   o.leaf_size = best_q;
@@ -186,8 +187,11 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
     /* per-phase medians over the timed runs */
     double *phase_t = calloc((size_t)repeats * 2 * FMMCL_MODEL_NPHASES, sizeof *phase_t);
     int ran[2][FMMCL_MODEL_NPHASES] = {{0}}; /* which device reported which phase */
-    int w_near = 0;
+    int w_near = 0, x_near = 0;
     fmmcl_hybrid_w_near(plan, &w_near);
+    fmmcl_hybrid_x_near(plan, &x_near);
+    /* "+w", "+x", "+wx": what the model moved to the near-field device */
+    const char *moved = w_near && x_near ? "+wx" : w_near ? "+w" : x_near ? "+x" : "";
     for (int r = -1; r < repeats; r++) {
       const double t0 = bench_now();
       bench_check(ca, fmmcl_plan_execute(plan, q, pot, grad), "execute");
@@ -230,13 +234,13 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
         const double m = median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
         medians[dd][ph] = m;
         fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,%c,%s,%.6e,%.6e\n", dist, n, tol, order, best_q,
-                fmmcl_schedule_name((fmmcl_schedule)s), w_near ? "+w" : "", 'a' + dd, fmmcl_model_phase_names[ph],
+                fmmcl_schedule_name((fmmcl_schedule)s), moved, 'a' + dd, fmmcl_model_phase_names[ph],
                 ph_pred[dd][ph], m);
         if (m > 1e-4) push(st, N_SCHED, fabs(ph_pred[dd][ph] - m) / m); /* phases above 0.1 ms */
       }
     }
     fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,all,total,%.6e,%.6e\n", dist, n, tol, order, best_q,
-            fmmcl_schedule_name((fmmcl_schedule)s), w_near ? "+w" : "", pred[s], meas[s]);
+            fmmcl_schedule_name((fmmcl_schedule)s), moved, pred[s], meas[s]);
     push(st, s - 1, fabs(pred[s] - meas[s]) / meas[s]);
     if (s == FMMCL_SCHEDULE_GPU || s == FMMCL_SCHEDULE_CPU) {
       const int d = s == FMMCL_SCHEDULE_CPU;

@@ -16,6 +16,7 @@
 typedef struct hybrid_state {
   fmmcl_schedule schedule;
   int w_near;                  /* W with the near field (its device then also runs Up) */
+  int x_near;                  /* X with the near field (its device then also runs Down) */
   fmmcl_plan sub[2];           /* [0] on the first context, [1] on the second; NULL: unused */
   unsigned mask[2];            /* phases each runs */
   double *pot[2], *grad[2];    /* each sub-plan's share, caller's order */
@@ -151,7 +152,7 @@ static const fmmcl_method_ops hybrid_ops = {hybrid_create_unused, hybrid_execute
  * changed (AUTO then runs everything on a). */
 static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt, size_t ns,
                           const double *src, size_t nt, const double *tgt, fmmcl_schedule *schedule,
-                          int *leaf, int *w_near) {
+                          int *leaf, int *w_near, int *x_near) {
   fmmcl_model m[2];
   fmmcl_context c[2] = {a, b};
   for (int k = 0; k < 2; k++) {
@@ -169,24 +170,29 @@ static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_opt
     if (opt->leaf_size > 0 && i > 0) break; /* leaf given: one pass */
     const int q = opt->leaf_size > 0 ? opt->leaf_size : fmmcl_model_leaf_sizes[i];
     double work[FMMCL_MODEL_NWORK], t[5];
-    int wn[5];
+    int wn[5], xn[5];
     if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)q, opt->precision, work)) return;
     fmmcl_model_schedule_times(&m[0].prec[opt->precision], &m[1].prec[opt->precision],
                                opt->precision == FMMCL_DOUBLE ? 8 : 4, order, work, ns,
-                               tgt ? nt : ns, t, wn);
+                               tgt ? nt : ns, t, wn, xn);
     for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++) {
       if (*schedule != FMMCL_SCHEDULE_AUTO && s != (int)*schedule) continue;
-      if (best < 0 || t[s] < best) best = t[s], chosen = (fmmcl_schedule)s, *leaf = q, *w_near = wn[s];
+      if (best < 0 || t[s] < best)
+        best = t[s], chosen = (fmmcl_schedule)s, *leaf = q, *w_near = wn[s], *x_near = xn[s];
     }
   }
   *schedule = chosen;
 }
 
-/* The phases of each device under h's schedule and W placement. */
+/* The phases of each device under h's schedule and W and X placement:
+ * W near brings Up along (it reads multipoles), X near brings Down (its
+ * locals must reach the targets); the far device keeps Up and Down for V. */
 static void set_masks(hybrid_state *h) {
   const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M;
-  const unsigned near = h->w_near ? NEAR_PHASES | up | FMMCL_FMM3D_M2P : NEAR_PHASES;
-  const unsigned far = h->w_near ? FAR_PHASES & ~(unsigned)FMMCL_FMM3D_M2P : FAR_PHASES;
+  const unsigned down = FMMCL_FMM3D_L2L | FMMCL_FMM3D_L2P;
+  unsigned near = NEAR_PHASES, far = FAR_PHASES;
+  if (h->w_near) near |= up | FMMCL_FMM3D_M2P, far &= ~(unsigned)FMMCL_FMM3D_M2P;
+  if (h->x_near) near |= down | FMMCL_FMM3D_P2L, far &= ~(unsigned)FMMCL_FMM3D_P2L;
   h->mask[0] = h->mask[1] = 0;
   switch (h->schedule) {
     case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;
@@ -213,6 +219,21 @@ fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) {
   return FMMCL_SUCCESS;
 }
 
+fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near) {
+  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *near = ((const hybrid_state *)plan->impl)->x_near;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) {
+  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  hybrid_state *h = plan->impl;
+  if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
+  h->x_near = near != 0;
+  set_masks(h);
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
                                       size_t n_sources, const double *sources, size_t n_targets,
                                       const double *targets, fmmcl_schedule schedule, fmmcl_plan *out) {
@@ -233,8 +254,8 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   if (st) return st;
   fmmcl_plan_options o = *opt;
   o.method = FMMCL_FMM;
-  int leaf = 0, w_near = 0;
-  model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near);
+  int leaf = 0, w_near = 0, x_near = 0;
+  model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near, &x_near);
   if (schedule == FMMCL_SCHEDULE_AUTO) schedule = FMMCL_SCHEDULE_GPU;
   /* the two shares run on two threads, each needing its own queue */
   if (a == b && (schedule == FMMCL_SCHEDULE_HYBRID1 || schedule == FMMCL_SCHEDULE_HYBRID2))
@@ -257,6 +278,7 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   plan->impl = h;
   h->schedule = schedule;
   h->w_near = w_near;
+  h->x_near = x_near;
   set_masks(h);
   const double t0 = fmmcl_wall_seconds();
   fmmcl_context c[2] = {a, b};

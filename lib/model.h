@@ -177,18 +177,24 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
  * each with its own upload, download and overhead, plus the host sum
  * (combine, from device a's model).
  * W (M2P) reads multipoles, so it may go with the near field only if the
- * near device also runs Up (P2M, M2M) itself; w_near[k] (may be NULL) is
- * 1 where hybrid k is faster that way. X (P2L) feeds the far field's
- * locals and always stays with it. */
+ * near device also runs Up (P2M, M2M) itself; X (P2L) feeds local
+ * expansions, so it may go with the near field only if the near device
+ * also runs Down (L2L, L2P) on its own locals (the far device still runs
+ * Down for V's). w_near[k] and x_near[k] (may be NULL) are 1 where hybrid
+ * k is fastest that way. */
 void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
                                 size_t real_size, int order, const double work[FMMCL_MODEL_NWORK],
-                                size_t n_sources, size_t n_targets, double t[5], int w_near[5]);
+                                size_t n_sources, size_t n_targets, double t[5], int w_near[5],
+                                int x_near[5]);
 
 /* Test and benchmark hooks of hybrid plans (hybrid.c): where W runs (1:
  * with the near field, its device then also running Up; 0: with the far
- * field), as the model placed it or as set here. */
+ * field), and likewise X (1: with the near field, its device then also
+ * running Down), as the model placed them or as set here. */
 fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near);
 fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near);
+fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near);
+fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near);
 /* pot[i] += add_pot[i] (n), and grad likewise (n * dim; grad may be NULL):
  * the host sum of a hybrid plan's shares, parallel for large n. */
 void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, const double *add_pot,

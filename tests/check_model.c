@@ -396,17 +396,21 @@ START_TEST(test_schedules_match_single_device) {
   const double fmm_err = fmmcl_test_rel_l2(ref, direct, N);
   ck_assert_msg(fmm_err < 1e-3, "single-device FMM error %g", fmm_err);
   setenv("FMMCL_MODEL_FILE", "/nonexistent/fmmcl.model", 1); /* no model: W stays far */
-  for (int variant = FMMCL_SCHEDULE_GPU; variant <= FMMCL_SCHEDULE_HYBRID2 + 2; variant++) {
-    /* the two hybrids again with W (and a second Up) on the near device */
-    const int sch = variant <= FMMCL_SCHEDULE_HYBRID2 ? variant : variant - 2;
-    const int w_near = variant > FMMCL_SCHEDULE_HYBRID2;
+  /* gpu, cpu, then each hybrid with W and X in all four placements */
+  for (int variant = 0; variant < 2 + 2 * 4; variant++) {
+    const int sch = variant < 2 ? FMMCL_SCHEDULE_GPU + variant
+                                : (variant - 2) / 4 ? FMMCL_SCHEDULE_HYBRID2 : FMMCL_SCHEDULE_HYBRID1;
+    const int w_near = variant >= 2 && ((variant - 2) & 1), x_near = variant >= 2 && ((variant - 2) & 2);
     fmmcl_plan plan;
     ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, b, &o, N, x, 0, NULL, (fmmcl_schedule)sch, &plan),
                      FMMCL_SUCCESS);
-    int wn = -1;
+    int wn = -1, xn = -1;
     ck_assert_int_eq(fmmcl_hybrid_w_near(plan, &wn), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_hybrid_x_near(plan, &xn), FMMCL_SUCCESS);
     ck_assert_int_eq(wn, 0);
+    ck_assert_int_eq(xn, 0);
     ck_assert_int_eq(fmmcl_hybrid_place_w(plan, w_near), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_hybrid_place_x(plan, x_near), FMMCL_SUCCESS);
     fmmcl_schedule got;
     ck_assert_int_eq(fmmcl_plan_schedule(plan, &got), FMMCL_SUCCESS);
     ck_assert_int_eq(got, sch);
@@ -414,24 +418,27 @@ START_TEST(test_schedules_match_single_device) {
       memset(pot, 0, N * sizeof *pot);
       ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
       const double e = fmmcl_test_rel_l2(pot, ref, N), eg = fmmcl_test_rel_l2(grad, ref_g, 3 * N);
-      ck_assert_msg(e < 1e-5 && eg < 1e-5, "schedule %s%s: potential %g, gradient %g from single device",
-                    fmmcl_schedule_name((fmmcl_schedule)sch), w_near ? " (W near)" : "", e, eg);
+      ck_assert_msg(e < 1e-5 && eg < 1e-5, "schedule %s%s%s: potential %g, gradient %g from single device",
+                    fmmcl_schedule_name((fmmcl_schedule)sch), w_near ? " (W near)" : "", x_near ? " (X near)" : "",
+                    e, eg);
     }
     /* each device's phases are reported, and the work adds up */
     fmmcl_phase_time t[FMMCL_MAX_PHASES_TEST];
     size_t n_t;
     ck_assert_int_eq(fmmcl_plan_timings(plan, t, FMMCL_MAX_PHASES_TEST, &n_t), FMMCL_SUCCESS);
-    int near = 0, far = 0, w_dev = 0;
+    int near = 0, far = 0, w_dev = 0, x_dev = 0;
     for (size_t i = 0; i < n_t; i++) {
       near |= strcmp(t[i].name + 1, ":p2p") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
       far |= strcmp(t[i].name + 1, ":m2l") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
       w_dev |= strcmp(t[i].name + 1, ":m2p") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
+      x_dev |= strcmp(t[i].name + 1, ":p2l") == 0 ? 1 << (t[i].name[0] - 'a') : 0;
     }
     const int want_near = sch == FMMCL_SCHEDULE_GPU || sch == FMMCL_SCHEDULE_HYBRID1 ? 1 : 2;
     const int want_far = sch == FMMCL_SCHEDULE_GPU || sch == FMMCL_SCHEDULE_HYBRID2 ? 1 : 2;
     ck_assert_int_eq(near, want_near);
     ck_assert_int_eq(far, want_far);
     ck_assert_int_eq(w_dev, w_near ? want_near : want_far);
+    ck_assert_int_eq(x_dev, x_near ? want_near : want_far);
     double w;
     ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &w), FMMCL_SUCCESS);
     ck_assert(w > 0);
@@ -501,24 +508,28 @@ START_TEST(test_schedule_times) {
   fmmcl_model_precision b = a; /* b twice as slow */
   for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) b.c[ph][0] *= 2;
   double t[5];
-  int wn[5];
-  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn);
+  int wn[5], xn[5];
+  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn, xn);
   /* single devices: no host sum */
   ck_assert(fabs(t[FMMCL_SCHEDULE_GPU] - 10.25) < 1e-12);
   ck_assert(fabs(t[FMMCL_SCHEDULE_CPU] - 20.5) < 1e-12);
-  /* hybrid1: W with the far field max(3.25, 2 * 7.25) = 14.5; with the
-   * near field (and Up there too) max(6.25, 2 * 6.25) = 12.5: W moves;
-   * then the host sum */
-  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 13) < 1e-12);
+  /* hybrid1 (near on a): W and X far max(3.25, 2 * 7.25) = 14.5; W near
+   * (Up there too) or X near (Down there too) max(6.25, 2 * 6.25) = 12.5;
+   * both near max(9.25, 2 * 5.25) = 10.5: both move; then the host sum */
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 11) < 1e-12);
   ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID1], 1);
-  /* hybrid2: max(7.25, 2 * 3.25) = 7.25 against max(6.25, 2 * 6.25): W
-   * stays */
+  ck_assert_int_eq(xn[FMMCL_SCHEDULE_HYBRID1], 1);
+  /* hybrid2 (near on b): max(7.25, 2 * 3.25) = 7.25 against at least
+   * 2 * 6.25 with anything moved: W and X stay */
   ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID2] - 7.75) < 1e-12);
   ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID2], 0);
-  /* no W work: nothing to move */
+  ck_assert_int_eq(xn[FMMCL_SCHEDULE_HYBRID2], 0);
+  /* no W work: W is not moved; X alone near: max(6.25, 2 * 5.25) = 10.5 */
   work[FMMCL_MODEL_M2P] = 0;
-  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn);
+  fmmcl_model_schedule_times(&a, &b, 4, 3, work, 10, 10, t, wn, xn);
   ck_assert_int_eq(wn[FMMCL_SCHEDULE_HYBRID1], 0);
+  ck_assert_int_eq(xn[FMMCL_SCHEDULE_HYBRID1], 1);
+  ck_assert(fabs(t[FMMCL_SCHEDULE_HYBRID1] - 11) < 1e-12);
 }
 END_TEST
 
