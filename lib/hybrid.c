@@ -18,6 +18,7 @@ typedef struct hybrid_state {
   int w_near;                  /* W with the near field (its device then also runs Up) */
   int x_near;                  /* X with the near field (its device then also runs Down) */
   fmmcl_plan sub[2];           /* [0] on the first context, [1] on the second; NULL: unused */
+  int borrower;                /* the sub-plan that borrows the other's tree and lists; -1: none */
   unsigned mask[2];            /* phases each runs */
   double *pot[2], *grad[2];    /* each sub-plan's share, caller's order */
   char names[2][FMMCL_MAX_PHASES][24]; /* "a:p2p": the hybrid plan's timing names */
@@ -59,6 +60,10 @@ static void *run_job(void *arg) {
 static void hybrid_destroy(fmmcl_plan plan) {
   hybrid_state *h = plan->impl;
   if (!h) return;
+  if (h->borrower >= 0) { /* before the plan whose tree it borrows */
+    fmmcl_plan_destroy(h->sub[h->borrower]);
+    h->sub[h->borrower] = NULL;
+  }
   for (int k = 0; k < 2; k++) {
     fmmcl_plan_destroy(h->sub[k]);
     free(h->pot[k]);
@@ -204,6 +209,43 @@ static void set_masks(hybrid_state *h) {
 
 static int is_hybrid(fmmcl_plan plan);
 
+/* What fmmcl_plan_create does for a 3D FMM plan (options and points are
+ * checked by the caller), with donor's tree and lists borrowed. */
+static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
+                                     const double *sources, size_t nt, const double *targets,
+                                     const fmm3d_state *donor, fmmcl_plan *out) {
+  fmmcl_clear_error(ctx);
+  *out = NULL;
+  if (o->precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision (cl_khr_fp64)",
+                      ctx->dev.info.device_name);
+  fmmcl_plan p = calloc(1, sizeof *p);
+  if (!p) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  p->ctx = ctx;
+  p->opt = *o;
+  p->n_sources = ns;
+  p->targets_are_sources = targets == NULL;
+  p->n_targets = targets ? nt : ns;
+  p->ops = &fmmcl_fmm3d_ops;
+  const double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = fmmcl_fmm3d_create_borrowing(p, sources, targets ? targets : sources, donor);
+  if (st) {
+    p->ops->destroy(p);
+    free(p);
+    return st;
+  }
+  fmmcl_plan_record(p, "build", fmmcl_wall_seconds() - t0);
+  *out = p;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
+  if (!is_hybrid(plan) || !shared)
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *shared = ((const hybrid_state *)plan->impl)->borrower >= 0;
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) {
   if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   *near = ((const hybrid_state *)plan->impl)->w_near;
@@ -277,15 +319,28 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   plan->ops = &hybrid_ops;
   plan->impl = h;
   h->schedule = schedule;
+  h->borrower = -1;
   h->w_near = w_near;
   h->x_near = x_near;
   set_masks(h);
   const double t0 = fmmcl_wall_seconds();
   fmmcl_context c[2] = {a, b};
   const size_t nt = plan->n_targets, dim = (size_t)o.dim;
-  for (int k = 0; !st && k < 2; k++) {
+  /* with both devices, the one that builds its tree on the host (a CPU
+   * device: see fmm3d_setup.c) goes first, and the other borrows that tree
+   * and its lists rather than building the same ones again */
+  const int both = h->mask[0] && h->mask[1];
+  const int first = both && a->dev.info.is_gpu && !b->dev.info.is_gpu ? 1 : 0;
+  for (int i = 0; !st && i < 2; i++) {
+    const int k = i ? 1 - first : first;
     if (!h->mask[k]) continue;
-    st = fmmcl_plan_create(c[k], &o, n_sources, sources, n_targets, targets, &h->sub[k]);
+    const fmm3d_state *donor = i && both ? h->sub[first]->impl : NULL;
+    if (donor && donor->tree->source_xyz && (donor->tree->targets_are_sources || donor->tree->target_xyz)) {
+      st = create_borrowing(c[k], &o, n_sources, sources, n_targets, targets, donor, &h->sub[k]);
+      if (!st) h->borrower = k;
+    } else {
+      st = fmmcl_plan_create(c[k], &o, n_sources, sources, n_targets, targets, &h->sub[k]);
+    }
     if (st) {
       st = fmmcl_fail(a, st, "device %c: %s", 'a' + k, fmmcl_last_error(c[k]));
       break;

@@ -195,6 +195,9 @@ fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near);
 fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near);
 fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near);
 fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near);
+/* 1 where the hybrid plan built one tree and its lists for both devices
+ * (the second sub-plan borrowed the first's host tree). */
+fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared);
 /* pot[i] += add_pot[i] (n), and grad likewise (n * dim; grad may be NULL):
  * the host sum of a hybrid plan's shares, parallel for large n. */
 void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, const double *add_pot,

@@ -480,6 +480,10 @@ START_TEST(test_schedules_match_single_device) {
     fmmcl_plan plan;
     ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, b, &o, N, x, 0, NULL, (fmmcl_schedule)sch, &plan),
                      FMMCL_SUCCESS);
+    /* two devices share one tree: the second sub-plan borrows the first's */
+    int shared = -1;
+    ck_assert_int_eq(fmmcl_hybrid_tree_shared(plan, &shared), FMMCL_SUCCESS);
+    ck_assert_int_eq(shared, sch >= FMMCL_SCHEDULE_HYBRID1);
     int wn = -1, xn = -1;
     ck_assert_int_eq(fmmcl_hybrid_w_near(plan, &wn), FMMCL_SUCCESS);
     ck_assert_int_eq(fmmcl_hybrid_x_near(plan, &xn), FMMCL_SUCCESS);
