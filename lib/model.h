@@ -25,7 +25,7 @@ enum {
 /* Regressors per phase: a constant (one launch), a data-movement term
  * (bytes / bandwidth), a compute term (operations / peak) and a per-granule
  * term (work-groups, leaf pairs or level launches); see model_fit.c. */
-#define FMMCL_MODEL_NREG 4
+#define FMMCL_MODEL_NREG 5
 /* A work vector: work[ph] in fmmcl_plan_counts' units (upload, download,
  * overhead and combine: the points they move), work[FMMCL_MODEL_NPHASES + ph]
  * the granules of phase ph (see fmmcl_model_tree_work). */

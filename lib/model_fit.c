@@ -27,27 +27,34 @@ void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, i
   const double bw = mp->bytes_per_s > 0 ? mp->bytes_per_s : 1;
   const double rs = (double)real_size, w = work[phase], g = work[FMMCL_MODEL_NPHASES + phase];
   x[0] = w > 0 ? 1 : 0; /* a phase with no work launches nothing */
-  x[3] = 0;
+  x[3] = x[4] = 0;
+  /* work-groups of the phase: P2P runs one per target leaf (P2M's granules) */
+  const double groups = phase == FMMCL_MODEL_P2P ? work[FMMCL_MODEL_NPHASES + FMMCL_MODEL_P2M] : g;
+  const double per_group = groups > 0 ? w / groups : 0;
   switch (phase) {
     case FMMCL_MODEL_P2P:
       x[1] = w > 0 ? (n_sources + n_targets) * 4.0 * rs / bw : 0;
       x[2] = w / peak;
       x[3] = g * 64.0 / peak;
+      x[4] = per_group / peak;
       break;
     case FMMCL_MODEL_P2M: case FMMCL_MODEL_L2P: case FMMCL_MODEL_M2P: case FMMCL_MODEL_P2L:
       x[1] = w * 4.0 * rs / bw;
       x[2] = w * ncoef / peak;
       x[3] = g * ncoef / peak;
+      x[4] = per_group * ncoef / peak;
       break;
     case FMMCL_MODEL_M2L:
       x[1] = w * 2.0 * ncoef * 2.0 * rs / bw;
       x[2] = w * ncoef * ncoef / peak;
       x[3] = g * ncoef / peak;
+      x[4] = per_group * ncoef * ncoef / peak;
       break;
     case FMMCL_MODEL_M2M: case FMMCL_MODEL_L2L:
       x[1] = w * 2.0 * ncoef * 2.0 * rs / bw;
       x[2] = w * ncoef * ncoef / peak;
       x[3] = g * 1e-5;
+      x[4] = per_group * ncoef * ncoef / peak;
       break;
     default: { /* upload: charges; download: potential and gradient; the rest: both */
       const double bytes = phase == FMMCL_MODEL_UPLOAD ? 8.0 : phase == FMMCL_MODEL_DOWNLOAD ? 32.0 : 40.0;

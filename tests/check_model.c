@@ -154,6 +154,7 @@ static void synthetic(fmmcl_model_precision *truth, fmmcl_model_sample *smp, siz
     const int host = ph >= FMMCL_MODEL_UPLOAD;
     truth->c[ph][2] = host ? 0 : 3.0 - 0.2 * ph;
     truth->c[ph][3] = host ? 0 : 0.5 + 0.1 * ph;
+    truth->c[ph][4] = host ? 0 : 0.2 + 0.05 * ph;
   }
   for (size_t i = 0; i < n; i++) {
     fmmcl_model_sample *s = &smp[i];
