@@ -90,13 +90,13 @@ fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, cons
 
 /* The default sweep spans the sizes the model is used at (bench-model: 1e5
  * to 4e6 points; a fit on N <= 1.3e5 alone extrapolated badly), the leaf
- * sizes it chooses from and the orders of tolerances 1e-3 .. 1e-6, on the
+ * sizes it chooses from and the orders of tolerances 1e-3 .. 1e-5, on the
  * cube and the ellipsoid. A CPU device's sizes grow with its cores (2 cores:
  * 5000 to 80000 points); budget_s (60 s) keeps the whole fit short. */
 void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *sw) {
   static const size_t gpu_n[] = {100000, 300000, 1000000}, cpu_n[] = {5000, 20000, 80000};
   static const int q[] = {32, 64, 128, 256, 512, 1024}, cpu_q[] = {32, 128, 512};
-  static const int gpu_p[] = {5, 8, 11}, cpu_p[] = {4, 8};
+  static const int p[] = {5, 8, 10}; /* the orders of tol 1e-3, 1e-4, 1e-5 in single */
   memset(sw, 0, sizeof *sw);
   const int gpu = dev->is_gpu;
   sw->n_n = 3;
@@ -105,8 +105,8 @@ void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *
   for (size_t i = 0; i < sw->n_n; i++) sw->n[i] *= scale;
   sw->n_q = gpu ? 6 : 3;
   memcpy(sw->q, gpu ? q : cpu_q, sw->n_q * sizeof *sw->q);
-  sw->n_p = gpu ? 3 : 2;
-  memcpy(sw->p, gpu ? gpu_p : cpu_p, sw->n_p * sizeof *sw->p);
+  sw->n_p = 3;
+  memcpy(sw->p, p, sw->n_p * sizeof *sw->p);
   sw->shapes = 2;
   sw->repeats = 3;
   sw->budget_s = 60;
