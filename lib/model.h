@@ -128,8 +128,9 @@ fmmcl_status fmmcl_model_samples_read(FILE *f, fmmcl_model_csv_row **rows, size_
 /* The fitting sweep (model_sweep.c): every (n, q, p, shape) as an FMM plan,
  * timed as a sample (repeats runs, median). Shapes: 1 = the uniform cube
  * only, 2 = also a 1:1:4 ellipsoid (deep adaptive trees with W and X lists).
- * budget_s > 0 stops the sweep after that many seconds with the samples it
- * has; the loop runs N innermost so that a cut sweep still spans every N. */
+ * budget_s > 0 stops the sweep after that many seconds (kernel builds not
+ * counted) with the samples it has, at least 2 * FMMCL_MODEL_NREG; the
+ * sweep's order spreads every prefix over the whole grid. */
 #define FMMCL_MODEL_SWEEP_MAX 16
 typedef struct fmmcl_model_sweep {
   size_t n[FMMCL_MODEL_SWEEP_MAX], n_n;
