@@ -326,7 +326,7 @@ END_TEST
  * N = 4000 at q = 32 (held out: neither its N nor its q was fitted) on both
  * shapes. PoCL on two shared cores varies up to 2x between runs, so the
  * stated bound is loose: each held-out total within 50 % (the H100 target
- * is 10 %; bench-model measures that); quiet runs here were within 1-29 %. */
+ * is 10 %; bench-model measures that); runs here were within 1-36 %. */
 START_TEST(test_fit_predicts_held_out) {
   fmmcl_model_precision mp;
   memset(&mp, 0, sizeof mp);
