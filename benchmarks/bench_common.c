@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_common.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,4 +52,17 @@ double bench_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void bench_model_points(int ellipsoid, size_t n, double *x) {
+  bench_random_points(17, n, 3, x);
+  if (!ellipsoid) return;
+  double *u = malloc(3 * n * sizeof *u);
+  bench_random_points(18, n, 3, u);
+  for (size_t i = 0; i < n; i++) {
+    const double r = cbrt(u[3 * i]), z = 2 * u[3 * i + 1] - 1, phi = 6.283185307179586 * u[3 * i + 2];
+    const double s = sqrt(1 - z * z);
+    x[3 * i] = r * s * cos(phi), x[3 * i + 1] = r * s * sin(phi), x[3 * i + 2] = 4 * r * z;
+  }
+  free(u);
 }

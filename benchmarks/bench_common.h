@@ -16,4 +16,8 @@ FILE *bench_open_csv(const char *path);
 /* Prints the device line every benchmark starts with (to stderr). */
 void bench_print_device(fmmcl_context ctx);
 double bench_now(void);
+/* bench-model's inputs: uniform in the unit cube, or (ellipsoid != 0) a
+ * solid ellipsoid of axes 1:1:4; reproducible (seeds 17 and 18). */
+void bench_model_points(int ellipsoid, size_t n, double *x);
+
 #endif

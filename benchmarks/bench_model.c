@@ -16,7 +16,7 @@
 #define N_SCHED 4 /* FMMCL_SCHEDULE_GPU .. HYBRID2 */
 
 typedef struct options {
-  const char *dev_a, *dev_b, *csv;
+  const char *dev_a, *dev_b, *csv, *samples;
   size_t n[MAX_LIST], n_n;
   double tol[MAX_LIST];
   size_t n_tol;
@@ -35,7 +35,10 @@ static void usage(void) {
          "  --repeats R       timed executions per schedule after one warm-up (default 3; median)\n"
          "  --csv FILE        per-phase rows: dist,n,tol,order,leaf,schedule,device,phase,\n"
          "                    predicted_s,measured_s (default stdout); schedule \"hybrid1+w\":\n"
-         "                    the model put W (and a second Up) on the near-field device\n");
+         "                    the model put W (and a second Up) on the near-field device,\n"
+         "                    \"+x\": X (and a second Down), \"+wx\": both\n"
+         "  --samples-csv F   also the gpu-only and cpu-only runs as model samples (work,\n"
+         "                    granules, measured seconds per phase), for model-refit --test\n");
 }
 
 static size_t parse_list(const char *s, double *out) {
@@ -63,6 +66,7 @@ static void parse(int argc, char **argv, options *o) {
     if (!strcmp(a, "--device")) o->dev_a = v;
     else if (!strcmp(a, "--device2")) o->dev_b = v;
     else if (!strcmp(a, "--csv")) o->csv = v;
+    else if (!strcmp(a, "--samples-csv")) o->samples = v;
     else if (!strcmp(a, "--repeats")) o->repeats = atoi(v) > 0 ? atoi(v) : 1;
     else if (!strcmp(a, "--n")) {
       o->n_n = parse_list(v, tmp);
@@ -73,20 +77,6 @@ static void parse(int argc, char **argv, options *o) {
       o->ellipsoid = !strcmp(v, "ellipsoid") || !strcmp(v, "both");
     } else { fprintf(stderr, "bench-model: unknown option %s (see --help)\n", a); exit(2); }
   }
-}
-
-/* Uniform cube, or a solid ellipsoid of axes 1:1:4, reproducible. */
-static void make_points(int ellipsoid, size_t n, double *x) {
-  bench_random_points(17, n, 3, x);
-  if (!ellipsoid) return;
-  double *u = malloc(3 * n * sizeof *u);
-  bench_random_points(18, n, 3, u);
-  for (size_t i = 0; i < n; i++) {
-    const double r = cbrt(u[3 * i]), z = 2 * u[3 * i + 1] - 1, phi = 6.283185307179586 * u[3 * i + 2];
-    const double s = sqrt(1 - z * z);
-    x[3 * i] = r * s * cos(phi), x[3 * i + 1] = r * s * sin(phi), x[3 * i + 2] = 4 * r * z;
-  }
-  free(u);
 }
 
 /* The device's model (after --fit, freshly fitted and stored). */
@@ -142,10 +132,27 @@ static void push(stats *s, int k, double e) {
   s->err[k][s->n_err[k]++] = e;
 }
 
+/* --samples-csv: the file, and each device's name for its rows */
+static FILE *samples_f;
+static char dev_names[2][256];
+
+/* A single-device schedule's medians as a model sample of that device. */
+static void write_sample(int d, const fmmcl_model_precision *mp, int order, size_t n, const double *work,
+                         const double *medians) {
+  if (!samples_f) return;
+  fmmcl_model_sample smp;
+  memset(&smp, 0, sizeof smp);
+  smp.order = order, smp.n_sources = smp.n_targets = n;
+  memcpy(smp.work, work, sizeof smp.work);
+  for (int ph = 0; ph < FMMCL_MODEL_COMBINE; ph++) smp.seconds[ph] = medians[ph];
+  smp.work[FMMCL_MODEL_COMBINE] = 0; /* one device: no host sum */
+  fmmcl_model_samples_write(samples_f, dev_names[d], FMMCL_SINGLE, mp, &smp, 1);
+}
+
 /* One (points, tolerance) case: the model's choice, then every schedule. */
 static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_model_precision *mp,
                      const char *dist, size_t n, const double *x, const double *q,
-                     double (*works)[FMMCL_MODEL_NPHASES], double tol, int repeats, stats *st) {
+                     double (*works)[FMMCL_MODEL_NWORK], double tol, int repeats, stats *st) {
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
   o.method = FMMCL_FMM;
@@ -154,12 +161,12 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
   int order;
   bench_check(ca, fmmcl_fmm3d_choose_order(ca, &o, 0, &order), "order");
   /* the model's (schedule, leaf) over its candidate leaf sizes */
-  double best_t = -1, best_work[FMMCL_MODEL_NPHASES], pred[N_SCHED + 1];
+  double best_t = -1, best_work[FMMCL_MODEL_NWORK], pred[N_SCHED + 1];
   int best_s = FMMCL_SCHEDULE_GPU, best_q = 0;
   for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++) {
     double *work = works[k], t[5];
     const int leaf = fmmcl_model_leaf_sizes[k];
-    fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, work, n, n, t, NULL);
+    fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, work, n, n, t, NULL, NULL);
     for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++)
       if (best_t < 0 || t[s] < best_t) {
         best_t = t[s], best_s = s, best_q = leaf;
@@ -167,7 +174,7 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
         memcpy(pred, t, sizeof pred);
       }
   }
-  fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, best_work, n, n, pred, NULL);
+  fmmcl_model_schedule_times(&mp[0], &mp[1], 4, order, best_work, n, n, pred, NULL, NULL);
   double ph_pred[2][FMMCL_MODEL_NPHASES];
   for (int d = 0; d < 2; d++) fmmcl_model_predict(&mp[d], 4, order, best_work, n, n, ph_pred[d]);
   o.leaf_size = best_q;
@@ -180,8 +187,11 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
     /* per-phase medians over the timed runs */
     double *phase_t = calloc((size_t)repeats * 2 * FMMCL_MODEL_NPHASES, sizeof *phase_t);
     int ran[2][FMMCL_MODEL_NPHASES] = {{0}}; /* which device reported which phase */
-    int w_near = 0;
+    int w_near = 0, x_near = 0;
     fmmcl_hybrid_w_near(plan, &w_near);
+    fmmcl_hybrid_x_near(plan, &x_near);
+    /* "+w", "+x", "+wx": what the model moved to the near-field device */
+    const char *moved = w_near && x_near ? "+wx" : w_near ? "+w" : x_near ? "+x" : "";
     for (int r = -1; r < repeats; r++) {
       const double t0 = bench_now();
       bench_check(ca, fmmcl_plan_execute(plan, q, pot, grad), "execute");
@@ -190,31 +200,52 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
       fmmcl_phase_time t[64];
       size_t nt;
       fmmcl_plan_timings(plan, t, 64, &nt);
+      /* overhead: a device's share wall time ("a:total") less its phases;
+       * combine: the host sum, device a's row */
+      double recorded[2] = {0, 0}, share[2] = {-1, -1};
       for (size_t i = 0; i < nt && i < 64; i++) {
-        if (t[i].name[0] != 'a' && t[i].name[0] != 'b') continue;
+        if (!strcmp(t[i].name, "combine") && s >= FMMCL_SCHEDULE_HYBRID1) {
+          phase_t[(size_t)FMMCL_MODEL_COMBINE * repeats + r] = t[i].seconds;
+          ran[0][FMMCL_MODEL_COMBINE] = 1;
+        }
+        if ((t[i].name[0] != 'a' && t[i].name[0] != 'b') || t[i].name[1] != ':') continue;
         const int d = t[i].name[0] - 'a';
-        for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++)
-          if (t[i].name[1] == ':' && !strcmp(t[i].name + 2, fmmcl_model_phase_names[ph])) {
+        if (!strcmp(t[i].name + 2, "total")) share[d] = t[i].seconds;
+        for (int ph = 0; ph < FMMCL_MODEL_OVERHEAD; ph++)
+          if (!strcmp(t[i].name + 2, fmmcl_model_phase_names[ph])) {
             phase_t[((size_t)d * FMMCL_MODEL_NPHASES + ph) * repeats + r] = t[i].seconds;
+            recorded[d] += t[i].seconds;
             ran[d][ph] = 1;
           }
       }
+      for (int d = 0; d < 2; d++)
+        if (share[d] >= 0) {
+          const double o = share[d] - recorded[d];
+          phase_t[((size_t)d * FMMCL_MODEL_NPHASES + FMMCL_MODEL_OVERHEAD) * repeats + r] = o > 0 ? o : 0;
+          ran[d][FMMCL_MODEL_OVERHEAD] = 1;
+        }
     }
     fmmcl_plan_destroy(plan);
     meas[s] = median(walls, (size_t)repeats);
+    double medians[2][FMMCL_MODEL_NPHASES] = {{0}};
     for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) {
       for (int dd = 0; dd < 2; dd++) {
         if (!ran[dd][ph]) continue;
         const double m = median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
+        medians[dd][ph] = m;
         fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,%c,%s,%.6e,%.6e\n", dist, n, tol, order, best_q,
-                fmmcl_schedule_name((fmmcl_schedule)s), w_near ? "+w" : "", 'a' + dd, fmmcl_model_phase_names[ph],
+                fmmcl_schedule_name((fmmcl_schedule)s), moved, 'a' + dd, fmmcl_model_phase_names[ph],
                 ph_pred[dd][ph], m);
         if (m > 1e-4) push(st, N_SCHED, fabs(ph_pred[dd][ph] - m) / m); /* phases above 0.1 ms */
       }
     }
     fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,all,total,%.6e,%.6e\n", dist, n, tol, order, best_q,
-            fmmcl_schedule_name((fmmcl_schedule)s), w_near ? "+w" : "", pred[s], meas[s]);
+            fmmcl_schedule_name((fmmcl_schedule)s), moved, pred[s], meas[s]);
     push(st, s - 1, fabs(pred[s] - meas[s]) / meas[s]);
+    if (s == FMMCL_SCHEDULE_GPU || s == FMMCL_SCHEDULE_CPU) {
+      const int d = s == FMMCL_SCHEDULE_CPU;
+      write_sample(d, &mp[d], order, n, best_work, medians[d]);
+    }
     free(phase_t);
   }
   int fastest = FMMCL_SCHEDULE_GPU;
@@ -245,6 +276,15 @@ int main(int argc, char **argv) {
   fmmcl_model_precision mp[2];
   get_model(ca, o.fit, &mp[0]);
   get_model(cb, o.fit, &mp[1]);
+  for (int d = 0; d < 2; d++) {
+    fmmcl_device_info dev;
+    bench_check(d ? cb : ca, fmmcl_context_device(d ? cb : ca, &dev), "fmmcl_context_device");
+    snprintf(dev_names[d], sizeof dev_names[d], "%s", dev.device_name);
+  }
+  if (o.samples && !(samples_f = fopen(o.samples, "w"))) {
+    fprintf(stderr, "bench-model: cannot write %s\n", o.samples);
+    return 1;
+  }
   FILE *csv = bench_open_csv(o.csv);
   fprintf(csv, "dist,n,tol,order,leaf,schedule,device,phase,predicted_s,measured_s\n");
   stats st;
@@ -256,10 +296,10 @@ int main(int argc, char **argv) {
   for (int dist = 0; dist < 2; dist++) {
     if (!(dist ? o.ellipsoid : o.uniform)) continue;
     for (size_t i = 0; i < o.n_n; i++) {
-      make_points(dist, o.n[i], x);
+      bench_model_points(dist, o.n[i], x);
       /* the work of each candidate leaf size, counted on host trees once
        * per input (it does not depend on the tolerance) */
-      double works[FMMCL_MODEL_N_LEAF][FMMCL_MODEL_NPHASES];
+      double works[FMMCL_MODEL_N_LEAF][FMMCL_MODEL_NWORK];
       for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++)
         bench_check(NULL, fmmcl_model_counts(o.n[i], x, 0, NULL, (size_t)fmmcl_model_leaf_sizes[k], FMMCL_SINGLE,
                                              works[k]), "counts");
@@ -268,6 +308,7 @@ int main(int argc, char **argv) {
     }
   }
   if (csv != stdout) fclose(csv);
+  if (samples_f) fclose(samples_f);
   static const char *const names[] = {"gpu-only", "cpu-only", "hybrid1", "hybrid2"};
   printf("# summary over %zu cases\n", st.cases);
   for (int s = 0; s < N_SCHED; s++)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """plot_model.py — the breakdown plot of bench-model's CSV, as Figure 5 of
 Choi et al. (GPGPU-7 2014): per schedule and device, measured and predicted
-time stacked by the paper's phases (Up, U, V, W, X, Down, transfers)."""
+time stacked by the paper's phases (Up, U, V, W, X, Down, transfers,
+launch overhead and the hybrid's host sum)."""
 import csv
 import sys
 from collections import defaultdict
@@ -14,8 +15,10 @@ without it, prints the table it would plot and exits 0."""
 
 # the paper's phases from our operators
 GROUPS = [("Up", ("p2m", "m2m")), ("U", ("p2p",)), ("V", ("m2l",)), ("W", ("m2p",)),
-          ("X", ("p2l",)), ("Down", ("l2l", "l2p")), ("transfers", ("upload", "download"))]
-COLORS = ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:orange", "tab:cyan", "tab:gray"]
+          ("X", ("p2l",)), ("Down", ("l2l", "l2p")), ("transfers", ("upload", "download")),
+          ("overhead", ("overhead", "combine"))]
+COLORS = ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:orange", "tab:cyan", "tab:gray",
+          "tab:brown"]
 
 
 def breakdown(rows, n, dist, tol):

@@ -47,6 +47,8 @@ typedef struct fmm3d_level_groups {
 
 typedef struct fmm3d_state {
   int treecode;                 /* 0: FMM lists; 1: treecode near/far lists */
+  int tree_borrowed;            /* tree and fmm lists belong to another plan's state
+                                 * (a hybrid plan's other sub-plan): never freed here */
   int order;                    /* expansion order p */
   size_t real_size;             /* 4 or 8 */
   size_t ncoef;                 /* (p+1)(p+2)/2 complex coefficients per cell */
@@ -110,6 +112,11 @@ double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
 /* Tree, lists, kernels, device buffers: everything execute reuses. */
 fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets);
+/* A 3D FMM plan's create that borrows donor's host tree and FMM lists
+ * (built on the host, so with their sorted points) instead of building
+ * them: the hybrid plan's second sub-plan. donor must outlive the plan. */
+fmmcl_status fmmcl_fmm3d_create_borrowing(fmmcl_plan plan, const double *sources, const double *targets,
+                                          const fmm3d_state *donor);
 fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s);
 fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s);
 /* A device buffer of bytes holding host's bytes (host NULL: uninitialised);

@@ -378,9 +378,11 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
   release_list(&s->p2l);
   release_list(&s->m2p);
   release_list(&s->p2p);
-  fmmcl_tree3d_fmm_lists_free(&s->fmm);
   fmmcl_tree3d_treecode_lists_free(&s->tc);
-  fmmcl_tree3d_destroy(s->tree);
+  if (!s->tree_borrowed) {
+    fmmcl_tree3d_fmm_lists_free(&s->fmm);
+    fmmcl_tree3d_destroy(s->tree);
+  }
   fmmcl_pinned_free(&s->q_pin);
   fmmcl_pinned_free(&s->out_pin);
 }

@@ -14,6 +14,20 @@ static fmmcl_status create_with(fmmcl_plan plan, const double *sources, const do
   return fmmcl_fmm3d_setup(plan, s, sources, targets);
 }
 
+fmmcl_status fmmcl_fmm3d_create_borrowing(fmmcl_plan plan, const double *sources, const double *targets,
+                                          const fmm3d_state *donor) {
+  fmm3d_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  if (donor->treecode || !donor->tree || !donor->tree->source_xyz ||
+      (!donor->tree->targets_are_sources && !donor->tree->target_xyz))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "a borrowed tree needs the donor's host points");
+  s->tree = donor->tree;
+  s->fmm = donor->fmm;
+  s->tree_borrowed = 1;
+  return fmmcl_fmm3d_setup(plan, s, sources, targets);
+}
+
 static fmmcl_status fmm_create(fmmcl_plan plan, const double *sources, const double *targets) {
   return create_with(plan, sources, targets, 0);
 }

@@ -98,8 +98,10 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   fmmcl_status st = check_options(plan, s);
   if (st) return st;
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
-  if ((st = build_tree(plan, s, sources, targets))) return st;
-  if ((st = build_lists(plan, s))) return st;
+  if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
+    if ((st = build_tree(plan, s, sources, targets))) return st;
+    if ((st = build_lists(plan, s))) return st;
+  }
   if ((st = fmmcl_fmm3d_build_kernels(plan, s))) return st;
   double t0 = fmmcl_wall_seconds();
   if ((st = fmmcl_fmm3d_upload_tables(plan, s))) return st;

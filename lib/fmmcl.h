@@ -239,8 +239,11 @@ fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
 /* How a hybrid plan splits the 3D FMM's phases over its two contexts
  * ("a", usually the GPU, and "b", usually a CPU device such as PoCL). The
  * near field is the U list (P2P); the far field is Up (P2M, M2M) -> V
- * (M2L) -> Down (L2L, L2P) with the W (M2P) and X (P2L) lists, which stay
- * with it because they read its multipoles and feed its locals. */
+ * (M2L) -> Down (L2L, L2P) with the W (M2P) and X (P2L) lists. W reads
+ * multipoles and X feeds locals, so where the model (both devices' model
+ * files) predicts it faster, W runs on the near-field device together with
+ * its own Up pass, and X together with its own Down pass; otherwise both
+ * stay with the far field. */
 typedef enum fmmcl_schedule {
   FMMCL_SCHEDULE_AUTO,    /* the model's fastest (and its leaf size when
                              leaf_size is 0), from both devices' model files
@@ -259,8 +262,9 @@ const char *fmmcl_schedule_name(fmmcl_schedule schedule);
  * open the same device). Each device used gets its own sub-plan
  * on the same tree (so both use one leaf size: opt->leaf_size, else the
  * model's, else 512 when either is a GPU and 256 otherwise); execute runs
- * each share on its own host thread and queue and sums the two results on
- * the host. fmmcl_plan_timings reports each device's phases as "a:p2p",
+ * each share on its own host thread and queue and, for the hybrids, adds
+ * the second share to the first on the host (a single-device schedule
+ * writes the caller's arrays directly). fmmcl_plan_timings reports each device's phases as "a:p2p",
  * "b:m2l", ..., its wall time as "a:total" / "b:total", and "combine".
  * Use the plan with fmmcl_plan_execute / timings / counts / destroy. */
 fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,

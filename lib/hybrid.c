@@ -16,7 +16,9 @@
 typedef struct hybrid_state {
   fmmcl_schedule schedule;
   int w_near;                  /* W with the near field (its device then also runs Up) */
+  int x_near;                  /* X with the near field (its device then also runs Down) */
   fmmcl_plan sub[2];           /* [0] on the first context, [1] on the second; NULL: unused */
+  int borrower;                /* the sub-plan that borrows the other's tree and lists; -1: none */
   unsigned mask[2];            /* phases each runs */
   double *pot[2], *grad[2];    /* each sub-plan's share, caller's order */
   char names[2][FMMCL_MAX_PHASES][24]; /* "a:p2p": the hybrid plan's timing names */
@@ -58,6 +60,10 @@ static void *run_job(void *arg) {
 static void hybrid_destroy(fmmcl_plan plan) {
   hybrid_state *h = plan->impl;
   if (!h) return;
+  if (h->borrower >= 0) { /* before the plan whose tree it borrows */
+    fmmcl_plan_destroy(h->sub[h->borrower]);
+    h->sub[h->borrower] = NULL;
+  }
   for (int k = 0; k < 2; k++) {
     fmmcl_plan_destroy(h->sub[k]);
     free(h->pot[k]);
@@ -77,14 +83,28 @@ static void record_sub(fmmcl_plan plan, hybrid_state *h, int k) {
   }
 }
 
+void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, const double *add_pot,
+                             const double *add_grad) {
+  #pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++) {
+    pot[i] += add_pot[i];
+    for (size_t c = 0; grad && c < dim; c++) grad[dim * i + c] += add_grad[dim * i + c];
+  }
+}
+
 static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, double *potential,
                                    double *gradient) {
   hybrid_state *h = plan->impl;
   const int want_grad = gradient != NULL;
   job jobs[2];
   int used[2] = {h->sub[0] != NULL, h->sub[1] != NULL};
+  /* the first device used writes the caller's arrays; only a second share
+   * needs its own (a single-device schedule has no host sum at all: on the
+   * H100 summing into zeroed copies cost 7 ms of an 18 ms 1e6-point run) */
+  const int first = used[0] ? 0 : 1;
   for (int k = 0; k < 2; k++)
-    jobs[k] = (job){h->sub[k], charges, h->mask[k], h->pot[k], want_grad ? h->grad[k] : NULL, 0, 0};
+    jobs[k] = (job){h->sub[k], charges, h->mask[k], k == first ? potential : h->pot[k],
+                    want_grad ? (k == first ? gradient : h->grad[k]) : NULL, 0, 0};
   /* the second device's share on its own thread, the first's on this one */
   pthread_t thread;
   int threaded = 0;
@@ -92,18 +112,15 @@ static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, doubl
     threaded = pthread_create(&thread, NULL, run_job, &jobs[1]) == 0;
     if (!threaded) run_job(&jobs[1]);
   }
-  if (used[0]) run_job(&jobs[0]);
-  else run_job(&jobs[1]);
+  run_job(&jobs[first]);
   if (threaded) pthread_join(thread, NULL);
   for (int k = 0; k < 2; k++)
     if (used[k] && jobs[k].st)
       return fmmcl_fail(plan->ctx, jobs[k].st, "device %c: %s", 'a' + k, fmmcl_last_error(h->sub[k]->ctx));
   const double t0 = fmmcl_wall_seconds();
-  const size_t n = plan->n_targets, dim = (size_t)plan->opt.dim;
-  for (size_t i = 0; i < n; i++)
-    potential[i] = (used[0] ? h->pot[0][i] : 0) + (used[1] ? h->pot[1][i] : 0);
-  for (size_t i = 0; want_grad && i < n * dim; i++)
-    gradient[i] = (used[0] ? h->grad[0][i] : 0) + (used[1] ? h->grad[1][i] : 0);
+  if (used[0] && used[1])
+    fmmcl_hybrid_accumulate(plan->n_targets, (size_t)plan->opt.dim, potential, want_grad ? gradient : NULL,
+                            h->pot[1], h->grad[1]);
   for (int k = 0; k < 2; k++)
     if (used[k]) {
       record_sub(plan, h, k);
@@ -140,7 +157,7 @@ static const fmmcl_method_ops hybrid_ops = {hybrid_create_unused, hybrid_execute
  * changed (AUTO then runs everything on a). */
 static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt, size_t ns,
                           const double *src, size_t nt, const double *tgt, fmmcl_schedule *schedule,
-                          int *leaf, int *w_near) {
+                          int *leaf, int *w_near, int *x_near) {
   fmmcl_model m[2];
   fmmcl_context c[2] = {a, b};
   for (int k = 0; k < 2; k++) {
@@ -157,25 +174,30 @@ static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_opt
   for (int i = 0; i < FMMCL_MODEL_N_LEAF; i++) {
     if (opt->leaf_size > 0 && i > 0) break; /* leaf given: one pass */
     const int q = opt->leaf_size > 0 ? opt->leaf_size : fmmcl_model_leaf_sizes[i];
-    double work[FMMCL_MODEL_NPHASES], t[5];
-    int wn[5];
+    double work[FMMCL_MODEL_NWORK], t[5];
+    int wn[5], xn[5];
     if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)q, opt->precision, work)) return;
     fmmcl_model_schedule_times(&m[0].prec[opt->precision], &m[1].prec[opt->precision],
                                opt->precision == FMMCL_DOUBLE ? 8 : 4, order, work, ns,
-                               tgt ? nt : ns, t, wn);
+                               tgt ? nt : ns, t, wn, xn);
     for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++) {
       if (*schedule != FMMCL_SCHEDULE_AUTO && s != (int)*schedule) continue;
-      if (best < 0 || t[s] < best) best = t[s], chosen = (fmmcl_schedule)s, *leaf = q, *w_near = wn[s];
+      if (best < 0 || t[s] < best)
+        best = t[s], chosen = (fmmcl_schedule)s, *leaf = q, *w_near = wn[s], *x_near = xn[s];
     }
   }
   *schedule = chosen;
 }
 
-/* The phases of each device under h's schedule and W placement. */
+/* The phases of each device under h's schedule and W and X placement:
+ * W near brings Up along (it reads multipoles), X near brings Down (its
+ * locals must reach the targets); the far device keeps Up and Down for V. */
 static void set_masks(hybrid_state *h) {
   const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M;
-  const unsigned near = h->w_near ? NEAR_PHASES | up | FMMCL_FMM3D_M2P : NEAR_PHASES;
-  const unsigned far = h->w_near ? FAR_PHASES & ~(unsigned)FMMCL_FMM3D_M2P : FAR_PHASES;
+  const unsigned down = FMMCL_FMM3D_L2L | FMMCL_FMM3D_L2P;
+  unsigned near = NEAR_PHASES, far = FAR_PHASES;
+  if (h->w_near) near |= up | FMMCL_FMM3D_M2P, far &= ~(unsigned)FMMCL_FMM3D_M2P;
+  if (h->x_near) near |= down | FMMCL_FMM3D_P2L, far &= ~(unsigned)FMMCL_FMM3D_P2L;
   h->mask[0] = h->mask[1] = 0;
   switch (h->schedule) {
     case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;
@@ -186,6 +208,43 @@ static void set_masks(hybrid_state *h) {
 }
 
 static int is_hybrid(fmmcl_plan plan);
+
+/* What fmmcl_plan_create does for a 3D FMM plan (options and points are
+ * checked by the caller), with donor's tree and lists borrowed. */
+static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
+                                     const double *sources, size_t nt, const double *targets,
+                                     const fmm3d_state *donor, fmmcl_plan *out) {
+  fmmcl_clear_error(ctx);
+  *out = NULL;
+  if (o->precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision (cl_khr_fp64)",
+                      ctx->dev.info.device_name);
+  fmmcl_plan p = calloc(1, sizeof *p);
+  if (!p) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  p->ctx = ctx;
+  p->opt = *o;
+  p->n_sources = ns;
+  p->targets_are_sources = targets == NULL;
+  p->n_targets = targets ? nt : ns;
+  p->ops = &fmmcl_fmm3d_ops;
+  const double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = fmmcl_fmm3d_create_borrowing(p, sources, targets ? targets : sources, donor);
+  if (st) {
+    p->ops->destroy(p);
+    free(p);
+    return st;
+  }
+  fmmcl_plan_record(p, "build", fmmcl_wall_seconds() - t0);
+  *out = p;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
+  if (!is_hybrid(plan) || !shared)
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *shared = ((const hybrid_state *)plan->impl)->borrower >= 0;
+  return FMMCL_SUCCESS;
+}
 
 fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) {
   if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
@@ -198,6 +257,21 @@ fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) {
   hybrid_state *h = plan->impl;
   if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
   h->w_near = near != 0;
+  set_masks(h);
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near) {
+  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  *near = ((const hybrid_state *)plan->impl)->x_near;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) {
+  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  hybrid_state *h = plan->impl;
+  if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
+  h->x_near = near != 0;
   set_masks(h);
   return FMMCL_SUCCESS;
 }
@@ -222,8 +296,8 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   if (st) return st;
   fmmcl_plan_options o = *opt;
   o.method = FMMCL_FMM;
-  int leaf = 0, w_near = 0;
-  model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near);
+  int leaf = 0, w_near = 0, x_near = 0;
+  model_choices(a, b, opt, n_sources, sources, n_targets, targets, &schedule, &leaf, &w_near, &x_near);
   if (schedule == FMMCL_SCHEDULE_AUTO) schedule = FMMCL_SCHEDULE_GPU;
   /* the two shares run on two threads, each needing its own queue */
   if (a == b && (schedule == FMMCL_SCHEDULE_HYBRID1 || schedule == FMMCL_SCHEDULE_HYBRID2))
@@ -245,18 +319,33 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   plan->ops = &hybrid_ops;
   plan->impl = h;
   h->schedule = schedule;
+  h->borrower = -1;
   h->w_near = w_near;
+  h->x_near = x_near;
   set_masks(h);
   const double t0 = fmmcl_wall_seconds();
   fmmcl_context c[2] = {a, b};
   const size_t nt = plan->n_targets, dim = (size_t)o.dim;
-  for (int k = 0; !st && k < 2; k++) {
+  /* with both devices, the one that builds its tree on the host (a CPU
+   * device: see fmm3d_setup.c) goes first, and the other borrows that tree
+   * and its lists rather than building the same ones again */
+  const int both = h->mask[0] && h->mask[1];
+  const int first = both && a->dev.info.is_gpu && !b->dev.info.is_gpu ? 1 : 0;
+  for (int i = 0; !st && i < 2; i++) {
+    const int k = i ? 1 - first : first;
     if (!h->mask[k]) continue;
-    st = fmmcl_plan_create(c[k], &o, n_sources, sources, n_targets, targets, &h->sub[k]);
+    const fmm3d_state *donor = i && both ? h->sub[first]->impl : NULL;
+    if (donor && donor->tree->source_xyz && (donor->tree->targets_are_sources || donor->tree->target_xyz)) {
+      st = create_borrowing(c[k], &o, n_sources, sources, n_targets, targets, donor, &h->sub[k]);
+      if (!st) h->borrower = k;
+    } else {
+      st = fmmcl_plan_create(c[k], &o, n_sources, sources, n_targets, targets, &h->sub[k]);
+    }
     if (st) {
       st = fmmcl_fail(a, st, "device %c: %s", 'a' + k, fmmcl_last_error(c[k]));
       break;
     }
+    if (k == 0 || !h->mask[0]) continue; /* the first share writes the caller's arrays */
     h->pot[k] = malloc(nt * sizeof(double));
     h->grad[k] = o.gradient ? malloc(nt * dim * sizeof(double)) : NULL;
     if (!h->pot[k] || (o.gradient && !h->grad[k])) st = fmmcl_fail(a, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");

@@ -17,10 +17,11 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
   if (st) return st;
   const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
   const size_t nt = targets ? n_targets : n_sources;
-  double work[FMMCL_MODEL_NPHASES] = {0};
+  double work[FMMCL_MODEL_NWORK] = {0};
   work[FMMCL_MODEL_P2P] = (double)n_sources * (double)nt;
+  work[FMMCL_MODEL_NPHASES + FMMCL_MODEL_P2P] = 1; /* one "leaf" pair: all points */
   work[FMMCL_MODEL_UPLOAD] = (double)n_sources;
-  work[FMMCL_MODEL_DOWNLOAD] = (double)nt;
+  work[FMMCL_MODEL_DOWNLOAD] = work[FMMCL_MODEL_OVERHEAD] = (double)nt;
   out->direct_seconds = fmmcl_model_predict(mp, rs, out->order, work, n_sources, nt, NULL);
   out->fmm_seconds = -1;
   const size_t n_max = n_sources > nt ? n_sources : nt;
@@ -71,14 +72,18 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   return FMMCL_SUCCESS;
 }
 
-/* Seconds of a share on one device, transfers included: the near field
- * (P2P), plus Up and W when W goes with it; or the far field, less W then. */
-static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near) {
-  double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD];
+/* Seconds of a share on one device, transfers and overhead included: the
+ * near field (P2P), plus Up and W when W goes with it, plus X and Down
+ * when X goes with it; or the far field, less W and X then. */
+static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near, int x_near) {
+  double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD] + s[FMMCL_MODEL_OVERHEAD];
   for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++) {
     const int up = ph == FMMCL_MODEL_P2M || ph == FMMCL_MODEL_M2M;
-    const int on_near = ph == FMMCL_MODEL_P2P || (w_near && (up || ph == FMMCL_MODEL_M2P));
-    const int on_far = ph != FMMCL_MODEL_P2P && !(w_near && ph == FMMCL_MODEL_M2P);
+    const int down = ph == FMMCL_MODEL_L2L || ph == FMMCL_MODEL_L2P;
+    const int on_near = ph == FMMCL_MODEL_P2P || (w_near && (up || ph == FMMCL_MODEL_M2P)) ||
+                        (x_near && (down || ph == FMMCL_MODEL_P2L));
+    const int on_far = ph != FMMCL_MODEL_P2P && !(w_near && ph == FMMCL_MODEL_M2P) &&
+                       !(x_near && ph == FMMCL_MODEL_P2L);
     if (near ? on_near : on_far) t += s[ph];
   }
   return t;
@@ -87,21 +92,28 @@ static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near) {
 static double max2(double a, double b) { return a > b ? a : b; }
 
 void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
-                                size_t real_size, int order, const double work[FMMCL_MODEL_NPHASES],
-                                size_t n_sources, size_t n_targets, double t[5], int w_near[5]) {
+                                size_t real_size, int order, const double work[FMMCL_MODEL_NWORK],
+                                size_t n_sources, size_t n_targets, double t[5], int w_near[5],
+                                int x_near[5]) {
   double sa[FMMCL_MODEL_NPHASES], sb[FMMCL_MODEL_NPHASES];
-  int wn[5] = {0};
+  int wn[5] = {0}, xn[5] = {0};
   t[0] = 0;
   t[FMMCL_SCHEDULE_GPU] = fmmcl_model_predict(a, real_size, order, work, n_sources, n_targets, sa);
   t[FMMCL_SCHEDULE_CPU] = fmmcl_model_predict(b, real_size, order, work, n_sources, n_targets, sb);
-  /* hybrid1: near on a, far on b; hybrid2 the reverse; W where it is faster */
+  /* hybrid1: near on a, far on b; hybrid2 the reverse; W and X each where
+   * that is faster (a list with no work stays with the far field) */
   for (int h = 0; h < 2; h++) {
     const double *near = h ? sb : sa, *far = h ? sa : sb;
-    const double w_far = max2(share(near, 1, 0), share(far, 0, 0));
-    const double w_nr = max2(share(near, 1, 1), share(far, 0, 1));
     const int k = h ? FMMCL_SCHEDULE_HYBRID2 : FMMCL_SCHEDULE_HYBRID1;
-    wn[k] = work[FMMCL_MODEL_M2P] > 0 && w_nr < w_far;
-    t[k] = wn[k] ? w_nr : w_far;
+    t[k] = -1;
+    for (int w = 0; w < 2; w++)
+      for (int x = 0; x < 2; x++) {
+        if ((w && !(work[FMMCL_MODEL_M2P] > 0)) || (x && !(work[FMMCL_MODEL_P2L] > 0))) continue;
+        const double tk = max2(share(near, 1, w, x), share(far, 0, w, x));
+        if (t[k] < 0 || tk < t[k]) t[k] = tk, wn[k] = w, xn[k] = x;
+      }
+    t[k] += sa[FMMCL_MODEL_COMBINE];
   }
   if (w_near) memcpy(w_near, wn, sizeof wn);
+  if (x_near) memcpy(x_near, xn, sizeof xn);
 }

@@ -12,7 +12,7 @@
 #include "model.h"
 
 const char *const fmmcl_model_phase_names[FMMCL_MODEL_NPHASES] = {
-    "p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p", "upload", "download"};
+    "p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p", "upload", "download", "overhead", "combine"};
 
 static const char *const prec_names[2] = {"single", "double"};
 
@@ -132,7 +132,8 @@ static int parse_line(const char *line, fmmcl_model *m) {
     m->prec[k].fitted = 1, m->prec[k].n_samples = n;
     return 1;
   }
-  if (sscanf(line, "phase %31s %31s %lf %lf %lf", a, b, &v[0], &v[1], &v[2]) == 2 + FMMCL_MODEL_NREG) {
+  if (sscanf(line, "phase %31s %31s %lf %lf %lf %lf %lf", a, b, &v[0], &v[1], &v[2], &v[3], &v[4]) ==
+      2 + FMMCL_MODEL_NREG) {
     int ph = phase_index(b);
     if ((k = prec_index(a)) < 0 || ph < 0 || !m->prec[k].fitted) return 0;
     for (int r = 0; r < FMMCL_MODEL_NREG; r++) m->prec[k].c[ph][r] = v[r];

@@ -46,7 +46,9 @@ static void usage(FILE *out) {
           "                      mix, streaming bandwidth) and store them in the device's\n"
           "                      model file beside the cache (FMMCL_MODEL_FILE: elsewhere)\n"
           "  --fit               --model, then fit the per-phase model's constants over a\n"
-          "                      sweep of small FMM plans (N, leaf size q, order p)\n"
+          "                      sweep of FMM plans (N, leaf size q, order p, cube and\n"
+          "                      ellipsoid) for at most --budget seconds; --report-csv\n"
+          "                      FILE then receives the samples (model-refit reads them)\n"
           "  --dry-run           print the candidates each job would try; no timing or writing\n"
           "  --report-csv FILE   also write the closing table as CSV\n"
           "  --quiet             no progress bar\n"
@@ -291,7 +293,7 @@ int main(int argc, char **argv) {
   job_key jobs[64];
   size_t n_jobs = 0;
   if (o.model) {
-    rc = tune_model_main(ctx, &dev, o.precision, o.fit);
+    rc = tune_model_main(ctx, &dev, o.precision, o.fit, o.budget, o.csv);
   } else if (o.list) {
     list_spaces(&o, &dev);
   } else if (o.show) {

@@ -166,6 +166,7 @@ void tune_report_csv(FILE *out, const fmmcl_device_info *dev, const tune_result 
  * device in the given precisions and stores them in its model file,
  * keeping what else the file holds; fit: also runs the fitting sweep and
  * stores the per-phase constants. Returns the exit status. */
-int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char *precision, int fit);
+int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char *precision, int fit,
+                    double budget, const char *samples_csv);
 
 #endif /* FMMCL_TUNE_H */

@@ -16,37 +16,47 @@ static int cmp_double(const void *a, const void *b) {
 
 /* The sweep, the fit, and how well the fit reproduces its own samples. */
 static int fit_precision(fmmcl_context ctx, const fmmcl_device_info *dev, fmmcl_precision prec,
-                         fmmcl_model_precision *mp) {
+                         double budget, const char *samples_csv, fmmcl_model_precision *mp) {
   fmmcl_model_sweep sw;
   fmmcl_model_default_sweep(dev, &sw);
+  if (budget > 0) sw.budget_s = budget;
   fmmcl_model_sample *smp;
   size_t n;
-  fprintf(stderr, "fmmtune: fitting over %zu plans\n", sw.n_n * sw.n_q * sw.n_p);
+  fprintf(stderr, "fmmtune: fitting over up to %zu plans, %.0f s budget\n",
+          sw.n_n * sw.n_q * sw.n_p * (size_t)sw.shapes, sw.budget_s);
   if (fmmcl_model_fit_sweep(ctx, prec, &sw, mp, &smp, &n)) {
     fprintf(stderr, "fmmtune: fit: %s\n", fmmcl_last_error(ctx));
     return 0;
   }
   double *err = malloc((n ? n : 1) * sizeof *err);
-  printf("%8s %5s %3s %12s %12s %8s\n", "N", "q", "p", "measured_s", "predicted_s", "error");
+  printf("%8s %8s %3s %12s %12s %8s\n", "N", "leaves", "p", "measured_s", "predicted_s", "error");
   for (size_t i = 0; err && i < n; i++) {
     double meas = 0;
-    for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) meas += smp[i].seconds[ph];
+    for (int ph = 0; ph < FMMCL_MODEL_COMBINE; ph++) meas += smp[i].seconds[ph]; /* the wall time */
     const double pred = fmmcl_model_predict(mp, prec == FMMCL_DOUBLE ? 8 : 4, smp[i].order, smp[i].work,
                                             smp[i].n_sources, smp[i].n_targets, NULL);
     err[i] = fabs(pred - meas) / meas;
-    printf("%8zu %5d %3d %12.6f %12.6f %7.1f%%\n", smp[i].n_sources, sw.q[(i / sw.n_p) % sw.n_q],
-           smp[i].order, meas, pred, 100 * err[i]);
+    printf("%8zu %8.0f %3d %12.6f %12.6f %7.1f%%\n", smp[i].n_sources,
+           smp[i].work[FMMCL_MODEL_NPHASES + FMMCL_MODEL_P2M], smp[i].order, meas, pred, 100 * err[i]);
   }
   if (err && n) {
     qsort(err, n, sizeof *err, cmp_double);
     printf("median prediction error of the total: %.1f%%\n", 100 * err[n / 2]);
   }
   free(err);
+  int ok = 1;
+  if (samples_csv) {
+    FILE *f = fopen(samples_csv, "a");
+    ok = f && fmmcl_model_samples_write(f, dev->device_name, prec, mp, smp, n) == FMMCL_SUCCESS;
+    if (f && fclose(f)) ok = 0;
+    if (!ok) fprintf(stderr, "fmmtune: cannot write %s\n", samples_csv);
+  }
   free(smp);
-  return 1;
+  return ok;
 }
 
-int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char *precision, int fit) {
+int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char *precision, int fit,
+                    double budget, const char *samples_csv) {
   char path[4200];
   if (fmmcl_model_file_path(dev, path, sizeof path)) {
     fprintf(stderr, "fmmtune: %s\n", fmmcl_last_error(NULL));
@@ -70,7 +80,7 @@ int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char 
     mp->measured = 1;
     printf("%s %s: U-list mix %.4g pairs/s, streaming %.4g GB/s\n", dev->device_name,
            p ? "double" : "single", mp->pairs_per_s, mp->bytes_per_s * 1e-9);
-    if (fit && !fit_precision(ctx, dev, prec, mp)) rc = 1;
+    if (fit && !fit_precision(ctx, dev, prec, budget, samples_csv, mp)) rc = 1;
   }
   if (fmmcl_model_store(path, dev, &m)) {
     fprintf(stderr, "fmmtune: %s\n", fmmcl_last_error(NULL));
