@@ -13,6 +13,7 @@
 typedef struct {
   const char *device, *kernel, *precision, *classes, *csv;
   double budget;
+  int budget_default; /* --budget not given */
   size_t n;
   int repeats, list, show, reset, dry_run, quiet, verbose, worker, model, fit;
   unsigned seed;
@@ -47,7 +48,9 @@ static void usage(FILE *out) {
           "                      model file beside the cache (FMMCL_MODEL_FILE: elsewhere)\n"
           "  --fit               --model, then fit the per-phase model's constants over a\n"
           "                      sweep of FMM plans (N, leaf size q, order p, cube and\n"
-          "                      ellipsoid) for at most --budget seconds; --report-csv\n"
+          "                      ellipsoid) for at most --budget seconds (default 60 on a\n"
+          "                      GPU, 180 on a CPU device, whose plans are slower and\n"
+          "                      which needs ~40 of them); --report-csv\n"
           "                      FILE then receives the samples (model-refit reads them)\n"
           "  --dry-run           print the candidates each job would try; no timing or writing\n"
           "  --report-csv FILE   also write the closing table as CSV\n"
@@ -57,7 +60,7 @@ static void usage(FILE *out) {
 }
 
 static int parse_args(int argc, char **argv, options *o) {
-  *o = (options){.kernel = "all", .precision = "both", .budget = 60, .repeats = 5, .seed = 1};
+  *o = (options){.kernel = "all", .precision = "both", .budget = -1, .repeats = 5, .seed = 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -88,6 +91,7 @@ static int parse_args(int argc, char **argv, options *o) {
     fprintf(stderr, "fmmtune: --precision must be single, double or both\n");
     return 0;
   }
+  if (o->budget == -1) o->budget_default = 1, o->budget = 60; /* the fit's own default differs by device */
   if (!(o->budget >= 0) || o->repeats < 1 || o->repeats > 64) {
     fprintf(stderr, "fmmtune: --budget must be >= 0 and --repeats 1..64\n");
     return 0;
@@ -293,7 +297,7 @@ int main(int argc, char **argv) {
   job_key jobs[64];
   size_t n_jobs = 0;
   if (o.model) {
-    rc = tune_model_main(ctx, &dev, o.precision, o.fit, o.budget, o.csv);
+    rc = tune_model_main(ctx, &dev, o.precision, o.fit, o.budget_default ? 0 : o.budget, o.csv);
   } else if (o.list) {
     list_spaces(&o, &dev);
   } else if (o.show) {
