@@ -29,15 +29,6 @@ static size_t define_value(const char *defines, const char *name, size_t fallbac
 
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* Writes value v (double) as the plan's REAL at element i of buf. */
-static inline void put_real(void *buf, size_t real_size, size_t i, double v) {
-  if (real_size == 4) ((float *)buf)[i] = (float)v;
-  else ((double *)buf)[i] = v;
-}
-static inline double get_real(const void *buf, size_t real_size, size_t i) {
-  return real_size == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
-}
-
 /* Element index of coordinate c (c = dim: the charge) of point i in a packed
  * array of n_pad points: Laplace interleaves (x, y, z, q) in 3D, (x, y, q, 0)
  * in 2D; the Gaussian is
@@ -107,15 +98,6 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
   return FMMCL_SUCCESS;
 }
 
-static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, cl_mem *buf) {
-  cl_int err;
-  *buf = clCreateBuffer(ctx->cl, flags, bytes, NULL, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
-                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
@@ -162,20 +144,20 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   }
   if (!st) {
     for (size_t i = 0; i < plan->n_sources; i++)
-      for (int c = 0; c < dim; c++) put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), sx[i * dim + c]);
+      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), sx[i * dim + c]);
     /* padding sources carry no charge and sit outside the box, so no target
      * ever meets one at distance 0 (the unguarded 1/r would give 0 * inf) */
     for (size_t i = plan->n_sources; i < s->ns_pad; i++)
-      for (int c = 0; c < dim; c++) put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), 2 * half + 1);
+      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), 2 * half + 1);
     for (size_t i = 0; i < plan->n_targets; i++)
-      for (int c = 0; c < dim; c++) put_real(tgt_host, s->real_size, packed_index(o, s->nt_pad, i, c), tx[i * dim + c]);
+      for (int c = 0; c < dim; c++) fmmcl_put_real(tgt_host, s->real_size, packed_index(o, s->nt_pad, i, c), tx[i * dim + c]);
   }
   if (tx != sx) free(tx);
   free(sx);
   if (st) { free(tgt_host); return st; }
-  st = make_buffer(ctx, CL_MEM_READ_ONLY, src_bytes, &s->src);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, tgt_bytes, &s->tgt);
-  if (!st) st = make_buffer(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, &s->out);
+  st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, tgt_bytes, NULL, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, NULL, &s->out);
   if (!st) {
     cl_int err = clEnqueueWriteBuffer(ctx->queue, s->tgt, CL_TRUE, 0, tgt_bytes, tgt_host, 0, NULL, NULL);
     if (err != CL_SUCCESS)
@@ -220,7 +202,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   double t0 = fmmcl_wall_seconds();
   #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
-    put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, dim), charges[i]);
+    fmmcl_put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, dim), charges[i]);
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, rows * s->ns_pad * s->real_size,
                                          s->src_host, 0, NULL, NULL));
   double t1 = fmmcl_wall_seconds();
@@ -243,11 +225,11 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   const int lap = o->kernel != FMMCL_GAUSSIAN;
   #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
-    potential[i] = get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
+    potential[i] = fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
     if (gradient)
       for (int c = 0; c < dim; c++)
         gradient[i * dim + c] =
-            get_real(s->out_host, s->real_size, lap ? 4 * i + c : (size_t)(1 + c) * s->nt_pad + i);
+            fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + c : (size_t)(1 + c) * s->nt_pad + i);
   }
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t2);
   return FMMCL_SUCCESS;

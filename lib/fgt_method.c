@@ -30,17 +30,6 @@ typedef struct fgt_state {
   void *stage;       /* host staging of charges and results, max(ns, nt) REALs */
 } fgt_state;
 
-static fmmcl_status make_buffer(fmmcl_context ctx, size_t bytes, const void *host, cl_mem *buf) {
-  cl_int err;
-  if (bytes == 0) bytes = 8, host = NULL; /* OpenCL refuses empty buffers */
-  *buf = clCreateBuffer(ctx->cl, host ? CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
-                        (void *)host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
-                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 /* n doubles as the plan's REAL, transposed to structure of arrays when
  * dim > 0 (v[i * dim + k] -> k * n + i) */
 static fmmcl_status upload_real(fmmcl_context ctx, size_t rs, const double *v, size_t n, int dim, cl_mem *buf) {
@@ -53,7 +42,7 @@ static fmmcl_status upload_real(fmmcl_context ctx, size_t rs, const double *v, s
       if (rs == 4) ((float *)h)[to] = (float)v[from];
       else ((double *)h)[to] = v[from];
     }
-  fmmcl_status st = make_buffer(ctx, count * rs, h, buf);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, count * rs, h, buf);
   free(h);
   return st;
 }
@@ -62,7 +51,7 @@ static fmmcl_status upload_u32(fmmcl_context ctx, const size_t *v, size_t n, cl_
   uint32_t *h = malloc(n * sizeof *h + 4);
   if (!h) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t i = 0; i < n; i++) h[i] = (uint32_t)v[i];
-  fmmcl_status st = make_buffer(ctx, n * sizeof *h, h, buf);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof *h, h, buf);
   free(h);
   return st;
 }
@@ -96,9 +85,9 @@ static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, siz
     n = m;
     if (pass) {
       t->n = n;
-      fmmcl_status st = make_buffer(ctx, n * 4, box, &t->box);
-      if (!st) st = make_buffer(ctx, n * 4, first, &t->first);
-      if (!st) st = make_buffer(ctx, n * 4, count, &t->count);
+      fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, box, &t->box);
+      if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, first, &t->first);
+      if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, count, &t->count);
       free(box); free(first); free(count);
       if (st) return st;
     }
@@ -180,17 +169,17 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
     if (!e) e = upload_u32(ctx, s->src.perm, s->src.n, &st->sperm);
     if (!e) e = upload_u32(ctx, s->tgt.perm, s->tgt.n, &st->tperm);
   }
-  if (!e) e = make_buffer(ctx, s->src.n * rs, NULL, &st->q_in);
-  if (!e) e = make_buffer(ctx, s->tgt.n * rs, NULL, &st->out_caller);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->src.n * rs, NULL, &st->q_in);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->tgt.n * rs, NULL, &st->out_caller);
   if (!e) e = upload_real(ctx, rs, s->tgt.centre, s->tgt.nbox, dim, &st->tb_centre);
-  if (!e) e = make_buffer(ctx, (size_t)s->par.nterms * dim, s->alpha, &st->alpha);
-  if (!e) e = make_buffer(ctx, s->nh * 4, s->hbox, &st->hbox);
-  if (!e) e = make_buffer(ctx, s->ntay * 4, s->tbox, &st->tbox);
-  if (!e) e = make_buffer(ctx, s->tgt.nbox * 4, s->tslot, &st->tslot);
-  if (!e) e = make_buffer(ctx, s->nh * s->par.nterms * rs, NULL, &st->M);
-  if (!e) e = make_buffer(ctx, s->ntay * s->par.nterms * rs, NULL, &st->B);
-  if (!e) e = make_buffer(ctx, s->tgt.n * rs, NULL, &st->out);
-  if (!e) e = make_buffer(ctx, s->src.n * rs, NULL, &st->q);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)s->par.nterms * dim, s->alpha, &st->alpha);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->nh * 4, s->hbox, &st->hbox);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->ntay * 4, s->tbox, &st->tbox);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->tgt.nbox * 4, s->tslot, &st->tslot);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->nh * s->par.nterms * rs, NULL, &st->M);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->ntay * s->par.nterms * rs, NULL, &st->B);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->tgt.n * rs, NULL, &st->out);
+  if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->src.n * rs, NULL, &st->q);
   if (!e) { /* centres of the Hermite slots */
     double *hc = malloc(s->nh * dim * sizeof *hc + 8);
     if (!hc) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -207,7 +196,7 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
     if (!l) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (size_t i = 0; i < n; i++)
       l[i] = k == FMMCL_FGT_HERMITE || k == FMMCL_FGT_H2T ? (uint32_t)s->hslot[s->list[k][i]] : s->list[k][i];
-    e = make_buffer(ctx, n * 4, l, &st->list[k]);
+    e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, l, &st->list[k]);
     free(l);
   }
   if (!e) e = tiles_build(ctx, s, st->wgs, FMMCL_FGT_DIRECT, &st->t_direct);

@@ -31,22 +31,6 @@ fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_option
   return fmmcl_order_from_tolerance(ctx, opt, max, error_of, NULL, NULL, order);
 }
 
-static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, void *host,
-                                cl_mem *buf) {
-  cl_int err;
-  if (bytes == 0) bytes = 16, host = NULL; /* OpenCL refuses empty buffers; never read */
-  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
-                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
-static void put_real(void *buf, size_t real_size, size_t i, double v) {
-  if (real_size == 4) ((float *)buf)[i] = (float)v;
-  else ((double *)buf)[i] = v;
-}
-
 /* uint copy of a size_t array (the device indexes with 32 bits). */
 static cl_uint *to_uint(const size_t *a, size_t n) {
   cl_uint *u = malloc((n ? n : 1) * sizeof *u);
@@ -63,13 +47,13 @@ static fmmcl_status upload_tables(fmmcl_context ctx, fmm2d_state *s) {
   void *b = calloc(nb + nc, s->real_size);
   if (!b) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (int n = 0; n < bs; n++)
-    for (int k = 0; k <= n; k++) put_real(b, s->real_size, (size_t)n * bs + k, fmmcl_exp2d_binomial(n, k));
+    for (int k = 0; k <= n; k++) fmmcl_put_real(b, s->real_size, (size_t)n * bs + k, fmmcl_exp2d_binomial(n, k));
   char *c = (char *)b + nb * s->real_size;
   double t[(FMMCL_EXP2D_MAX_ORDER + 1) * (FMMCL_EXP2D_MAX_ORDER + 1)];
   fmmcl_exp2d_m2l_row_table(p, t);
-  for (size_t i = 0; i < nc; i++) put_real(c, s->real_size, i, t[i]);
-  fmmcl_status st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * s->real_size, b, &s->binom);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nc * s->real_size, c, &s->coef);
+  for (size_t i = 0; i < nc; i++) fmmcl_put_real(c, s->real_size, i, t[i]);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * s->real_size, b, &s->binom);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nc * s->real_size, c, &s->coef);
   free(b);
   return st;
 }
@@ -90,15 +74,15 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
     for (size_t m = 0; m < n; m++) {
       double c[2];
       fmmcl_quadtree2d_cell_centre(t, l, m, c);
-      put_real(centre, s->real_size, 2 * (off + m), c[0]);
-      put_real(centre, s->real_size, 2 * (off + m) + 1, c[1]);
+      fmmcl_put_real(centre, s->real_size, 2 * (off + m), c[0]);
+      fmmcl_put_real(centre, s->real_size, 2 * (off + m) + 1, c[1]);
     }
   }
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 2 * t->n_cells * s->real_size, centre, &s->centre);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_src, &s->leaf_src);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_tgt, &s->leaf_tgt);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), u_begin, &s->u_begin);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, t->u_begin[nl] * sizeof(cl_uint), u_leaf, &s->u_leaf);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 2 * t->n_cells * s->real_size, centre, &s->centre);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_src, &s->leaf_src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), leaf_tgt, &s->leaf_tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (nl + 1) * sizeof(cl_uint), u_begin, &s->u_begin);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, t->u_begin[nl] * sizeof(cl_uint), u_leaf, &s->u_leaf);
   free(centre), free(leaf_src), free(leaf_tgt), free(u_begin), free(u_leaf);
   return st;
 }
@@ -140,10 +124,10 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
         fmmcl_quadtree2d_cell_centre(t, l, t->v_src[e] - off, cs);
         /* what m2l2d.cl needs of w = (c_src - c_tgt) / side: 1/w and log(|w| side) */
         const double wx = round((cs[0] - ct[0]) / h), wy = round((cs[1] - ct[1]) / h), w2 = wx * wx + wy * wy;
-        put_real(w, s->real_size, 4 * k, wx / w2);
-        put_real(w, s->real_size, 4 * k + 1, -wy / w2);
-        put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
-        put_real(w, s->real_size, 4 * k + 3, 0.0);
+        fmmcl_put_real(w, s->real_size, 4 * k, wx / w2);
+        fmmcl_put_real(w, s->real_size, 4 * k + 1, -wy / w2);
+        fmmcl_put_real(w, s->real_size, 4 * k + 2, 0.5 * log(w2) + log(h));
+        fmmcl_put_real(w, s->real_size, 4 * k + 3, 0.0);
         dxy[2 * k] = (int)wx, dxy[2 * k + 1] = (int)wy;
         k++;
       }
@@ -160,27 +144,27 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
     if (bs) st = fmmcl_fail(ctx, bs, "m2l2d: bundling the translations by offset failed");
     const size_t nb = b.n_bundles, tpw = b.tpw, noff = s->m2l_fused ? 27 : 1;
     s->n_bundles = nb;
-    if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * noff * tpw * sizeof(cl_uint), b.src, &s->b_src);
-    if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * noff * 4 * s->real_size, b.w, &s->b_w);
-    if (!st && s->m2l_fused) st = make_buffer(ctx, CL_MEM_READ_ONLY, nb * tpw * sizeof(cl_uint), b.rows, &s->b_aux);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * noff * tpw * sizeof(cl_uint), b.src, &s->b_src);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * noff * 4 * s->real_size, b.w, &s->b_w);
+    if (!st && s->m2l_fused) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * tpw * sizeof(cl_uint), b.rows, &s->b_aux);
     if (!st && !s->m2l_fused) {
-      st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), b.idx, &s->b_aux);
+      st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), b.idx, &s->b_aux);
       /* partial locals at the bundles' padded positions */
-      if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * nb * tpw * s->nrow * s->real_size, NULL, &s->Lpart);
+      if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nb * tpw * s->nrow * s->real_size, NULL, &s->Lpart);
     }
     if (!bs) fmmcl_m2l2d_bundles_free(&b);
   }
   /* the per-translation lists only for the unshared kernels; the rows for
    * every reduction (m2l2d_fused_share carries its own) */
-  if (!st && !s->m2l_share) st = make_buffer(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
-  if (!st && !s->m2l_share) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
+  if (!st && !s->m2l_share) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st && !s->m2l_share) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
   if (!st && !(s->m2l_share && s->m2l_fused))
-    st = make_buffer(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
   if (!st && !(s->m2l_share && s->m2l_fused))
-    st = make_buffer(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
   /* the fused kernel sums each row's translations in registers instead */
   if (!st && !s->m2l_fused && !s->m2l_share)
-    st = make_buffer(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * n_trans * s->nrow * s->real_size, NULL, &s->Lpart);
   free(src), free(rows), free(begin), free(w), free(dxy), free(level), free(position);
   return st;
 }
@@ -199,20 +183,20 @@ static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
   cl_uint *leaf = malloc(nt * sizeof *leaf), *sperm = to_uint(t->source_perm, ns), *tperm = to_uint(t->target_perm, nt);
   if (!src || !tgt || !leaf || !sperm || !tperm) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t i = 0; !st && i < ns; i++)
-    for (int c = 0; c < 2; c++) put_real(src, s->real_size, 4 * i + c, t->src[2 * i + c]);
+    for (int c = 0; c < 2; c++) fmmcl_put_real(src, s->real_size, 4 * i + c, t->src[2 * i + c]);
   for (size_t m = 0; !st && m < nl; m++)
     for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++) {
       leaf[i] = (cl_uint)m;
-      for (int c = 0; c < 2; c++) put_real(tgt, s->real_size, 4 * i + c, t->tgt[2 * i + c]);
+      for (int c = 0; c < 2; c++) fmmcl_put_real(tgt, s->real_size, 4 * i + c, t->tgt[2 * i + c]);
     }
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * ns * s->real_size, src, &s->src);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, 4 * nt * s->real_size, tgt, &s->tgt);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), leaf, &s->tgt_leaf);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * nt * s->real_size, NULL, &s->out);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, ns * s->real_size, NULL, &s->charges);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, ns * sizeof(cl_uint), sperm, &s->src_perm);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), tperm, &s->tgt_perm);
-  if (!st) st = make_buffer(ctx, CL_MEM_WRITE_ONLY, 4 * nt * s->real_size, NULL, &s->out_user);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * ns * s->real_size, src, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * nt * s->real_size, tgt, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), leaf, &s->tgt_leaf);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nt * s->real_size, NULL, &s->out);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, ns * s->real_size, NULL, &s->charges);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, ns * sizeof(cl_uint), sperm, &s->src_perm);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), tperm, &s->tgt_perm);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, 4 * nt * s->real_size, NULL, &s->out_user);
   free(src), free(tgt), free(leaf), free(sperm), free(tperm);
   return st;
 }
@@ -266,8 +250,8 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
   if (!st) st = upload_translations(ctx, s);
   if (!st) st = upload_points(ctx, s);
   const size_t ne = 2 * s->tree->n_cells * s->nrow * s->real_size;
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, ne, NULL, &s->M);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, ne, NULL, &s->L);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, ne, NULL, &s->M);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, ne, NULL, &s->L);
   return st;
 }
 

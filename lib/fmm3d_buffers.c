@@ -30,11 +30,6 @@ fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags fl
   return FMMCL_SUCCESS;
 }
 
-static void put_real(void *buf, size_t real_size, size_t i, double v) {
-  if (real_size == 4) ((float *)buf)[i] = (float)v;
-  else ((double *)buf)[i] = v;
-}
-
 /* Sorted points as REAL4 (x, y, z, 0) relative to s->shift into buf;
  * returns whether every packed value is finite (float overflows where the
  * doubles did not). One loop per precision so each vectorises. */
@@ -130,8 +125,8 @@ static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
   #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     const fmmcl_tree3d_cell *c = &t->cells[i];
-    for (int d = 0; d < 3; d++) put_real(center, s->real_size, 4 * i + d, c->center[d] - s->shift[d]);
-    put_real(center, s->real_size, 4 * i + 3, 0.5 / c->half_width);
+    for (int d = 0; d < 3; d++) fmmcl_put_real(center, s->real_size, 4 * i + d, c->center[d] - s->shift[d]);
+    fmmcl_put_real(center, s->real_size, 4 * i + 3, 0.5 / c->half_width);
     src[2 * i] = (cl_int)c->src_begin, src[2 * i + 1] = (cl_int)c->src_end;
     tgt[2 * i] = (cl_int)c->tgt_begin, tgt[2 * i + 1] = (cl_int)c->tgt_end;
   }

@@ -179,6 +179,20 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
                                         double (*predicted_error)(int p, const void *arg), const void *arg,
                                         const char *hint, int *order);
 
+/* A device buffer of bytes (16 when bytes is 0: OpenCL refuses empty
+ * buffers, and such a buffer is never read), filled from host when host is
+ * not NULL; the failure names the size and the device. */
+fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *buf);
+
+/* Element i of a buffer of the plan's REAL (float or double by real_size). */
+static inline void fmmcl_put_real(void *buf, size_t real_size, size_t i, double v) {
+  if (real_size == 4) ((float *)buf)[i] = (float)v;
+  else ((double *)buf)[i] = v;
+}
+static inline double fmmcl_get_real(const void *buf, size_t real_size, size_t i) {
+  return real_size == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
+}
+
 /* Validation shared by plans and the reference sums. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);
 fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, const double *x, int dim);

@@ -23,22 +23,6 @@ typedef struct {
   size_t b_src_bytes, b_w_bytes, b_aux_bytes;
 } bench;
 
-static fmmcl_status buffer(bench *b, size_t bytes, cl_mem *m) {
-  cl_int err;
-  *m = clCreateBuffer(b->ctx->cl, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(b->ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes: %s", bytes, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
-static void put(void *buf, size_t rs, size_t i, double v) {
-  if (rs == 4) ((float *)buf)[i] = (float)v;
-  else ((double *)buf)[i] = v;
-}
-static double get(const void *buf, size_t rs, size_t i) {
-  return rs == 4 ? ((const float *)buf)[i] : ((const double *)buf)[i];
-}
-
 static void release(bench *b) {
   if (b->k_m2l) clReleaseKernel(b->k_m2l);
   if (b->k_red) clReleaseKernel(b->k_red);
@@ -106,23 +90,23 @@ static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void
         /* as m2l2d.cl takes it: 1/w, log(|w| side); .w keeps the side's level
          * and the offset for the check (dx + 8 dy + 36, exact in float) */
         const double w2 = (double)dx * dx + (double)dy * dy;
-        put(*w, b->rs, 4 * t, dx / w2), put(*w, b->rs, 4 * t + 1, -dy / w2);
-        put(*w, b->rs, 4 * t + 2, 0.5 * log(w2) - (double)l * log(2.0));
-        put(*w, b->rs, 4 * t + 3, 100.0 * l + (dx + 8 * dy + 36));
+        fmmcl_put_real(*w, b->rs, 4 * t, dx / w2), fmmcl_put_real(*w, b->rs, 4 * t + 1, -dy / w2);
+        fmmcl_put_real(*w, b->rs, 4 * t + 2, 0.5 * log(w2) - (double)l * log(2.0));
+        fmmcl_put_real(*w, b->rs, 4 * t + 3, 100.0 * l + (dx + 8 * dy + 36));
       }
     }
   }
   (*begin)[r] = (cl_uint)t;
   double tab[(FMMCL_EXP2D_MAX_ORDER + 1) * (FMMCL_EXP2D_MAX_ORDER + 1)];
   fmmcl_exp2d_m2l_row_table(p, tab);
-  for (size_t i = 0; i < b->nrow * b->nrow; i++) put(*coef, b->rs, i, tab[i]);
+  for (size_t i = 0; i < b->nrow * b->nrow; i++) fmmcl_put_real(*coef, b->rs, i, tab[i]);
   unsigned long long s = 0x2545F4914F6CDD1DULL;
   for (size_t i = 0; i < 2 * b->n_cells * b->nrow; i++) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    put(b->hM.ptr, b->rs, i, (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    fmmcl_put_real(b->hM.ptr, b->rs, i, (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0);
   }
   /* M_0 is the cell's total charge: real (the kernel's log term uses its real part) */
-  for (size_t c = 0; c < b->n_cells; c++) put(b->hM.ptr, b->rs, 2 * c * b->nrow + 1, 0.0);
+  for (size_t c = 0; c < b->n_cells; c++) fmmcl_put_real(b->hM.ptr, b->rs, 2 * c * b->nrow + 1, 0.0);
   return FMMCL_SUCCESS;
 }
 
@@ -157,8 +141,8 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
     double complex L[FMMCL_EXP2D_MAX_ORDER + 1] = {0}, M[FMMCL_EXP2D_MAX_ORDER + 1];
     for (cl_uint t = begin[r]; t < begin[r + 1]; t++) {
       for (size_t k = 0; k < b->nrow; k++)
-        M[k] = get(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k)) + I * get(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k) + 1);
-      const int code = (int)get(w, b->rs, 4 * t + 3), lev = code / 100, dxy = code % 100 - 36;
+        M[k] = fmmcl_get_real(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k)) + I * fmmcl_get_real(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k) + 1);
+      const int code = (int)fmmcl_get_real(w, b->rs, 4 * t + 3), lev = code / 100, dxy = code % 100 - 36;
       const int dy = (dxy + 36) / 8 - 4, dx = dxy - 8 * dy; /* dx, dy in -3..3 */
       const double h = ldexp(1.0, -lev), cs[2] = {dx * h, dy * h}, ct[2] = {0, 0};
       fmmcl_exp2d_m2l(p, M, cs, ct, h, L);
@@ -166,7 +150,7 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
     double num = 0, den = 0;
     for (size_t k = 0; k < b->nrow; k++) {
       const size_t i = 2 * (rows[r] * b->nrow + k);
-      double complex d = get(b->hL.ptr, b->rs, i) + I * get(b->hL.ptr, b->rs, i + 1);
+      double complex d = fmmcl_get_real(b->hL.ptr, b->rs, i) + I * fmmcl_get_real(b->hL.ptr, b->rs, i + 1);
       num += cabs(d - L[k]) * cabs(d - L[k]), den += cabs(L[k]) * cabs(L[k]);
     }
     double e = sqrt(num / den);
@@ -195,7 +179,7 @@ static fmmcl_status make_bundles(bench *b, int fused, size_t tpw, const cl_uint 
   cl_mem *dev[3] = {&b->b_src, &b->b_w, &b->b_aux};
   for (int i = 0; !st && i < 3; i++) {
     st = fmmcl_pinned_alloc(b->ctx, bytes[i] ? bytes[i] : 16, 0, pin[i]);
-    if (!st) memcpy(pin[i]->ptr, from[i], bytes[i]), st = buffer(b, bytes[i], dev[i]);
+    if (!st) memcpy(pin[i]->ptr, from[i], bytes[i]), st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, bytes[i], NULL, dev[i]);
   }
   fmmcl_m2l2d_bundles_free(&bu);
   return st;
@@ -245,14 +229,14 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   size_t nb = 0;
   if (!st && share) st = make_bundles(b, fused, tpw, src, rows, begin, &nb);
   out->n_bundles = nb;
-  if (!st) st = buffer(b, ebytes, &b->M);
-  if (!st) st = buffer(b, ebytes, &b->L);
-  if (!st) st = buffer(b, b->nrow * b->nrow * b->rs, &b->coef);
-  if (!st) st = buffer(b, b->n_trans * sizeof *src, &b->src);
-  if (!st) st = buffer(b, 4 * b->n_trans * b->rs, &b->w);
-  if (!st) st = buffer(b, b->n_rows * sizeof *rows, &b->rows);
-  if (!st) st = buffer(b, (b->n_rows + 1) * sizeof *begin, &b->begin);
-  if (!st) st = buffer(b, fused ? 16 : 2 * (share ? nb * tpw : b->n_trans) * b->nrow * b->rs, &b->Lpart);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, ebytes, NULL, &b->M);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, ebytes, NULL, &b->L);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, b->nrow * b->nrow * b->rs, NULL, &b->coef);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, b->n_trans * sizeof *src, NULL, &b->src);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, 4 * b->n_trans * b->rs, NULL, &b->w);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, b->n_rows * sizeof *rows, NULL, &b->rows);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, (b->n_rows + 1) * sizeof *begin, NULL, &b->begin);
+  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, fused ? 16 : 2 * (share ? nb * tpw : b->n_trans) * b->nrow * b->rs, NULL, &b->Lpart);
   const cl_uint nt = (cl_uint)b->n_trans, nr = (cl_uint)b->n_rows;
   out->m2l_s = out->reduce_s = out->h2d_s = out->d2h_s = INFINITY;
   /* the lists the kernels read: shared w, the bundles (and for the separate

@@ -112,17 +112,6 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
 
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-static fmmcl_status make_buffer(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host,
-                                cl_mem *buf) {
-  cl_int err;
-  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
-                        (void *)host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: cannot allocate %zu bytes on %s: %s",
-                      bytes, ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 static void buffers_release(sort_buffers *b) {
   cl_mem *m[] = {&b->xyz, &b->keys[0], &b->keys[1], &b->perm[0], &b->perm[1], &b->hist};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
@@ -162,7 +151,7 @@ static fmmcl_status scan_exclusive(sorter *s, sort_buffers *b, cl_mem data, cl_u
 static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size_t n, size_t groups,
                              fmmcl_pinned *stage) {
   fmmcl_context ctx = s->ctx;
-  fmmcl_status st = make_buffer(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, &b->xyz);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, &b->xyz);
   if (!st) {
     /* in chunks, so that the copy of one overlaps the transfer of the last */
     double *dst = stage->ptr;
@@ -176,14 +165,14 @@ static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size
     }
   }
   for (int i = 0; i < 2 && !st; i++) {
-    st = make_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_ulong), NULL, &b->keys[i]);
-    if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &b->perm[i]);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_ulong), NULL, &b->keys[i]);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &b->perm[i]);
   }
   size_t m = groups << s->radix_bits;
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->hist);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->hist);
   for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
     m = (m + s->wgs - 1) / s->wgs;
-    st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->scan[k]);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->scan[k]);
     if (m == 1) break;
   }
   return st;
@@ -258,8 +247,8 @@ static fmmcl_status pack_sorted(sorter *s, sort_buffers *b, int src, cl_uint n, 
   cl_kernel k = keep->real_size == 4 ? s->pack_float : s->pack_double;
   cl_int bad = 0;
   cl_mem flag = NULL;
-  fmmcl_status st = make_buffer(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
   if (!st) {
     cl_double sx = keep->shift[0], sy = keep->shift[1], sz = keep->shift[2];
     cl_mem args[] = {b->xyz, b->perm[src]};
@@ -418,10 +407,10 @@ fmmcl_status fmmcl_device_radix_sort(fmmcl_context ctx, cl_mem keys[2], cl_mem p
   memset(&b, 0, sizeof b);
   const size_t groups = (n + s.wgs * s.tiles - 1) / (s.wgs * s.tiles);
   size_t m = groups << s.radix_bits;
-  if (!st) st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.hist);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.hist);
   for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
     m = (m + s.wgs - 1) / s.wgs;
-    st = make_buffer(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.scan[k]);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.scan[k]);
     if (m == 1) break;
   }
   /* the caller's buffers, borrowed: not released with b */
@@ -445,7 +434,7 @@ fmmcl_status fmmcl_device_scan_exclusive(fmmcl_context ctx, cl_mem data, size_t 
   size_t len = m;
   for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
     len = (len + s.wgs - 1) / s.wgs;
-    st = make_buffer(ctx, CL_MEM_READ_WRITE, len * sizeof(cl_uint), NULL, &b.scan[k]);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, len * sizeof(cl_uint), NULL, &b.scan[k]);
     if (len == 1) break;
   }
   if (!st) st = scan_exclusive(&s, &b, data, (cl_uint)m, 0);

@@ -66,3 +66,15 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
   return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "tolerance %g needs an order above %d%s", tol, max,
                     hint ? hint : "");
 }
+
+fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *buf) {
+  cl_int err;
+  if (bytes == 0) bytes = 16, host = NULL;
+  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)host, &err);
+  if (err != CL_SUCCESS) {
+    *buf = NULL;
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
+                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  }
+  return FMMCL_SUCCESS;
+}
