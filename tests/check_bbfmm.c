@@ -452,6 +452,31 @@ START_TEST(test_clblast_status_mapping) {
 }
 END_TEST
 
+/* DIRECT with a bbFMM function (bbfmm_direct.c): separate targets, the
+ * r = 0 rule on coincident points, equal to the host's double sum. */
+START_TEST(test_direct_bbfmm_kernel) {
+  static const fmmcl_bbfmm_kfun yuk = {FMMCL_BBFMM_YUKAWA, 2.0, NULL};
+  problem p = make_problem(700, 31);
+  size_t nt = 130; /* two full work-groups and a partial one */
+  double *xt = malloc(3 * nt * sizeof *xt), *f = malloc(nt * sizeof *f), *ref = malloc(nt * sizeof *ref);
+  fmmcl_test_random_points(33, nt, 3, xt);
+  memcpy(xt, p.x + 30, 3 * sizeof *xt); /* a target on a source: that pair is skipped */
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_YUKAWA, 2.0, 0, FMMCL_DOUBLE);
+  o.method = FMMCL_DIRECT;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  direct_sum(&yuk, p.n, p.x, p.q, nt, xt, ref);
+  double e = fmmcl_test_rel_l2(f, ref, nt);
+  ck_assert_msg(e < 1e-12 && isfinite(f[0]), "direct yukawa vs host: %g", e);
+  o.gradient = 1; /* the bbFMM functions have no gradient */
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan), FMMCL_ERROR_UNSUPPORTED);
+  free(xt), free(f), free(ref);
+  free_problem(&p);
+}
+END_TEST
+
 static Suite *bbfmm_suite(void) {
   Suite *s = suite_create("bbfmm");
   TCase *tc = tcase_create("reference");
@@ -472,6 +497,7 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_device_single);
   tcase_add_test(tc, test_user_kernel);
   tcase_add_test(tc, test_svd_cache);
+  tcase_add_test(tc, test_direct_bbfmm_kernel);
   suite_add_tcase(s, tc);
   return s;
 }
