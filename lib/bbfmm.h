@@ -1,5 +1,5 @@
-/* bbfmm.h — black-box Chebyshev FMM (Fong & Darve) on a uniform octree: the
- * kernels, Chebyshev interpolation, the tree, the M2L operators (dense and
+/* bbfmm.h — black-box Chebyshev FMM (Fong & Darve) on a uniform octree or
+ * the adaptive one of tree3d.h (U/V/W/X lists): the kernels, Chebyshev interpolation, the tree, the M2L operators (dense and
  * SVD-compressed), the plain-C reference and the device driver's state. */
 #ifndef FMMCL_BBFMM_H
 #define FMMCL_BBFMM_H
@@ -141,6 +141,32 @@ typedef struct fmmcl_bbfmm_level {
   size_t *a_off, *b_off, *c_off; /* 216 * 8 each */
 } fmmcl_bbfmm_level;
 
+/* Profiling events per phase, summed once the queue has drained
+ * (bbfmm_execute.c). */
+typedef struct fmmcl_bbfmm_event_log {
+  const char *phase[4096];
+  cl_event ev[4096];
+  size_t n;
+} fmmcl_bbfmm_event_log;
+/* The event slot of the next command of phase (NULL when the log is full). */
+cl_event *fmmcl_bbfmm_log_slot(fmmcl_bbfmm_event_log *log, const char *phase);
+
+/* The adaptive path (bbfmm_adaptive.c): tree3d.h's octree and U/V/W/X lists;
+ * multipoles and locals as n^3 x n_cells columns. */
+#include "tree3d.h"
+typedef struct fmmcl_bbfmm_adaptive {
+  fmmcl_tree3d *tree;
+  fmmcl_tree3d_fmm_lists lists;
+  double center[3];               /* root centre: device coordinates are relative to it */
+  size_t entries[4];              /* U, V, W, X list entries */
+  size_t n_p2m, n_l2p;            /* leaves with sources, with targets */
+  size_t parent_begin[FMMCL_BBFMM_MAX_DEPTH + 2]; /* non-leaf cells of level l: parents[b[l] .. b[l+1]) */
+  cl_kernel k_p2m, k_m2m, k_l2l, k_m2l, k_p2l, k_m2p, k_l2p;
+  cl_mem src_range, tgt_range, geo, child, oct, p2m_cells, l2p_cells, parents;
+  cl_mem vstart, vsrc, vt, wstart, wsrc, xstart, xsrc;
+  cl_mem w, l, wc, lc;
+} fmmcl_bbfmm_adaptive;
+
 typedef struct fmmcl_bbfmm_state {
   fmmcl_bbfmm_kfun k;
   char *expression;                 /* owned copy of a user expression */
@@ -156,7 +182,30 @@ typedef struct fmmcl_bbfmm_state {
   unsigned char *pot_host;          /* sorted potentials as REAL */
   double work_p2p, work_m2l, work_m2m;
   int m2l_from_cache[FMMCL_BBFMM_MAX_DEPTH + 1];
+  fmmcl_bbfmm_adaptive *ad;         /* non-NULL: the adaptive path (tree: depth, half, center only) */
 } fmmcl_bbfmm_state;
+
+/* The adaptive path: tree, lists and device data (after the program is
+ * built), the M2L work space (after fmmcl_bbfmm_operators), the phases
+ * after P2P, and freeing. */
+fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, const double *sources,
+                                         const double *targets);
+fmmcl_status fmmcl_bbfmm_adaptive_finish(fmmcl_plan plan, fmmcl_bbfmm_state *s);
+fmmcl_status fmmcl_bbfmm_adaptive_phases(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_event_log *log);
+void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a);
+/* Whether points this uniform tree holds call for the adaptive tree: more
+ * than half of its leaves empty. FMMCL_BBFMM_TREE=uniform|adaptive overrides. */
+int fmmcl_bbfmm_want_adaptive(const fmmcl_bbfmm_tree *t);
+/* The plan's tree kind (1 adaptive, 0 uniform) and, adaptive, its U, V, W,
+ * X list entries (else zeros). */
+int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]);
+/* The adaptive bbFMM on the host (dense M2L, double) for a built-in kernel,
+ * on the tree fmmcl_tree3d_build(leaf_size, FMMCL_BBFMM_MAX_DEPTH) gives:
+ * potential[nt] in the caller's order (tgt NULL: the sources); its lists'
+ * entries (U, V, W, X) in list_entries when non-NULL. */
+fmmcl_status fmmcl_bbfmm_adaptive_reference(const fmmcl_bbfmm_kfun *k, int n, size_t ns, const double *src,
+                                            size_t nt, const double *tgt, size_t leaf_size, const double *charges,
+                                            double *potential, size_t list_entries[4]);
 
 /* The code the plan's program gets before cl/bbfmm.cl: bbfmm_kernel() and
  * the r = 0 rule; malloc'ed. */

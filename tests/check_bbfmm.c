@@ -477,6 +477,73 @@ START_TEST(test_direct_bbfmm_kernel) {
 }
 END_TEST
 
+/* ---- the adaptive tree ------------------------------------------------------- */
+
+/* Clustered points: half on the unit sphere's surface, half in three tight
+ * Gaussian blobs (sigma 0.01) off it; most of a uniform tree is empty. */
+static void clustered_points(size_t n, unsigned seed, double *x) {
+  fmmcl_test_random_points(seed, n, 3, x);
+  static const double blob[3][3] = {{1.6, 0.2, 0.1}, {-0.3, 1.7, -0.4}, {0.2, -0.1, -1.8}};
+  for (size_t i = 0; i < n; i++) {
+    double *p = x + 3 * i, u = p[0], v = p[1], w = p[2];
+    if (i % 2 == 0) { /* uniform on the sphere from two uniforms */
+      double z = 2 * u - 1, phi = 6.283185307179586 * v, r = sqrt(1 - z * z);
+      p[0] = r * cos(phi), p[1] = r * sin(phi), p[2] = z;
+    } else { /* Box-Muller: a normal from (u, v), its partner from (v, w) */
+      const double *c = blob[i / 2 % 3];
+      double g[3] = {sqrt(-2 * log(u + 1e-300)) * cos(6.283185307179586 * v),
+                     sqrt(-2 * log(v + 1e-300)) * sin(6.283185307179586 * w),
+                     sqrt(-2 * log(w + 1e-300)) * cos(6.283185307179586 * u)};
+      for (int d = 0; d < 3; d++) p[d] = c[d] + 0.01 * g[d];
+    }
+  }
+}
+
+/* Clustered input takes the adaptive path by default, with W and X lists;
+ * in double the device equals the host's adaptive reference (dense M2L) to
+ * within the SVD truncation, and both meet the order's accuracy against the
+ * direct sum, for two kernels (1/r; Yukawa, whose operators differ per level). */
+START_TEST(test_adaptive_clustered) {
+  const fmmcl_bbfmm_kfun *k = &kernels[_i == 0 ? 0 : 2];
+  problem p = make_problem(2500, 41);
+  clustered_points(p.n, 43, p.x);
+  fmmcl_plan_options o = bb_options(k->kind, k->param, 5, FMMCL_DOUBLE);
+  o.leaf_size = 16;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  size_t dev_lists[4], ref_lists[4];
+  ck_assert_msg(fmmcl_bbfmm_plan_lists(plan, dev_lists), "clustered input did not take the adaptive tree");
+  ck_assert_msg(fmmcl_plan_execute(plan, p.q, p.f, NULL) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  double *f = malloc(p.n * sizeof *f);
+  ck_assert_int_eq(fmmcl_bbfmm_adaptive_reference(k, 5, p.n, p.x, 0, NULL, 16, p.q, f, ref_lists), FMMCL_SUCCESS);
+  direct_sum(k, p.n, p.x, p.q, p.n, p.x, p.ref);
+  double e = fmmcl_test_rel_l2(p.f, p.ref, p.n), eref = fmmcl_test_rel_l2(f, p.ref, p.n),
+         diff = fmmcl_test_rel_l2(p.f, f, p.n);
+  printf("bbfmm adaptive %-10s n = 5: U %zu V %zu W %zu X %zu; error %.3e (host reference %.3e, device - host %.3e)\n",
+         kernel_names[_i == 0 ? 0 : 2], dev_lists[0], dev_lists[1], dev_lists[2], dev_lists[3], e, eref, diff);
+  for (int i = 0; i < 4; i++) ck_assert_uint_eq(dev_lists[i], ref_lists[i]);
+  ck_assert_msg(dev_lists[1] > 0 && dev_lists[2] > 0 && dev_lists[3] > 0, "V, W or X list empty");
+  ck_assert_msg(diff < 10 * fmmcl_bbfmm_svd_eps(5, FMMCL_DOUBLE), "device differs from host by %g", diff);
+  ck_assert_msg(eref < 2e-4 && e < 2e-4, "errors %g (device) %g (host) above 2e-4 at n = 5", e, eref);
+  free(f);
+  free_problem(&p);
+}
+END_TEST
+
+/* Points that fill their box keep the uniform tree (its batched M2L). */
+START_TEST(test_uniform_input_keeps_uniform_tree) {
+  problem p = make_problem(3000, 51);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 3, FMMCL_SINGLE);
+  fmmcl_plan plan;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_SUCCESS);
+  size_t lists[4];
+  ck_assert_int_eq(fmmcl_bbfmm_plan_lists(plan, lists), 0);
+  fmmcl_plan_destroy(plan);
+  free_problem(&p);
+}
+END_TEST
+
 static Suite *bbfmm_suite(void) {
   Suite *s = suite_create("bbfmm");
   TCase *tc = tcase_create("reference");
@@ -498,6 +565,8 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_user_kernel);
   tcase_add_test(tc, test_svd_cache);
   tcase_add_test(tc, test_direct_bbfmm_kernel);
+  tcase_add_loop_test(tc, test_adaptive_clustered, 0, 2);
+  tcase_add_test(tc, test_uniform_input_keeps_uniform_tree);
   suite_add_tcase(s, tc);
   return s;
 }
