@@ -123,7 +123,7 @@ fmmcl_status fmmcl_bbfmm_debug_m2l(fmmcl_plan plan, int level, fmmcl_bbfmm_m2l *
 /* ---- the device plan (bbfmm_plan.c, bbfmm_operators.c, bbfmm_execute.c) ---- */
 #include "internal.h"
 
-#define FMMCL_BBFMM_MAX_DEPTH 8
+#define FMMCL_BBFMM_MAX_DEPTH 12 /* the adaptive tree; the uniform one stops at 8 */
 
 /* One level's device data. Cells live in the padded parity layout (see
  * slot_of in cl/bbfmm.cl): slots = 8 (2^(l-1) + 2)^3 columns. */
