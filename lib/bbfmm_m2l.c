@@ -105,30 +105,43 @@ double fmmcl_bbfmm_svd_eps(int n, fmmcl_precision precision) {
   return e > floor_ ? e : floor_;
 }
 
-/* g = sum_t K_t K_t^T (transpose 0) or sum_t K_t^T K_t (transpose 1). */
+/* g = sum_t K_t K_t^T (transpose 0) or sum_t K_t^T K_t (transpose 1), the
+ * upper triangle computed and mirrored. Rows i come in blocks of GB so that
+ * each row of K_t read from memory feeds GB dot products or updates: the
+ * stack is 316 n^6 doubles (660 MB at n = 8), far beyond the caches, and
+ * one row per pass made this memory-bound (about 100 s at n = 8 on 2 cores). */
+#define GB 16
 static void gram(int n3, const double *kt, int transpose, double *g) {
   memset(g, 0, sizeof *g * (size_t)n3 * n3);
+  int nb = (n3 + GB - 1) / GB;
 #pragma omp parallel for schedule(dynamic)
-  for (int i = 0; i < n3; i++)
+  for (int blk = 0; blk < nb; blk++) {
+    int i0 = blk * GB, i1 = i0 + GB < n3 ? i0 + GB : n3;
     for (int t = 0; t < FMMCL_BBFMM_N_TRANSFER; t++) {
       const double *k = kt + (size_t)t * n3 * n3;
-      double *gi = g + (size_t)i * n3;
-      if (!transpose) {
-        const double *ki = k + (size_t)i * n3;
-        for (int j = 0; j < n3; j++) {
+      if (!transpose) { /* g[i][j] += K_t[i] . K_t[j], j >= i0 */
+        for (int j = i0; j < n3; j++) {
           const double *kj = k + (size_t)j * n3;
-          double s = 0;
-          for (int c = 0; c < n3; c++) s += ki[c] * kj[c];
-          gi[j] += s;
+          for (int i = i0; i < i1 && i <= j; i++) {
+            const double *ki = k + (size_t)i * n3;
+            double s = 0;
+            for (int c = 0; c < n3; c++) s += ki[c] * kj[c];
+            g[(size_t)i * n3 + j] += s;
+          }
         }
-      } else {
+      } else { /* g[i][j] += sum_r K_t[r][i] K_t[r][j], j >= i0 */
         for (int r = 0; r < n3; r++) {
           const double *kr = k + (size_t)r * n3;
-          double kri = kr[i];
-          for (int j = 0; j < n3; j++) gi[j] += kri * kr[j];
+          for (int i = i0; i < i1; i++) {
+            double kri = kr[i], *gi = g + (size_t)i * n3;
+            for (int j = i; j < n3; j++) gi[j] += kri * kr[j];
+          }
         }
       }
     }
+  }
+  for (int i = 0; i < n3; i++)
+    for (int j = 0; j < i; j++) g[(size_t)i * n3 + j] = g[(size_t)j * n3 + i];
 }
 
 fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double eps, int symmetric,
@@ -146,7 +159,9 @@ fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double 
       memcpy(m->v, m->u, sizeof(double) * n3 * m->rank);
       break;
     }
-    gram(n3, kt, side, g);
+    /* symmetric: sum_t K_t K_t^T = sum_t K_-t^T K_-t, the thin form, whose
+     * inner loop is a multiply-add over contiguous memory */
+    gram(n3, kt, symmetric ? 1 : side, g);
     fmmcl_bbfmm_symmetric_eigen(n3, g, w, ev);
     if (side == 0) {
       int r = 1;
@@ -161,29 +176,49 @@ fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double 
   m->c = malloc((size_t)FMMCL_BBFMM_N_TRANSFER * r * r * sizeof *m->c);
   if (!m->c) goto oom;
   int fail = 0;
+  /* V and U as row-major n3 x r (node-major): the products below run as
+   * contiguous multiply-adds over j, which the compiler vectorises (a dot
+   * product's sum it may not reorder) */
+  double *vr = malloc((size_t)n3 * r * sizeof *vr), *ur = malloc((size_t)n3 * r * sizeof *ur);
+  if (!vr || !ur) {
+    free(vr), free(ur);
+    goto oom;
+  }
+  for (int j = 0; j < r; j++)
+    for (int a = 0; a < n3; a++) {
+      vr[(size_t)a * r + j] = m->v[(size_t)j * n3 + a];
+      ur[(size_t)a * r + j] = m->u[(size_t)j * n3 + a];
+    }
 #pragma omp parallel for schedule(dynamic)
   for (int t = 0; t < FMMCL_BBFMM_N_TRANSFER; t++) {
-    double *tmp = malloc((size_t)n3 * r * sizeof *tmp); /* K_t V, row-major n3 x r */
-    if (!tmp) {
+    double *tmp = calloc((size_t)n3 * r, sizeof *tmp), *cr = calloc((size_t)r * r, sizeof *cr);
+    if (!tmp || !cr) {
+      free(tmp), free(cr);
       fail = 1;
       continue;
     }
     const double *k = kt + (size_t)t * nn;
-    for (int a = 0; a < n3; a++)
-      for (int j = 0; j < r; j++) {
-        double s = 0;
-        for (int b = 0; b < n3; b++) s += k[(size_t)a * n3 + b] * m->v[(size_t)j * n3 + b];
-        tmp[(size_t)a * r + j] = s;
+    for (int a = 0; a < n3; a++) { /* tmp = K_t V, row-major n3 x r */
+      double *ta = tmp + (size_t)a * r;
+      for (int b = 0; b < n3; b++) {
+        double kab = k[(size_t)a * n3 + b];
+        const double *vb = vr + (size_t)b * r;
+        for (int j = 0; j < r; j++) ta[j] += kab * vb[j];
       }
-    double *c = m->c + (size_t)t * r * r;
-    for (int j = 0; j < r; j++)
+    }
+    for (int a = 0; a < n3; a++) { /* cr = U^T tmp, row-major r x r */
+      const double *ta = tmp + (size_t)a * r, *ua = ur + (size_t)a * r;
       for (int i = 0; i < r; i++) {
-        double s = 0;
-        for (int a = 0; a < n3; a++) s += m->u[(size_t)i * n3 + a] * tmp[(size_t)a * r + j];
-        c[(size_t)j * r + i] = s;
+        double uai = ua[i], *ci = cr + (size_t)i * r;
+        for (int j = 0; j < r; j++) ci[j] += uai * ta[j];
       }
-    free(tmp);
+    }
+    double *c = m->c + (size_t)t * r * r; /* column-major */
+    for (int i = 0; i < r; i++)
+      for (int j = 0; j < r; j++) c[(size_t)j * r + i] = cr[(size_t)i * r + j];
+    free(tmp), free(cr);
   }
+  free(vr), free(ur);
   if (fail) goto oom;
   free(g), free(ev), free(w);
   return FMMCL_SUCCESS;
