@@ -531,6 +531,33 @@ START_TEST(test_adaptive_clustered) {
 }
 END_TEST
 
+/* The adaptive path in single precision, and with targets apart from the
+ * sources (a target set on a smaller sphere): float's accuracy at n = 4. */
+START_TEST(test_adaptive_single_targets) {
+  static const fmmcl_bbfmm_kfun lap = {FMMCL_BBFMM_LAPLACE, 0, NULL};
+  problem p = make_problem(2000, 61);
+  clustered_points(p.n, 63, p.x);
+  size_t nt = 700;
+  double *xt = malloc(3 * nt * sizeof *xt), *f = malloc(nt * sizeof *f), *ref = malloc(nt * sizeof *ref);
+  clustered_points(nt, 65, xt);
+  for (size_t i = 0; i < 3 * nt; i++) xt[i] *= 0.7;
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 4, FMMCL_SINGLE);
+  o.leaf_size = 16;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  size_t lists[4];
+  ck_assert(fmmcl_bbfmm_plan_lists(plan, lists));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  direct_sum(&lap, p.n, p.x, p.q, nt, xt, ref);
+  double e = fmmcl_test_rel_l2(f, ref, nt);
+  printf("bbfmm adaptive single, separate targets, n = 4: W %zu X %zu, error %.3e\n", lists[2], lists[3], e);
+  ck_assert_msg(e < 2e-3, "error %g", e);
+  free(xt), free(f), free(ref);
+  free_problem(&p);
+}
+END_TEST
+
 /* Points that fill their box keep the uniform tree (its batched M2L). */
 START_TEST(test_uniform_input_keeps_uniform_tree) {
   problem p = make_problem(3000, 51);
@@ -567,6 +594,7 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_direct_bbfmm_kernel);
   tcase_add_loop_test(tc, test_adaptive_clustered, 0, 2);
   tcase_add_test(tc, test_uniform_input_keeps_uniform_tree);
+  tcase_add_test(tc, test_adaptive_single_targets);
   suite_add_tcase(s, tc);
   return s;
 }
