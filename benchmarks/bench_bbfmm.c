@@ -17,7 +17,7 @@ typedef struct config {
   const char *device, *out;
   fmmcl_precision precision;
   size_t nmin, nmax, direct_nmax, direct_sample, check;
-  int repeat, leaf_size, analysis, sweep;
+  int repeat, leaf_size, analysis, sweep, sphere;
   double tol, pcie_gbs, peak_gflops, bw_gbs;
 } config;
 
@@ -50,6 +50,10 @@ static void usage(void) {
       "  --leaf-size Q         points per leaf (default 64)\n"
       "  --nmax N              largest N of both parts (default 1e7; keep it small on a CPU)\n"
       "  --nmin N              smallest N of part 2 (default 1e4)\n"
+      "  --points uniform|sphere   part 2's points: uniform in the unit cube (default) or\n"
+      "                        uniform on the unit sphere's surface (clustered: the plan\n"
+      "                        takes the adaptive tree; FMMCL_BBFMM_TREE=uniform forces\n"
+      "                        the uniform one for comparison)\n"
       "  --direct-nmax N       largest N timed with direct on all targets (default 1e6)\n"
       "  --direct-sample K     above it: direct on K targets, time x N/K (default 131072:\n"
       "                        enough targets to fill an H100; 0: no direct above)\n"
@@ -66,7 +70,7 @@ static void usage(void) {
 static size_t parse_n(const char *s) { return (size_t)llround(atof(s)); }
 
 static void parse(int argc, char **argv, config *c) {
-  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 64, 1, 1, 1e-6, 25, 0, 3350};
+  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 64, 1, 1, 0, 1e-6, 25, 0, 3350};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) usage(), exit(0);
@@ -81,6 +85,7 @@ static void parse(int argc, char **argv, config *c) {
       else if (!strcmp(a, "--leaf-size")) c->leaf_size = atoi(v);
       else if (!strcmp(a, "--nmax")) c->nmax = parse_n(v);
       else if (!strcmp(a, "--nmin")) c->nmin = parse_n(v);
+      else if (!strcmp(a, "--points")) c->sphere = !strcmp(v, "sphere");
       else if (!strcmp(a, "--direct-sample")) c->direct_sample = parse_n(v);
       else if (!strcmp(a, "--direct-nmax")) c->direct_nmax = parse_n(v);
       else if (!strcmp(a, "--repeat")) c->repeat = atoi(v);
@@ -301,12 +306,17 @@ static void sweep(fmmcl_context ctx, const config *c) {
   FILE *f = bench_open_csv(path);
   snprintf(path, sizeof path, "%s/bbfmm_phases.csv", c->out);
   FILE *fp = bench_open_csv(path);
-  fprintf(f, "n,precision,tol,order,leaf_size,create_first_s,create_s,execute_s,direct_execute_s,direct_targets,"
+  fprintf(f, "points,tree,n,precision,tol,order,leaf_size,create_first_s,create_s,execute_s,direct_execute_s,direct_targets,"
              "err_bbfmm,err_direct\n");
   fprintf(fp, "n,precision,order,phase,seconds\n");
   for (size_t n = c->nmin; n <= c->nmax; n *= 10) {
     double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
     bench_random_points(1, n, 3, x);
+    if (c->sphere)
+      for (size_t i = 0; i < n; i++) { /* area-uniform on the sphere from two uniforms */
+        double z = 2 * x[3 * i] - 1, phi = 6.283185307179586 * x[3 * i + 1], r = sqrt(1 - z * z);
+        x[3 * i] = r * cos(phi), x[3 * i + 1] = r * sin(phi), x[3 * i + 2] = z;
+      }
     bench_random_charges(2, n, q);
     fmmcl_plan_options o = bb_options(c, 0);
     fmmcl_plan plan;
@@ -322,6 +332,8 @@ static void sweep(fmmcl_context ctx, const config *c) {
     char opts[1024];
     fmmcl_plan_build_options(plan, opts, sizeof opts);
     const char *nord = strstr(opts, "-DNORD=");
+    size_t lists[4];
+    int adaptive = fmmcl_bbfmm_plan_lists(plan, lists);
     if (nord) order = atof(nord + 7);
     fmmcl_phase_time ph[FMMCL_MAX_PHASES_BENCH];
     size_t np = 0;
@@ -343,7 +355,8 @@ static void sweep(fmmcl_context ctx, const config *c) {
       derr = sampled_error(c, n, x, q, pot);
       fmmcl_plan_destroy(plan);
     }
-    fprintf(f, "%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%zu,%.3e,%.3e\n", n,
+    fprintf(f, "%s,%s,%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%zu,%.3e,%.3e\n", c->sphere ? "sphere" : "uniform",
+            adaptive ? "adaptive" : "uniform", n,
             c->precision == FMMCL_SINGLE ? "single" : "double", c->tol, order, c->leaf_size, create_first, create, exec,
             dexec, dtargets, err, derr);
     fflush(f), fflush(fp);

@@ -1,6 +1,7 @@
 /* bbfmm.h — black-box Chebyshev FMM (Fong & Darve) on a uniform octree or
- * the adaptive one of tree3d.h (U/V/W/X lists): the kernels, Chebyshev interpolation, the tree, the M2L operators (dense and
- * SVD-compressed), the plain-C reference and the device driver's state. */
+ * the adaptive one of tree3d.h (U/V/W/X lists): the kernels, Chebyshev
+ * interpolation, the tree, the M2L operators (dense and SVD-compressed), the
+ * plain-C references and the device driver's state. */
 #ifndef FMMCL_BBFMM_H
 #define FMMCL_BBFMM_H
 

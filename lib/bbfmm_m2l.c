@@ -49,8 +49,12 @@ void fmmcl_bbfmm_m2l_dense(const fmmcl_bbfmm_kfun *k, int n, double h, int i, do
 }
 
 void fmmcl_bbfmm_symmetric_eigen(int d, double *a, double *w, double *v) {
-  for (int i = 0; i < d * d; i++) v[i] = 0;
-  for (int i = 0; i < d; i++) v[i * d + i] = 1;
+  /* Rotations read rows p and q of a (contiguous; a stays symmetric) and
+   * update the eigenvectors as rows of vt: column access only where a's
+   * mirror entries are written. */
+  double *vt = v; /* eigenvectors as rows during the sweeps, transposed at the end */
+  for (int i = 0; i < d * d; i++) vt[i] = 0;
+  for (int i = 0; i < d; i++) vt[i * d + i] = 1;
   double frob = 0;
   for (int i = 0; i < d * d; i++) frob += a[i] * a[i];
   for (int sweep = 0; sweep < 50; sweep++) {
@@ -65,23 +69,30 @@ void fmmcl_bbfmm_symmetric_eigen(int d, double *a, double *w, double *v) {
         double th = (a[q * d + q] - a[p * d + p]) / (2 * apq);
         double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
         double c = 1 / sqrt(t * t + 1), s = t * c;
+        double *ap = a + (size_t)p * d, *aq = a + (size_t)q * d;
         for (int r = 0; r < d; r++) {
           if (r == p || r == q) continue;
-          double arp = a[r * d + p], arq = a[r * d + q];
+          double arp = ap[r], arq = aq[r];
           double np = c * arp - s * arq, nq = s * arp + c * arq;
-          a[r * d + p] = a[p * d + r] = np;
-          a[r * d + q] = a[q * d + r] = nq;
+          ap[r] = np, aq[r] = nq;
+          a[(size_t)r * d + p] = np, a[(size_t)r * d + q] = nq;
         }
         a[p * d + p] -= t * apq;
         a[q * d + q] += t * apq;
         a[p * d + q] = a[q * d + p] = 0;
+        double *vp = vt + (size_t)p * d, *vq = vt + (size_t)q * d;
         for (int r = 0; r < d; r++) {
-          double vp = v[r * d + p], vq = v[r * d + q];
-          v[r * d + p] = c * vp - s * vq;
-          v[r * d + q] = s * vp + c * vq;
+          double x = vp[r], y = vq[r];
+          vp[r] = c * x - s * y;
+          vq[r] = s * x + c * y;
         }
       }
   }
+  for (int i = 0; i < d; i++) /* rows -> columns */
+    for (int j = i + 1; j < d; j++) {
+      double t = vt[(size_t)i * d + j];
+      vt[(size_t)i * d + j] = vt[(size_t)j * d + i], vt[(size_t)j * d + i] = t;
+    }
   /* sort descending (selection sort: d <= 1000) */
   for (int i = 0; i < d; i++) w[i] = a[i * d + i];
   for (int i = 0; i < d; i++) {
