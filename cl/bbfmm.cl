@@ -300,24 +300,30 @@ __kernel void bbfmm_a_l2l(__global REAL *l, __global const uint *cells, uint fir
   }
 }
 
-/* M2L of one level in the compressed space: lc[B] = sum over A in V(B) of
- * C_t wc[A] (rank x rank, column-major; t = A - B in cells), one work-group
- * per cell B = first + group; columns of wc and lc: cell * rank. */
-__kernel void bbfmm_a_m2l(__global const REAL *wc, __global REAL *lc, uint first, uint rank,
-                          __global const uint *vstart, __global const uint *vsrc, __global const ushort *vt,
-                          __global const REAL *cmat) {
-  __local REAL x[N3];
-  uint b = first + get_group_id(0), i = get_local_id(0);
-  REAL acc = 0;
-  for (uint e = vstart[b]; e < vstart[b + 1]; e++) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (i < rank) x[i] = wc[(size_t)vsrc[e] * rank + i];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    __global const REAL *c = cmat + (size_t)vt[e] * rank * rank;
-    if (i < rank)
-      for (uint j = 0; j < rank; j++) acc += c[i + (size_t)j * rank] * x[j];
+/* M2L of one level in the compressed space, one transfer vector t per
+ * launch: lc[B] += C_t wc[A] for the pairs (B, A) = (eb[e], ea[e]), e in
+ * first .. first + count (C_t rank x rank, column-major; columns of wc and lc
+ * at cell * rank). A work-group takes M2L_BATCH pairs, so each C_t entry
+ * read from memory feeds M2L_BATCH products; within one t every B appears
+ * once, so the adds do not race (launches of one queue run in order). */
+#define M2L_BATCH (N3 <= 512 ? 8 : 4)
+__kernel void bbfmm_a_m2l(__global const REAL *wc, __global REAL *lc, uint rank, __global const REAL *cmat, uint t,
+                          __global const uint *eb, __global const uint *ea, uint first, uint count) {
+  __local REAL x[M2L_BATCH * N3];
+  uint i = get_local_id(0), e0 = first + get_group_id(0) * M2L_BATCH;
+  uint ne = min((uint)M2L_BATCH, first + count - e0);
+  for (uint k = 0; k < ne; k++)
+    for (uint j = i; j < rank; j += get_local_size(0)) x[k * rank + j] = wc[(size_t)ea[e0 + k] * rank + j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i >= rank) return;
+  REAL acc[M2L_BATCH];
+  for (uint k = 0; k < M2L_BATCH; k++) acc[k] = 0;
+  __global const REAL *c = cmat + (size_t)t * rank * rank;
+  for (uint j = 0; j < rank; j++) {
+    REAL cij = c[i + (size_t)j * rank];
+    for (uint k = 0; k < M2L_BATCH; k++) acc[k] += cij * x[k * rank + j];
   }
-  if (i < rank) lc[(size_t)b * rank + i] = acc;
+  for (uint k = 0; k < ne; k++) lc[(size_t)eb[e0 + k] * rank + i] += acc[k];
 }
 
 /* P2L (X list): the sources of the leaves A in X(B) at B's nodes, added to

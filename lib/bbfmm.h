@@ -145,8 +145,8 @@ typedef struct fmmcl_bbfmm_level {
 /* Profiling events per phase, summed once the queue has drained
  * (bbfmm_execute.c). */
 typedef struct fmmcl_bbfmm_event_log {
-  const char *phase[4096];
-  cl_event ev[4096];
+  const char *phase[16384]; /* the adaptive M2L: one launch per level and transfer vector */
+  cl_event ev[16384];
   size_t n;
 } fmmcl_bbfmm_event_log;
 /* The event slot of the next command of phase (NULL when the log is full). */
@@ -164,7 +164,8 @@ typedef struct fmmcl_bbfmm_adaptive {
   size_t parent_begin[FMMCL_BBFMM_MAX_DEPTH + 2]; /* non-leaf cells of level l: parents[b[l] .. b[l+1]) */
   cl_kernel k_p2m, k_m2m, k_l2l, k_m2l, k_p2l, k_m2p, k_l2p;
   cl_mem src_range, tgt_range, geo, child, oct, p2m_cells, l2p_cells, parents;
-  cl_mem vstart, vsrc, vt, wstart, wsrc, xstart, xsrc;
+  cl_mem eb, ea, wstart, wsrc, xstart, xsrc; /* V list pairs (target, source) by level, then t */
+  size_t *t_first;                /* pairs of level l, vector t: [t_first[l*317 + t], t_first[l*317 + t + 1]) */
   cl_mem w, l, wc, lc;
 } fmmcl_bbfmm_adaptive;
 

@@ -98,9 +98,11 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
   uint32_t *p2m = malloc(nc * sizeof *p2m), *l2p = malloc(nc * sizeof *l2p), *par = malloc(nc * sizeof *par);
   unsigned char *oct = malloc(nc), *geo = malloc(4 * nc * rs);
   const fmmcl_tree3d_csr *v = &a->lists.v;
-  uint16_t *vt = malloc((v->offsets[v->n_rows] + 1) * sizeof *vt);
+  size_t nv = v->offsets[v->n_rows];
+  uint32_t *eb = malloc((nv + 1) * sizeof *eb), *ea = malloc((nv + 1) * sizeof *ea);
+  a->t_first = calloc((size_t)(FMMCL_BBFMM_MAX_DEPTH + 1) * (FMMCL_BBFMM_N_TRANSFER + 1), sizeof *a->t_first);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!sr || !tr || !ch || !p2m || !l2p || !par || !oct || !geo || !vt)
+  if (!sr || !tr || !ch || !p2m || !l2p || !par || !oct || !geo || !eb || !ea || !a->t_first)
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   a->n_p2m = a->n_l2p = 0;
   size_t np = 0;
@@ -129,13 +131,31 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
       if (!fmmcl_tree3d_is_leaf(&t->cells[c])) par[np++] = (uint32_t)c, s->work_m2m += t->cells[c].n_children;
   }
   for (int l = t->n_levels > 2 ? t->n_levels : 2; l <= FMMCL_BBFMM_MAX_DEPTH + 1; l++) a->parent_begin[l] = np;
-  for (size_t b = 0; b < v->n_rows && !st; b++)
-    for (size_t e = v->offsets[b]; e < v->offsets[b + 1]; e++) {
-      const fmmcl_tree3d_cell *cb = &t->cells[b], *ca = &t->cells[v->indices[e]];
-      int d[3];
-      for (int k = 0; k < 3; k++) d[k] = (int)ca->anchor[k] - (int)cb->anchor[k];
-      vt[e] = (uint16_t)fmmcl_bbfmm_transfer_index(d[0], d[1], d[2]);
+  /* V pairs bucketed by level (the CSR rows are cells, stored level by
+   * level) and within a level by transfer vector: counted, then placed */
+  for (int l = 0; l < t->n_levels && !st; l++) {
+    size_t *tf = a->t_first + (size_t)l * (FMMCL_BBFMM_N_TRANSFER + 1), fill[FMMCL_BBFMM_N_TRANSFER];
+    for (int k = 0; k <= FMMCL_BBFMM_N_TRANSFER; k++) tf[k] = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      for (size_t b = t->level_begin[l]; b < t->level_begin[l + 1]; b++)
+        for (size_t e = v->offsets[b]; e < v->offsets[b + 1]; e++) {
+          const fmmcl_tree3d_cell *cb = &t->cells[b], *ca = &t->cells[v->indices[e]];
+          int ti = fmmcl_bbfmm_transfer_index((int)ca->anchor[0] - (int)cb->anchor[0],
+                                              (int)ca->anchor[1] - (int)cb->anchor[1],
+                                              (int)ca->anchor[2] - (int)cb->anchor[2]);
+          if (pass == 0) {
+            tf[ti + 1]++;
+          } else {
+            size_t pos = fill[ti]++;
+            eb[pos] = (uint32_t)b, ea[pos] = (uint32_t)v->indices[e];
+          }
+        }
+      if (pass == 0) {
+        tf[0] = v->offsets[t->level_begin[l]];
+        for (int k = 0; k < FMMCL_BBFMM_N_TRANSFER; k++) tf[k + 1] += tf[k], fill[k] = tf[k];
+      }
     }
+  }
   if (!st) st = buffer(ctx, 2 * nc * sizeof *sr, sr, &a->src_range);
   if (!st) st = buffer(ctx, 2 * nc * sizeof *tr, tr, &a->tgt_range);
   if (!st) st = buffer(ctx, 2 * nc * sizeof *ch, ch, &a->child);
@@ -144,8 +164,9 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
   if (!st) st = buffer(ctx, a->n_p2m * sizeof *p2m, p2m, &a->p2m_cells);
   if (!st) st = buffer(ctx, a->n_l2p * sizeof *l2p, l2p, &a->l2p_cells);
   if (!st) st = buffer(ctx, np * sizeof *par, par, &a->parents);
-  if (!st) st = buffer(ctx, v->offsets[v->n_rows] * sizeof *vt, vt, &a->vt);
-  free(sr), free(tr), free(ch), free(p2m), free(l2p), free(par), free(oct), free(geo), free(vt);
+  if (!st) st = buffer(ctx, nv * sizeof *eb, eb, &a->eb);
+  if (!st) st = buffer(ctx, nv * sizeof *ea, ea, &a->ea);
+  free(sr), free(tr), free(ch), free(p2m), free(l2p), free(par), free(oct), free(geo), free(eb), free(ea);
   return st;
 }
 
@@ -196,7 +217,6 @@ fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, 
   free(tgt);
   if (!st) st = p2p_arrays(ctx, s, a);
   if (!st) st = cell_arrays(ctx, s, a);
-  if (!st) st = csr_upload(ctx, &a->lists.v, &a->vstart, &a->vsrc);
   if (!st) st = csr_upload(ctx, &a->lists.w, &a->wstart, &a->wsrc);
   if (!st) st = csr_upload(ctx, &a->lists.x, &a->xstart, &a->xsrc);
   if (!st) st = buffer(ctx, nc * n3 * rs, NULL, &a->w);
@@ -226,11 +246,12 @@ void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a) {
   for (int i = 0; i < 7; i++)
     if (ks[i]) clReleaseKernel(ks[i]);
   cl_mem ms[] = {a->src_range, a->tgt_range, a->geo, a->child, a->oct, a->p2m_cells, a->l2p_cells, a->parents,
-                 a->vstart, a->vsrc, a->vt, a->wstart, a->wsrc, a->xstart, a->xsrc, a->w, a->l, a->wc, a->lc};
+                 a->eb, a->ea, a->wstart, a->wsrc, a->xstart, a->xsrc, a->w, a->l, a->wc, a->lc};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
     if (ms[i]) clReleaseMemObject(ms[i]);
   fmmcl_tree3d_fmm_lists_free(&a->lists);
   if (a->tree) fmmcl_tree3d_destroy(a->tree);
+  free(a->t_first);
   free(a);
 }
 
@@ -266,25 +287,35 @@ static fmmcl_status upward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_ev
   return st;
 }
 
-/* M2L of level l: wc = V^T W over the level's cells, lc = C_t wc per
- * target cell, L += U lc. */
+/* M2L of level l: wc = V^T W over the level's cells, lc = 0, then per
+ * transfer vector t with pairs one launch lc[B] += C_t wc[A], L += U lc. */
 static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmcl_bbfmm_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_adaptive *a = s->ad;
   const fmmcl_tree3d *t = a->tree;
   size_t lb = t->level_begin[l], le = t->level_begin[l + 1], n3 = s->n3, rs = s->real_size;
-  if (a->lists.v.offsets[le] == a->lists.v.offsets[lb]) return FMMCL_SUCCESS; /* no V entries here */
+  const size_t *tf = a->t_first + (size_t)l * (FMMCL_BBFMM_N_TRANSFER + 1);
+  if (tf[FMMCL_BBFMM_N_TRANSFER] == tf[0]) return FMMCL_SUCCESS; /* no V pairs here */
   fmmcl_bbfmm_level *lv = &s->lv[l];
-  cl_uint r = (cl_uint)lv->rank, first = (cl_uint)lb;
+  cl_uint r = (cl_uint)lv->rank;
   fmmcl_status st = fmmcl_bbfmm_gemm(ctx, rs, 1, r, le - lb, n3, lv->v, 0, n3, a->w, lb * n3, n3, 0.0, a->wc,
                                      lb * r, r, fmmcl_bbfmm_log_slot(log, "m2l"));
   if (st) return st;
+  unsigned char zero = 0;
+  FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, a->lc, &zero, 1, lb * r * rs, (le - lb) * r * rs, 0, NULL,
+                                        fmmcl_bbfmm_log_slot(log, "m2l")));
   cl_kernel k = a->k_m2l;
   cl_int err = CL_SUCCESS;
-  ARG(k, 0, a->wc), ARG(k, 1, a->lc), ARG(k, 2, first), ARG(k, 3, r), ARG(k, 4, a->vstart), ARG(k, 5, a->vsrc);
-  ARG(k, 6, a->vt), ARG(k, 7, lv->c);
+  ARG(k, 0, a->wc), ARG(k, 1, a->lc), ARG(k, 2, r), ARG(k, 3, lv->c), ARG(k, 5, a->eb), ARG(k, 6, a->ea);
   FMMCL_CL_TRY(ctx, err);
-  st = launch(ctx, k, le - lb, n3, fmmcl_bbfmm_log_slot(log, "m2l"));
+  size_t batch = n3 <= 512 ? 8 : 4; /* M2L_BATCH in cl/bbfmm.cl */
+  for (cl_uint ti = 0; ti < FMMCL_BBFMM_N_TRANSFER && !st; ti++) {
+    cl_uint first = (cl_uint)tf[ti], count = (cl_uint)(tf[ti + 1] - tf[ti]);
+    if (!count) continue;
+    ARG(k, 4, ti), ARG(k, 7, first), ARG(k, 8, count);
+    FMMCL_CL_TRY(ctx, err);
+    st = launch(ctx, k, (count + batch - 1) / batch, n3, fmmcl_bbfmm_log_slot(log, "m2l"));
+  }
   if (!st)
     st = fmmcl_bbfmm_gemm(ctx, rs, 0, n3, le - lb, r, lv->u, 0, n3, a->lc, lb * r, r, 1.0, a->l, lb * n3, n3,
                           fmmcl_bbfmm_log_slot(log, "m2l"));

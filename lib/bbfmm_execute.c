@@ -10,7 +10,7 @@
 typedef fmmcl_bbfmm_event_log event_log;
 
 cl_event *fmmcl_bbfmm_log_slot(event_log *log, const char *phase) {
-  if (log->n == 4096) return NULL; /* never: ~1300 GEMMs at depth 8 */
+  if (log->n == sizeof log->ev / sizeof log->ev[0]) return NULL; /* never: ~1300 GEMMs at depth 8, ~3800 adaptive M2L launches at depth 12 */
   log->phase[log->n] = phase;
   log->ev[log->n] = NULL;
   return &log->ev[log->n++];
