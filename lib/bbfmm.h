@@ -91,9 +91,10 @@ fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double 
  * then one level's operators give every level's (C scales by 2^alpha per level). */
 int fmmcl_bbfmm_kfun_homogeneity(const fmmcl_bbfmm_kfun *k);
 void fmmcl_bbfmm_m2l_free(fmmcl_bbfmm_m2l *m);
-/* Eigen-decomposition of a symmetric d x d matrix a (row-major, destroyed):
- * eigenvalues in w descending, eigenvectors as columns of v (row-major d x d). */
-void fmmcl_bbfmm_symmetric_eigen(int d, double *a, double *w, double *v);
+/* Eigen-decomposition of a symmetric d x d matrix a (row-major): eigenvalues
+ * in w descending, orthonormal eigenvectors as columns of v (row-major d x d);
+ * -1 when out of memory, else 0. */
+int fmmcl_bbfmm_symmetric_eigen(int d, const double *a, double *w, double *v);
 /* The SVD truncation threshold for order n (relative singular value). */
 double fmmcl_bbfmm_svd_eps(int n, fmmcl_precision precision);
 

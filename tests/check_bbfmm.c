@@ -138,9 +138,14 @@ START_TEST(test_symmetric_eigen) {
   for (int i = 0; i < d; i++)
     for (int j = 0; j < i; j++) a[i * d + j] = a[j * d + i];
   memcpy(a0, a, d * d * sizeof *a);
-  fmmcl_bbfmm_symmetric_eigen(d, a, w, v);
+  ck_assert_int_eq(fmmcl_bbfmm_symmetric_eigen(d, a, w, v), 0);
   for (int j = 0; j < d; j++) {
     if (j) ck_assert(w[j] <= w[j - 1]);
+    for (int k = 0; k <= j; k++) { /* orthonormal columns: A v = w v alone holds for v = 0 */
+      double dot = 0;
+      for (int i = 0; i < d; i++) dot += v[i * d + j] * v[i * d + k];
+      ck_assert_double_eq_tol(dot, k == j ? 1.0 : 0.0, 1e-12);
+    }
     for (int i = 0; i < d; i++) {
       double av = 0;
       for (int c = 0; c < d; c++) av += a0[i * d + c] * v[c * d + j];
