@@ -563,6 +563,32 @@ START_TEST(test_adaptive_single_targets) {
 }
 END_TEST
 
+/* A user kernel that is not even in d (K(-d) != K(d): separate U and V
+ * bases) on the adaptive tree, against the DIRECT plan of the same
+ * expression (the host cannot evaluate it). */
+START_TEST(test_adaptive_user_kernel) {
+  problem p = make_problem(1500, 71);
+  clustered_points(p.n, 73, p.x);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_USER, 0, 5, FMMCL_DOUBLE);
+  o.kernel_expression = "exp(-2 * r) / r + 0.1 * dx / (r2 + 1)";
+  o.leaf_size = 16;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  size_t lists[4];
+  ck_assert(fmmcl_bbfmm_plan_lists(plan, lists));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  o.method = FMMCL_DIRECT;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.ref, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  double e = fmmcl_test_rel_l2(p.f, p.ref, p.n);
+  printf("bbfmm adaptive user kernel (not even), n = 5: error %.3e\n", e);
+  ck_assert_msg(e < 2e-4, "error %g", e);
+  free_problem(&p);
+}
+END_TEST
+
 /* Points that fill their box keep the uniform tree (its batched M2L). */
 START_TEST(test_uniform_input_keeps_uniform_tree) {
   problem p = make_problem(3000, 51);
@@ -600,6 +626,7 @@ static Suite *bbfmm_suite(void) {
   tcase_add_loop_test(tc, test_adaptive_clustered, 0, 2);
   tcase_add_test(tc, test_uniform_input_keeps_uniform_tree);
   tcase_add_test(tc, test_adaptive_single_targets);
+  tcase_add_test(tc, test_adaptive_user_kernel);
   suite_add_tcase(s, tc);
   return s;
 }
