@@ -16,8 +16,8 @@
 typedef struct config {
   const char *device, *out;
   fmmcl_precision precision;
-  size_t nmax, direct_nmax, check;
-  int repeat, leaf_size, analysis, sweep;
+  size_t nmin, nmax, direct_nmax, direct_sample, check;
+  int repeat, leaf_size, analysis, sweep, sphere;
   double tol, pcie_gbs, peak_gflops, bw_gbs;
 } config;
 
@@ -37,9 +37,11 @@ static void usage(void) {
       "measured P2P time on the device (profiling event) and on one CPU core (plain C,\n"
       "same lists). Writes p2p_analysis.csv.\n"
       "Device times are medians over --repeat runs after one warm-up run.\n"
-      "Part 2: whole bbFMM (order from --tol) vs direct for N = 1e4, 1e5, ... up to --nmax:\n"
-      "create (first: M2L SVD or disk cache; second), execute (median), per-phase times,\n"
-      "direct time (up to --direct-nmax), error on --check sampled targets. Writes\n"
+      "Part 2: whole bbFMM (order from --tol) vs direct for N = --nmin, 10 --nmin, ... up to\n"
+      "--nmax: create (first: M2L SVD or disk cache; second), execute (median), per-phase\n"
+      "times, direct time, error on --check sampled targets. Direct runs on all N targets\n"
+      "up to --direct-nmax; above, on --direct-sample K evenly spaced targets against all N\n"
+      "sources, its time scaled by N / K (CSV column direct_targets says which). Writes\n"
       "bbfmm_vs_direct.csv and bbfmm_phases.csv.\n"
       "\n"
       "  --device SEL          gpu, cpu, P:D or a name substring\n"
@@ -47,7 +49,14 @@ static void usage(void) {
       "  --tol T               requested relative error (default 1e-6)\n"
       "  --leaf-size Q         points per leaf (default 64)\n"
       "  --nmax N              largest N of both parts (default 1e7; keep it small on a CPU)\n"
-      "  --direct-nmax N       largest N timed with direct (default 1e6)\n"
+      "  --nmin N              smallest N of part 2 (default 1e4)\n"
+      "  --points uniform|sphere   part 2's points: uniform in the unit cube (default) or\n"
+      "                        uniform on the unit sphere's surface (clustered: the plan\n"
+      "                        takes the adaptive tree; FMMCL_BBFMM_TREE=uniform forces\n"
+      "                        the uniform one for comparison)\n"
+      "  --direct-nmax N       largest N timed with direct on all targets (default 1e6)\n"
+      "  --direct-sample K     above it: direct on K targets, time x N/K (default 131072:\n"
+      "                        enough targets to fill an H100; 0: no direct above)\n"
       "  --repeat R            executions per point, median kept (default 5)\n"
       "  --check K             sampled targets for the error (default 1000)\n"
       "  --pcie-gbs B          PCIe bandwidth for the estimate, GB/s (default 25: gen4 x16)\n"
@@ -61,7 +70,7 @@ static void usage(void) {
 static size_t parse_n(const char *s) { return (size_t)llround(atof(s)); }
 
 static void parse(int argc, char **argv, config *c) {
-  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000000, 1000000, 1000, 5, 64, 1, 1, 1e-6, 25, 0, 3350};
+  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 64, 1, 1, 0, 1e-6, 25, 0, 3350};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) usage(), exit(0);
@@ -75,6 +84,9 @@ static void parse(int argc, char **argv, config *c) {
       else if (!strcmp(a, "--tol")) c->tol = atof(v);
       else if (!strcmp(a, "--leaf-size")) c->leaf_size = atoi(v);
       else if (!strcmp(a, "--nmax")) c->nmax = parse_n(v);
+      else if (!strcmp(a, "--nmin")) c->nmin = parse_n(v);
+      else if (!strcmp(a, "--points")) c->sphere = !strcmp(v, "sphere");
+      else if (!strcmp(a, "--direct-sample")) c->direct_sample = parse_n(v);
       else if (!strcmp(a, "--direct-nmax")) c->direct_nmax = parse_n(v);
       else if (!strcmp(a, "--repeat")) c->repeat = atoi(v);
       else if (!strcmp(a, "--check")) c->check = parse_n(v);
@@ -218,22 +230,29 @@ static void analysis(fmmcl_context ctx, const config *c) {
   if (f != stdout) fclose(f);
 }
 
-/* Relative L2 error on k sampled targets against the double host sum. */
-static double sampled_error(const config *c, size_t n, const double *x, const double *q, const double *pot) {
-  size_t k = c->check < n ? c->check : n;
+/* Relative L2 error at targets idx[0..k) (values val[s] at idx[s]) against
+ * the double host sum. */
+static double error_at(size_t n, const double *x, const double *q, size_t k, const size_t *idx, const double *val) {
   if (!k) return NAN;
   fmmcl_bbfmm_kfun lap = {FMMCL_BBFMM_LAPLACE, 0, NULL};
   double num = 0, den = 0;
 #pragma omp parallel for reduction(+ : num, den) schedule(static)
   for (size_t s = 0; s < k; s++) {
-    size_t i = s * (n / k);
+    size_t i = idx[s];
     double ref = 0;
     for (size_t j = 0; j < n; j++)
       ref += q[j] * fmmcl_bbfmm_kfun_eval(&lap, x[3 * i] - x[3 * j], x[3 * i + 1] - x[3 * j + 1],
                                           x[3 * i + 2] - x[3 * j + 2]);
-    num += (pot[i] - ref) * (pot[i] - ref), den += ref * ref;
+    num += (val[s] - ref) * (val[s] - ref), den += ref * ref;
   }
   return sqrt(num / den);
+}
+
+/* k evenly spaced indices of 0..n-1 (k <= n). */
+static size_t *spaced(size_t n, size_t k) {
+  size_t *idx = malloc((k ? k : 1) * sizeof *idx);
+  for (size_t s = 0; s < k; s++) idx[s] = s * (n / k);
+  return idx;
 }
 
 static double timed_execute(fmmcl_context ctx, fmmcl_plan plan, const config *c, const double *q, double *pot) {
@@ -249,17 +268,55 @@ static double timed_execute(fmmcl_context ctx, fmmcl_plan plan, const config *c,
   return m;
 }
 
+/* Relative L2 error on --check evenly spaced targets. */
+static double sampled_error(const config *c, size_t n, const double *x, const double *q, const double *pot) {
+  size_t k = c->check < n ? c->check : n;
+  size_t *idx = spaced(n, k);
+  double *val = malloc((k ? k : 1) * sizeof *val);
+  for (size_t s = 0; s < k; s++) val[s] = pot[idx[s]];
+  double e = error_at(n, x, q, k, idx, val);
+  free(idx), free(val);
+  return e;
+}
+
+/* Direct on k evenly spaced targets against all n sources: the median time
+ * scaled by n / k; *err on the first --check of them. */
+static double sampled_direct(fmmcl_context ctx, const config *c, size_t n, const double *x, const double *q,
+                             size_t k, double *err) {
+  size_t *idx = spaced(n, k);
+  double *xt = malloc(3 * k * sizeof *xt), *pot = malloc(k * sizeof *pot);
+  for (size_t s = 0; s < k; s++) memcpy(xt + 3 * s, x + 3 * idx[s], 3 * sizeof *xt);
+  fmmcl_plan_options od = bb_options(c, 1);
+  fmmcl_plan plan;
+  bench_check(ctx, fmmcl_plan_create(ctx, &od, n, x, k, xt, &plan), "fmmcl_plan_create (direct, sampled targets)");
+  double t = timed_execute(ctx, plan, c, q, pot);
+  fmmcl_plan_destroy(plan);
+  size_t ke = c->check < k ? c->check : k; /* a spread-out subset of the sample */
+  size_t *ie = malloc((ke ? ke : 1) * sizeof *ie);
+  double *ve = malloc((ke ? ke : 1) * sizeof *ve);
+  for (size_t s = 0; s < ke; s++) ie[s] = idx[s * (k / ke)], ve[s] = pot[s * (k / ke)];
+  *err = error_at(n, x, q, ke, ie, ve);
+  free(idx), free(xt), free(pot), free(ie), free(ve);
+  return t * (double)n / (double)k;
+}
+
 static void sweep(fmmcl_context ctx, const config *c) {
   char path[4096];
   snprintf(path, sizeof path, "%s/bbfmm_vs_direct.csv", c->out);
   FILE *f = bench_open_csv(path);
   snprintf(path, sizeof path, "%s/bbfmm_phases.csv", c->out);
   FILE *fp = bench_open_csv(path);
-  fprintf(f, "n,precision,tol,order,leaf_size,create_first_s,create_s,execute_s,direct_execute_s,err_bbfmm,err_direct\n");
+  fprintf(f, "points,tree,n,precision,tol,order,leaf_size,create_first_s,create_s,execute_s,direct_execute_s,direct_targets,"
+             "err_bbfmm,err_direct\n");
   fprintf(fp, "n,precision,order,phase,seconds\n");
-  for (size_t n = 10000; n <= c->nmax; n *= 10) {
+  for (size_t n = c->nmin; n <= c->nmax; n *= 10) {
     double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
     bench_random_points(1, n, 3, x);
+    if (c->sphere)
+      for (size_t i = 0; i < n; i++) { /* area-uniform on the sphere from two uniforms */
+        double z = 2 * x[3 * i] - 1, phi = 6.283185307179586 * x[3 * i + 1], r = sqrt(1 - z * z);
+        x[3 * i] = r * cos(phi), x[3 * i + 1] = r * sin(phi), x[3 * i + 2] = z;
+      }
     bench_random_charges(2, n, q);
     fmmcl_plan_options o = bb_options(c, 0);
     fmmcl_plan plan;
@@ -275,6 +332,8 @@ static void sweep(fmmcl_context ctx, const config *c) {
     char opts[1024];
     fmmcl_plan_build_options(plan, opts, sizeof opts);
     const char *nord = strstr(opts, "-DNORD=");
+    size_t lists[4];
+    int adaptive = fmmcl_bbfmm_plan_lists(plan, lists);
     if (nord) order = atof(nord + 7);
     fmmcl_phase_time ph[FMMCL_MAX_PHASES_BENCH];
     size_t np = 0;
@@ -284,18 +343,25 @@ static void sweep(fmmcl_context ctx, const config *c) {
               ph[i].seconds);
     fmmcl_plan_destroy(plan);
     double dexec = NAN, derr = NAN;
-    if (n <= c->direct_nmax) {
+    size_t dtargets = 0;
+    if (n > c->direct_nmax && c->direct_sample > 0 && c->direct_sample < n) {
+      dtargets = c->direct_sample;
+      dexec = sampled_direct(ctx, c, n, x, q, dtargets, &derr);
+    } else if (n <= c->direct_nmax) {
+      dtargets = n;
       fmmcl_plan_options od = bb_options(c, 1);
       bench_check(ctx, fmmcl_plan_create(ctx, &od, n, x, 0, NULL, &plan), "fmmcl_plan_create (direct)");
       dexec = timed_execute(ctx, plan, c, q, pot);
       derr = sampled_error(c, n, x, q, pot);
       fmmcl_plan_destroy(plan);
     }
-    fprintf(f, "%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%.3e,%.3e\n", n, c->precision == FMMCL_SINGLE ? "single" : "double",
-            c->tol, order, c->leaf_size, create_first, create, exec, dexec, err, derr);
+    fprintf(f, "%s,%s,%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%zu,%.3e,%.3e\n", c->sphere ? "sphere" : "uniform",
+            adaptive ? "adaptive" : "uniform", n,
+            c->precision == FMMCL_SINGLE ? "single" : "double", c->tol, order, c->leaf_size, create_first, create, exec,
+            dexec, dtargets, err, derr);
     fflush(f), fflush(fp);
-    fprintf(stderr, "sweep N = %zu: order %.0f, create %.3f s (first %.3f), execute %.4f s, direct %.4f s, error %.2e\n",
-            n, order, create, create_first, exec, dexec, err);
+    fprintf(stderr, "sweep N = %zu: order %.0f, create %.3f s (first %.3f), execute %.4f s, direct %.4f s%s, error %.2e\n",
+            n, order, create, create_first, exec, dexec, dtargets && dtargets < n ? " (from a target sample)" : "", err);
     free(x), free(q), free(pot);
   }
   if (f != stdout) fclose(f);

@@ -1,6 +1,7 @@
-/* bbfmm.cl — the black-box Chebyshev FMM's operators on a uniform octree:
- * the M2L kernel matrices, P2M, M2M, L2L, L2P and the P2P with indirection
- * arrays (Haney, Darve et al., ARL-TR-7315). The M2L itself is batched GEMM
+/* bbfmm.cl — the black-box Chebyshev FMM's operators on a uniform octree
+ * (the M2L kernel matrices, P2M, M2M, L2L, L2P and the P2P with indirection
+ * arrays, Haney, Darve et al., ARL-TR-7315) and on the adaptive octree
+ * (bbfmm_a_*: per-cell P2M, M2M, L2L, compressed M2L, P2L, M2P, L2P). The M2L itself is batched GEMM
  * through CLBlast on the host side. The host prepends the kernel function
  * bbfmm_kernel(dx, dy, dz) and BBFMM_SKIP_ZERO / BBFMM_USER. */
 
@@ -200,5 +201,194 @@ __kernel void bbfmm_p2p(__global const REAL4 *src, __global const REAL4 *tgt, __
       }
     }
     if (t < te) pot[t] = acc;
+  }
+}
+
+/* ---- the adaptive octree (lib/bbfmm_adaptive.c) --------------------------
+ * Cells of lib/tree3d.h, multipoles and locals as N3 x n_cells columns
+ * (cell c at [c * N3]); per cell its point ranges (uint2: begin, end of the
+ * sorted sources or targets) and geometry (REAL4: centre, half width). One
+ * work-group of N3 items per cell unless said otherwise. */
+
+/* The position of Chebyshev node m of a cell. */
+REAL4 node_of(REAL4 g, __constant REAL *nodes, uint m) {
+  return (REAL4)(g.x + g.w * nodes[m / (NORD * NORD)], g.y + g.w * nodes[m / NORD % NORD],
+                 g.z + g.w * nodes[m % NORD], 0);
+}
+
+/* P2M at the listed leaves. */
+__kernel void bbfmm_a_p2m(__global const REAL4 *src, __global const uint *cells, __global const uint2 *range,
+                          __global const REAL4 *geo, __constant REAL *tk, __global REAL *w) {
+  __local REAL ws[TILE * 3 * NORD];
+  __local REAL qs[TILE];
+  uint cell = cells[get_group_id(0)], m = get_local_id(0);
+  REAL4 g = geo[cell];
+  REAL c[3] = {g.x, g.y, g.z}, h = g.w;
+  uint b = range[cell].x, e = range[cell].y;
+  REAL acc = 0;
+  for (uint base = b; base < e; base += TILE) {
+    uint cnt = min((uint)TILE, e - base);
+    for (uint i = m; i < 3 * cnt; i += get_local_size(0)) {
+      uint s = i / 3, d = i % 3;
+      REAL4 p = src[base + s];
+      REAL x = d == 0 ? p.x : d == 1 ? p.y : p.z;
+      REAL wl[NORD];
+      cheb_weights((x - c[d]) / h, tk, wl);
+      for (int k = 0; k < NORD; k++) ws[(s * 3 + d) * NORD + k] = wl[k];
+      if (d == 0) qs[s] = p.w;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = 0; s < cnt; s++)
+      acc += qs[s] * ws[(s * 3) * NORD + m / (NORD * NORD)] * ws[(s * 3 + 1) * NORD + m / NORD % NORD] *
+             ws[(s * 3 + 2) * NORD + m % NORD];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  w[(size_t)cell * N3 + m] = acc;
+}
+
+/* M2M at the listed parents (from first on): children child[p].x .. + child[p].y, each in
+ * octant oct[c] (bit 2: x upper, 1: y, 0: z). */
+__kernel void bbfmm_a_m2m(__global REAL *w, __global const uint *cells, uint first, __global const uint2 *child,
+                          __global const uchar *oct, __constant REAL *s) {
+  __local REAL A[N3], B[N3];
+  uint pc = cells[first + get_group_id(0)], m = get_local_id(0);
+  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
+  REAL acc = 0;
+  for (uint c = child[pc].x; c < child[pc].x + child[pc].y; c++) {
+    uint o = oct[c], ax = o >> 2, ay = (o >> 1) & 1, az = o & 1;
+    A[m] = w[(size_t)c * N3 + m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    REAL v = 0;
+    for (int k = 0; k < NORD; k++) v += s[(az * NORD + m3) * NORD + k] * A[(m1 * NORD + m2) * NORD + k];
+    B[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int k = 0; k < NORD; k++) v += s[(ay * NORD + m2) * NORD + k] * B[(m1 * NORD + k) * NORD + m3];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    A[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int k = 0; k < NORD; k++) v += s[(ax * NORD + m1) * NORD + k] * A[(k * NORD + m2) * NORD + m3];
+    acc += v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  w[(size_t)pc * N3 + m] = acc;
+}
+
+/* L2L from the listed parents (from first on) into their children (added). */
+__kernel void bbfmm_a_l2l(__global REAL *l, __global const uint *cells, uint first, __global const uint2 *child,
+                          __global const uchar *oct, __constant REAL *s) {
+  __local REAL P[N3], A[N3], B[N3];
+  uint pc = cells[first + get_group_id(0)], m = get_local_id(0);
+  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
+  P[m] = l[(size_t)pc * N3 + m];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint c = child[pc].x; c < child[pc].x + child[pc].y; c++) {
+    uint o = oct[c], ax = o >> 2, ay = (o >> 1) & 1, az = o & 1;
+    REAL v = 0;
+    for (int k = 0; k < NORD; k++) v += s[(az * NORD + k) * NORD + m3] * P[(m1 * NORD + m2) * NORD + k];
+    B[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int k = 0; k < NORD; k++) v += s[(ay * NORD + k) * NORD + m2] * B[(m1 * NORD + k) * NORD + m3];
+    A[m] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = 0;
+    for (int k = 0; k < NORD; k++) v += s[(ax * NORD + k) * NORD + m1] * A[(k * NORD + m2) * NORD + m3];
+    l[(size_t)c * N3 + m] += v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* M2L of one level in the compressed space, one transfer vector t per
+ * launch: lc[B] += C_t wc[A] for the pairs (B, A) = (eb[e], ea[e]), e in
+ * first .. first + count (C_t rank x rank, column-major; columns of wc and lc
+ * at cell * rank). A work-group takes M2L_BATCH pairs, so each C_t entry
+ * read from memory feeds M2L_BATCH products; within one t every B appears
+ * once, so the adds do not race (launches of one queue run in order). */
+#define M2L_BATCH (N3 <= 512 ? 8 : 4)
+__kernel void bbfmm_a_m2l(__global const REAL *wc, __global REAL *lc, uint rank, __global const REAL *cmat, uint t,
+                          __global const uint *eb, __global const uint *ea, uint first, uint count) {
+  __local REAL x[M2L_BATCH * N3];
+  uint i = get_local_id(0), e0 = first + get_group_id(0) * M2L_BATCH;
+  uint ne = min((uint)M2L_BATCH, first + count - e0);
+  for (uint k = 0; k < ne; k++)
+    for (uint j = i; j < rank; j += get_local_size(0)) x[k * rank + j] = wc[(size_t)ea[e0 + k] * rank + j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i >= rank) return;
+  REAL acc[M2L_BATCH];
+  for (uint k = 0; k < M2L_BATCH; k++) acc[k] = 0;
+  __global const REAL *c = cmat + (size_t)t * rank * rank;
+  for (uint j = 0; j < rank; j++) {
+    REAL cij = c[i + (size_t)j * rank];
+    for (uint k = 0; k < M2L_BATCH; k++) acc[k] += cij * x[k * rank + j];
+  }
+  for (uint k = 0; k < ne; k++) lc[(size_t)eb[e0 + k] * rank + i] += acc[k];
+}
+
+/* P2L (X list): the sources of the leaves A in X(B) at B's nodes, added to
+ * B's locals; one work-group per cell. */
+__kernel void bbfmm_a_p2l(__global const REAL4 *src, __global const uint2 *range, __global const REAL4 *geo,
+                          __constant REAL *nodes, __global const uint *xstart, __global const uint *xsrc,
+                          __global REAL *l) {
+  uint b = get_group_id(0), m = get_local_id(0);
+  if (xstart[b] == xstart[b + 1]) return;
+  REAL4 y = node_of(geo[b], nodes, m);
+  REAL acc = 0;
+  for (uint e = xstart[b]; e < xstart[b + 1]; e++) {
+    uint a = xsrc[e];
+    for (uint j = range[a].x; j < range[a].y; j++) {
+      REAL4 p = src[j];
+      acc += p.w * pair_value(y.x - p.x, y.y - p.y, y.z - p.z);
+    }
+  }
+  l[(size_t)b * N3 + m] += acc;
+}
+
+/* M2P (W list): the multipoles of the cells A in W(B) (weights at A's
+ * nodes) at B's targets, added to pot; one work-group of WGS items per
+ * cell, targets strided. */
+__kernel void bbfmm_a_m2p(__global const REAL4 *tgt, __global const uint2 *range, __global const REAL4 *geo,
+                          __constant REAL *nodes, __global const uint *wstart, __global const uint *wsrc,
+                          __global const REAL *w, __global REAL *pot) {
+  uint b = get_group_id(0), lid = get_local_id(0);
+  if (wstart[b] == wstart[b + 1]) return;
+  for (uint t = range[b].x + lid; t < range[b].y; t += WGS) {
+    REAL4 x = tgt[t];
+    REAL acc = 0;
+    for (uint e = wstart[b]; e < wstart[b + 1]; e++) {
+      uint a = wsrc[e];
+      REAL4 g = geo[a];
+      for (uint m = 0; m < N3; m++) {
+        REAL4 y = node_of(g, nodes, m);
+        acc += w[(size_t)a * N3 + m] * pair_value(x.x - y.x, x.y - y.y, x.z - y.z);
+      }
+    }
+    pot[t] += acc;
+  }
+}
+
+/* L2P at the listed leaves (added to pot). */
+__kernel void bbfmm_a_l2p(__global const REAL4 *tgt, __global const uint *cells, __global const uint2 *range,
+                          __global const REAL4 *geo, __constant REAL *tk, __global const REAL *l,
+                          __global REAL *pot) {
+  __local REAL L[N3];
+  uint cell = cells[get_group_id(0)], m = get_local_id(0);
+  L[m] = l[(size_t)cell * N3 + m];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  REAL4 g = geo[cell];
+  for (uint t = range[cell].x + m; t < range[cell].y; t += N3) {
+    REAL4 p = tgt[t];
+    REAL wx[NORD], wy[NORD], wz[NORD];
+    cheb_weights((p.x - g.x) / g.w, tk, wx);
+    cheb_weights((p.y - g.y) / g.w, tk, wy);
+    cheb_weights((p.z - g.z) / g.w, tk, wz);
+    REAL f = 0;
+    for (int a = 0; a < NORD; a++)
+      for (int b = 0; b < NORD; b++) {
+        REAL wab = wx[a] * wy[b];
+        for (int c = 0; c < NORD; c++) f += wab * wz[c] * L[(a * NORD + b) * NORD + c];
+      }
+    pot[t] += f;
   }
 }

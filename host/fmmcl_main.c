@@ -16,8 +16,16 @@
 #define MAX_PHASES 64
 #define ERR_LEN 1024
 
-static const char *const kernel_names[] = {"laplace3d", "gaussian", "laplace2d"};
-static const fmmcl_kernel kernel_values[] = {FMMCL_LAPLACE_3D, FMMCL_GAUSSIAN, FMMCL_LAPLACE_2D};
+/* The last four are the black-box FMM's own functions (3D, potential only),
+ * summed by --method bbfmm (their default) or direct. */
+static const char *const kernel_names[] = {"laplace3d", "gaussian", "laplace2d", "inv_r2", "multiquadric",
+                                           "inverse_multiquadric", "yukawa"};
+static const fmmcl_kernel kernel_values[] = {FMMCL_LAPLACE_3D, FMMCL_GAUSSIAN, FMMCL_LAPLACE_2D,
+                                             FMMCL_LAPLACE_3D, FMMCL_LAPLACE_3D, FMMCL_LAPLACE_3D,
+                                             FMMCL_LAPLACE_3D};
+static const fmmcl_bbfmm_kernel bbfmm_kernel_values[] = {
+    FMMCL_BBFMM_PLAN_KERNEL, FMMCL_BBFMM_PLAN_KERNEL, FMMCL_BBFMM_PLAN_KERNEL, FMMCL_BBFMM_INV_R2,
+    FMMCL_BBFMM_MULTIQUADRIC, FMMCL_BBFMM_INV_MULTIQUADRIC, FMMCL_BBFMM_YUKAWA};
 static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm", "auto"};
 static const fmmcl_method method_values[] = {FMMCL_DIRECT, FMMCL_TREECODE, FMMCL_FMM,
                                              FMMCL_FGT, FMMCL_BBFMM, FMMCL_AUTO};
@@ -33,7 +41,9 @@ typedef struct config {
   int schedule, has_schedule;   /* --schedule: a hybrid plan over --device and --device2 */
   const char *format, *output_format;
   int kernel, method, precision, dim, order, leaf;
-  double sigma, softening, tol, theta;
+  double sigma, softening, tol, theta, kernel_param;
+  const char *expr;             /* --expr: a user kernel for the bbFMM */
+  int has_kernel_param;
   int has_method, has_precision, has_dim, has_order, has_leaf;
   int has_sigma, has_softening, has_tol, has_theta;
   int no_gradient, quiet, force, has_demo;
@@ -83,7 +93,15 @@ static void print_usage(FILE *out)
       "  npy: NumPy 1.0/2.0, '<f8' or '<f4', C order, shape (N, dim+1).\n"
       "\n"
       "Sum:\n"
-      "      --kernel K          laplace3d (default), gaussian, laplace2d\n"
+      "      --kernel K          laplace3d (default), gaussian, laplace2d; for bbfmm\n"
+      "                          (and direct) also inv_r2 (1/r^2), multiquadric\n"
+      "                          sqrt(r^2+c^2), inverse_multiquadric 1/sqrt(r^2+c^2),\n"
+      "                          yukawa exp(-c r)/r (these imply --method bbfmm)\n"
+      "      --expr E            bbfmm (or direct) user kernel: an OpenCL C expression\n"
+      "                          in r, r2, dx, dy, dz, e.g. 'exp(-r)/r' (implies\n"
+      "                          --method bbfmm; a compile error prints the build log)\n"
+      "      --kernel-param C    c of the multiquadrics, c of yukawa (default 0;\n"
+      "                          the bbfmm gaussian's width is --sigma)\n"
       "      --method M          direct (default), treecode, fmm, fgt, bbfmm, auto (the\n"
       "                          performance model picks direct or fmm; laplace3d)\n"
       "      --precision P       single (default) or double (needs fp64)\n"
@@ -91,7 +109,8 @@ static void print_usage(FILE *out)
       "      --sigma S           gaussian bandwidth (default 1)\n"
       "      --softening E       laplace softening eps (default 0)\n"
       "      --no-gradient       potential only\n"
-      "      --order P           expansion order (tree methods; 0: from --tol)\n"
+      "      --order P           expansion order (tree methods; bbfmm: Chebyshev nodes\n"
+      "                          per dimension n, 2..10; 0: from --tol)\n"
       "      --tol T             requested relative error (tree methods; fgt: absolute\n"
       "                          error per unit of sum |q|, potential only)\n"
       "      --leaf Q            points per leaf (tree methods; 0: device default)\n"
@@ -106,7 +125,9 @@ static void print_usage(FILE *out)
       "      --device2 SEL       the second device of --schedule (default cpu)\n"
       "      --repeat R          execute R times and report the best (default 1)\n"
       "      --check K           compare K random targets with the double-precision\n"
-      "                          host reference; print relative L2 errors\n"
+      "                          host reference (the bbfmm kernels and --expr: the\n"
+      "                          direct sum of the same kernel on the device, in\n"
+      "                          double where it has fp64); print relative L2 errors\n"
       "  -q, --quiet             print only --check results and errors\n"
       "  -h, --help              this text\n"
       "  -V, --version           the version\n"
@@ -121,7 +142,7 @@ enum {
   OPT_TARGETS = 256, OPT_FORMAT, OPT_OUTPUT_FORMAT, OPT_FORCE, OPT_DEMO, OPT_SEED,
   OPT_KERNEL, OPT_METHOD, OPT_PRECISION, OPT_DIM, OPT_SIGMA, OPT_SOFTENING,
   OPT_NO_GRADIENT, OPT_ORDER, OPT_TOL, OPT_LEAF, OPT_THETA, OPT_DEVICE, OPT_REPEAT,
-  OPT_CHECK, OPT_SCHEDULE, OPT_DEVICE2
+  OPT_CHECK, OPT_SCHEDULE, OPT_DEVICE2, OPT_EXPR, OPT_KERNEL_PARAM
 };
 
 static const struct option long_options[] = {
@@ -149,6 +170,8 @@ static const struct option long_options[] = {
     {"check", required_argument, NULL, OPT_CHECK},
     {"schedule", required_argument, NULL, OPT_SCHEDULE},
     {"device2", required_argument, NULL, OPT_DEVICE2},
+    {"expr", required_argument, NULL, OPT_EXPR},
+    {"kernel-param", required_argument, NULL, OPT_KERNEL_PARAM},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -168,6 +191,7 @@ static int parse_word(int id, const char *name, const char *arg, config *c)
   case OPT_TARGETS: c->targets = arg; return 0;
   case OPT_DEVICE: c->device = arg; return 0;
   case OPT_DEVICE2: c->device2 = arg; return 0;
+  case OPT_EXPR: c->expr = arg; return 0;
   case OPT_SCHEDULE: c->has_schedule = 1; return CHOICE(schedule_names, &c->schedule);
   case OPT_FORMAT: c->format = arg; return CHOICE(format_names, &format);
   case OPT_OUTPUT_FORMAT: c->output_format = arg; return CHOICE(format_names, &format);
@@ -194,6 +218,9 @@ static int parse_number(int id, const char *name, const char *arg, config *c)
   case OPT_SOFTENING: c->has_softening = 1; return fmmcl_cli_parse_double(name, arg, &c->softening);
   case OPT_TOL: c->has_tol = 1; return fmmcl_cli_parse_double(name, arg, &c->tol);
   case OPT_THETA: c->has_theta = 1; return fmmcl_cli_parse_double(name, arg, &c->theta);
+  case OPT_KERNEL_PARAM:
+    c->has_kernel_param = 1;
+    return fmmcl_cli_parse_double(name, arg, &c->kernel_param);
   case OPT_DEMO: c->has_demo = 1; return fmmcl_cli_parse_count(name, arg, &c->demo);
   case OPT_CHECK: return fmmcl_cli_parse_count(name, arg, &c->check);
   case OPT_SEED:
@@ -242,6 +269,30 @@ static const char *option_name(int id)
   return "option";
 }
 
+/* Nonzero when the command line names a black-box FMM function. */
+static int bbfmm_kernel_named(const config *c)
+{
+  return c->expr || bbfmm_kernel_values[c->kernel] != FMMCL_BBFMM_PLAN_KERNEL;
+}
+
+/* The bbFMM's own functions: --method bbfmm unless direct is asked for;
+ * -1 to go on, else the exit code. */
+static int check_bbfmm_kernel(config *c)
+{
+  if (c->expr && bbfmm_kernel_values[c->kernel] != FMMCL_BBFMM_PLAN_KERNEL)
+    return fmmcl_cli_usage_error("give --expr or --kernel %s, not both", kernel_names[c->kernel]);
+  if (!bbfmm_kernel_named(c))
+    return -1;
+  if (!c->has_method) {
+    c->has_method = 1;
+    c->method = FMMCL_BBFMM;
+  }
+  if (method_values[c->method] != FMMCL_BBFMM && method_values[c->method] != FMMCL_DIRECT)
+    return fmmcl_cli_usage_error("%s needs --method bbfmm or direct",
+                                 c->expr ? "--expr" : kernel_names[c->kernel]);
+  return -1;
+}
+
 /* Returns -1 to go on with the run, else the exit code (--help, errors). */
 static int parse_args(int argc, char **argv, config *c)
 {
@@ -275,7 +326,7 @@ static int parse_args(int argc, char **argv, config *c)
     return fmmcl_cli_usage_error("no input: give an input FILE or --demo N");
   if (c->input && c->has_demo)
     return fmmcl_cli_usage_error("give an input file or --demo, not both");
-  return -1;
+  return check_bbfmm_kernel(c);
 }
 
 /* The format named by --format, else the file's extension. */
@@ -305,6 +356,11 @@ static int plan_options(const config *c, fmmcl_plan_options *opt)
   if (c->has_theta) opt->theta = c->theta;
   if (c->has_leaf) opt->leaf_size = c->leaf;
   if (c->no_gradient) opt->gradient = 0;
+  opt->bbfmm_kernel = c->expr ? FMMCL_BBFMM_USER : bbfmm_kernel_values[c->kernel];
+  opt->kernel_expression = c->expr;
+  if (c->has_kernel_param) opt->kernel_param = c->kernel_param;
+  /* the bbFMM and its functions give the potential only */
+  if (opt->method == FMMCL_BBFMM || opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) opt->gradient = 0;
   if (opt->method == FMMCL_FGT) opt->gradient = 0; /* the FGT computes the potential only */
   if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM) /* would size buffers below */
     return fmmcl_cli_error("dimension %d out of range 1..%d", opt->dim, FMMCL_MAX_DIM);
@@ -473,7 +529,7 @@ static void print_setup(const config *c, const fmmcl_device_info *dev, const job
   else
     printf("targets: %zu (the sources)\n", j->m);
   printf("kernel: %s, method: %s, precision: %s, dim: %d, gradient: %s\n",
-         kernel_names[c->kernel], method_names[j->opt.method],
+         c->expr ? c->expr : kernel_names[c->kernel], method_names[j->opt.method],
          j->opt.precision == FMMCL_DOUBLE ? "double" : "single", j->opt.dim,
          j->opt.gradient ? "yes" : "no");
   fflush(stdout);
@@ -522,8 +578,29 @@ static void sample_indices(uint64_t seed, size_t m, size_t k, size_t *out)
       out[chosen++] = i;
 }
 
-/* Device results at k random targets against fmmcl_reference_direct. */
-static int check_accuracy(const config *c, const job *j)
+/* The direct sum of a bbFMM function at the k points pts on the device
+ * (the host cannot run a user's OpenCL C expression), in double where the
+ * device has fp64. */
+static fmmcl_status device_direct(fmmcl_context ctx, const job *j, size_t k, const double *pts, double *pot)
+{
+  fmmcl_device_info dev;
+  fmmcl_plan_options o = j->opt;
+  o.method = FMMCL_DIRECT;
+  o.gradient = 0;
+  if (fmmcl_context_device(ctx, &dev) == FMMCL_SUCCESS && dev.has_fp64)
+    o.precision = FMMCL_DOUBLE;
+  fmmcl_plan plan;
+  fmmcl_status st = fmmcl_plan_create(ctx, &o, j->n, j->sources, k, pts, &plan);
+  if (st != FMMCL_SUCCESS)
+    return st;
+  st = fmmcl_plan_execute(plan, j->charges, pot, NULL);
+  fmmcl_plan_destroy(plan);
+  return st;
+}
+
+/* Device results at k random targets against fmmcl_reference_direct (the
+ * bbFMM's own functions: device_direct). */
+static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
 {
   int dim = j->opt.dim, grad = j->opt.gradient;
   size_t k = c->check < j->m ? c->check : j->m;
@@ -546,14 +623,18 @@ static int check_accuracy(const config *c, const job *j)
              (size_t)dim * sizeof(double));
   }
   double t0 = fmmcl_cli_now();
-  fmmcl_status st = fmmcl_reference_direct(&j->opt, j->n, j->sources, j->charges, k, pts, pot,
-                                           grad ? g : NULL);
+  int on_device = j->opt.bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL;
+  fmmcl_status st = on_device ? device_direct(ctx, j, k, pts, pot)
+                              : fmmcl_reference_direct(&j->opt, j->n, j->sources, j->charges, k, pts,
+                                                       pot, grad ? g : NULL);
   if (st != FMMCL_SUCCESS) {
-    rc = fmmcl_cli_status_error(NULL, st, "fmmcl_reference_direct");
+    rc = fmmcl_cli_status_error(on_device ? ctx : NULL, st,
+                                on_device ? "the direct sum for --check" : "fmmcl_reference_direct");
     goto done;
   }
   if (!c->quiet)
-    printf("check: %zu targets against the double-precision host reference (%.1f ms)\n", k,
+    printf("check: %zu targets against the %s (%.1f ms)\n", k,
+           on_device ? "direct sum on the device" : "double-precision host reference",
            1e3 * (fmmcl_cli_now() - t0));
   int relative;
   double e = l2_error(dev_pot, pot, k, &relative);
@@ -643,7 +724,7 @@ static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job 
     printf("error bound: |error| <= %.3e * sum |q|\n", bound);
   fmmcl_plan_destroy(plan);
   if (!rc && c->check > 0)
-    rc = check_accuracy(c, j);
+    rc = check_accuracy(c, ctx, j);
   return rc;
 }
 

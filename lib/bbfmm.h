@@ -1,6 +1,7 @@
-/* bbfmm.h — black-box Chebyshev FMM (Fong & Darve) on a uniform octree: the
- * kernels, Chebyshev interpolation, the tree, the M2L operators (dense and
- * SVD-compressed), the plain-C reference and the device driver's state. */
+/* bbfmm.h — black-box Chebyshev FMM (Fong & Darve) on a uniform octree or
+ * the adaptive one of tree3d.h (U/V/W/X lists): the kernels, Chebyshev
+ * interpolation, the tree, the M2L operators (dense and SVD-compressed), the
+ * plain-C references and the device driver's state. */
 #ifndef FMMCL_BBFMM_H
 #define FMMCL_BBFMM_H
 
@@ -90,9 +91,10 @@ fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double 
  * then one level's operators give every level's (C scales by 2^alpha per level). */
 int fmmcl_bbfmm_kfun_homogeneity(const fmmcl_bbfmm_kfun *k);
 void fmmcl_bbfmm_m2l_free(fmmcl_bbfmm_m2l *m);
-/* Eigen-decomposition of a symmetric d x d matrix a (row-major, destroyed):
- * eigenvalues in w descending, eigenvectors as columns of v (row-major d x d). */
-void fmmcl_bbfmm_symmetric_eigen(int d, double *a, double *w, double *v);
+/* Eigen-decomposition of a symmetric d x d matrix a (row-major): eigenvalues
+ * in w descending, orthonormal eigenvectors as columns of v (row-major d x d);
+ * -1 when out of memory, else 0. */
+int fmmcl_bbfmm_symmetric_eigen(int d, const double *a, double *w, double *v);
 /* The SVD truncation threshold for order n (relative singular value). */
 double fmmcl_bbfmm_svd_eps(int n, fmmcl_precision precision);
 
@@ -123,7 +125,7 @@ fmmcl_status fmmcl_bbfmm_debug_m2l(fmmcl_plan plan, int level, fmmcl_bbfmm_m2l *
 /* ---- the device plan (bbfmm_plan.c, bbfmm_operators.c, bbfmm_execute.c) ---- */
 #include "internal.h"
 
-#define FMMCL_BBFMM_MAX_DEPTH 8
+#define FMMCL_BBFMM_MAX_DEPTH 12 /* the adaptive tree; the uniform one stops at 8 */
 
 /* One level's device data. Cells live in the padded parity layout (see
  * slot_of in cl/bbfmm.cl): slots = 8 (2^(l-1) + 2)^3 columns. */
@@ -141,6 +143,33 @@ typedef struct fmmcl_bbfmm_level {
   size_t *a_off, *b_off, *c_off; /* 216 * 8 each */
 } fmmcl_bbfmm_level;
 
+/* Profiling events per phase, summed once the queue has drained
+ * (bbfmm_execute.c). */
+typedef struct fmmcl_bbfmm_event_log {
+  const char *phase[16384]; /* the adaptive M2L: one launch per level and transfer vector */
+  cl_event ev[16384];
+  size_t n;
+} fmmcl_bbfmm_event_log;
+/* The event slot of the next command of phase (NULL when the log is full). */
+cl_event *fmmcl_bbfmm_log_slot(fmmcl_bbfmm_event_log *log, const char *phase);
+
+/* The adaptive path (bbfmm_adaptive.c): tree3d.h's octree and U/V/W/X lists;
+ * multipoles and locals as n^3 x n_cells columns. */
+#include "tree3d.h"
+typedef struct fmmcl_bbfmm_adaptive {
+  fmmcl_tree3d *tree;
+  fmmcl_tree3d_fmm_lists lists;
+  double center[3];               /* root centre: device coordinates are relative to it */
+  size_t entries[4];              /* U, V, W, X list entries */
+  size_t n_p2m, n_l2p;            /* leaves with sources, with targets */
+  size_t parent_begin[FMMCL_BBFMM_MAX_DEPTH + 2]; /* non-leaf cells of level l: parents[b[l] .. b[l+1]) */
+  cl_kernel k_p2m, k_m2m, k_l2l, k_m2l, k_p2l, k_m2p, k_l2p;
+  cl_mem src_range, tgt_range, geo, child, oct, p2m_cells, l2p_cells, parents;
+  cl_mem eb, ea, wstart, wsrc, xstart, xsrc; /* V list pairs (target, source) by level, then t */
+  size_t *t_first;                /* pairs of level l, vector t: [t_first[l*317 + t], t_first[l*317 + t + 1]) */
+  cl_mem w, l, wc, lc;
+} fmmcl_bbfmm_adaptive;
+
 typedef struct fmmcl_bbfmm_state {
   fmmcl_bbfmm_kfun k;
   char *expression;                 /* owned copy of a user expression */
@@ -156,7 +185,30 @@ typedef struct fmmcl_bbfmm_state {
   unsigned char *pot_host;          /* sorted potentials as REAL */
   double work_p2p, work_m2l, work_m2m;
   int m2l_from_cache[FMMCL_BBFMM_MAX_DEPTH + 1];
+  fmmcl_bbfmm_adaptive *ad;         /* non-NULL: the adaptive path (tree: depth, half, center only) */
 } fmmcl_bbfmm_state;
+
+/* The adaptive path: tree, lists and device data (after the program is
+ * built), the M2L work space (after fmmcl_bbfmm_operators), the phases
+ * after P2P, and freeing. */
+fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, const double *sources,
+                                         const double *targets);
+fmmcl_status fmmcl_bbfmm_adaptive_finish(fmmcl_plan plan, fmmcl_bbfmm_state *s);
+fmmcl_status fmmcl_bbfmm_adaptive_phases(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_event_log *log);
+void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a);
+/* Whether points this uniform tree holds call for the adaptive tree: more
+ * than half of its leaves empty. FMMCL_BBFMM_TREE=uniform|adaptive overrides. */
+int fmmcl_bbfmm_want_adaptive(const fmmcl_bbfmm_tree *t);
+/* The plan's tree kind (1 adaptive, 0 uniform) and, adaptive, its U, V, W,
+ * X list entries (else zeros). */
+int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]);
+/* The adaptive bbFMM on the host (dense M2L, double) for a built-in kernel,
+ * on the tree fmmcl_tree3d_build(leaf_size, FMMCL_BBFMM_MAX_DEPTH) gives:
+ * potential[nt] in the caller's order (tgt NULL: the sources); its lists'
+ * entries (U, V, W, X) in list_entries when non-NULL. */
+fmmcl_status fmmcl_bbfmm_adaptive_reference(const fmmcl_bbfmm_kfun *k, int n, size_t ns, const double *src,
+                                            size_t nt, const double *tgt, size_t leaf_size, const double *charges,
+                                            double *potential, size_t list_entries[4]);
 
 /* The code the plan's program gets before cl/bbfmm.cl: bbfmm_kernel() and
  * the r = 0 rule; malloc'ed. */

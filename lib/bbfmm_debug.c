@@ -5,6 +5,7 @@
 
 #include "bbfmm.h"
 
+/* Adaptive plans: depth, half and center only (no points, no leaves). */
 const fmmcl_bbfmm_tree *fmmcl_bbfmm_plan_tree(fmmcl_plan plan) {
   return &((fmmcl_bbfmm_state *)plan->impl)->tree;
 }
@@ -25,6 +26,7 @@ static fmmcl_status read_reals(fmmcl_plan plan, cl_mem buf, size_t count, double
 
 fmmcl_status fmmcl_bbfmm_debug_cells(fmmcl_plan plan, int level, int which, double *out) {
   fmmcl_bbfmm_state *s = plan->impl;
+  if (s->ad) return fmmcl_fail(plan->ctx, FMMCL_ERROR_UNSUPPORTED, "the uniform tree's cells only: this plan is adaptive");
   if (level < 2 || level > s->tree.depth) return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "no level %d", level);
   fmmcl_bbfmm_level *lv = &s->lv[level];
   double *all = malloc(lv->slots * s->n3 * sizeof *all);

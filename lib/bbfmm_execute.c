@@ -7,15 +7,10 @@
 
 #include "bbfmm.h"
 
-/* Profiling events per phase, summed once the queue has drained. */
-typedef struct event_log {
-  const char *phase[4096];
-  cl_event ev[4096];
-  size_t n;
-} event_log;
+typedef fmmcl_bbfmm_event_log event_log;
 
-static cl_event *log_slot(event_log *log, const char *phase) {
-  if (log->n == 4096) return NULL; /* never: ~1300 GEMMs at depth 8 */
+cl_event *fmmcl_bbfmm_log_slot(event_log *log, const char *phase) {
+  if (log->n == sizeof log->ev / sizeof log->ev[0]) return NULL; /* never: ~1300 GEMMs at depth 8, ~3800 adaptive M2L launches at depth 12 */
   log->phase[log->n] = phase;
   log->ev[log->n] = NULL;
   return &log->ev[log->n++];
@@ -34,7 +29,7 @@ static fmmcl_status launch(fmmcl_context ctx, cl_kernel k, size_t groups, size_t
                            const char *phase) {
   if (!groups) return FMMCL_SUCCESS;
   size_t global = groups * local;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, log_slot(log, phase)));
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, fmmcl_bbfmm_log_slot(log, phase)));
   return FMMCL_SUCCESS;
 }
 
@@ -86,17 +81,17 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, even
   fmmcl_bbfmm_level *lv = &s->lv[l];
   size_t rs = s->real_size, n3 = s->n3, r = lv->rank;
   fmmcl_status st = fmmcl_bbfmm_gemm(ctx, rs, 1, r, lv->slots, n3, lv->v, 0, n3, lv->w, 0, n3, 0.0, lv->wc,
-                                     lv->guard * r, r, log_slot(log, "m2l"));
+                                     lv->guard * r, r, fmmcl_bbfmm_log_slot(log, "m2l"));
   unsigned char zero = 0;
   if (!st)
     FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, lv->lc, &zero, 1, 0, lv->slots * r * rs, 0, NULL,
-                                          log_slot(log, "m2l")));
+                                          fmmcl_bbfmm_log_slot(log, "m2l")));
   for (int g = 0; g < lv->n_groups && !st; g++)
     st = fmmcl_bbfmm_gemm_batched(ctx, rs, r, lv->pp, r, lv->c, lv->a_off + 8 * g, r, lv->wc, lv->b_off + 8 * g, r,
-                                  lv->lc, lv->c_off + 8 * g, r, (size_t)lv->group_size[g], log_slot(log, "m2l"));
+                                  lv->lc, lv->c_off + 8 * g, r, (size_t)lv->group_size[g], fmmcl_bbfmm_log_slot(log, "m2l"));
   if (!st)
     st = fmmcl_bbfmm_gemm(ctx, rs, 0, n3, lv->slots, r, lv->u, 0, n3, lv->lc, 0, r, 1.0, lv->l, 0, n3,
-                          log_slot(log, "m2l"));
+                          fmmcl_bbfmm_log_slot(log, "m2l"));
   return st;
 }
 
@@ -107,7 +102,7 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, event_log *l
   unsigned char zero = 0;
   for (int l = 2; l <= L; l++)
     FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, s->lv[l].l, &zero, 1, 0, s->lv[l].slots * n3 * rs, 0, NULL,
-                                          log_slot(log, "l2l")));
+                                          fmmcl_bbfmm_log_slot(log, "l2l")));
   fmmcl_status st = FMMCL_SUCCESS;
   for (int l = 2; l <= L && !st; l++) {
     st = m2l_level(plan, s, l, log);
@@ -151,21 +146,25 @@ static fmmcl_status p2p(fmmcl_plan plan, fmmcl_bbfmm_state *s, event_log *log) {
 fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_state *s = plan->impl;
-  const fmmcl_bbfmm_tree *t = &s->tree;
+  /* sorted order: the uniform tree's or the adaptive one's */
+  const size_t *src_perm = s->ad ? s->ad->tree->source_perm : s->tree.src_perm;
+  const size_t *tgt_perm = s->ad ? s->ad->tree->target_perm : s->tree.tgt_perm;
+  size_t ns = plan->n_sources, nt = plan->n_targets;
   size_t rs = s->real_size;
   double t0 = fmmcl_wall_seconds();
-  for (size_t j = 0; j < t->ns; j++) {
-    double q = charges[t->src_perm[j]];
+  for (size_t j = 0; j < ns; j++) {
+    double q = charges[src_perm[j]];
     if (rs == sizeof(float)) ((float *)s->src_host)[4 * j + 3] = (float)q;
     else ((double *)s->src_host)[4 * j + 3] = q;
   }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, t->ns * 4 * rs, s->src_host, 0, NULL, NULL));
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, ns * 4 * rs, s->src_host, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   event_log *log = calloc(1, sizeof *log);
   if (!log) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   fmmcl_status st = p2p(plan, s, log);
-  if (!st) st = upward(plan, s, log);
-  if (!st) st = downward(plan, s, log);
+  if (!st && s->ad) st = fmmcl_bbfmm_adaptive_phases(plan, s, log);
+  if (!st && !s->ad) st = upward(plan, s, log);
+  if (!st && !s->ad) st = downward(plan, s, log);
   cl_int err = clFinish(ctx->queue);
   if (!st && err != CL_SUCCESS)
     st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clFinish: %s", fmmcl_cl_error_name(err));
@@ -173,9 +172,9 @@ fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double 
   free(log);
   if (st) return st;
   t0 = fmmcl_wall_seconds();
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->pot, CL_TRUE, 0, t->nt * rs, s->pot_host, 0, NULL, NULL));
-  for (size_t a = 0; a < t->nt; a++)
-    potential[t->tgt_perm[a]] = rs == sizeof(float) ? ((float *)s->pot_host)[a] : ((double *)s->pot_host)[a];
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->pot, CL_TRUE, 0, nt * rs, s->pot_host, 0, NULL, NULL));
+  for (size_t a = 0; a < nt; a++)
+    potential[tgt_perm[a]] = rs == sizeof(float) ? ((float *)s->pot_host)[a] : ((double *)s->pot_host)[a];
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }

@@ -1,8 +1,10 @@
 /* bbfmm_plan.c — the black-box FMM plan (FMMCL_BBFMM): order and tree
  * depth, the program with the kernel function compiled in, device buffers,
- * the P2P indirection arrays, and the counts of its work. A uniform octree:
- * the V list is the classic 316 transfer vectors, the U list the 27
- * neighbours; there are no W or X lists. */
+ * the P2P indirection arrays, and the counts of its work. Two trees: a
+ * uniform octree (the V list is the classic 316 transfer vectors, the U list
+ * the 27 neighbours, M2L one batched GEMM per class; no W or X lists) for
+ * points that fill their box, and the adaptive octree with U/V/W/X lists
+ * (bbfmm_adaptive.c) where most of the uniform tree would be empty. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,10 +106,10 @@ static double m2l_count(int l) {
   return a * a * a - b * b * b;
 }
 
-static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
+/* The Chebyshev tables both trees use: nodes, T_k(x_m), child-parent S. */
+static fmmcl_status tables(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   fmmcl_context ctx = plan->ctx;
-  const fmmcl_bbfmm_tree *t = &s->tree;
-  size_t rs = s->real_size, n = s->n, nleaf = (size_t)1 << (3 * t->depth);
+  size_t rs = s->real_size, n = s->n;
   double x[FMMCL_BBFMM_MAX_ORDER], tk[FMMCL_BBFMM_MAX_ORDER * FMMCL_BBFMM_MAX_ORDER],
       sc[2 * FMMCL_BBFMM_MAX_ORDER * FMMCL_BBFMM_MAX_ORDER];
   fmmcl_bbfmm_nodes(s->n, x);
@@ -121,14 +123,21 @@ static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
     for (size_t i = 0; i < counts[k]; i++)
       if (rs == sizeof(float)) ((float *)tables[k])[i] = (float)src_tables[k][i];
       else ((double *)tables[k])[i] = src_tables[k][i];
+  fmmcl_status st = buffer(ctx, counts[0] * rs, tables[0], &s->nodes);
+  if (!st) st = buffer(ctx, counts[1] * rs, tables[1], &s->tk);
+  if (!st) st = buffer(ctx, counts[2] * rs, tables[2], &s->schild);
+  return st;
+}
+
+static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_bbfmm_tree *t = &s->tree;
+  size_t rs = s->real_size, nleaf = (size_t)1 << (3 * t->depth);
   s->src_host = points_real4(t, t->src, t->ns, rs);
   unsigned char *tgt = points_real4(t, t->tgt, t->nt, rs);
   s->pot_host = malloc(t->nt * rs);
   fmmcl_status st = s->src_host && tgt && s->pot_host ? FMMCL_SUCCESS
                                                        : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = buffer(ctx, counts[0] * rs, tables[0], &s->nodes);
-  if (!st) st = buffer(ctx, counts[1] * rs, tables[1], &s->tk);
-  if (!st) st = buffer(ctx, counts[2] * rs, tables[2], &s->schild);
   if (!st) st = buffer(ctx, t->ns * 4 * rs, NULL, &s->src);
   if (!st) st = buffer(ctx, t->nt * 4 * rs, tgt, &s->tgt);
   if (!st) st = buffer(ctx, (nleaf + 1) * sizeof(uint32_t), t->src_start, &s->src_start);
@@ -203,6 +212,14 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinates span %g: beyond single precision; use FMMCL_DOUBLE", 2 * s->tree.half);
   st = build_program(plan, s);
+  if (!st) st = tables(plan, s);
+  if (!st && fmmcl_bbfmm_want_adaptive(&s->tree)) {
+    st = fmmcl_bbfmm_adaptive_create(plan, s, sources, targets);
+    if (!st) st = fmmcl_bbfmm_operators(plan, s);
+    if (!st) st = fmmcl_bbfmm_adaptive_finish(plan, s);
+    if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
+    return st;
+  }
   if (!st) st = device_data(plan, s);
   if (!st) st = fmmcl_bbfmm_operators(plan, s);
   for (int l = 2; l <= s->tree.depth && !st; l++) {
@@ -236,6 +253,7 @@ static void bbfmm_destroy(fmmcl_plan plan) {
     free(lv->a_off), free(lv->b_off), free(lv->c_off);
   }
   fmmcl_bbfmm_tree_free(&s->tree);
+  fmmcl_bbfmm_adaptive_destroy(s->ad);
   free(s->src_host), free(s->pot_host), free(s->expression);
   free(s);
   plan->impl = NULL;
@@ -249,7 +267,25 @@ static fmmcl_status bbfmm_counts(fmmcl_plan plan, const char *phase, double *wor
   else if (!strcmp(phase, "l2p")) *work = (double)plan->n_targets;
   else if (!strcmp(phase, "m2m") || !strcmp(phase, "l2l")) *work = s->work_m2m;
   else if (!strcmp(phase, "m2l")) *work = s->work_m2l;
+  else if (s->ad && !strcmp(phase, "m2p")) *work = (double)s->ad->entries[2]; /* (target leaf, cell) pairs */
+  else if (s->ad && !strcmp(phase, "p2l")) *work = (double)s->ad->entries[3]; /* (cell, source leaf) pairs */
   return FMMCL_SUCCESS;
+}
+
+int fmmcl_bbfmm_want_adaptive(const fmmcl_bbfmm_tree *t) {
+  const char *env = getenv("FMMCL_BBFMM_TREE");
+  if (env && !strcmp(env, "uniform")) return 0;
+  if (env && !strcmp(env, "adaptive")) return 1;
+  size_t nleaf = (size_t)1 << (3 * t->depth), empty = 0;
+  for (size_t l = 0; l < nleaf; l++)
+    empty += t->src_start[l + 1] == t->src_start[l] && t->tgt_start[l + 1] == t->tgt_start[l];
+  return 2 * empty > nleaf;
+}
+
+int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]) {
+  fmmcl_bbfmm_state *s = plan->impl;
+  for (int i = 0; i < 4; i++) entries[i] = s->ad ? s->ad->entries[i] : 0;
+  return s->ad != NULL;
 }
 
 const fmmcl_method_ops fmmcl_bbfmm_ops = {bbfmm_create, fmmcl_bbfmm_execute, bbfmm_destroy, bbfmm_counts};

@@ -157,7 +157,9 @@ typedef struct fmmcl_plan_options {
   double theta;       /* treecode multipole acceptance criterion */
   int leaf_size;      /* points per leaf q; 0: device default */
   /* BBFMM (black-box FMM, potential only: gradient must be 0) */
-  fmmcl_bbfmm_kernel bbfmm_kernel; /* which function; 0: from kernel */
+  fmmcl_bbfmm_kernel bbfmm_kernel; /* which function; 0: from kernel. Set with
+                                      DIRECT: that function summed directly (dim 3,
+                                      potential only), e.g. to check a BBFMM plan */
   double kernel_param;             /* c of the multiquadrics, k of Yukawa (>= 0) */
   /* USER: an OpenCL C expression of type REAL in r, r2 (= r^2) and the
    * difference vector dx, dy, dz (target - source), e.g. "exp(-r) / r";

@@ -167,6 +167,7 @@ extern const fmmcl_method_ops fmmcl_fmm3d_ops, fmmcl_treecode3d_ops;
 extern const fmmcl_method_ops fmmcl_fmm2d_ops;
 extern const fmmcl_method_ops fmmcl_fgt_ops; /* fgt_method.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_ops;
+extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops; /* DIRECT with opt.bbfmm_kernel set */
 /* DIRECT's counts hook (plan_counts.c): every target against every source. */
 fmmcl_status fmmcl_direct_counts(fmmcl_plan plan, const char *phase, double *work);
 

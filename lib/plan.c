@@ -68,6 +68,8 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
 }
 
 static const fmmcl_method_ops *method_ops(fmmcl_context ctx, const fmmcl_plan_options *o) {
+  /* the bbFMM's kernel functions summed directly (bbfmm_direct.c) */
+  if (o->method == FMMCL_DIRECT && o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return &fmmcl_bbfmm_direct_ops;
   if (o->method == FMMCL_DIRECT) return &fmmcl_direct_ops;
   if (o->method == FMMCL_BBFMM) return &fmmcl_bbfmm_ops; /* checks its kernel itself */
   if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_FMM) return &fmmcl_fmm3d_ops;

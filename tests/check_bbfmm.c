@@ -138,9 +138,14 @@ START_TEST(test_symmetric_eigen) {
   for (int i = 0; i < d; i++)
     for (int j = 0; j < i; j++) a[i * d + j] = a[j * d + i];
   memcpy(a0, a, d * d * sizeof *a);
-  fmmcl_bbfmm_symmetric_eigen(d, a, w, v);
+  ck_assert_int_eq(fmmcl_bbfmm_symmetric_eigen(d, a, w, v), 0);
   for (int j = 0; j < d; j++) {
     if (j) ck_assert(w[j] <= w[j - 1]);
+    for (int k = 0; k <= j; k++) { /* orthonormal columns: A v = w v alone holds for v = 0 */
+      double dot = 0;
+      for (int i = 0; i < d; i++) dot += v[i * d + j] * v[i * d + k];
+      ck_assert_double_eq_tol(dot, k == j ? 1.0 : 0.0, 1e-12);
+    }
     for (int i = 0; i < d; i++) {
       double av = 0;
       for (int c = 0; c < d; c++) av += a0[i * d + c] * v[c * d + j];
@@ -452,6 +457,151 @@ START_TEST(test_clblast_status_mapping) {
 }
 END_TEST
 
+/* DIRECT with a bbFMM function (bbfmm_direct.c): separate targets, the
+ * r = 0 rule on coincident points, equal to the host's double sum. */
+START_TEST(test_direct_bbfmm_kernel) {
+  static const fmmcl_bbfmm_kfun yuk = {FMMCL_BBFMM_YUKAWA, 2.0, NULL};
+  problem p = make_problem(700, 31);
+  size_t nt = 130; /* two full work-groups and a partial one */
+  double *xt = malloc(3 * nt * sizeof *xt), *f = malloc(nt * sizeof *f), *ref = malloc(nt * sizeof *ref);
+  fmmcl_test_random_points(33, nt, 3, xt);
+  memcpy(xt, p.x + 30, 3 * sizeof *xt); /* a target on a source: that pair is skipped */
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_YUKAWA, 2.0, 0, FMMCL_DOUBLE);
+  o.method = FMMCL_DIRECT;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  direct_sum(&yuk, p.n, p.x, p.q, nt, xt, ref);
+  double e = fmmcl_test_rel_l2(f, ref, nt);
+  ck_assert_msg(e < 1e-12 && isfinite(f[0]), "direct yukawa vs host: %g", e);
+  o.gradient = 1; /* the bbFMM functions have no gradient */
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan), FMMCL_ERROR_UNSUPPORTED);
+  free(xt), free(f), free(ref);
+  free_problem(&p);
+}
+END_TEST
+
+/* ---- the adaptive tree ------------------------------------------------------- */
+
+/* Clustered points: half on the unit sphere's surface, half in three tight
+ * Gaussian blobs (sigma 0.01) off it; most of a uniform tree is empty. */
+static void clustered_points(size_t n, unsigned seed, double *x) {
+  fmmcl_test_random_points(seed, n, 3, x);
+  static const double blob[3][3] = {{1.6, 0.2, 0.1}, {-0.3, 1.7, -0.4}, {0.2, -0.1, -1.8}};
+  for (size_t i = 0; i < n; i++) {
+    double *p = x + 3 * i, u = p[0], v = p[1], w = p[2];
+    if (i % 2 == 0) { /* uniform on the sphere from two uniforms */
+      double z = 2 * u - 1, phi = 6.283185307179586 * v, r = sqrt(1 - z * z);
+      p[0] = r * cos(phi), p[1] = r * sin(phi), p[2] = z;
+    } else { /* Box-Muller: a normal from (u, v), its partner from (v, w) */
+      const double *c = blob[i / 2 % 3];
+      double g[3] = {sqrt(-2 * log(u + 1e-300)) * cos(6.283185307179586 * v),
+                     sqrt(-2 * log(v + 1e-300)) * sin(6.283185307179586 * w),
+                     sqrt(-2 * log(w + 1e-300)) * cos(6.283185307179586 * u)};
+      for (int d = 0; d < 3; d++) p[d] = c[d] + 0.01 * g[d];
+    }
+  }
+}
+
+/* Clustered input takes the adaptive path by default, with W and X lists;
+ * in double the device equals the host's adaptive reference (dense M2L) to
+ * within the SVD truncation, and both meet the order's accuracy against the
+ * direct sum, for two kernels (1/r; Yukawa, whose operators differ per level). */
+START_TEST(test_adaptive_clustered) {
+  const fmmcl_bbfmm_kfun *k = &kernels[_i == 0 ? 0 : 2];
+  problem p = make_problem(2500, 41);
+  clustered_points(p.n, 43, p.x);
+  fmmcl_plan_options o = bb_options(k->kind, k->param, 5, FMMCL_DOUBLE);
+  o.leaf_size = 16;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  size_t dev_lists[4], ref_lists[4];
+  ck_assert_msg(fmmcl_bbfmm_plan_lists(plan, dev_lists), "clustered input did not take the adaptive tree");
+  ck_assert_msg(fmmcl_plan_execute(plan, p.q, p.f, NULL) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  double *f = malloc(p.n * sizeof *f);
+  ck_assert_int_eq(fmmcl_bbfmm_adaptive_reference(k, 5, p.n, p.x, 0, NULL, 16, p.q, f, ref_lists), FMMCL_SUCCESS);
+  direct_sum(k, p.n, p.x, p.q, p.n, p.x, p.ref);
+  double e = fmmcl_test_rel_l2(p.f, p.ref, p.n), eref = fmmcl_test_rel_l2(f, p.ref, p.n),
+         diff = fmmcl_test_rel_l2(p.f, f, p.n);
+  printf("bbfmm adaptive %-10s n = 5: U %zu V %zu W %zu X %zu; error %.3e (host reference %.3e, device - host %.3e)\n",
+         kernel_names[_i == 0 ? 0 : 2], dev_lists[0], dev_lists[1], dev_lists[2], dev_lists[3], e, eref, diff);
+  for (int i = 0; i < 4; i++) ck_assert_uint_eq(dev_lists[i], ref_lists[i]);
+  ck_assert_msg(dev_lists[1] > 0 && dev_lists[2] > 0 && dev_lists[3] > 0, "V, W or X list empty");
+  ck_assert_msg(diff < 10 * fmmcl_bbfmm_svd_eps(5, FMMCL_DOUBLE), "device differs from host by %g", diff);
+  ck_assert_msg(eref < 2e-4 && e < 2e-4, "errors %g (device) %g (host) above 2e-4 at n = 5", e, eref);
+  free(f);
+  free_problem(&p);
+}
+END_TEST
+
+/* The adaptive path in single precision, and with targets apart from the
+ * sources (a target set on a smaller sphere): float's accuracy at n = 4. */
+START_TEST(test_adaptive_single_targets) {
+  static const fmmcl_bbfmm_kfun lap = {FMMCL_BBFMM_LAPLACE, 0, NULL};
+  problem p = make_problem(2000, 61);
+  clustered_points(p.n, 63, p.x);
+  size_t nt = 700;
+  double *xt = malloc(3 * nt * sizeof *xt), *f = malloc(nt * sizeof *f), *ref = malloc(nt * sizeof *ref);
+  clustered_points(nt, 65, xt);
+  for (size_t i = 0; i < 3 * nt; i++) xt[i] *= 0.7;
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 4, FMMCL_SINGLE);
+  o.leaf_size = 16;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  size_t lists[4];
+  ck_assert(fmmcl_bbfmm_plan_lists(plan, lists));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  direct_sum(&lap, p.n, p.x, p.q, nt, xt, ref);
+  double e = fmmcl_test_rel_l2(f, ref, nt);
+  printf("bbfmm adaptive single, separate targets, n = 4: W %zu X %zu, error %.3e\n", lists[2], lists[3], e);
+  ck_assert_msg(e < 2e-3, "error %g", e);
+  free(xt), free(f), free(ref);
+  free_problem(&p);
+}
+END_TEST
+
+/* A user kernel that is not even in d (K(-d) != K(d): separate U and V
+ * bases) on the adaptive tree, against the DIRECT plan of the same
+ * expression (the host cannot evaluate it). */
+START_TEST(test_adaptive_user_kernel) {
+  problem p = make_problem(1500, 71);
+  clustered_points(p.n, 73, p.x);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_USER, 0, 5, FMMCL_DOUBLE);
+  o.kernel_expression = "exp(-2 * r) / r + 0.1 * dx / (r2 + 1)";
+  o.leaf_size = 16;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  size_t lists[4];
+  ck_assert(fmmcl_bbfmm_plan_lists(plan, lists));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  o.method = FMMCL_DIRECT;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.ref, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  double e = fmmcl_test_rel_l2(p.f, p.ref, p.n);
+  printf("bbfmm adaptive user kernel (not even), n = 5: error %.3e\n", e);
+  ck_assert_msg(e < 2e-4, "error %g", e);
+  free_problem(&p);
+}
+END_TEST
+
+/* Points that fill their box keep the uniform tree (its batched M2L). */
+START_TEST(test_uniform_input_keeps_uniform_tree) {
+  problem p = make_problem(3000, 51);
+  fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 3, FMMCL_SINGLE);
+  fmmcl_plan plan;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_SUCCESS);
+  size_t lists[4];
+  ck_assert_int_eq(fmmcl_bbfmm_plan_lists(plan, lists), 0);
+  fmmcl_plan_destroy(plan);
+  free_problem(&p);
+}
+END_TEST
+
 static Suite *bbfmm_suite(void) {
   Suite *s = suite_create("bbfmm");
   TCase *tc = tcase_create("reference");
@@ -472,6 +622,11 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_device_single);
   tcase_add_test(tc, test_user_kernel);
   tcase_add_test(tc, test_svd_cache);
+  tcase_add_test(tc, test_direct_bbfmm_kernel);
+  tcase_add_loop_test(tc, test_adaptive_clustered, 0, 2);
+  tcase_add_test(tc, test_uniform_input_keeps_uniform_tree);
+  tcase_add_test(tc, test_adaptive_single_targets);
+  tcase_add_test(tc, test_adaptive_user_kernel);
   suite_add_tcase(s, tc);
   return s;
 }

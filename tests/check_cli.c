@@ -452,7 +452,8 @@ START_TEST(test_cli_usage_errors)
 {
   static const char *const bad[] = {
       "--no-such-option --demo 10", "--demo 10 --sigma abc", "--demo ten", "--demo -5",
-      "--demo 10 --kernel yukawa", "--demo 10 --method magic", "--demo 10 --repeat 0",
+      "--demo 10 --kernel bessel", "--demo 10 --kernel yukawa --method fmm",
+      "--demo 10 --expr 'exp(-r)' --kernel yukawa", "--demo 10 --expr 'exp(-r)' --method treecode", "--demo 10 --method magic", "--demo 10 --repeat 0",
       "--demo 10 --dim 9", "", "--demo 10 --input x.csv", "x.txt", "--demo 10 --output out.txt",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -719,6 +720,53 @@ START_TEST(test_no_such_device)
 }
 END_TEST
 
+/* ---- the black-box FMM's kernels ----------------------------------------- */
+
+/* fmmcl --method bbfmm ARGS --check: exit 0 and the potential's error below
+ * tol against the direct sum of the same kernel; skipped without fp64. */
+static void check_bbfmm_cli(const char *args, double tol, const char *kernel_shown)
+{
+  if (!default_device().has_fp64)
+    return; /* 1e-3 from --tol is easy, but the test's sums are in double */
+  char cmd[512], *out;
+  snprintf(cmd, sizeof cmd, "--demo 1500 --precision double --tol %g --check 40 %s", tol, args);
+  int status = run_fmmcl(cmd, &out);
+  ck_assert_msg(status == 0, "fmmcl %s: exit %d: %s", cmd, status, out);
+  double ep = number_after(out, "relative L2 error (potential):");
+  ck_assert_msg(ep < tol, "fmmcl %s: error %g above %g: %s", cmd, ep, tol, out);
+  ck_assert_msg(ep > 0, "fmmcl %s: error exactly 0: not an approximation? %s", cmd, out);
+  ck_assert_msg(strstr(out, "direct sum on the device") && strstr(out, kernel_shown) &&
+                    strstr(out, "method: bbfmm") && strstr(out, "m2l"),
+                "%s", out);
+  free(out);
+}
+
+START_TEST(test_cli_bbfmm_builtin_kernel)
+{
+  check_bbfmm_cli("--kernel yukawa --kernel-param 2", 1e-3, "kernel: yukawa");
+}
+END_TEST
+
+START_TEST(test_cli_bbfmm_user_expression)
+{
+  check_bbfmm_cli("--method bbfmm --expr 'exp(-2*r) / r'", 1e-3, "kernel: exp(-2*r) / r");
+}
+END_TEST
+
+/* An expression that does not compile: exit 1 and the build log, naming the
+ * expression, on stderr. */
+START_TEST(test_cli_bbfmm_bad_expression)
+{
+  char *out;
+  int status = run_fmmcl("--demo 50 --expr 'exp(-r) /' -q", &out);
+  ck_assert_msg(status == 1, "exit %d: %s", status, out);
+  ck_assert_msg(strstr(out, fmmcl_strerror(FMMCL_ERROR_BUILD_FAILED)) && strstr(out, "build log") &&
+                    strstr(out, "kernel_expression"),
+                "%s", out);
+  free(out);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
   Suite *s = suite_create("cli");
@@ -751,6 +799,9 @@ static Suite *cli_suite(void)
   tcase_add_test(cli, test_info_lists_devices);
   tcase_add_test(cli, test_info_shows_tuning);
   tcase_add_test(cli, test_no_such_device);
+  tcase_add_test(cli, test_cli_bbfmm_builtin_kernel);
+  tcase_add_test(cli, test_cli_bbfmm_user_expression);
+  tcase_add_test(cli, test_cli_bbfmm_bad_expression);
   suite_add_tcase(s, cli);
   return s;
 }
