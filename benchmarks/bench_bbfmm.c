@@ -47,7 +47,8 @@ static void usage(void) {
       "  --device SEL          gpu, cpu, P:D or a name substring\n"
       "  --precision single|double   (default double: 1e-6 needs it)\n"
       "  --tol T               requested relative error (default 1e-6)\n"
-      "  --leaf-size Q         points per leaf (default 64)\n"
+      "  --leaf-size Q         points per leaf (default: the plan's, n^3/2 and at least 64;\n"
+      "                        64 in the P2P analysis, as in the report)\n"
       "  --nmax N              largest N of both parts (default 1e7; keep it small on a CPU)\n"
       "  --nmin N              smallest N of part 2 (default 1e4)\n"
       "  --points uniform|sphere   part 2's points: uniform in the unit cube (default) or\n"
@@ -70,7 +71,7 @@ static void usage(void) {
 static size_t parse_n(const char *s) { return (size_t)llround(atof(s)); }
 
 static void parse(int argc, char **argv, config *c) {
-  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 64, 1, 1, 0, 1e-6, 25, 0, 3350};
+  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 0, 1, 1, 0, 1e-6, 25, 0, 3350};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) usage(), exit(0);
@@ -194,7 +195,7 @@ static void analysis(fmmcl_context ctx, const config *c) {
     fmmcl_plan_destroy(plan);
     /* the same tree on the host: bytes the kernel moves, and one core */
     fmmcl_bbfmm_tree t;
-    fmmcl_bbfmm_tree_build(n, x, n, x, 0, c->leaf_size, &t);
+    fmmcl_bbfmm_tree_build(n, x, n, x, 0, c->leaf_size > 0 ? c->leaf_size : 64, &t);
     int g = 1 << t.depth;
     double dram = 0, clusters = 0;
     for (size_t leaf = 0; leaf < (size_t)g * g * g; leaf++) {
@@ -219,7 +220,7 @@ static void analysis(fmmcl_context ctx, const config *c) {
     double cpu = cpu_p2p(&t, qs, pot);
     double gflop = pairs * P2P_FLOPS_PER_PAIR * 1e-9, pcie = n * (4.0 * rs + rs);
     fprintf(f, "%zu,%s,%d,%d,%.0f,%.0f,%.6f,%.0f,%.3f,%.0f,%.6f,%.6f,%.6f,%.6f,%.1f,%.3f,%.2f,%.1f\n", n,
-            rs == 4 ? "single" : "double", c->leaf_size, t.depth, clusters, pairs, gflop, dram, gflop * 1e9 / dram,
+            rs == 4 ? "single" : "double", c->leaf_size > 0 ? c->leaf_size : 64, t.depth, clusters, pairs, gflop, dram, gflop * 1e9 / dram,
             pcie, pcie / (c->pcie_gbs * 1e9) * 1e3, dram / (c->bw_gbs * 1e9) * 1e3, gflop / c->peak_gflops * 1e3,
             dev * 1e3, dev > 0 ? gflop / dev : 0, cpu * 1e3, gflop / cpu, dev > 0 ? cpu / dev : 0);
     fflush(f);
@@ -357,7 +358,7 @@ static void sweep(fmmcl_context ctx, const config *c) {
     }
     fprintf(f, "%s,%s,%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%zu,%.3e,%.3e\n", c->sphere ? "sphere" : "uniform",
             adaptive ? "adaptive" : "uniform", n,
-            c->precision == FMMCL_SINGLE ? "single" : "double", c->tol, order, c->leaf_size, create_first, create, exec,
+            c->precision == FMMCL_SINGLE ? "single" : "double", c->tol, order, c->leaf_size > 0 ? c->leaf_size : fmmcl_bbfmm_default_leaf((int)(order * order * order)), create_first, create, exec,
             dexec, dtargets, err, derr);
     fflush(f), fflush(fp);
     fprintf(stderr, "sweep N = %zu: order %.0f, create %.3f s (first %.3f), execute %.4f s, direct %.4f s%s, error %.2e\n",

@@ -62,7 +62,11 @@ __kernel void bbfmm_m2l_matrix(REAL h, __constant REAL *nodes, __global const in
 
 /* P2M: one work-group of N3 items per leaf (lexicographic index), item m
  * the node; the points' 1D weights are computed once per tile. */
-__kernel void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
+/* The kernels launched with one work-item per Chebyshev node say so
+ * (reqd_work_group_size): without it NVIDIA's compiler allows 1024-item
+ * groups' worth of registers, and at n = 8 in double (512 items) the
+ * launch failed with CL_OUT_OF_RESOURCES on the H100. */
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
                         REAL loz, REAL h, __constant REAL *tk, __global REAL *w) {
   __local REAL ws[TILE * 3 * NORD];
   __local REAL qs[TILE];
@@ -95,7 +99,7 @@ __kernel void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, u
 /* M2M: one work-group of N3 items per parent; each child's values pass
  * through the 1D child-parent tables one dimension at a time (3 n^4 per
  * child instead of n^6). s[(a * NORD + m) * NORD + mc]. */
-__kernel void bbfmm_m2m(__global const REAL *wc, uint gp_, __constant REAL *s, __global REAL *wp) {
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_m2m(__global const REAL *wc, uint gp_, __constant REAL *s, __global REAL *wp) {
   __local REAL A[N3], B[N3];
   uint pc = get_group_id(0), m = get_local_id(0), g = gp_; /* g: cells per side of the parent level */
   uint px = pc / (g * g), py = pc / g % g, pz = pc % g;
@@ -124,7 +128,7 @@ __kernel void bbfmm_m2m(__global const REAL *wc, uint gp_, __constant REAL *s, _
 
 /* L2L: one work-group of N3 items per parent, adding to its 8 children:
  * child[mc] += sum_m S[a][m][mc] parent[m], one dimension at a time. */
-__kernel void bbfmm_l2l(__global const REAL *lp, uint gp_, __constant REAL *s, __global REAL *lc) {
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2l(__global const REAL *lp, uint gp_, __constant REAL *s, __global REAL *lc) {
   __local REAL P[N3], A[N3], B[N3];
   uint pc = get_group_id(0), m = get_local_id(0), g = gp_;
   uint px = pc / (g * g), py = pc / g % g, pz = pc % g;
@@ -150,7 +154,7 @@ __kernel void bbfmm_l2l(__global const REAL *lp, uint gp_, __constant REAL *s, _
 
 /* L2P: one work-group of N3 items per leaf; the leaf's local values in
  * local memory, each item one target at a time. Adds to pot (P2P ran). */
-__kernel void bbfmm_l2p(__global const REAL4 *tgt, __global const uint *start, uint g, REAL lox, REAL loy,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2p(__global const REAL4 *tgt, __global const uint *start, uint g, REAL lox, REAL loy,
                         REAL loz, REAL h, __constant REAL *tk, __global const REAL *l, __global REAL *pot) {
   __local REAL L[N3];
   uint leaf = get_group_id(0), m = get_local_id(0);
@@ -217,7 +221,7 @@ REAL4 node_of(REAL4 g, __constant REAL *nodes, uint m) {
 }
 
 /* P2M at the listed leaves. */
-__kernel void bbfmm_a_p2m(__global const REAL4 *src, __global const uint *cells, __global const uint2 *range,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_p2m(__global const REAL4 *src, __global const uint *cells, __global const uint2 *range,
                           __global const REAL4 *geo, __constant REAL *tk, __global REAL *w) {
   __local REAL ws[TILE * 3 * NORD];
   __local REAL qs[TILE];
@@ -248,7 +252,7 @@ __kernel void bbfmm_a_p2m(__global const REAL4 *src, __global const uint *cells,
 
 /* M2M at the listed parents (from first on): children child[p].x .. + child[p].y, each in
  * octant oct[c] (bit 2: x upper, 1: y, 0: z). */
-__kernel void bbfmm_a_m2m(__global REAL *w, __global const uint *cells, uint first, __global const uint2 *child,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_m2m(__global REAL *w, __global const uint *cells, uint first, __global const uint2 *child,
                           __global const uchar *oct, __constant REAL *s) {
   __local REAL A[N3], B[N3];
   uint pc = cells[first + get_group_id(0)], m = get_local_id(0);
@@ -276,7 +280,7 @@ __kernel void bbfmm_a_m2m(__global REAL *w, __global const uint *cells, uint fir
 }
 
 /* L2L from the listed parents (from first on) into their children (added). */
-__kernel void bbfmm_a_l2l(__global REAL *l, __global const uint *cells, uint first, __global const uint2 *child,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_l2l(__global REAL *l, __global const uint *cells, uint first, __global const uint2 *child,
                           __global const uchar *oct, __constant REAL *s) {
   __local REAL P[N3], A[N3], B[N3];
   uint pc = cells[first + get_group_id(0)], m = get_local_id(0);
@@ -307,7 +311,7 @@ __kernel void bbfmm_a_l2l(__global REAL *l, __global const uint *cells, uint fir
  * read from memory feeds M2L_BATCH products; within one t every B appears
  * once, so the adds do not race (launches of one queue run in order). */
 #define M2L_BATCH (N3 <= 512 ? 8 : 4)
-__kernel void bbfmm_a_m2l(__global const REAL *wc, __global REAL *lc, uint rank, __global const REAL *cmat, uint t,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_m2l(__global const REAL *wc, __global REAL *lc, uint rank, __global const REAL *cmat, uint t,
                           __global const uint *eb, __global const uint *ea, uint first, uint count) {
   __local REAL x[M2L_BATCH * N3];
   uint i = get_local_id(0), e0 = first + get_group_id(0) * M2L_BATCH;
@@ -328,7 +332,7 @@ __kernel void bbfmm_a_m2l(__global const REAL *wc, __global REAL *lc, uint rank,
 
 /* P2L (X list): the sources of the leaves A in X(B) at B's nodes, added to
  * B's locals; one work-group per cell. */
-__kernel void bbfmm_a_p2l(__global const REAL4 *src, __global const uint2 *range, __global const REAL4 *geo,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_p2l(__global const REAL4 *src, __global const uint2 *range, __global const REAL4 *geo,
                           __constant REAL *nodes, __global const uint *xstart, __global const uint *xsrc,
                           __global REAL *l) {
   uint b = get_group_id(0), m = get_local_id(0);
@@ -369,7 +373,7 @@ __kernel void bbfmm_a_m2p(__global const REAL4 *tgt, __global const uint2 *range
 }
 
 /* L2P at the listed leaves (added to pot). */
-__kernel void bbfmm_a_l2p(__global const REAL4 *tgt, __global const uint *cells, __global const uint2 *range,
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_l2p(__global const REAL4 *tgt, __global const uint *cells, __global const uint2 *range,
                           __global const REAL4 *geo, __constant REAL *tk, __global const REAL *l,
                           __global REAL *pot) {
   __local REAL L[N3];

@@ -189,7 +189,7 @@ fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, 
   fmmcl_bbfmm_adaptive *a = calloc(1, sizeof *a);
   if (!a) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   s->ad = a;
-  size_t q = plan->opt.leaf_size > 0 ? (size_t)plan->opt.leaf_size : 64;
+  size_t q = (size_t)(plan->opt.leaf_size > 0 ? plan->opt.leaf_size : fmmcl_bbfmm_default_leaf(s->n3));
   fmmcl_status st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
                                        plan->targets_are_sources ? NULL : targets, q, FMMCL_BBFMM_MAX_DEPTH, &a->tree);
   if (st) return fmmcl_fail(ctx, st, "adaptive bbFMM tree: %s", fmmcl_last_error(NULL));

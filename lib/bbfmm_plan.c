@@ -21,18 +21,8 @@ static int order_for(const fmmcl_plan_options *o) {
   return n < 3 ? 3 : n > FMMCL_BBFMM_MAX_ORDER ? FMMCL_BBFMM_MAX_ORDER : n;
 }
 
-static fmmcl_status buffer(fmmcl_context ctx, size_t bytes, const void *host, cl_mem *out) {
-  cl_int err;
-  *out = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 1,
-                        (void *)host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (bbFMM, %zu bytes): %s", bytes,
-                      fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status zeroed(fmmcl_context ctx, size_t bytes, cl_mem *out) {
-  fmmcl_status st = buffer(ctx, bytes, NULL, out);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, bytes, NULL, out);
   if (st) return st;
   unsigned char zero = 0;
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, *out, &zero, 1, 0, bytes, 0, NULL, NULL));
@@ -84,9 +74,9 @@ static fmmcl_status p2p_lists(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   ns[nc] = (uint32_t)nn;
   s->n_clusters = nc;
   fmmcl_context ctx = plan->ctx;
-  fmmcl_status st = buffer(ctx, nc * sizeof *cl, cl, &s->cluster);
-  if (!st) st = buffer(ctx, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
-  if (!st) st = buffer(ctx, nn * sizeof *ni, ni, &s->nbr_index);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nn * sizeof *ni, ni, &s->nbr_index);
   free(cl), free(ns), free(ni);
   return st;
 }
@@ -123,9 +113,9 @@ static fmmcl_status tables(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
     for (size_t i = 0; i < counts[k]; i++)
       if (rs == sizeof(float)) ((float *)tables[k])[i] = (float)src_tables[k][i];
       else ((double *)tables[k])[i] = src_tables[k][i];
-  fmmcl_status st = buffer(ctx, counts[0] * rs, tables[0], &s->nodes);
-  if (!st) st = buffer(ctx, counts[1] * rs, tables[1], &s->tk);
-  if (!st) st = buffer(ctx, counts[2] * rs, tables[2], &s->schild);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, counts[0] * rs, tables[0], &s->nodes);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, counts[1] * rs, tables[1], &s->tk);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, counts[2] * rs, tables[2], &s->schild);
   return st;
 }
 
@@ -138,11 +128,11 @@ static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   s->pot_host = malloc(t->nt * rs);
   fmmcl_status st = s->src_host && tgt && s->pot_host ? FMMCL_SUCCESS
                                                        : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = buffer(ctx, t->ns * 4 * rs, NULL, &s->src);
-  if (!st) st = buffer(ctx, t->nt * 4 * rs, tgt, &s->tgt);
-  if (!st) st = buffer(ctx, (nleaf + 1) * sizeof(uint32_t), t->src_start, &s->src_start);
-  if (!st) st = buffer(ctx, (nleaf + 1) * sizeof(uint32_t), t->tgt_start, &s->tgt_start);
-  if (!st) st = buffer(ctx, t->nt * rs, NULL, &s->pot);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->ns * 4 * rs, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->nt * 4 * rs, tgt, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->src_start, &s->src_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->tgt_start, &s->tgt_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->nt * rs, NULL, &s->pot);
   free(tgt);
   if (!st) st = p2p_lists(plan, s);
   s->work_m2l = s->work_m2m = 0;
@@ -155,7 +145,7 @@ static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
     s->work_m2l += m2l_count(l);
     if (l < t->depth) s->work_m2m += 8.0 * (double)((size_t)1 << (3 * l));
     st = zeroed(ctx, lv->slots * s->n3 * rs, &lv->w); /* padding columns stay zero */
-    if (!st) st = buffer(ctx, lv->slots * s->n3 * rs, NULL, &lv->l);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, lv->slots * s->n3 * rs, NULL, &lv->l);
   }
   return st;
 }
@@ -206,7 +196,8 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
   if (o->leaf_size < 0) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf_size must be >= 0");
   s->real_size = o->precision == FMMCL_DOUBLE ? sizeof(double) : sizeof(float);
   s->p2p_wgs = 64;
-  if (fmmcl_bbfmm_tree_build(plan->n_sources, sources, plan->n_targets, targets, 0, o->leaf_size, &s->tree))
+  const int q = o->leaf_size > 0 ? o->leaf_size : fmmcl_bbfmm_default_leaf(s->n3);
+  if (fmmcl_bbfmm_tree_build(plan->n_sources, sources, plan->n_targets, targets, 0, q, &s->tree))
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the tree");
   if (s->real_size == sizeof(float) && s->tree.half > 1e30)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -225,7 +216,7 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
   for (int l = 2; l <= s->tree.depth && !st; l++) {
     fmmcl_bbfmm_level *lv = &s->lv[l];
     st = zeroed(ctx, (lv->slots + 2 * lv->guard) * lv->rank * s->real_size, &lv->wc); /* guards stay zero */
-    if (!st) st = buffer(ctx, lv->slots * lv->rank * s->real_size, NULL, &lv->lc);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, lv->slots * lv->rank * s->real_size, NULL, &lv->lc);
   }
   if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
   return st;
