@@ -96,6 +96,49 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global
   if (m < N3) w[slot_of(ix, iy, iz, g / 2) * N3 + m] = acc;
 }
 
+/* M2M of one child in octant (ax, ay, az): its node values x (this item's
+ * node m) through the 1D child-parent tables one dimension at a time
+ * (3 n^4 instead of n^6); returns parent node m's share. A and B: N3 REALs
+ * of local memory; every item of the group calls it (barriers). */
+static REAL m2m_octant(REAL x, uint ax, uint ay, uint az, __constant REAL *s, __local REAL *A, __local REAL *B) {
+  uint m = get_local_id(0), m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
+  A[m] = x;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  REAL v = 0;
+  for (int c = 0; c < NORD; c++) v += s[(az * NORD + m3) * NORD + c] * A[(m1 * NORD + m2) * NORD + c];
+  B[m] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  v = 0;
+  for (int c = 0; c < NORD; c++) v += s[(ay * NORD + m2) * NORD + c] * B[(m1 * NORD + c) * NORD + m3];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  A[m] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  v = 0;
+  for (int c = 0; c < NORD; c++) v += s[(ax * NORD + m1) * NORD + c] * A[(c * NORD + m2) * NORD + m3];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return v;
+}
+
+/* L2L into the child in octant (ax, ay, az) from the parent's values P
+ * (local memory): child[mc] = sum_m S[a][m][mc] parent[m], one dimension at
+ * a time; returns child node m's value. A, B: N3 REALs of local memory. */
+static REAL l2l_octant(__local const REAL *P, uint ax, uint ay, uint az, __constant REAL *s, __local REAL *A,
+                       __local REAL *B) {
+  uint m = get_local_id(0), m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
+  REAL v = 0;
+  for (int c = 0; c < NORD; c++) v += s[(az * NORD + c) * NORD + m3] * P[(m1 * NORD + m2) * NORD + c];
+  B[m] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  v = 0;
+  for (int c = 0; c < NORD; c++) v += s[(ay * NORD + c) * NORD + m2] * B[(m1 * NORD + c) * NORD + m3];
+  A[m] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  v = 0;
+  for (int c = 0; c < NORD; c++) v += s[(ax * NORD + c) * NORD + m1] * A[(c * NORD + m2) * NORD + m3];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return v;
+}
+
 /* M2M: one work-group of N3 items per parent; each child's values pass
  * through the 1D child-parent tables one dimension at a time (3 n^4 per
  * child instead of n^6). s[(a * NORD + m) * NORD + mc]. */
@@ -103,25 +146,10 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_m2m(__global
   __local REAL A[N3], B[N3];
   uint pc = get_group_id(0), m = get_local_id(0), g = gp_; /* g: cells per side of the parent level */
   uint px = pc / (g * g), py = pc / g % g, pz = pc % g;
-  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
   REAL acc = 0;
   for (int oct = 0; oct < 8; oct++) {
     uint ax = oct >> 2, ay = (oct >> 1) & 1, az = oct & 1;
-    A[m] = wc[slot_of(2 * px + ax, 2 * py + ay, 2 * pz + az, g) * N3 + m];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    REAL v = 0;
-    for (int c = 0; c < NORD; c++) v += s[(az * NORD + m3) * NORD + c] * A[(m1 * NORD + m2) * NORD + c];
-    B[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int c = 0; c < NORD; c++) v += s[(ay * NORD + m2) * NORD + c] * B[(m1 * NORD + c) * NORD + m3];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    A[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int c = 0; c < NORD; c++) v += s[(ax * NORD + m1) * NORD + c] * A[(c * NORD + m2) * NORD + m3];
-    acc += v;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    acc += m2m_octant(wc[slot_of(2 * px + ax, 2 * py + ay, 2 * pz + az, g) * N3 + m], ax, ay, az, s, A, B);
   }
   wp[slot_of(px, py, pz, g / 2) * N3 + m] = acc;
 }
@@ -132,23 +160,11 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2l(__global
   __local REAL P[N3], A[N3], B[N3];
   uint pc = get_group_id(0), m = get_local_id(0), g = gp_;
   uint px = pc / (g * g), py = pc / g % g, pz = pc % g;
-  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
   P[m] = lp[slot_of(px, py, pz, g / 2) * N3 + m];
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int oct = 0; oct < 8; oct++) {
     uint ax = oct >> 2, ay = (oct >> 1) & 1, az = oct & 1;
-    REAL v = 0;
-    for (int c = 0; c < NORD; c++) v += s[(az * NORD + c) * NORD + m3] * P[(m1 * NORD + m2) * NORD + c];
-    B[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int c = 0; c < NORD; c++) v += s[(ay * NORD + c) * NORD + m2] * B[(m1 * NORD + c) * NORD + m3];
-    A[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int c = 0; c < NORD; c++) v += s[(ax * NORD + c) * NORD + m1] * A[(c * NORD + m2) * NORD + m3];
-    lc[slot_of(2 * px + ax, 2 * py + ay, 2 * pz + az, g) * N3 + m] += v;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    lc[slot_of(2 * px + ax, 2 * py + ay, 2 * pz + az, g) * N3 + m] += l2l_octant(P, ax, ay, az, s, A, B);
   }
 }
 
@@ -256,25 +272,10 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_m2m(__glob
                           __global const uchar *oct, __constant REAL *s) {
   __local REAL A[N3], B[N3];
   uint pc = cells[first + get_group_id(0)], m = get_local_id(0);
-  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
   REAL acc = 0;
   for (uint c = child[pc].x; c < child[pc].x + child[pc].y; c++) {
-    uint o = oct[c], ax = o >> 2, ay = (o >> 1) & 1, az = o & 1;
-    A[m] = w[(size_t)c * N3 + m];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    REAL v = 0;
-    for (int k = 0; k < NORD; k++) v += s[(az * NORD + m3) * NORD + k] * A[(m1 * NORD + m2) * NORD + k];
-    B[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int k = 0; k < NORD; k++) v += s[(ay * NORD + m2) * NORD + k] * B[(m1 * NORD + k) * NORD + m3];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    A[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int k = 0; k < NORD; k++) v += s[(ax * NORD + m1) * NORD + k] * A[(k * NORD + m2) * NORD + m3];
-    acc += v;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    uint o = oct[c];
+    acc += m2m_octant(w[(size_t)c * N3 + m], o >> 2, (o >> 1) & 1, o & 1, s, A, B);
   }
   w[(size_t)pc * N3 + m] = acc;
 }
@@ -284,23 +285,11 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_l2l(__glob
                           __global const uchar *oct, __constant REAL *s) {
   __local REAL P[N3], A[N3], B[N3];
   uint pc = cells[first + get_group_id(0)], m = get_local_id(0);
-  uint m1 = m / (NORD * NORD), m2 = m / NORD % NORD, m3 = m % NORD;
   P[m] = l[(size_t)pc * N3 + m];
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint c = child[pc].x; c < child[pc].x + child[pc].y; c++) {
-    uint o = oct[c], ax = o >> 2, ay = (o >> 1) & 1, az = o & 1;
-    REAL v = 0;
-    for (int k = 0; k < NORD; k++) v += s[(az * NORD + k) * NORD + m3] * P[(m1 * NORD + m2) * NORD + k];
-    B[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int k = 0; k < NORD; k++) v += s[(ay * NORD + k) * NORD + m2] * B[(m1 * NORD + k) * NORD + m3];
-    A[m] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    v = 0;
-    for (int k = 0; k < NORD; k++) v += s[(ax * NORD + k) * NORD + m1] * A[(k * NORD + m2) * NORD + m3];
-    l[(size_t)c * N3 + m] += v;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    uint o = oct[c];
+    l[(size_t)c * N3 + m] += l2l_octant(P, o >> 2, (o >> 1) & 1, o & 1, s, A, B);
   }
 }
 

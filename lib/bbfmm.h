@@ -58,6 +58,10 @@ typedef struct fmmcl_bbfmm_tree {
 } fmmcl_bbfmm_tree;
 
 /* depth 0: from leaf_size (points per leaf, 0: 64), at least 2. */
+/* Points relative to centre c as REAL4 of real size rs, w = 0 (filled by
+ * execute with the charges): differences first, so single precision keeps
+ * its digits. NULL when out of memory. */
+unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs);
 /* Points per leaf when the options leave it at 0: n^3 / 2, at least 64.
  * The M2L of a leaf costs ~189 rank^2 with rank ~ n^3 / 2, its P2P ~27 q^2,
  * so the balance moves with n^3: at n = 8 in double on the H100, q = 64

@@ -13,38 +13,15 @@
 #include "bbfmm.h"
 #include "tree3d.h"
 
-static fmmcl_status buffer(fmmcl_context ctx, size_t bytes, const void *host, cl_mem *out) {
-  cl_int err;
-  *out = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 1,
-                        (void *)host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (adaptive bbFMM, %zu bytes): %s", bytes,
-                      fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 /* A CSR list as uint offsets and indices on the device. */
 static fmmcl_status csr_upload(fmmcl_context ctx, const fmmcl_tree3d_csr *c, cl_mem *start, cl_mem *idx) {
   uint32_t *o = malloc((c->n_rows + 1) * sizeof *o);
   if (!o) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t r = 0; r <= c->n_rows; r++) o[r] = (uint32_t)c->offsets[r];
-  fmmcl_status st = buffer(ctx, (c->n_rows + 1) * sizeof *o, o, start);
-  if (!st) st = buffer(ctx, c->offsets[c->n_rows] * sizeof(int32_t), c->indices, idx);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (c->n_rows + 1) * sizeof *o, o, start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, c->offsets[c->n_rows] * sizeof(int32_t), c->indices, idx);
   free(o);
   return st;
-}
-
-/* Points relative to the root centre as REAL4 (w: charge, 0 for now). */
-static unsigned char *points_real4(const double *c, const double *x, size_t n, size_t rs) {
-  unsigned char *out = calloc(n ? n : 1, 4 * rs);
-  if (!out) return NULL;
-  for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) {
-      double v = x[3 * i + d] - c[d];
-      if (rs == sizeof(float)) ((float *)out)[4 * i + d] = (float)v;
-      else ((double *)out)[4 * i + d] = v;
-    }
-  return out;
 }
 
 /* The P2P kernel's arrays: tree leaves numbered in Morton order (their
@@ -79,11 +56,11 @@ static fmmcl_status p2p_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_bb
   }
   if (!st) ns[nc] = (uint32_t)nn;
   s->n_clusters = nc;
-  if (!st) st = buffer(ctx, nc * sizeof *cl, cl, &s->cluster);
-  if (!st) st = buffer(ctx, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
-  if (!st) st = buffer(ctx, nn * sizeof *ni, ni, &s->nbr_index);
-  if (!st) st = buffer(ctx, (nl + 1) * sizeof *ss, ss, &s->src_start);
-  if (!st) st = buffer(ctx, (nl + 1) * sizeof *ts, ts, &s->tgt_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nn * sizeof *ni, ni, &s->nbr_index);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nl + 1) * sizeof *ss, ss, &s->src_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nl + 1) * sizeof *ts, ts, &s->tgt_start);
   free(ord), free(ss), free(ts), free(cl), free(ns), free(ni);
   return st;
 }
@@ -156,16 +133,16 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
       }
     }
   }
-  if (!st) st = buffer(ctx, 2 * nc * sizeof *sr, sr, &a->src_range);
-  if (!st) st = buffer(ctx, 2 * nc * sizeof *tr, tr, &a->tgt_range);
-  if (!st) st = buffer(ctx, 2 * nc * sizeof *ch, ch, &a->child);
-  if (!st) st = buffer(ctx, nc, oct, &a->oct);
-  if (!st) st = buffer(ctx, 4 * nc * rs, geo, &a->geo);
-  if (!st) st = buffer(ctx, a->n_p2m * sizeof *p2m, p2m, &a->p2m_cells);
-  if (!st) st = buffer(ctx, a->n_l2p * sizeof *l2p, l2p, &a->l2p_cells);
-  if (!st) st = buffer(ctx, np * sizeof *par, par, &a->parents);
-  if (!st) st = buffer(ctx, nv * sizeof *eb, eb, &a->eb);
-  if (!st) st = buffer(ctx, nv * sizeof *ea, ea, &a->ea);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nc * sizeof *sr, sr, &a->src_range);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nc * sizeof *tr, tr, &a->tgt_range);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nc * sizeof *ch, ch, &a->child);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc, oct, &a->oct);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nc * rs, geo, &a->geo);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, a->n_p2m * sizeof *p2m, p2m, &a->p2m_cells);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, a->n_l2p * sizeof *l2p, l2p, &a->l2p_cells);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, np * sizeof *par, par, &a->parents);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nv * sizeof *eb, eb, &a->eb);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nv * sizeof *ea, ea, &a->ea);
   free(sr), free(tr), free(ch), free(p2m), free(l2p), free(par), free(oct), free(geo), free(eb), free(ea);
   return st;
 }
@@ -207,20 +184,20 @@ fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, 
   for (int i = 0; i < 4; i++) a->entries[i] = c[i]->offsets[c[i]->n_rows];
   s->work_m2l = (double)a->entries[1];
   size_t rs = s->real_size, n3 = s->n3, nc = t->n_cells;
-  s->src_host = points_real4(a->center, t->source_xyz, t->n_sources, rs);
-  unsigned char *tgt = points_real4(a->center, t->target_xyz, t->n_targets, rs);
+  s->src_host = fmmcl_bbfmm_points_real4(a->center, t->source_xyz, t->n_sources, rs);
+  unsigned char *tgt = fmmcl_bbfmm_points_real4(a->center, t->target_xyz, t->n_targets, rs);
   s->pot_host = malloc(t->n_targets * rs);
   if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = buffer(ctx, t->n_sources * 4 * rs, NULL, &s->src);
-  if (!st) st = buffer(ctx, t->n_targets * 4 * rs, tgt, &s->tgt);
-  if (!st) st = buffer(ctx, t->n_targets * rs, NULL, &s->pot);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->n_sources * 4 * rs, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->n_targets * 4 * rs, tgt, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->n_targets * rs, NULL, &s->pot);
   free(tgt);
   if (!st) st = p2p_arrays(ctx, s, a);
   if (!st) st = cell_arrays(ctx, s, a);
   if (!st) st = csr_upload(ctx, &a->lists.w, &a->wstart, &a->wsrc);
   if (!st) st = csr_upload(ctx, &a->lists.x, &a->xstart, &a->xsrc);
-  if (!st) st = buffer(ctx, nc * n3 * rs, NULL, &a->w);
-  if (!st) st = buffer(ctx, nc * n3 * rs, NULL, &a->l);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * n3 * rs, NULL, &a->w);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * n3 * rs, NULL, &a->l);
   if (!st) { /* cells without sources keep zero multipoles */
     unsigned char zero = 0;
     FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, a->w, &zero, 1, 0, nc * n3 * rs, 0, NULL, NULL));
@@ -235,8 +212,8 @@ fmmcl_status fmmcl_bbfmm_adaptive_finish(fmmcl_plan plan, fmmcl_bbfmm_state *s) 
   size_t r = 1;
   for (int l = 2; l <= s->tree.depth; l++)
     if ((size_t)s->lv[l].rank > r) r = (size_t)s->lv[l].rank;
-  fmmcl_status st = buffer(plan->ctx, r * a->tree->n_cells * s->real_size, NULL, &a->wc);
-  if (!st) st = buffer(plan->ctx, r * a->tree->n_cells * s->real_size, NULL, &a->lc);
+  fmmcl_status st = fmmcl_buffer_new(plan->ctx, CL_MEM_READ_WRITE, r * a->tree->n_cells * s->real_size, NULL, &a->wc);
+  if (!st) st = fmmcl_buffer_new(plan->ctx, CL_MEM_READ_WRITE, r * a->tree->n_cells * s->real_size, NULL, &a->lc);
   return st;
 }
 

@@ -22,30 +22,6 @@ typedef struct direct_state {
   unsigned char *src_host, *pot_host;
 } direct_state;
 
-static fmmcl_status buffer(fmmcl_context ctx, size_t bytes, const void *host, cl_mem *out) {
-  cl_int err;
-  *out = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 1,
-                        (void *)host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (direct, %zu bytes): %s", bytes,
-                      fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
-/* Points relative to the bounding box's centre (single precision keeps its
- * digits for the differences) as REAL4, w = 0. */
-static unsigned char *points_real4(const double *c, const double *x, size_t n, size_t rs) {
-  unsigned char *out = calloc(n ? n : 1, 4 * rs);
-  if (!out) return NULL;
-  for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) {
-      double v = x[3 * i + d] - c[d];
-      if (rs == sizeof(float)) ((float *)out)[4 * i + d] = (float)v;
-      else ((double *)out)[4 * i + d] = v;
-    }
-  return out;
-}
-
 /* The P2P kernel's lists for all pairs: one source "leaf" holding every
  * source; targets cut into chunks of one work-group, each chunk a cluster
  * whose only neighbour is that leaf. */
@@ -59,11 +35,11 @@ static fmmcl_status lists(fmmcl_plan plan, direct_state *s) {
   if (!cl || !ns || !ni || !ts) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * DIRECT_WGS);
   if (!st) ns[nc] = (uint32_t)nc, ts[nc] = (uint32_t)plan->n_targets;
-  if (!st) st = buffer(ctx, nc * sizeof *cl, cl, &s->cluster);
-  if (!st) st = buffer(ctx, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
-  if (!st) st = buffer(ctx, nc * sizeof *ni, ni, &s->nbr_index);
-  if (!st) st = buffer(ctx, (nc + 1) * sizeof *ts, ts, &s->tgt_start);
-  if (!st) st = buffer(ctx, sizeof ss, ss, &s->src_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *ni, ni, &s->nbr_index);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ts, ts, &s->tgt_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof ss, ss, &s->src_start);
   free(cl), free(ns), free(ni), free(ts);
   return st;
 }
@@ -104,13 +80,13 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   if (err != CL_SUCCESS)
     return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateKernel(bbfmm_p2p): %s", fmmcl_cl_error_name(err));
   size_t rs = s->real_size;
-  s->src_host = points_real4(s->center, sources, plan->n_sources, rs);
-  unsigned char *tgt = points_real4(s->center, targets, plan->n_targets, rs);
+  s->src_host = fmmcl_bbfmm_points_real4(s->center, sources, plan->n_sources, rs);
+  unsigned char *tgt = fmmcl_bbfmm_points_real4(s->center, targets, plan->n_targets, rs);
   s->pot_host = malloc(plan->n_targets * rs);
   if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = buffer(ctx, plan->n_sources * 4 * rs, NULL, &s->src);
-  if (!st) st = buffer(ctx, plan->n_targets * 4 * rs, tgt, &s->tgt);
-  if (!st) st = buffer(ctx, plan->n_targets * rs, NULL, &s->pot);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_sources * 4 * rs, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_targets * 4 * rs, tgt, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_targets * rs, NULL, &s->pot);
   free(tgt);
   if (!st) st = lists(plan, s);
   if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));

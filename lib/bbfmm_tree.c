@@ -90,3 +90,11 @@ void fmmcl_bbfmm_tree_free(fmmcl_bbfmm_tree *t) {
   free(t->src), free(t->tgt), free(t->src_perm), free(t->tgt_perm), free(t->src_start), free(t->tgt_start);
   memset(t, 0, sizeof *t);
 }
+
+unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs) {
+  unsigned char *out = calloc(n ? n : 1, 4 * rs);
+  if (!out) return NULL;
+  for (size_t i = 0; i < n; i++)
+    for (int d = 0; d < 3; d++) fmmcl_put_real(out, rs, 4 * i + d, x[3 * i + d] - c[d]);
+  return out;
+}

@@ -31,16 +31,6 @@ typedef struct binner {
   cl_kernel keys, flags, boxes, cells, pack_float, pack_double;
 } binner;
 
-static fmmcl_status buffer(fmmcl_context ctx, size_t bytes, const void *host, cl_mem *buf) {
-  cl_int err;
-  *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 8,
-                        (void *)host, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "FGT binning: cannot allocate %zu bytes on %s: %s", bytes,
-                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status run(fmmcl_context ctx, cl_kernel k, size_t items) {
   size_t local = WGS, global = (items + WGS - 1) / WGS * WGS;
   if (global == 0) return FMMCL_SUCCESS;
@@ -107,10 +97,10 @@ static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const do
     bits[k] = nb;
   }
   cl_mem d_bits = NULL, keys[2] = {NULL, NULL}, perms[2] = {*perm, NULL};
-  fmmcl_status st = buffer(ctx, sizeof bits, bits, &d_bits);
-  if (!st) st = buffer(ctx, (size_t)n * 8, NULL, &keys[0]);
-  if (!st) st = buffer(ctx, (size_t)n * 8, NULL, &keys[1]);
-  if (!st) st = buffer(ctx, (size_t)n * 4, NULL, &perms[1]);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bits, bits, &d_bits);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)n * 8, NULL, &keys[0]);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)n * 8, NULL, &keys[1]);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)n * 4, NULL, &perms[1]);
   const cl_double h = par->h, side = par->side;
   for (int end = dim, first = 1; end > 0 && !st; first = 0) {
     int lo = end, total = 0;
@@ -192,14 +182,14 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
   binner bn;
   fmmcl_status st = binner_init(&bn, ctx, dim);
   cl_mem d_x = NULL, d_origin = NULL, flags = NULL, scan = NULL, cell = NULL;
-  if (!st) st = buffer(ctx, n * dim * sizeof(double), x, &d_x);
-  if (!st) st = buffer(ctx, dim * sizeof(double), origin, &d_origin);
-  if (!st) st = buffer(ctx, n * 4, NULL, &dev->perm);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * dim * sizeof(double), x, &d_x);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, dim * sizeof(double), origin, &d_origin);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &dev->perm);
   if (!st) st = sort_cells(&bn, par, origin, hi, d_x, n32, d_origin, &dev->perm);
   /* segments: a flag where the cell tuple changes, its scan numbers the boxes */
   const cl_double h = par->h, side = par->side;
-  if (!st) st = buffer(ctx, n * 4, NULL, &flags);
-  if (!st) st = buffer(ctx, n * 4, NULL, &scan);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &flags);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &scan);
   if (!st) {
     const size_t sz[] = {M_, U_, M_, D_, D_, M_, M_};
     const void *const v[] = {&d_x, &n32, &dev->perm, &h, &side, &d_origin, &flags};
@@ -208,8 +198,8 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
   if (!st) st = run(ctx, bn.flags, n);
   if (!st) st = cl_check(ctx, clEnqueueCopyBuffer(ctx->queue, flags, scan, 0, 0, n * 4, 0, NULL, NULL), "copy");
   if (!st) st = fmmcl_device_scan_exclusive(ctx, scan, n);
-  if (!st) st = buffer(ctx, n * 4, NULL, &dev->owner);
-  if (!st) st = buffer(ctx, (n + 1) * 4, NULL, &dev->start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &dev->owner);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (n + 1) * 4, NULL, &dev->start);
   if (!st) {
     const size_t sz[] = {U_, M_, M_, M_, M_};
     const void *const v[] = {&n32, &flags, &scan, &dev->owner, &dev->start};
@@ -221,14 +211,14 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
     st = cl_check(ctx, clEnqueueReadBuffer(ctx->queue, dev->owner, CL_TRUE, (n - 1) * 4, 4, &last, 0, NULL, NULL),
                   "reading the box count");
   const cl_uint nbox = last + 1;
-  if (!st) st = buffer(ctx, (size_t)nbox * dim * 8, NULL, &cell);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)nbox * dim * 8, NULL, &cell);
   if (!st) {
     const size_t sz[] = {M_, U_, M_, M_, D_, D_, M_, M_};
     const void *const v[] = {&d_x, &nbox, &dev->perm, &dev->start, &h, &side, &d_origin, &cell};
     st = args(ctx, bn.cells, 8, sz, v);
   }
   if (!st) st = run(ctx, bn.cells, nbox);
-  if (!st) st = buffer(ctx, n * dim * real_size, NULL, &dev->x);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * dim * real_size, NULL, &dev->x);
   if (!st) {
     cl_kernel k = real_size == 4 ? bn.pack_float : bn.pack_double;
     const size_t sz[] = {M_, U_, M_, D_, M_};
