@@ -102,15 +102,6 @@ static void parse(int argc, char **argv, config *c) {
   if (c->repeat < 1) c->repeat = 1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static double phase_time(fmmcl_plan plan, const char *name) {
   fmmcl_phase_time ph[FMMCL_MAX_PHASES_BENCH];
   size_t n = 0;
@@ -190,7 +181,7 @@ static void analysis(fmmcl_context ctx, const config *c) {
       bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "fmmcl_plan_execute");
       ts[r] = phase_time(plan, "p2p");
     }
-    double dev = median(ts, c->repeat);
+    double dev = fmmcl_median(ts, c->repeat);
     fmmcl_plan_counts(plan, "p2p", &pairs);
     fmmcl_plan_destroy(plan);
     /* the same tree on the host: bytes the kernel moves, and one core */
@@ -264,7 +255,7 @@ static double timed_execute(fmmcl_context ctx, fmmcl_plan plan, const config *c,
     bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "fmmcl_plan_execute");
     ts[r] = bench_now() - t0;
   }
-  double m = median(ts, c->repeat);
+  double m = fmmcl_median(ts, c->repeat);
   free(ts);
   return m;
 }

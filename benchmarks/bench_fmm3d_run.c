@@ -7,6 +7,7 @@
 
 #include "bench_common.h"
 #include "bench_fmm3d.h"
+#include "internal.h" /* fmmcl_median */
 
 /* K indices spread over [0, n): reproducible and covering the whole cube. */
 static void sample(bench_fmm3d_inputs *in) {
@@ -59,17 +60,6 @@ static void measure_error(const bench_fmm3d_inputs *in, bench_fmm3d_point *pt) {
   }
   pt->err_pot = in->k ? sqrt(dp / np) : NAN;
   pt->err_grad = in->k ? sqrt(dg / ng) : NAN;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (v is reordered). */
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static double phase_time(const fmmcl_phase_time *ph, size_t n, const char *name) {
@@ -158,10 +148,10 @@ fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *
   if (!st) {
     for (size_t k = 0; k < pt->n_phases; k++) {
       for (int r = 0; r < repeat; r++) v[r] = per_phase[r][k];
-      pt->phase_s[k] = median(v, repeat);
+      pt->phase_s[k] = fmmcl_median(v, repeat);
     }
-    pt->execute_s = median(wall, repeat);
-    pt->execute_min_s = wall[0]; /* sorted by median() */
+    pt->execute_s = fmmcl_median(wall, repeat);
+    pt->execute_min_s = wall[0]; /* sorted by fmmcl_median() */
     pt->end_to_end_s = pt->tree_s + pt->lists_s + pt->tables_s + pt->execute_s;
     measure_error(in, pt);
   }

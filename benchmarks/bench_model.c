@@ -109,17 +109,6 @@ static void get_model(fmmcl_context ctx, int fit, fmmcl_model_precision *mp) {
           mp->pairs_per_s, mp->bytes_per_s * 1e-9, mp->n_samples);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  if (!n) return NAN;
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 typedef struct stats {
   double *err[N_SCHED + 1]; /* total-time errors per schedule; [N_SCHED]: per phase, all */
   size_t n_err[N_SCHED + 1];
@@ -226,12 +215,12 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
         }
     }
     fmmcl_plan_destroy(plan);
-    meas[s] = median(walls, (size_t)repeats);
+    meas[s] = fmmcl_median(walls, (size_t)repeats);
     double medians[2][FMMCL_MODEL_NPHASES] = {{0}};
     for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) {
       for (int dd = 0; dd < 2; dd++) {
         if (!ran[dd][ph]) continue;
-        const double m = median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
+        const double m = fmmcl_median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
         medians[dd][ph] = m;
         fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,%c,%s,%.6e,%.6e\n", dist, n, tol, order, best_q,
                 fmmcl_schedule_name((fmmcl_schedule)s), moved, 'a' + dd, fmmcl_model_phase_names[ph],
@@ -312,9 +301,9 @@ int main(int argc, char **argv) {
   static const char *const names[] = {"gpu-only", "cpu-only", "hybrid1", "hybrid2"};
   printf("# summary over %zu cases\n", st.cases);
   for (int s = 0; s < N_SCHED; s++)
-    printf("# median prediction error, %s total: %.1f%%\n", names[s], 100 * median(st.err[s], st.n_err[s]));
+    printf("# median prediction error, %s total: %.1f%%\n", names[s], 100 * fmmcl_median(st.err[s], st.n_err[s]));
   printf("# median prediction error, per phase (phases > 0.1 ms): %.1f%%\n",
-         100 * median(st.err[N_SCHED], st.n_err[N_SCHED]));
+         100 * fmmcl_median(st.err[N_SCHED], st.n_err[N_SCHED]));
   printf("# model picked the measured fastest schedule: %zu of %zu\n", st.picked_fastest, st.cases);
   printf("# best hybrid speed-up over gpu-only: %.2fx\n", st.best_speedup);
   for (int s = 0; s <= N_SCHED; s++) free(st.err[s]);

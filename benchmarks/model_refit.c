@@ -30,17 +30,6 @@ static void usage(void) {
          "  --verbose            every phase of every prediction\n");
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  if (!n) return NAN;
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static fmmcl_model_csv_row rows[MAX_ROWS];
 static int verbose;
 static size_t n_rows;
@@ -243,8 +232,8 @@ int main(int argc, char **argv) {
       }
       predict_one(train, k, &rows[i], plain, et, &nt, ep, &np);
     }
-    printf("  median error: total %.1f%% over %zu, phases > 0.1 ms %.1f%% over %zu\n", 100 * median(et, nt), nt,
-           100 * median(ep, np), np);
+    printf("  median error: total %.1f%% over %zu, phases > 0.1 ms %.1f%% over %zu\n", 100 * fmmcl_median(et, nt), nt,
+           100 * fmmcl_median(ep, np), np);
     free(et), free(ep);
   }
   free(all_t), free(all_p), free(train);

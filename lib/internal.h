@@ -194,6 +194,10 @@ static inline double fmmcl_get_real(const void *buf, size_t real_size, size_t i)
   return real_size == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
 }
 
+/* Median of v[0..n) (v is reordered; NAN when n is 0): benchmarks and the
+ * tuner report medians of repeated timings. */
+double fmmcl_median(double *v, size_t n);
+
 /* Validation shared by plans and the reference sums. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);
 fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, const double *x, int dim);

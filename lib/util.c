@@ -1,6 +1,7 @@
 /* util.c — small shared helpers: clocks, event timing, finiteness checks,
  * phase-time bookkeeping on plans. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -77,4 +78,15 @@ fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t byte
                       ctx->dev.info.device_name, fmmcl_cl_error_name(err));
   }
   return FMMCL_SUCCESS;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double fmmcl_median(double *v, size_t n) {
+  if (!n) return NAN;
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

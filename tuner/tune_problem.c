@@ -167,16 +167,6 @@ static tune_verdict run_once(fmmcl_context ctx, tune_job *job, fmmcl_plan plan, 
   return TUNE_RUN_FAILED;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int tune_job_reference(fmmcl_context ctx, tune_job *job, char *why, size_t len) {
   if (job->space->plan_method == FMMCL_DIRECT) return 1;
   fmmcl_plan plan;
@@ -219,7 +209,7 @@ tune_verdict tune_evaluate(fmmcl_context ctx, tune_job *job, const char *defines
   v = run_once(ctx, job, plan, &dummy, why, len); /* warm-up: lazy compilation, caches, clocks */
   for (int r = 0; !v && r < reps; r++) v = run_once(ctx, job, plan, &s[r], why, len);
   fmmcl_plan_destroy(plan);
-  if (!v) *ms = 1e3 * median(s, (size_t)reps);
+  if (!v) *ms = 1e3 * fmmcl_median(s, (size_t)reps);
   return v;
 }
 
@@ -242,8 +232,8 @@ tune_verdict tune_compare(fmmcl_context ctx, tune_job *job, const char *a, const
   if (pa) fmmcl_plan_destroy(pa);
   if (pb) fmmcl_plan_destroy(pb);
   if (!v) {
-    *ms_a = 1e3 * median(sa, n);
-    *ms_b = 1e3 * median(sb, n);
+    *ms_a = 1e3 * fmmcl_median(sa, n);
+    *ms_b = 1e3 * fmmcl_median(sb, n);
   }
   return v;
 }
