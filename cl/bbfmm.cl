@@ -62,18 +62,14 @@ __kernel void bbfmm_m2l_matrix(REAL h, __constant REAL *nodes, __global const in
 
 /* P2M: one work-group of N3 items per leaf (lexicographic index), item m
  * the node; the points' 1D weights are computed once per tile. */
-/* The kernels launched with one work-item per Chebyshev node say so
- * (reqd_work_group_size): without it NVIDIA's compiler allows 1024-item
- * groups' worth of registers, and at n = 8 in double (512 items) the
- * launch failed with CL_OUT_OF_RESOURCES on the H100. */
-__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
-                        REAL loz, REAL h, __constant REAL *tk, __global REAL *w) {
-  __local REAL ws[TILE * 3 * NORD];
-  __local REAL qs[TILE];
-  uint leaf = get_group_id(0), m = get_local_id(0);
-  uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
-  REAL c[3] = {lox + (2 * ix + 1) * h, loy + (2 * iy + 1) * h, loz + (2 * iz + 1) * h};
-  uint b = start[leaf], e = start[leaf + 1];
+/* P2M of one box (g: centre, w = half side): the charges of points
+ * b .. e through their Chebyshev weights, TILE points staged at a time
+ * (each point's three 1D weight rows computed once); returns node m's
+ * weight. ws, qs: local memory; every item of the group calls it. */
+static REAL p2m_box(__global const REAL4 *src, uint b, uint e, REAL4 g, __constant REAL *tk, __local REAL *ws,
+                    __local REAL *qs) {
+  uint m = get_local_id(0);
+  REAL c[3] = {g.x, g.y, g.z}, h = g.w;
   REAL acc = 0;
   for (uint base = b; base < e; base += TILE) {
     uint cnt = min((uint)TILE, e - base);
@@ -87,13 +83,47 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global
       if (d == 0) qs[s] = p.w;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (m < N3)
-      for (uint s = 0; s < cnt; s++)
-        acc += qs[s] * ws[(s * 3) * NORD + m / (NORD * NORD)] * ws[(s * 3 + 1) * NORD + m / NORD % NORD] *
-               ws[(s * 3 + 2) * NORD + m % NORD];
+    for (uint s = 0; s < cnt; s++)
+      acc += qs[s] * ws[(s * 3) * NORD + m / (NORD * NORD)] * ws[(s * 3 + 1) * NORD + m / NORD % NORD] *
+             ws[(s * 3 + 2) * NORD + m % NORD];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (m < N3) w[slot_of(ix, iy, iz, g / 2) * N3 + m] = acc;
+  return acc;
+}
+
+/* L2P of one box (g as above) from its local values L (local memory):
+ * adds the interpolant at targets b .. e to pot, item m taking every
+ * N3-th target. */
+static void l2p_box(__global const REAL4 *tgt, uint b, uint e, REAL4 g, __constant REAL *tk, __local const REAL *L,
+                    __global REAL *pot) {
+  for (uint t = b + get_local_id(0); t < e; t += N3) {
+    REAL4 p = tgt[t];
+    REAL wx[NORD], wy[NORD], wz[NORD];
+    cheb_weights((p.x - g.x) / g.w, tk, wx);
+    cheb_weights((p.y - g.y) / g.w, tk, wy);
+    cheb_weights((p.z - g.z) / g.w, tk, wz);
+    REAL f = 0;
+    for (int a = 0; a < NORD; a++)
+      for (int bb = 0; bb < NORD; bb++) {
+        REAL wab = wx[a] * wy[bb];
+        for (int c = 0; c < NORD; c++) f += wab * wz[c] * L[(a * NORD + bb) * NORD + c];
+      }
+    pot[t] += f;
+  }
+}
+
+/* The kernels launched with one work-item per Chebyshev node say so
+ * (reqd_work_group_size): without it NVIDIA's compiler allows 1024-item
+ * groups' worth of registers, and at n = 8 in double (512 items) the
+ * launch failed with CL_OUT_OF_RESOURCES on the H100. */
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
+                        REAL loz, REAL h, __constant REAL *tk, __global REAL *w) {
+  __local REAL ws[TILE * 3 * NORD];
+  __local REAL qs[TILE];
+  uint leaf = get_group_id(0), m = get_local_id(0);
+  uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
+  REAL4 box = (REAL4)(lox + (2 * ix + 1) * h, loy + (2 * iy + 1) * h, loz + (2 * iz + 1) * h, h);
+  w[slot_of(ix, iy, iz, g / 2) * N3 + m] = p2m_box(src, start[leaf], start[leaf + 1], box, tk, ws, qs);
 }
 
 /* M2M of one child in octant (ax, ay, az): its node values x (this item's
@@ -177,21 +207,8 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2p(__global
   uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
   L[m] = l[slot_of(ix, iy, iz, g / 2) * N3 + m];
   barrier(CLK_LOCAL_MEM_FENCE);
-  REAL cx = lox + (2 * ix + 1) * h, cy = loy + (2 * iy + 1) * h, cz = loz + (2 * iz + 1) * h;
-  for (uint t = start[leaf] + m; t < start[leaf + 1]; t += N3) {
-    REAL4 p = tgt[t];
-    REAL wx[NORD], wy[NORD], wz[NORD];
-    cheb_weights((p.x - cx) / h, tk, wx);
-    cheb_weights((p.y - cy) / h, tk, wy);
-    cheb_weights((p.z - cz) / h, tk, wz);
-    REAL f = 0;
-    for (int a = 0; a < NORD; a++)
-      for (int b = 0; b < NORD; b++) {
-        REAL wab = wx[a] * wy[b];
-        for (int c = 0; c < NORD; c++) f += wab * wz[c] * L[(a * NORD + b) * NORD + c];
-      }
-    pot[t] += f;
-  }
+  REAL4 box = (REAL4)(lox + (2 * ix + 1) * h, loy + (2 * iy + 1) * h, loz + (2 * iz + 1) * h, h);
+  l2p_box(tgt, start[leaf], start[leaf + 1], box, tk, L, pot);
 }
 
 /* P2P as in ARL-TR-7315: one work-group per target leaf ("cluster"), its
@@ -241,29 +258,8 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_p2m(__glob
                           __global const REAL4 *geo, __constant REAL *tk, __global REAL *w) {
   __local REAL ws[TILE * 3 * NORD];
   __local REAL qs[TILE];
-  uint cell = cells[get_group_id(0)], m = get_local_id(0);
-  REAL4 g = geo[cell];
-  REAL c[3] = {g.x, g.y, g.z}, h = g.w;
-  uint b = range[cell].x, e = range[cell].y;
-  REAL acc = 0;
-  for (uint base = b; base < e; base += TILE) {
-    uint cnt = min((uint)TILE, e - base);
-    for (uint i = m; i < 3 * cnt; i += get_local_size(0)) {
-      uint s = i / 3, d = i % 3;
-      REAL4 p = src[base + s];
-      REAL x = d == 0 ? p.x : d == 1 ? p.y : p.z;
-      REAL wl[NORD];
-      cheb_weights((x - c[d]) / h, tk, wl);
-      for (int k = 0; k < NORD; k++) ws[(s * 3 + d) * NORD + k] = wl[k];
-      if (d == 0) qs[s] = p.w;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = 0; s < cnt; s++)
-      acc += qs[s] * ws[(s * 3) * NORD + m / (NORD * NORD)] * ws[(s * 3 + 1) * NORD + m / NORD % NORD] *
-             ws[(s * 3 + 2) * NORD + m % NORD];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  w[(size_t)cell * N3 + m] = acc;
+  uint cell = cells[get_group_id(0)];
+  w[(size_t)cell * N3 + get_local_id(0)] = p2m_box(src, range[cell].x, range[cell].y, geo[cell], tk, ws, qs);
 }
 
 /* M2M at the listed parents (from first on): children child[p].x .. + child[p].y, each in
@@ -369,19 +365,5 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_l2p(__glob
   uint cell = cells[get_group_id(0)], m = get_local_id(0);
   L[m] = l[(size_t)cell * N3 + m];
   barrier(CLK_LOCAL_MEM_FENCE);
-  REAL4 g = geo[cell];
-  for (uint t = range[cell].x + m; t < range[cell].y; t += N3) {
-    REAL4 p = tgt[t];
-    REAL wx[NORD], wy[NORD], wz[NORD];
-    cheb_weights((p.x - g.x) / g.w, tk, wx);
-    cheb_weights((p.y - g.y) / g.w, tk, wy);
-    cheb_weights((p.z - g.z) / g.w, tk, wz);
-    REAL f = 0;
-    for (int a = 0; a < NORD; a++)
-      for (int b = 0; b < NORD; b++) {
-        REAL wab = wx[a] * wy[b];
-        for (int c = 0; c < NORD; c++) f += wab * wz[c] * L[(a * NORD + b) * NORD + c];
-      }
-    pot[t] += f;
-  }
+  l2p_box(tgt, range[cell].x, range[cell].y, geo[cell], tk, L, pot);
 }

@@ -42,33 +42,43 @@ static real_arg real(const fmmcl_bbfmm_state *s, double v) {
   return r;
 }
 
+/* Arguments 0..7 of the leaf-grid kernels (P2M, L2P): the points sorted by
+ * leaf, their leaf starts, leaves per side, the grid's low corner (the same
+ * in x, y, z) and the leaves' half side, the Chebyshev table. */
+static cl_int leaf_grid_args(const fmmcl_bbfmm_state *s, cl_kernel k, const cl_mem *points, const cl_mem *start) {
+  cl_uint g = 1u << s->tree.depth;
+  real_arg lo = real(s, -s->tree.half), h = real(s, s->tree.half / g);
+  size_t rs = s->real_size;
+  cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), points);
+  err |= clSetKernelArg(k, 1, sizeof(cl_mem), start);
+  err |= clSetKernelArg(k, 2, sizeof g, &g);
+  for (cl_uint a = 3; a <= 5; a++) err |= clSetKernelArg(k, a, rs, &lo);
+  err |= clSetKernelArg(k, 6, rs, &h);
+  return err | clSetKernelArg(k, 7, sizeof(cl_mem), &s->tk);
+}
+
+/* Arguments of M2M and L2L between level l (gl cells a side) and l + 1. */
+static cl_int level_pair_args(const fmmcl_bbfmm_state *s, cl_kernel k, const cl_mem *from, cl_uint gl,
+                              const cl_mem *to) {
+  cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), from);
+  err |= clSetKernelArg(k, 1, sizeof gl, &gl);
+  err |= clSetKernelArg(k, 2, sizeof(cl_mem), &s->schild);
+  return err | clSetKernelArg(k, 3, sizeof(cl_mem), to);
+}
+
 static fmmcl_status upward(fmmcl_plan plan, fmmcl_bbfmm_state *s, event_log *log) {
   fmmcl_context ctx = plan->ctx;
   int L = s->tree.depth;
   cl_uint g = 1u << L;
-  real_arg lo = real(s, -s->tree.half), h = real(s, s->tree.half / g);
-  size_t rs = s->real_size, n3 = s->n3;
   cl_kernel k = s->k_p2m;
-  cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), &s->src);
-  err |= clSetKernelArg(k, 1, sizeof(cl_mem), &s->src_start);
-  err |= clSetKernelArg(k, 2, sizeof g, &g);
-  err |= clSetKernelArg(k, 3, rs, &lo);
-  err |= clSetKernelArg(k, 4, rs, &lo);
-  err |= clSetKernelArg(k, 5, rs, &lo);
-  err |= clSetKernelArg(k, 6, rs, &h);
-  err |= clSetKernelArg(k, 7, sizeof(cl_mem), &s->tk);
+  cl_int err = leaf_grid_args(s, k, &s->src, &s->src_start);
   err |= clSetKernelArg(k, 8, sizeof(cl_mem), &s->lv[L].w);
   FMMCL_CL_TRY(ctx, err);
-  fmmcl_status st = launch(ctx, k, (size_t)g * g * g, n3, log, "p2m");
+  fmmcl_status st = launch(ctx, k, (size_t)g * g * g, s->n3, log, "p2m");
   for (int l = L - 1; l >= 2 && !st; l--) {
     cl_uint gl = 1u << l;
-    k = s->k_m2m;
-    err = clSetKernelArg(k, 0, sizeof(cl_mem), &s->lv[l + 1].w);
-    err |= clSetKernelArg(k, 1, sizeof gl, &gl);
-    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &s->schild);
-    err |= clSetKernelArg(k, 3, sizeof(cl_mem), &s->lv[l].w);
-    FMMCL_CL_TRY(ctx, err);
-    st = launch(ctx, k, (size_t)gl * gl * gl, n3, log, "m2m");
+    FMMCL_CL_TRY(ctx, level_pair_args(s, s->k_m2m, &s->lv[l + 1].w, gl, &s->lv[l].w));
+    st = launch(ctx, s->k_m2m, (size_t)gl * gl * gl, s->n3, log, "m2m");
   }
   return st;
 }
@@ -108,26 +118,13 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, event_log *l
     st = m2l_level(plan, s, l, log);
     if (st || l == L) break;
     cl_uint gl = 1u << l;
-    cl_kernel k = s->k_l2l;
-    cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), &s->lv[l].l);
-    err |= clSetKernelArg(k, 1, sizeof gl, &gl);
-    err |= clSetKernelArg(k, 2, sizeof(cl_mem), &s->schild);
-    err |= clSetKernelArg(k, 3, sizeof(cl_mem), &s->lv[l + 1].l);
-    FMMCL_CL_TRY(ctx, err);
-    st = launch(ctx, k, (size_t)gl * gl * gl, n3, log, "l2l");
+    FMMCL_CL_TRY(ctx, level_pair_args(s, s->k_l2l, &s->lv[l].l, gl, &s->lv[l + 1].l));
+    st = launch(ctx, s->k_l2l, (size_t)gl * gl * gl, n3, log, "l2l");
   }
   if (st) return st;
   cl_uint g = 1u << L;
-  real_arg lo = real(s, -s->tree.half), h = real(s, s->tree.half / g);
   cl_kernel k = s->k_l2p;
-  cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), &s->tgt);
-  err |= clSetKernelArg(k, 1, sizeof(cl_mem), &s->tgt_start);
-  err |= clSetKernelArg(k, 2, sizeof g, &g);
-  err |= clSetKernelArg(k, 3, rs, &lo);
-  err |= clSetKernelArg(k, 4, rs, &lo);
-  err |= clSetKernelArg(k, 5, rs, &lo);
-  err |= clSetKernelArg(k, 6, rs, &h);
-  err |= clSetKernelArg(k, 7, sizeof(cl_mem), &s->tk);
+  cl_int err = leaf_grid_args(s, k, &s->tgt, &s->tgt_start);
   err |= clSetKernelArg(k, 8, sizeof(cl_mem), &s->lv[L].l);
   err |= clSetKernelArg(k, 9, sizeof(cl_mem), &s->pot);
   FMMCL_CL_TRY(ctx, err);
