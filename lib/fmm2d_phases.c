@@ -55,15 +55,8 @@ fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const d
   fmmcl_context ctx = plan->ctx;
   const fmmcl_quadtree2d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  if (s->real_size == 4) {
-    float *q = s->q_pin.ptr;
-    #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
-    for (size_t i = 0; i < t->n_sources; i++) q[i] = (float)charges[i];
-  } else {
-    memcpy(s->q_pin.ptr, charges, t->n_sources * sizeof(double));
-  }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->charges, CL_FALSE, 0, t->n_sources * s->real_size,
-                                         s->q_pin.ptr, 0, NULL, NULL));
+  fmmcl_status up = fmmcl_upload_reals(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, s->charges);
+  if (up) return up;
   args a = start(s, ctx, s->k_charges);
   arg_mem(&a, s->charges), arg_mem(&a, s->src_perm), arg_uint(&a, t->n_sources), arg_mem(&a, s->src);
   fmmcl_status st = launch_elementwise(plan, &a, t->n_sources);

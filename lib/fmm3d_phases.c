@@ -75,15 +75,8 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
   /* a streaming copy in the caller's order; the device does the gather */
-  if (s->real_size == 4) {
-    float *q = s->q_pin.ptr;
-    #pragma omp parallel for schedule(static) if (t->n_sources > 65536)
-    for (size_t i = 0; i < t->n_sources; i++) q[i] = (float)charges[i];
-  } else {
-    memcpy(s->q_pin.ptr, charges, t->n_sources * sizeof(double));
-  }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->charges, CL_FALSE, 0, t->n_sources * s->real_size,
-                                         s->q_pin.ptr, 0, NULL, NULL));
+  fmmcl_status up = fmmcl_upload_reals(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, s->charges);
+  if (up) return up;
   const cl_uint n = (cl_uint)t->n_sources;
   cl_kernel k = s->k_charges;
   ARG(k, 0, s->charges); ARG(k, 1, s->src_perm); ARG(k, 2, n); ARG(k, 3, s->src);

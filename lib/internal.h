@@ -194,6 +194,12 @@ static inline double fmmcl_get_real(const void *buf, size_t real_size, size_t i)
   return real_size == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
 }
 
+/* Enqueues (without waiting) the write of n doubles into buf as REALs of
+ * real_size, converted into the pinned host stage (n REALs at least, reused
+ * only after the queue has passed the write). */
+fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                cl_mem buf);
+
 /* Median of v[0..n) (v is reordered; NAN when n is 0): benchmarks and the
  * tuner report medians of repeated timings. */
 double fmmcl_median(double *v, size_t n);

@@ -90,3 +90,16 @@ double fmmcl_median(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                cl_mem buf) {
+  if (real_size == 4) {
+    float *f = stage;
+    #pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++) f[i] = (float)v[i];
+  } else {
+    memcpy(stage, v, n * sizeof(double));
+  }
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, n * real_size, stage, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
