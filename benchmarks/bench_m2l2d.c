@@ -43,6 +43,10 @@ static void usage(void) {
       "  amort_exec: the same with all p trips of the guarded loop per power, 6p(p+1),\n"
       "              and the padding translations of partial bundles computed too.\n"
       "  Without sharing amort = useful and amort_exec = executed.\n"
+      "  min:        (p+1)(4p+16) + 6p: the amortised count with the powers w^-1..w^-p\n"
+      "              formed by recurrence (p complex muls), the least arithmetic of a\n"
+      "              matrix-free translation that forms its own powers; m2l2d_cell\n"
+      "              (--share-w 2) executes this (amort = min there).\n"
       "Rates divide by the M2L kernel time alone; m2l_GBs counts the kernel's\n"
       "compulsory bytes (list entry, offset, multipole gathered, partial local\n"
       "written); eff_GBs adds the reduction's and divides by both kernels' time.\n"
@@ -60,7 +64,9 @@ static void usage(void) {
       "                     target cells of one level and position)\n"
       "  --share-w LIST     0: each translation forms its own powers (default); 1: the\n"
       "                     -DM2L_SHARE_W=1 kernels, translations of one offset share\n"
-      "                     w^-l and one barrier pair\n"
+      "                     w^-l and one barrier pair; 2: m2l2d_cell, one work-item\n"
+      "                     per target cell computing all its rows (fused, TPW = WGS:\n"
+      "                     a group takes WGS cells of one level and position)\n"
       "  --unroll LIST      k-loop unroll factors to sweep (default: p+1)\n"
       "  --coef LIST        M2L_COEF: 0 row table in local memory, 1 recurrence in\n"
       "                     registers (default: the plan's, 1 on GPUs, 0 on CPUs)\n"
@@ -90,7 +96,7 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[2] = {0};
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[3] = {0};
   int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
@@ -107,7 +113,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--coef")) n_coef = parse_list(v, coefs, 2);
     else if (!strcmp(a, "--tpw")) n_tpw = parse_list(v, tpws, 16);
     else if (!strcmp(a, "--fused")) n_fused = parse_list(v, fuseds, 2);
-    else if (!strcmp(a, "--share-w")) n_share = parse_list(v, shares, 2);
+    else if (!strcmp(a, "--share-w")) n_share = parse_list(v, shares, 3);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v);
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
@@ -125,7 +131,7 @@ int main(int argc, char **argv) {
   fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
                "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
                "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused,share,n_bundles,amort_gops,amort_exec_gflops,"
-               "pct_peak_amort,pct_peak_amort_exec\n");
+               "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
@@ -149,8 +155,13 @@ int main(int argc, char **argv) {
           /* power evaluations and translations computed (padding included) */
           const double nb = (double)t.n_bundles, tw = (double)t.tpw;
           const double n_pow = t.share ? (t.fused ? 27 * nb : nb) : nt, n_comp = t.share ? n_pow * tw : nt;
-          const double amort = nt * nrow * (4 * p + 16) + n_pow * 3 * p * nrow;
-          const double amort_exec = n_comp * nrow * (4 * p + 16) + n_pow * 6 * p * nrow;
+          /* least arithmetic of a matrix-free translation that forms its own
+           * powers: the amortised count with w^-1..w^-p by recurrence (6p) */
+          const double min_ops = nt * (nrow * (4 * p + 16) + 6 * p);
+          double amort = nt * nrow * (4 * p + 16) + n_pow * 3 * p * nrow;
+          double amort_exec = n_comp * nrow * (4 * p + 16) + n_pow * 6 * p * nrow;
+          if (t.share == 2) /* m2l2d_cell: every work-item its own powers, by recurrence */
+            amort = min_ops, amort_exec = n_comp * (nrow * (4 * p + 16) + 6 * p);
           /* fused: no partial locals; each target row's L read and written once.
            * shared: a source index per slot (padding too), w per power */
           double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) + (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
@@ -161,14 +172,15 @@ int main(int argc, char **argv) {
           if (t.share && !t.fused)
             m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * 2 * rs * nrow, red_bytes += nt * 4;
           const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f\n",
+          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
                   dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
                   t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
                   peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
                   (m2l_bytes + red_bytes) / (t.m2l_s + t.reduce_s) * 1e-9, t.h2d_bytes / t.h2d_s * 1e-9,
                   t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused, t.share,
                   t.n_bundles, amort / t.m2l_s * 1e-9, amort_exec / t.m2l_s * 1e-9,
-                  peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0, peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0);
+                  peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0, peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0,
+                  min_ops / t.m2l_s * 1e-9, peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0);
           fflush(csv);
         }
   if (csv != stdout) fclose(csv);

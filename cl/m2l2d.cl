@@ -35,7 +35,8 @@
  *      compile time.
  * M2L_SHARE_W=1 builds m2l2d_share / m2l2d_fused_share / m2l2d_reduce_idx
  * instead of m2l2d / m2l2d_fused: translations of one offset w share the
- * power w^-l (see there). */
+ * power w^-l (see there). M2L_SHARE_W=2 adds m2l2d_cell: one work-item per
+ * target cell, all its rows in registers (see there). */
 #ifndef M2L_SHARE_W
 #define M2L_SHARE_W 0
 #endif
@@ -301,4 +302,96 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
     if (b_raw < n_bundles && row != NO_CELL) L[(size_t)row * NROW + l] += sum[c];
   }
 }
+
+#if M2L_SHARE_W == 2
+/* ---- one work-item per target cell (-DM2L_SHARE_W=2) ------------------------
+ * The fused shared-w bundles (TPW = WGS cells of one level and position,
+ * their 27 offsets alike), but work-item c of group b owns cell c of bundle
+ * b and computes every row l of its translations itself:
+ *   s_k = M_k w^-k (k = 1..P, the powers by recurrence),
+ *   L_l += w^-l sum_k (-1)^k T[l][k] s_k,
+ * with the rows and T[l][k] fully unrolled, so T is a constant of each FMA
+ * (no register, no load, no guarded power loop, no barrier between rows):
+ * per translation about 2(P+1)^2 FMAs and 12P other arithmetic
+ * instructions. The row-per-work-item scheme above spends more than that on
+ * the power loop, the barriers and the local-memory reads it needs to share
+ * s_k across rows (see benchmarks/README.md). What a work-item must not do
+ * is gather its source's multipole itself (32 sources per warp load: 32
+ * cache lines per instruction), so the group stages the bundle's sources of
+ * one offset in local memory first, NROW adjacent work-items per source
+ * (reads coalesced), two buffers alternating so one barrier per offset
+ * suffices. An offset no cell of the bundle has (bw[].w = 0, the count of
+ * present sources) is skipped by the whole group. */
+#define CSTR (NROW | 1)              /* odd REAL2 stride: 64-bit reads free of bank conflicts */
+#define TEAMS (WGS / NROW)           /* staging: NROW work-items per source */
+#define ROUNDS ((WGS + TEAMS - 1) / TEAMS)
+/* float keeps the P powers w^-k for the rows; double recomputes them (the
+ * factors and sums alone are 8 NROW registers there) */
+#ifdef FMMCL_DOUBLE
+#define CELL_NPOW 1
+#else
+#define CELL_NPOW P
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2l2d_cell(const uint n_bundles, __global const uint *brows, __global const uint *bsrc,
+                __global const REAL4 *bw, __global const REAL2 *M, __global REAL2 *L) {
+  __local REAL2 ms[2 * WGS * CSTR]; /* the bundle's source multipoles of one offset */
+  const uint c = get_local_id(0), b = get_group_id(0), team = c / NROW, lane = c - team * NROW;
+  REAL2 sum[NROW];
+  FMMCL_UNROLL(NROW)
+  for (uint l = 0; l < NROW; l++) sum[l] = (REAL2)(0, 0);
+  uint done = 0; /* offsets computed: picks the buffer (skips are group-uniform) */
+  for (uint j = 0; j < NOFF; j++) {
+    const REAL4 wd = bw[(size_t)b * NOFF + j];
+    if (wd.w == (REAL)0) continue;
+    __local REAL2 *buf = ms + (done++ & 1) * (WGS * CSTR);
+    __global const uint *src = bsrc + ((size_t)b * NOFF + j) * WGS;
+    if (team < TEAMS) {
+      FMMCL_UNROLL(ROUNDS)
+      for (uint q = 0; q < ROUNDS; q++) {
+        const uint cc = q * TEAMS + team;
+        if (cc < WGS) {
+          const uint sc = src[cc];
+          buf[cc * CSTR + lane] = sc != NO_CELL ? M[(size_t)sc * NROW + lane] : (REAL2)(0, 0);
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local const REAL2 *mine = buf + c * CSTR;
+    const REAL2 u = wd.xy;
+    REAL2 s[NROW], pw[CELL_NPOW];
+    s[0] = mine[0], pw[0] = u;
+    FMMCL_UNROLL(P)
+    for (uint k = 1; k < NROW; k++) {
+      const REAL2 pk = k == 1 ? u : cmul(pw[(k - 2) % CELL_NPOW], u); /* w^-k */
+      pw[(k - 1) % CELL_NPOW] = pk;
+      s[k] = cmul(mine[k], pk);
+    }
+    REAL2 pl = u;
+    FMMCL_UNROLL(NROW)
+    for (uint l = 0; l < NROW; l++) {
+      /* T[l][0] = -1/l (0 for l = 0), T[l][k] = C(l+k-1, k-1): constants once unrolled */
+      REAL2 acc = l ? ((REAL)-1 / (REAL)l) * s[0] : (REAL2)(0, 0);
+      REAL t = 1;
+      FMMCL_UNROLL(P)
+      for (uint k = 1; k < NROW; k++) {
+        if (k > 1) t = t * (REAL)(l + k - 1) / (REAL)(k - 1);
+        acc = fma((REAL2)((k & 1) ? -t : t), s[k], acc);
+      }
+      if (l == 0) sum[0] += acc;
+      else {
+        if (CELL_NPOW == 1) pl = l == 1 ? u : cmul(pl, u); /* recomputed, saving registers */
+        sum[l] += cmul(acc, CELL_NPOW == 1 ? pl : pw[(l - 1) % CELL_NPOW]);
+      }
+    }
+    sum[0].x += s[0].x * wd.z; /* the log term: M_0 log(|w| side) */
+  }
+  const uint row = brows[(size_t)b * WGS + c];
+  if (b < n_bundles && row != NO_CELL) {
+    FMMCL_UNROLL(NROW)
+    for (uint l = 0; l < NROW; l++) L[(size_t)row * NROW + l] += sum[l];
+  }
+}
+#endif /* M2L_SHARE_W == 2 */
 #endif /* M2L_SHARE_W */

@@ -100,6 +100,13 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
  * per work-item; then each target cell sums its list's rows into L. */
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
+  if (s->m2l_share == 2 && s->m2l_fused) {
+    /* m2l2d_cell: a group per bundle, a work-item per cell */
+    args a = start(s, plan->ctx, s->k_m2l);
+    arg_uint(&a, s->n_bundles), arg_mem(&a, s->b_aux), arg_mem(&a, s->b_src), arg_mem(&a, s->b_w);
+    arg_mem(&a, s->M), arg_mem(&a, s->L);
+    return launch(plan, &a, s->n_bundles * s->m2l_wgs, s->m2l_wgs, "m2l");
+  }
   if (s->m2l_share) {
     /* one slot of NROW work-items per bundle of TPW translations (or cells) */
     args a = start(s, plan->ctx, s->k_m2l);

@@ -190,6 +190,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
                               fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
+  const int cell = share == 2; /* m2l2d_cell: fused bundles of WGS cells */
+  if (cell) fused = 1;
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
   if (st) return st;
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
@@ -201,23 +203,26 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
                      : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
                                                                     ctx->dev.info.compute_units)
                                       : 8;
+  if (cell) wgs = fmmcl_m2l2d_cell_wgs(wgs, b->nrow, b->rs, ctx->dev.info.local_mem_bytes), tpw = wgs;
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
   if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
-  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s", wgs, unroll,
-                      ctx->dev.info.device_name);
-  const size_t lbytes = share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
-                               : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
+  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 ||
+      (cell && (wgs < b->nrow || wgs > ctx->dev.info.max_work_group_size)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s%s", wgs, unroll,
+                      ctx->dev.info.device_name, cell ? " (share 2 needs WGS >= p + 1)" : "");
+  const size_t lbytes = cell ? fmmcl_m2l2d_cell_local_bytes(wgs, b->nrow, b->rs)
+                        : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
+                                : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
   if (tpw < 1 || lbytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu",
                       wgs, tpw, p, lbytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused, out->share = share;
   snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d",
-           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share);
+           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, cell ? 1 : tpw, unroll, coef, share);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
-  b->k_m2l = clCreateKernel(b->prog, share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
+  b->k_m2l = clCreateKernel(b->prog, cell ? "m2l2d_cell" : share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
   FMMCL_CL_TRY(ctx, err);
   b->k_red = clCreateKernel(b->prog, share ? "m2l2d_reduce_idx" : "m2l2d_reduce", &err);
   FMMCL_CL_TRY(ctx, err);
@@ -271,7 +276,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_src);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_w);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->M);
-      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->coef);
+      if (!cell) err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->coef);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), fused ? &b->L : &b->Lpart);
       a = 0;
       err |= clSetKernelArg(b->k_red, a++, sizeof nr, &nr);
@@ -309,7 +314,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
+    if (!st && cell) st = run_kernel(b, b->k_m2l, nb * wgs, wgs, &km);
+    else if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
     if (!st && share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
     if (!st && !share && !fused) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
