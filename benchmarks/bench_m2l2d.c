@@ -45,8 +45,8 @@ static void usage(void) {
       "  Without sharing amort = useful and amort_exec = executed.\n"
       "  min:        (p+1)(4p+16) + 6p: the amortised count with the powers w^-1..w^-p\n"
       "              formed by recurrence (p complex muls), the least arithmetic of a\n"
-      "              matrix-free translation that forms its own powers; m2l2d_cell\n"
-      "              (--share-w 2) executes this (amort = min there).\n"
+      "              matrix-free translation that forms its own powers; m2l2d_tile\n"
+      "              (--tile) executes this (amort = amort_exec = min there).\n"
       "Rates divide by the M2L kernel time alone; m2l_GBs counts the kernel's\n"
       "compulsory bytes (list entry, offset, multipole gathered, partial local\n"
       "written); eff_GBs adds the reduction's and divides by both kernels' time.\n"
@@ -64,9 +64,12 @@ static void usage(void) {
       "                     target cells of one level and position)\n"
       "  --share-w LIST     0: each translation forms its own powers (default); 1: the\n"
       "                     -DM2L_SHARE_W=1 kernels, translations of one offset share\n"
-      "                     w^-l and one barrier pair; 2: m2l2d_cell, one work-item\n"
-      "                     per target cell computing all its rows (fused, TPW = WGS:\n"
-      "                     a group takes WGS cells of one level and position)\n"
+      "                     w^-l and one barrier pair\n"
+      "  --tile LIST        0: off (default); TB (a power of two): m2l2d_tile, a group\n"
+      "                     per TB x TB tile of a level stages the multipoles its lists\n"
+      "                     reach once, then one work-item per target cell computes its\n"
+      "                     27 translations, all rows (no lists; --fused, --share-w,\n"
+      "                     --wgs, --tpw do not apply)\n"
       "  --unroll LIST      k-loop unroll factors to sweep (default: p+1)\n"
       "  --coef LIST        M2L_COEF: 0 row table in local memory, 1 recurrence in\n"
       "                     registers (default: the plan's, 1 on GPUs, 0 on CPUs)\n"
@@ -96,8 +99,8 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[3] = {0};
-  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, lmin = 3, lmax = 8, repeat = 5;
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[2] = {0}, tiles[8] = {0};
+  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, n_tile = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
   const char *device = NULL, *csv_path = NULL;
@@ -113,7 +116,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--coef")) n_coef = parse_list(v, coefs, 2);
     else if (!strcmp(a, "--tpw")) n_tpw = parse_list(v, tpws, 16);
     else if (!strcmp(a, "--fused")) n_fused = parse_list(v, fuseds, 2);
-    else if (!strcmp(a, "--share-w")) n_share = parse_list(v, shares, 3);
+    else if (!strcmp(a, "--share-w")) n_share = parse_list(v, shares, 2);
+    else if (!strcmp(a, "--tile")) n_tile = parse_list(v, tiles, 8);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v);
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
@@ -131,7 +135,7 @@ int main(int argc, char **argv) {
   fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
                "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
                "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused,share,n_bundles,amort_gops,amort_exec_gflops,"
-               "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min\n");
+               "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min,tile\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
@@ -139,13 +143,14 @@ int main(int argc, char **argv) {
         for (int iu = 0; iu < n_unroll; iu++)
         for (int ic = 0; ic < n_coef; ic++)
         for (int ifu = 0; ifu < n_fused; ifu++)
-        for (int ish = 0; ish < n_share; ish++) {
+        for (int ish = 0; ish < n_share; ish++)
+        for (int iti = 0; iti < n_tile; iti++) {
           const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
           fmmcl_m2l2d_times t;
-          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish], repeat, &t);
+          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish], (size_t)tiles[iti], repeat, &t);
           if (st) {
-            fprintf(stderr, "p = %ld L = %d WGS = %ld TPW = %ld UNROLL = %ld share %ld: %s: %s\n", orders[io], L, wgs[iw],
-                    tpws[it], unroll[iu], shares[ish],
+            fprintf(stderr, "p = %ld L = %d WGS = %ld TPW = %ld UNROLL = %ld share %ld tile %ld: %s: %s\n", orders[io], L, wgs[iw],
+                    tpws[it], unroll[iu], shares[ish], tiles[iti],
                     fmmcl_strerror(st), fmmcl_last_error(ctx));
             continue;
           }
@@ -160,8 +165,8 @@ int main(int argc, char **argv) {
           const double min_ops = nt * (nrow * (4 * p + 16) + 6 * p);
           double amort = nt * nrow * (4 * p + 16) + n_pow * 3 * p * nrow;
           double amort_exec = n_comp * nrow * (4 * p + 16) + n_pow * 6 * p * nrow;
-          if (t.share == 2) /* m2l2d_cell: every work-item its own powers, by recurrence */
-            amort = min_ops, amort_exec = n_comp * (nrow * (4 * p + 16) + 6 * p);
+          if (t.tile) /* m2l2d_tile: every work-item its own powers, by recurrence, nothing padded */
+            amort = amort_exec = min_ops;
           /* fused: no partial locals; each target row's L read and written once.
            * shared: a source index per slot (padding too), w per power */
           double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) + (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
@@ -169,10 +174,13 @@ int main(int argc, char **argv) {
           double red_bytes = t.fused ? 0 : nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
           if (t.share && t.fused)
             m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * rs * nrow + (double)t.n_rows * (4 + 2 * 2 * rs * nrow);
+          if (t.tile) /* the window of each tile once, each cell's L read and written */
+            m2l_bytes = (double)fmmcl_m2l2d_tile_groups(L, t.tile) * (double)((t.tile + 4) * (t.tile + 4)) * 2 * rs * nrow +
+                        (double)t.n_rows * 2 * 2 * rs * nrow;
           if (t.share && !t.fused)
             m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * 2 * rs * nrow, red_bytes += nt * 4;
           const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
+          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%zu\n",
                   dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
                   t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
                   peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
@@ -180,7 +188,7 @@ int main(int argc, char **argv) {
                   t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused, t.share,
                   t.n_bundles, amort / t.m2l_s * 1e-9, amort_exec / t.m2l_s * 1e-9,
                   peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0, peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0,
-                  min_ops / t.m2l_s * 1e-9, peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0);
+                  min_ops / t.m2l_s * 1e-9, peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0, t.tile);
           fflush(csv);
         }
   if (csv != stdout) fclose(csv);

@@ -35,8 +35,9 @@
  *      compile time.
  * M2L_SHARE_W=1 builds m2l2d_share / m2l2d_fused_share / m2l2d_reduce_idx
  * instead of m2l2d / m2l2d_fused: translations of one offset w share the
- * power w^-l (see there). M2L_SHARE_W=2 adds m2l2d_cell: one work-item per
- * target cell, all its rows in registers (see there). */
+ * power w^-l (see there). M2L_TILE=TB builds m2l2d_tile: one work-item per
+ * target cell of a TBxTB tile of a uniform level, all its rows in
+ * registers (see there). */
 #ifndef M2L_SHARE_W
 #define M2L_SHARE_W 0
 #endif
@@ -303,69 +304,132 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
   }
 }
 
-#if M2L_SHARE_W == 2
-/* ---- one work-item per target cell (-DM2L_SHARE_W=2) ------------------------
- * The fused shared-w bundles (TPW = WGS cells of one level and position,
- * their 27 offsets alike), but work-item c of group b owns cell c of bundle
- * b and computes every row l of its translations itself:
+#endif /* M2L_SHARE_W */
+
+#if M2L_TILE
+/* ---- a tile of one level, one work-item per target cell (-DM2L_TILE=TB) ------
+ * Every level of the uniform quadtree keeps M of all its cells (zero where
+ * a cell has no sources), so where the interaction lists are mostly full
+ * the M2L can run densely: group g takes a TB x TB tile of cells of one
+ * level, stages the multipoles of the (TB+4)^2 cells its lists can reach
+ * into local memory ONCE (coalesced; outside the domain zero, so edges need
+ * no test; -DM2L_PERIODIC=1 wraps instead, as bench-m2l2d's lists do), and
+ * work-item (tx, ty) then computes the 27 translations of its cell alone,
+ * every row l:
  *   s_k = M_k w^-k (k = 1..P, the powers by recurrence),
  *   L_l += w^-l sum_k (-1)^k T[l][k] s_k,
- * with the rows and T[l][k] fully unrolled, so T is a constant of each FMA
- * (no register, no load, no guarded power loop, no barrier between rows):
- * per translation about 2(P+1)^2 FMAs and 12P other arithmetic
- * instructions. The row-per-work-item scheme above spends more than that on
- * the power loop, the barriers and the local-memory reads it needs to share
- * s_k across rows (see benchmarks/README.md). What a work-item must not do
- * is gather its source's multipole itself (32 sources per warp load: 32
- * cache lines per instruction), so the group stages the bundle's sources of
- * one offset in local memory first, NROW adjacent work-items per source
- * (reads coalesced), two buffers alternating so one barrier per offset
- * suffices. An offset no cell of the bundle has (bw[].w = 0, the count of
- * present sources) is skipped by the whole group. */
-#define CSTR (NROW | 1)              /* odd REAL2 stride: 64-bit reads free of bank conflicts */
-#define TEAMS (WGS / NROW)           /* staging: NROW work-items per source */
-#define ROUNDS ((WGS + TEAMS - 1) / TEAMS)
+ * rows and k fully unrolled, so each T[l][k] is a constant of its FMA: per
+ * translation about 2(P+1)^2 FMAs and 12P other arithmetic instructions,
+ * no barrier, no guarded power loop, multipoles read from local memory
+ * 27 times each after one global read. Sources of the cells with zero M add
+ * zero, as the tree's lists leave them out; cells without targets get an L
+ * that nothing reads. The offsets of a cell at odd x are those of an even
+ * one mirrored in x (likewise y), so one table of the 27 offsets of the
+ * (even, even) position serves all four and no work-item diverges. */
+#ifndef M2L_PERIODIC
+#define M2L_PERIODIC 0
+#endif
+#define TB M2L_TILE
+#define WW (TB + 4)                  /* window side: the tile and 2 cells around (3 on the far side) */
+#define CSTR (NROW | 1)              /* odd REAL2 stride: 64-bit reads mostly free of bank conflicts */
 /* float keeps the P powers w^-k for the rows; double recomputes them (the
  * factors and sums alone are 8 NROW registers there) */
 #ifdef FMMCL_DOUBLE
-#define CELL_NPOW 1
+#define TILE_NPOW 1
 #else
-#define CELL_NPOW P
+#define TILE_NPOW P
 #endif
 
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
-void m2l2d_cell(const uint n_bundles, __global const uint *brows, __global const uint *bsrc,
-                __global const REAL4 *bw, __global const REAL2 *M, __global REAL2 *L) {
-  __local REAL2 ms[2 * WGS * CSTR]; /* the bundle's source multipoles of one offset */
-  const uint c = get_local_id(0), b = get_group_id(0), team = c / NROW, lane = c - team * NROW;
+/* (even, even) position, row by row as fmmcl_m2l2d_offset: offset (ox, oy)
+ * in cell sides; (Re 1/w, Im 1/w, 0.5 log |w|^2, 0) = ((ox, -oy) / r2, 0.5 log r2) */
+#ifdef FMMCL_DOUBLE
+#define TILE_LIT(x) x
+#else
+#define TILE_LIT(x) x##f
+#endif
+__constant int2 tile_oxy[27] = {(int2)(-2, -2), (int2)(-1, -2), (int2)(0, -2), (int2)(1, -2), (int2)(2, -2), (int2)(3, -2), (int2)(-2, -1), (int2)(2, -1), (int2)(3, -1), (int2)(-2, 0), (int2)(2, 0), (int2)(3, 0), (int2)(-2, 1), (int2)(2, 1), (int2)(3, 1), (int2)(-2, 2), (int2)(-1, 2), (int2)(0, 2), (int2)(1, 2), (int2)(2, 2), (int2)(3, 2), (int2)(-2, 3), (int2)(-1, 3), (int2)(0, 3), (int2)(1, 3), (int2)(2, 3), (int2)(3, 3)};
+__constant REAL4 tile_w[27] = {
+  (REAL4)((REAL)-2 / (REAL)8, (REAL)2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
+  (REAL4)((REAL)-1 / (REAL)5, (REAL)2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)0 / (REAL)4, (REAL)2 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
+  (REAL4)((REAL)1 / (REAL)5, (REAL)2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)2 / (REAL)8, (REAL)2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
+  (REAL4)((REAL)3 / (REAL)13, (REAL)2 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
+  (REAL4)((REAL)-2 / (REAL)5, (REAL)1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)2 / (REAL)5, (REAL)1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)3 / (REAL)10, (REAL)1 / (REAL)10, TILE_LIT(1.151292546497023), 0),
+  (REAL4)((REAL)-2 / (REAL)4, (REAL)0 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
+  (REAL4)((REAL)2 / (REAL)4, (REAL)0 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
+  (REAL4)((REAL)3 / (REAL)9, (REAL)0 / (REAL)9, TILE_LIT(1.0986122886681098), 0),
+  (REAL4)((REAL)-2 / (REAL)5, (REAL)-1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)2 / (REAL)5, (REAL)-1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)3 / (REAL)10, (REAL)-1 / (REAL)10, TILE_LIT(1.151292546497023), 0),
+  (REAL4)((REAL)-2 / (REAL)8, (REAL)-2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
+  (REAL4)((REAL)-1 / (REAL)5, (REAL)-2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)0 / (REAL)4, (REAL)-2 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
+  (REAL4)((REAL)1 / (REAL)5, (REAL)-2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
+  (REAL4)((REAL)2 / (REAL)8, (REAL)-2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
+  (REAL4)((REAL)3 / (REAL)13, (REAL)-2 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
+  (REAL4)((REAL)-2 / (REAL)13, (REAL)-3 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
+  (REAL4)((REAL)-1 / (REAL)10, (REAL)-3 / (REAL)10, TILE_LIT(1.151292546497023), 0),
+  (REAL4)((REAL)0 / (REAL)9, (REAL)-3 / (REAL)9, TILE_LIT(1.0986122886681098), 0),
+  (REAL4)((REAL)1 / (REAL)10, (REAL)-3 / (REAL)10, TILE_LIT(1.151292546497023), 0),
+  (REAL4)((REAL)2 / (REAL)13, (REAL)-3 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
+  (REAL4)((REAL)3 / (REAL)18, (REAL)-3 / (REAL)18, TILE_LIT(1.4451858789480823), 0)};
+
+static inline uint spread_bits2(uint v) {
+  v &= 0xffffu;
+  v = (v | (v << 8)) & 0x00ff00ffu;
+  v = (v | (v << 4)) & 0x0f0f0f0fu;
+  v = (v | (v << 2)) & 0x33333333u;
+  return (v | (v << 1)) & 0x55555555u;
+}
+
+__kernel __attribute__((reqd_work_group_size(TB * TB, 1, 1)))
+void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M, __global REAL2 *L) {
+  __local REAL2 win[WW * WW * CSTR];
+  /* group -> (level, tile); a level narrower than TB is one partial tile */
+  uint g = get_group_id(0), lev = 2, d, per_side;
+  for (;;) {
+    d = 1u << lev, per_side = d > TB ? d / TB : 1;
+    if (g < per_side * per_side || lev >= levels) break;
+    g -= per_side * per_side, lev++;
+  }
+  const uint off = ((1u << (2 * lev)) - 1) / 3, X0 = (g % per_side) * TB, Y0 = (g / per_side) * TB;
+  const uint t = get_local_id(0);
+  for (uint e = t; e < WW * WW * NROW; e += TB * TB) {
+    const uint cell = e / NROW, k = e - cell * NROW, wy = cell / WW, wx = cell - wy * WW;
+    int gx = (int)(X0 + wx) - 2, gy = (int)(Y0 + wy) - 2;
+#if M2L_PERIODIC
+    gx = (gx % (int)d + (int)d) % (int)d, gy = (gy % (int)d + (int)d) % (int)d;
+    const bool inside = true;
+#else
+    const bool inside = gx >= 0 && gy >= 0 && gx < (int)d && gy < (int)d;
+#endif
+    win[cell * CSTR + k] = inside ? M[(size_t)(off + (spread_bits2((uint)gx) | spread_bits2((uint)gy) << 1)) * NROW + k]
+                                  : (REAL2)(0, 0);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint tx = t % TB, ty = t / TB, x = X0 + tx, y = Y0 + ty;
+  if (x >= d || y >= d) return; /* a partial tile (levels narrower than TB) */
+  const int sx = (x & 1) ? -1 : 1, sy = (y & 1) ? -1 : 1; /* the mirror of the position */
+  const REAL log_side = log_root - (REAL)lev * (REAL)0.69314718055994530942;
+  __local const REAL2 *home = win + ((ty + 2) * WW + tx + 2) * CSTR;
   REAL2 sum[NROW];
   FMMCL_UNROLL(NROW)
   for (uint l = 0; l < NROW; l++) sum[l] = (REAL2)(0, 0);
-  uint done = 0; /* offsets computed: picks the buffer (skips are group-uniform) */
-  for (uint j = 0; j < NOFF; j++) {
-    const REAL4 wd = bw[(size_t)b * NOFF + j];
-    if (wd.w == (REAL)0) continue;
-    __local REAL2 *buf = ms + (done++ & 1) * (WGS * CSTR);
-    __global const uint *src = bsrc + ((size_t)b * NOFF + j) * WGS;
-    if (team < TEAMS) {
-      FMMCL_UNROLL(ROUNDS)
-      for (uint q = 0; q < ROUNDS; q++) {
-        const uint cc = q * TEAMS + team;
-        if (cc < WGS) {
-          const uint sc = src[cc];
-          buf[cc * CSTR + lane] = sc != NO_CELL ? M[(size_t)sc * NROW + lane] : (REAL2)(0, 0);
-        }
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    __local const REAL2 *mine = buf + c * CSTR;
-    const REAL2 u = wd.xy;
-    REAL2 s[NROW], pw[CELL_NPOW];
+  for (uint j = 0; j < 27; j++) {
+    const int2 oxy = tile_oxy[j];
+    const REAL4 o = tile_w[j];
+    const int ox = sx * oxy.x, oy = sy * oxy.y;
+    __local const REAL2 *mine = home + (oy * WW + ox) * CSTR;
+    const REAL2 u = (REAL2)((REAL)sx * o.x, (REAL)sy * o.y); /* 1/w */
+    REAL2 s[NROW], pw[TILE_NPOW];
     s[0] = mine[0], pw[0] = u;
     FMMCL_UNROLL(P)
     for (uint k = 1; k < NROW; k++) {
-      const REAL2 pk = k == 1 ? u : cmul(pw[(k - 2) % CELL_NPOW], u); /* w^-k */
-      pw[(k - 1) % CELL_NPOW] = pk;
+      const REAL2 pk = k == 1 ? u : cmul(pw[(k - 2) % TILE_NPOW], u); /* w^-k */
+      pw[(k - 1) % TILE_NPOW] = pk;
       s[k] = cmul(mine[k], pk);
     }
     REAL2 pl = u;
@@ -373,25 +437,22 @@ void m2l2d_cell(const uint n_bundles, __global const uint *brows, __global const
     for (uint l = 0; l < NROW; l++) {
       /* T[l][0] = -1/l (0 for l = 0), T[l][k] = C(l+k-1, k-1): constants once unrolled */
       REAL2 acc = l ? ((REAL)-1 / (REAL)l) * s[0] : (REAL2)(0, 0);
-      REAL t = 1;
+      REAL c = 1;
       FMMCL_UNROLL(P)
       for (uint k = 1; k < NROW; k++) {
-        if (k > 1) t = t * (REAL)(l + k - 1) / (REAL)(k - 1);
-        acc = fma((REAL2)((k & 1) ? -t : t), s[k], acc);
+        if (k > 1) c = c * (REAL)(l + k - 1) / (REAL)(k - 1);
+        acc = fma((REAL2)((k & 1) ? -c : c), s[k], acc);
       }
       if (l == 0) sum[0] += acc;
       else {
-        if (CELL_NPOW == 1) pl = l == 1 ? u : cmul(pl, u); /* recomputed, saving registers */
-        sum[l] += cmul(acc, CELL_NPOW == 1 ? pl : pw[(l - 1) % CELL_NPOW]);
+        if (TILE_NPOW == 1) pl = l == 1 ? u : cmul(pl, u); /* recomputed, saving registers */
+        sum[l] += cmul(acc, TILE_NPOW == 1 ? pl : pw[(l - 1) % TILE_NPOW]);
       }
     }
-    sum[0].x += s[0].x * wd.z; /* the log term: M_0 log(|w| side) */
+    sum[0].x += s[0].x * (o.z + log_side); /* the log term: M_0 log(|w| side) */
   }
-  const uint row = brows[(size_t)b * WGS + c];
-  if (b < n_bundles && row != NO_CELL) {
-    FMMCL_UNROLL(NROW)
-    for (uint l = 0; l < NROW; l++) L[(size_t)row * NROW + l] += sum[l];
-  }
+  __global REAL2 *Lc = L + (size_t)(off + (spread_bits2(x) | spread_bits2(y) << 1)) * NROW;
+  FMMCL_UNROLL(NROW)
+  for (uint l = 0; l < NROW; l++) Lc[l] += sum[l];
 }
-#endif /* M2L_SHARE_W == 2 */
-#endif /* M2L_SHARE_W */
+#endif /* M2L_TILE */

@@ -35,8 +35,8 @@ typedef struct fmm2d_state {
   int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce
                                 * (=2 with shared w: by the lists' fill) */
   int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
-                                * m2l2d_reduce_idx) or m2l2d_fused_share; =2:
-                                * m2l2d_cell where fused (TPW = WGS) */
+                                * m2l2d_reduce_idx) or m2l2d_fused_share */
+  size_t m2l_tile;             /* -DM2L_TILE=TB where fused: k_m2l is m2l2d_tile (no lists) */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
@@ -167,23 +167,27 @@ static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_
   return (fused ? 2 : 1) * tpw * fmmcl_m2l2d_local_bytes(wgs, nrow, real_size);
 }
 
-/* m2l2d_cell (-DM2L_SHARE_W=2): a group of WGS work-items, one per cell of
- * a bundle of WGS cells (so TPW = WGS); WGS >= NROW (NROW work-items stage
- * a source); two buffers of the bundle's source multipoles, rows at an odd
+/* m2l2d_tile (-DM2L_TILE=TB, a power of two): a group of TB^2 work-items
+ * per TB x TB tile of a level (a level narrower than TB: one partial tile),
+ * the (TB+4)^2 cells its lists reach staged in local memory, rows at an odd
  * stride. A work-item holds its cell's NROW factors and sums (and in float
- * the P powers): in double above NROW = 22 (8 NROW registers and more)
- * they would spill, and the fused shared-w kernel takes over. */
-static inline size_t fmmcl_m2l2d_cell_local_bytes(size_t wgs, size_t nrow, size_t real_size) {
-  return 2 * wgs * (nrow | 1) * 2 * real_size;
+ * the P powers): in double above NROW = 22 (8 NROW registers and more) they
+ * would spill, so the plans take the fused shared-w kernel there. */
+static inline size_t fmmcl_m2l2d_tile_local_bytes(size_t tb, size_t nrow, size_t real_size) {
+  return (tb + 4) * (tb + 4) * (nrow | 1) * 2 * real_size;
 }
-static inline int fmmcl_m2l2d_cell_fits(size_t nrow, size_t real_size) {
-  return real_size == 4 || nrow <= 22;
+static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t nrow, size_t real_size, unsigned long long local_mem) {
+  return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 22) &&
+         fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
 }
-/* WGS halved (not below NROW) until the two buffers fit local memory:
- * double at p = 16 needs 70 KB at WGS = 128, GPUs give a group 48 KB. */
-static inline size_t fmmcl_m2l2d_cell_wgs(size_t wgs, size_t nrow, size_t real_size, unsigned long long local_mem) {
-  while (wgs / 2 >= nrow && fmmcl_m2l2d_cell_local_bytes(wgs, nrow, real_size) > local_mem) wgs /= 2;
-  return wgs;
+/* Groups of a launch over levels 2..levels. */
+static inline size_t fmmcl_m2l2d_tile_groups(int levels, size_t tb) {
+  size_t n = 0;
+  for (int l = 2; l <= levels; l++) {
+    const size_t d = (size_t)1 << l, side = d > tb ? d / tb : 1;
+    n += side * side;
+  }
+  return n;
 }
 
 /* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */
@@ -192,8 +196,8 @@ typedef struct fmmcl_m2l2d_times {
   size_t wgs, tpw, unroll;    /* the kernel's -D values */
   int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
   int fused;                  /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
-  int share;                  /* 1: the shared-w kernels (-DM2L_SHARE_W=1); 2: m2l2d_cell
-                               * (-DM2L_SHARE_W=2, always fused, TPW = WGS) */
+  int share;                  /* 1: the shared-w kernels (-DM2L_SHARE_W=1) */
+  size_t tile;                /* TB: m2l2d_tile (-DM2L_TILE=TB, fused, no lists), 0 not */
   size_t n_bundles;           /* shared w: bundles of TPW translations (fused: cells) */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
@@ -208,9 +212,10 @@ typedef struct fmmcl_m2l2d_times {
  * of cells against fmmcl_exp2d_m2l. wgs / tpw / unroll 0, coef -1: the plan's values;
  * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead;
  * share 1 the shared-w kernels (m2l2d_share + m2l2d_reduce_idx, or with fused
- * m2l2d_fused_share), TPW translations (cells) per bundle. */
+ * m2l2d_fused_share), TPW translations (cells) per bundle; tile TB > 0
+ * m2l2d_tile over the levels densely, periodic as the lists. */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
-                               fmmcl_m2l2d_times *out);
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
+                               int repeats, fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

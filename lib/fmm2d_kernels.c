@@ -34,7 +34,7 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
      * 2x over TPW=1 unshared on PoCL here (bench-m2l2d, p = 8 and 16,
      * 147k translations). */
     if (ctx->dev.info.is_gpu)
-      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=2", order + 1);
+      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8", order + 1);
     else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_SHARE_W=1", order + 1);
     return FMMCL_SUCCESS;
   }
@@ -46,6 +46,21 @@ static size_t define_of(const char *defines, const char *name, size_t fallback) 
   snprintf(key, sizeof key, "-D%s=", name);
   const char *p = strstr(defines, key);
   return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
+}
+
+/* Sets -DNAME=value in defines (replacing its value, or appended). */
+static void set_define(char *defines, size_t len, const char *name, size_t value) {
+  char key[32], rest[256];
+  snprintf(key, sizeof key, "-D%s=", name);
+  char *p = strstr(defines, key);
+  if (!p) {
+    const size_t n = strlen(defines);
+    snprintf(defines + n, len - n, " %s%zu", key, value);
+    return;
+  }
+  const char *end = p + strlen(key) + strspn(p + strlen(key), "0123456789");
+  snprintf(rest, sizeof rest, "%s", end);
+  snprintf(p, len - (size_t)(p - defines), "%s%zu%s", key, value, rest);
 }
 
 /* Target cells with interaction lists (the fused kernels' rows). */
@@ -71,51 +86,37 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   s->m2l_wgs = define_of(m2l_def, "WGS", 128);
   s->m2l_tpw = define_of(m2l_def, "TPW", 1);
   s->m2l_fused = define_of(m2l_def, "M2L_FUSED", 0) != 0;
-  s->m2l_share = (int)define_of(m2l_def, "M2L_SHARE_W", 0);
-  char *share_def = strstr(m2l_def, "-DM2L_SHARE_W=2");
-  if (share_def && !fmmcl_m2l2d_cell_fits(s->nrow, s->real_size))
-    share_def[14] = '1', s->m2l_share = 1; /* m2l2d_cell would spill: the row-per-work-item kernel */
+  s->m2l_share = define_of(m2l_def, "M2L_SHARE_W", 0) != 0;
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   char *fused_def = strstr(m2l_def, "-DM2L_FUSED=2");
   if (s->m2l_share && fused_def && (fused_def[13] == ' ' || fused_def[13] == '\0')) {
-    /* M2L_FUSED=2, shared w: the fused kernel computes all 27 offsets of
-     * every cell, present or not, at about half the separate kernel's cost
-     * per translation (that one is bound by its partial locals' traffic;
-     * see benchmarks/README.md): fused where the lists are at least half
-     * full (uniform points), separate where most are short (clustered
-     * points: empty neighbours) */
+    /* M2L_FUSED=2, shared w: the fused kernels (and the tile kernel)
+     * compute all 27 offsets of every cell, present or not, at about half
+     * the separate kernel's cost per translation or less (that one is
+     * bound by its partial locals' traffic; see benchmarks/README.md):
+     * fused where the lists are at least half full (uniform points),
+     * separate where most are short (clustered points: empty neighbours) */
     const size_t rows = v_rows(s->tree);
     s->m2l_fused = 2 * s->tree->n_v >= 27 * rows;
     fused_def[12] = s->m2l_fused ? '1' : '0';
   }
-  const int cell = s->m2l_share == 2 && s->m2l_fused; /* m2l2d_cell */
-  if (s->m2l_share && !cell && !strstr(m2l_def, "-DTPW=")) {
+  /* M2L_TILE=TB: the dense tile kernel where the fused one would run and it
+   * fits (registers, local memory); else built out (its local array could
+   * exceed the device's) */
+  const size_t tile = define_of(m2l_def, "M2L_TILE", 0);
+  s->m2l_tile = tile && s->m2l_fused && fmmcl_m2l2d_tile_fits(tile, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes) &&
+                tile * tile <= ctx->dev.info.max_work_group_size ? tile : 0;
+  if (tile && !s->m2l_tile) set_define(m2l_def, sizeof m2l_def, "M2L_TILE", 0);
+  if (s->m2l_share && !s->m2l_tile && !strstr(m2l_def, "-DTPW=")) {
     /* fused: sized to the tree; separate: 8, the unshared kernel's best on the H100 */
     s->m2l_tpw = s->m2l_fused ? fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units) : 8;
-    const size_t n = strlen(m2l_def);
-    snprintf(m2l_def + n, sizeof m2l_def - n, " -DTPW=%zu", s->m2l_tpw);
+    set_define(m2l_def, sizeof m2l_def, "TPW", s->m2l_tpw);
   }
-  if (cell) {
-    const size_t wgs = fmmcl_m2l2d_cell_wgs(s->m2l_wgs, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes);
-    if (wgs != s->m2l_wgs) { /* the kernel's WGS is what the group holds */
-      char *w = strstr(m2l_def, "-DWGS=");
-      if (w) {
-        char rest[256];
-        const char *end = w + 6 + strspn(w + 6, "0123456789");
-        snprintf(rest, sizeof rest, "%s", end);
-        snprintf(w, sizeof m2l_def - (size_t)(w - m2l_def), "-DWGS=%zu%s", wgs, rest);
-      }
-      s->m2l_wgs = wgs;
-    }
-    s->m2l_tpw = s->m2l_wgs; /* a bundle is one group's cells */
-  }
-  if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 ||
-      (cell && (s->m2l_wgs < s->nrow || s->m2l_wgs > ctx->dev.info.max_work_group_size)))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s at order %d (max work-group %zu%s)",
-                      m2l_def, ctx->dev.info.device_name, s->order, ctx->dev.info.max_work_group_size,
-                      cell ? "; M2L_SHARE_W=2 needs WGS >= p + 1" : "");
-  const size_t local_bytes = cell ? fmmcl_m2l2d_cell_local_bytes(s->m2l_wgs, s->nrow, s->real_size)
+  if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
+                      m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
+  const size_t local_bytes = s->m2l_tile ? 0
                              : s->m2l_share ? fmmcl_m2l2d_share_local_bytes(s->m2l_wgs, s->m2l_tpw, s->nrow, s->real_size, s->m2l_fused)
                                             : fmmcl_m2l2d_local_bytes(s->m2l_wgs, s->nrow, s->real_size);
   if (local_bytes > ctx->dev.info.local_mem_bytes)
@@ -133,7 +134,7 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
   if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_put_charges", &s->k_charges);
   if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_unsort", &s->k_unsort);
-  if (!st && cell) return create_kernel(ctx, s->m2l_program, "m2l2d_cell", &s->k_m2l);
+  if (!st && s->m2l_tile) return create_kernel(ctx, s->m2l_program, "m2l2d_tile", &s->k_m2l);
   if (!st && s->m2l_share && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused_share", &s->k_m2l);
   if (!st && s->m2l_share) {
     st = create_kernel(ctx, s->m2l_program, "m2l2d_share", &s->k_m2l);

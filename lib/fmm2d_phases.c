@@ -2,6 +2,7 @@
  * (permuted into sorted order on the device), upward pass (P2M, M2M), M2L of every level in one launch and its
  * per-cell reduction, downward pass (L2L, L2P), near field (P2P), results
  * out in the caller's order (unsorted on the device). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,12 +101,13 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
  * per work-item; then each target cell sums its list's rows into L. */
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
-  if (s->m2l_share == 2 && s->m2l_fused) {
-    /* m2l2d_cell: a group per bundle, a work-item per cell */
+  if (s->m2l_tile) {
+    /* m2l2d_tile: a group per TB x TB tile of each level, a work-item per cell */
+    const size_t tb = s->m2l_tile;
     args a = start(s, plan->ctx, s->k_m2l);
-    arg_uint(&a, s->n_bundles), arg_mem(&a, s->b_aux), arg_mem(&a, s->b_src), arg_mem(&a, s->b_w);
+    arg_uint(&a, (size_t)s->tree->levels), arg_real(&a, log(fmmcl_quadtree2d_cell_side(s->tree, 0)));
     arg_mem(&a, s->M), arg_mem(&a, s->L);
-    return launch(plan, &a, s->n_bundles * s->m2l_wgs, s->m2l_wgs, "m2l");
+    return launch(plan, &a, fmmcl_m2l2d_tile_groups(s->tree->levels, tb) * tb * tb, tb * tb, "m2l");
   }
   if (s->m2l_share) {
     /* one slot of NROW work-items per bundle of TPW translations (or cells) */

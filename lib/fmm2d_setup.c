@@ -93,7 +93,7 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
  * target cells with translations and their begin offsets, for the
  * reduction. Cells without targets keep L = 0, which no target reads.
  * With -DM2L_SHARE_W=1 the device gets the bundles of fmmcl_m2l2d_bundle
- * instead of the per-translation source and w. */
+ * instead of the per-translation source and w; m2l2d_tile needs no list. */
 static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   const fmmcl_quadtree2d *t = s->tree;
   size_t n_trans = t->n_v, nrows = 0;
@@ -136,7 +136,7 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
     }
   }
   if (!st) begin[nrows] = (cl_uint)n_trans;
-  if (!st && s->m2l_share) {
+  if (!st && s->m2l_share && !s->m2l_tile) {
     /* translations bundled by offset (separate) or cells by position (fused) */
     const fmmcl_m2l2d_list in = {nrows, rows, begin, level, position, src, dxy, log_side};
     fmmcl_m2l2d_bundles b;
@@ -156,11 +156,11 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   }
   /* the per-translation lists only for the unshared kernels; the rows for
    * every reduction (m2l2d_fused_share carries its own) */
-  if (!st && !s->m2l_share) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
-  if (!st && !s->m2l_share) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
-  if (!st && !(s->m2l_share && s->m2l_fused))
+  if (!st && !s->m2l_share && !s->m2l_tile) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st && !s->m2l_share && !s->m2l_tile) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
+  if (!st && !(s->m2l_share && s->m2l_fused) && !s->m2l_tile)
     st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
-  if (!st && !(s->m2l_share && s->m2l_fused))
+  if (!st && !(s->m2l_share && s->m2l_fused) && !s->m2l_tile)
     st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (nrows + 1) * sizeof(cl_uint), begin, &s->v_begin);
   /* the fused kernel sums each row's translations in registers instead */
   if (!st && !s->m2l_fused && !s->m2l_share)

@@ -186,12 +186,11 @@ static fmmcl_status make_bundles(bench *b, int fused, size_t tpw, const cl_uint 
 }
 
 static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
+                              size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile, int repeats,
                               fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
-  const int cell = share == 2; /* m2l2d_cell: fused bundles of WGS cells */
-  if (cell) fused = 1;
+  if (tile) fused = 1, share = 0; /* m2l2d_tile: dense, no lists */
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
   if (st) return st;
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
@@ -203,26 +202,27 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
                      : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
                                                                     ctx->dev.info.compute_units)
                                       : 8;
-  if (cell) wgs = fmmcl_m2l2d_cell_wgs(wgs, b->nrow, b->rs, ctx->dev.info.local_mem_bytes), tpw = wgs;
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
   if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
-  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 ||
-      (cell && (wgs < b->nrow || wgs > ctx->dev.info.max_work_group_size)))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu do not fit %s%s", wgs, unroll,
-                      ctx->dev.info.device_name, cell ? " (share 2 needs WGS >= p + 1)" : "");
-  const size_t lbytes = cell ? fmmcl_m2l2d_cell_local_bytes(wgs, b->nrow, b->rs)
-                        : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
-                                : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
+  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 || tile * tile > ctx->dev.info.max_work_group_size)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu TILE=%zu do not fit %s", wgs, unroll, tile,
+                      ctx->dev.info.device_name);
+  if (tile && !fmmcl_m2l2d_tile_fits(tile, b->nrow, b->rs, ctx->dev.info.local_mem_bytes))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "TILE=%zu at p = %d: not a power of two, or %zu bytes of local memory (%s has %llu), or double above p = 21",
+                      tile, p, fmmcl_m2l2d_tile_local_bytes(tile, b->nrow, b->rs), ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  const size_t lbytes = tile ? 0 : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
+                                         : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
   if (tpw < 1 || lbytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu",
                       wgs, tpw, p, lbytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  out->tile = tile;
   out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused, out->share = share;
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d",
-           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, cell ? 1 : tpw, unroll, coef, share);
+  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d -DM2L_TILE=%zu -DM2L_PERIODIC=1",
+           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share, tile);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
-  b->k_m2l = clCreateKernel(b->prog, cell ? "m2l2d_cell" : share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
+  b->k_m2l = clCreateKernel(b->prog, tile ? "m2l2d_tile" : share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
   FMMCL_CL_TRY(ctx, err);
   b->k_red = clCreateKernel(b->prog, share ? "m2l2d_reduce_idx" : "m2l2d_reduce", &err);
   FMMCL_CL_TRY(ctx, err);
@@ -246,7 +246,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   out->m2l_s = out->reduce_s = out->h2d_s = out->d2h_s = INFINITY;
   /* the lists the kernels read: shared w, the bundles (and for the separate
    * reduction rows and begin as before); else per translation source and w */
-  out->h2d_bytes = share ? (double)ebytes + b->b_src_bytes + b->b_w_bytes + b->b_aux_bytes +
+  out->h2d_bytes = tile ? (double)ebytes : share ? (double)ebytes + b->b_src_bytes + b->b_w_bytes + b->b_aux_bytes +
                                (fused ? 0 : b->n_rows * sizeof *rows + (b->n_rows + 1) * sizeof *begin)
                          : (double)ebytes + b->n_trans * (sizeof *src + 4 * b->rs) + b->n_rows * sizeof *rows +
                                (b->n_rows + 1) * sizeof *begin;
@@ -258,25 +258,35 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     if (!st && share) st = write_timed(b, b->b_src, b->b_src_bytes, b->hb_src.ptr, &h2d);
     if (!st && share) st = write_timed(b, b->b_w, b->b_w_bytes, b->hb_w.ptr, &h2d);
     if (!st && share) st = write_timed(b, b->b_aux, b->b_aux_bytes, b->hb_aux.ptr, &h2d);
-    if (!st && !share) st = write_timed(b, b->src, b->n_trans * sizeof *src, src, &h2d);
-    if (!st && !share) st = write_timed(b, b->w, 4 * b->n_trans * b->rs, w, &h2d);
+    if (!st && !share && !tile) st = write_timed(b, b->src, b->n_trans * sizeof *src, src, &h2d);
+    if (!st && !share && !tile) st = write_timed(b, b->w, 4 * b->n_trans * b->rs, w, &h2d);
     /* rows and begin: for a reduction, the paper's or the fused one (m2l2d_fused_share has its own) */
-    if (!st && !(share && fused)) st = write_timed(b, b->rows, b->n_rows * sizeof *rows, rows, &h2d);
-    if (!st && !(share && fused)) st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
+    if (!st && !(share && fused) && !tile) st = write_timed(b, b->rows, b->n_rows * sizeof *rows, rows, &h2d);
+    if (!st && !(share && fused) && !tile) st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
     double unused = 0;
     if (!st) st = write_timed(b, b->coef, b->nrow * b->nrow * b->rs, table, &unused);
     const cl_uint z = 0;
     if (!st && clEnqueueFillBuffer(ctx->queue, b->L, &z, sizeof z, 0, ebytes, 0, NULL, NULL) != CL_SUCCESS)
       st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clEnqueueFillBuffer failed");
     const cl_uint max_len = 27, nbu = (cl_uint)nb;
-    if (!st && share) {
+    if (!st && tile) {
+      /* the lists are the tile's own (periodic); root side 1: log_root 0 */
+      const cl_uint lv = (cl_uint)levels;
+      const double zero = 0;
+      const float zerof = 0;
+      err = clSetKernelArg(b->k_m2l, 0, sizeof lv, &lv);
+      err |= b->rs == 8 ? clSetKernelArg(b->k_m2l, 1, sizeof zero, &zero) : clSetKernelArg(b->k_m2l, 1, sizeof zerof, &zerof);
+      err |= clSetKernelArg(b->k_m2l, 2, sizeof(cl_mem), &b->M);
+      err |= clSetKernelArg(b->k_m2l, 3, sizeof(cl_mem), &b->L);
+      if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
+    } else if (!st && share) {
       cl_uint a = 0;
       err = clSetKernelArg(b->k_m2l, a++, sizeof nbu, &nbu);
       if (fused) err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_aux);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_src);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->b_w);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->M);
-      if (!cell) err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->coef);
+      err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), &b->coef);
       err |= clSetKernelArg(b->k_m2l, a++, sizeof(cl_mem), fused ? &b->L : &b->Lpart);
       a = 0;
       err |= clSetKernelArg(b->k_red, a++, sizeof nr, &nr);
@@ -314,10 +324,10 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st && cell) st = run_kernel(b, b->k_m2l, nb * wgs, wgs, &km);
+    if (!st && tile) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_tile_groups(levels, tile) * tile * tile, tile * tile, &km);
     else if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
     if (!st && share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
-    if (!st && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
+    if (!st && !tile && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
     if (!st && !share && !fused) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
     if (!st && !share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st) {
@@ -336,8 +346,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
 }
 
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, int repeats,
-                               fmmcl_m2l2d_times *out) {
+                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
+                               int repeats, fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
   if (p < 1 || p > max || levels < 2 || levels > 11 || repeats < 1)
@@ -351,7 +361,7 @@ fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, tile, repeats, out);
   release(&b);
   return st;
 }
