@@ -329,6 +329,9 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
 #ifndef M2L_PERIODIC
 #define M2L_PERIODIC 0
 #endif
+#ifndef TILE_JUNROLL
+#define TILE_JUNROLL 1 /* unroll of the 27 offsets (overlaps one's powers with the last's rows) */
+#endif
 #define TB M2L_TILE
 #define WW (TB + 4)                  /* window side: the tile and 2 cells around (3 on the far side) */
 #define CSTR (NROW | 1)              /* odd REAL2 stride: 64-bit reads mostly free of bank conflicts */
@@ -418,6 +421,7 @@ void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M,
   REAL2 sum[NROW];
   FMMCL_UNROLL(NROW)
   for (uint l = 0; l < NROW; l++) sum[l] = (REAL2)(0, 0);
+  FMMCL_UNROLL(TILE_JUNROLL)
   for (uint j = 0; j < 27; j++) {
     const int2 oxy = tile_oxy[j];
     const REAL4 o = tile_w[j];

@@ -171,13 +171,14 @@ static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_
  * per TB x TB tile of a level (a level narrower than TB: one partial tile),
  * the (TB+4)^2 cells its lists reach staged in local memory, rows at an odd
  * stride. A work-item holds its cell's NROW factors and sums (and in float
- * the P powers): in double above NROW = 22 (8 NROW registers and more) they
- * would spill, so the plans take the fused shared-w kernel there. */
+ * the P powers): in double at p = 16 that is all 255 registers of an H100
+ * thread (8 bytes spilled), so above p = 16 double takes the fused shared-w
+ * kernel instead. */
 static inline size_t fmmcl_m2l2d_tile_local_bytes(size_t tb, size_t nrow, size_t real_size) {
   return (tb + 4) * (tb + 4) * (nrow | 1) * 2 * real_size;
 }
 static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t nrow, size_t real_size, unsigned long long local_mem) {
-  return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 22) &&
+  return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 17) &&
          fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
 }
 /* Groups of a launch over levels 2..levels. */

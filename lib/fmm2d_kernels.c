@@ -15,27 +15,20 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
   fmmcl_status st = fmmcl_tuned_defines(ctx, "m2l2d", precision, cls, buf, len);
   if (st == FMMCL_ERROR_INTERNAL) {
     fmmcl_clear_error(ctx);
-    /* GPUs: the k loop fully unrolled, T[l][k] by recurrence (local memory
-     * bandwidth bounds the loop there), WGS=128: the best of bench-m2l2d's
-     * sweep on the H100 at p = 8, 12 and 16 (WGS 128..1024 x TPW 1..8 x
-     * both coefficient sources, 2.4M translations); the reduction fused
-     * in, which took the M2L phase (translations + reduction) from 0.215
-     * to 0.126 ms there at p = 8; and the power w^-l shared by the cells of
-     * one level and position (M2L_SHARE_W): per row and translation that
-     * removes most of the P-trip guarded loop (~6P instructions, 96 at
-     * P = 16, against ~2(P+1) FMAs and (P+1)/2 LDS.128 of the row sum) and
-     * one of two barriers, so by instruction count ~2x at P = 16, ~1.8x at
-     * P = 8 (not yet measured on the H100; bench-m2l2d --share-w 0,1
-     * compares). M2L_FUSED=2 and no TPW: the driver picks fused or
-     * separate by how full the lists are and sizes the bundles to the tree
-     * (fmmcl_fmm2d_build_kernels). CPUs: small groups (PoCL runs a group
-     * per core), the table (loads are cheap in cache), the paper's
-     * separate reduction over translations shared by TPW=4 of one offset:
-     * 2x over TPW=1 unshared on PoCL here (bench-m2l2d, p = 8 and 16,
-     * 147k translations). */
+    /* Where the interaction lists are at least half full (M2L_FUSED=2:
+     * uniform points), the dense tile kernel (M2L_TILE=8, 8 x 8 cells per
+     * group): on the H100 (bench-m2l2d --tile 4,8,16, 2.4M translations,
+     * float) 49.8e9, 30.2e9 and 21.4e9 translations/s at p = 8, 12, 16,
+     * 2.2-2.3x the fused shared-w kernel it replaces there and 1.5-2x on
+     * PoCL here (TB = 16 is no faster and does not fit p = 16). Elsewhere
+     * (clustered points, or double above p = 16 where its registers spill)
+     * the shared-w kernels: GPUs WGS=128, the rows' T by recurrence, the
+     * fused kernel's TPW sized to the tree, the separate one's 8 (the
+     * sweeps in benchmarks/README.md); CPUs small groups (PoCL runs a group
+     * per core), the table (loads are cheap in cache) and TPW=4. */
     if (ctx->dev.info.is_gpu)
       snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8", order + 1);
-    else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_SHARE_W=1", order + 1);
+    else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8", order + 1);
     return FMMCL_SUCCESS;
   }
   return st;

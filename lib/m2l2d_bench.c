@@ -209,7 +209,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu TILE=%zu do not fit %s", wgs, unroll, tile,
                       ctx->dev.info.device_name);
   if (tile && !fmmcl_m2l2d_tile_fits(tile, b->nrow, b->rs, ctx->dev.info.local_mem_bytes))
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "TILE=%zu at p = %d: not a power of two, or %zu bytes of local memory (%s has %llu), or double above p = 21",
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "TILE=%zu at p = %d: not a power of two, or %zu bytes of local memory (%s has %llu), or double above p = 16",
                       tile, p, fmmcl_m2l2d_tile_local_bytes(tile, b->nrow, b->rs), ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   const size_t lbytes = tile ? 0 : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
                                          : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
