@@ -343,42 +343,28 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
 #define TILE_NPOW P
 #endif
 
-/* (even, even) position, row by row as fmmcl_m2l2d_offset: offset (ox, oy)
- * in cell sides; (Re 1/w, Im 1/w, 0.5 log |w|^2, 0) = ((ox, -oy) / r2, 0.5 log r2) */
+/* The (even, even) position's 27 offsets (ox, oy) in cell sides, row by row
+ * as fmmcl_m2l2d_offset, with 0.5 log(ox^2 + oy^2); per offset the kernel
+ * reads (ox, oy) and (Re 1/w, Im 1/w, 0.5 log |w|^2, 0) = ((ox, -oy) / r2, ..) */
+#define TILE_OFFSETS(X) \
+  X(-2, -2, 1.0397207708399179) X(-1, -2, 0.80471895621705014) X(0, -2, 0.69314718055994529) \
+  X(1, -2, 0.80471895621705014) X(2, -2, 1.0397207708399179) X(3, -2, 1.2824746787307684) \
+  X(-2, -1, 0.80471895621705014) X(2, -1, 0.80471895621705014) X(3, -1, 1.151292546497023) \
+  X(-2, 0, 0.69314718055994529) X(2, 0, 0.69314718055994529) X(3, 0, 1.0986122886681098) \
+  X(-2, 1, 0.80471895621705014) X(2, 1, 0.80471895621705014) X(3, 1, 1.151292546497023) \
+  X(-2, 2, 1.0397207708399179) X(-1, 2, 0.80471895621705014) X(0, 2, 0.69314718055994529) \
+  X(1, 2, 0.80471895621705014) X(2, 2, 1.0397207708399179) X(3, 2, 1.2824746787307684) \
+  X(-2, 3, 1.2824746787307684) X(-1, 3, 1.151292546497023) X(0, 3, 1.0986122886681098) \
+  X(1, 3, 1.151292546497023) X(2, 3, 1.2824746787307684) X(3, 3, 1.4451858789480823)
 #ifdef FMMCL_DOUBLE
 #define TILE_LIT(x) x
 #else
 #define TILE_LIT(x) x##f
 #endif
-__constant int2 tile_oxy[27] = {(int2)(-2, -2), (int2)(-1, -2), (int2)(0, -2), (int2)(1, -2), (int2)(2, -2), (int2)(3, -2), (int2)(-2, -1), (int2)(2, -1), (int2)(3, -1), (int2)(-2, 0), (int2)(2, 0), (int2)(3, 0), (int2)(-2, 1), (int2)(2, 1), (int2)(3, 1), (int2)(-2, 2), (int2)(-1, 2), (int2)(0, 2), (int2)(1, 2), (int2)(2, 2), (int2)(3, 2), (int2)(-2, 3), (int2)(-1, 3), (int2)(0, 3), (int2)(1, 3), (int2)(2, 3), (int2)(3, 3)};
-__constant REAL4 tile_w[27] = {
-  (REAL4)((REAL)-2 / (REAL)8, (REAL)2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
-  (REAL4)((REAL)-1 / (REAL)5, (REAL)2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)0 / (REAL)4, (REAL)2 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
-  (REAL4)((REAL)1 / (REAL)5, (REAL)2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)2 / (REAL)8, (REAL)2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
-  (REAL4)((REAL)3 / (REAL)13, (REAL)2 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
-  (REAL4)((REAL)-2 / (REAL)5, (REAL)1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)2 / (REAL)5, (REAL)1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)3 / (REAL)10, (REAL)1 / (REAL)10, TILE_LIT(1.151292546497023), 0),
-  (REAL4)((REAL)-2 / (REAL)4, (REAL)0 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
-  (REAL4)((REAL)2 / (REAL)4, (REAL)0 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
-  (REAL4)((REAL)3 / (REAL)9, (REAL)0 / (REAL)9, TILE_LIT(1.0986122886681098), 0),
-  (REAL4)((REAL)-2 / (REAL)5, (REAL)-1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)2 / (REAL)5, (REAL)-1 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)3 / (REAL)10, (REAL)-1 / (REAL)10, TILE_LIT(1.151292546497023), 0),
-  (REAL4)((REAL)-2 / (REAL)8, (REAL)-2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
-  (REAL4)((REAL)-1 / (REAL)5, (REAL)-2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)0 / (REAL)4, (REAL)-2 / (REAL)4, TILE_LIT(0.69314718055994529), 0),
-  (REAL4)((REAL)1 / (REAL)5, (REAL)-2 / (REAL)5, TILE_LIT(0.80471895621705014), 0),
-  (REAL4)((REAL)2 / (REAL)8, (REAL)-2 / (REAL)8, TILE_LIT(1.0397207708399179), 0),
-  (REAL4)((REAL)3 / (REAL)13, (REAL)-2 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
-  (REAL4)((REAL)-2 / (REAL)13, (REAL)-3 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
-  (REAL4)((REAL)-1 / (REAL)10, (REAL)-3 / (REAL)10, TILE_LIT(1.151292546497023), 0),
-  (REAL4)((REAL)0 / (REAL)9, (REAL)-3 / (REAL)9, TILE_LIT(1.0986122886681098), 0),
-  (REAL4)((REAL)1 / (REAL)10, (REAL)-3 / (REAL)10, TILE_LIT(1.151292546497023), 0),
-  (REAL4)((REAL)2 / (REAL)13, (REAL)-3 / (REAL)13, TILE_LIT(1.2824746787307684), 0),
-  (REAL4)((REAL)3 / (REAL)18, (REAL)-3 / (REAL)18, TILE_LIT(1.4451858789480823), 0)};
+#define TILE_OXY(x, y, h) (int2)(x, y),
+#define TILE_W(x, y, h) (REAL4)((REAL)(x) / (REAL)((x) * (x) + (y) * (y)), (REAL)-(y) / (REAL)((x) * (x) + (y) * (y)), TILE_LIT(h), 0),
+__constant int2 tile_oxy[27] = {TILE_OFFSETS(TILE_OXY)};
+__constant REAL4 tile_w[27] = {TILE_OFFSETS(TILE_W)};
 
 static inline uint spread_bits2(uint v) {
   v &= 0xffffu;

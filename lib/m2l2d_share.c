@@ -131,13 +131,6 @@ static fmmcl_status bundle_cells(const fmmcl_m2l2d_list *in, size_t tpw, size_t 
         else *slot = in->src[t];
       }
     }
-    /* w.w = the sources present at (bundle, offset): m2l2d_cell skips offsets without any */
-    for (size_t i = 0; !st && i < nb * NOFF; i++) {
-      size_t n = 0;
-      for (size_t c = 0; c < tpw; c++) n += out->src[i * tpw + c] != NO_CELL;
-      if (rs == 4) ((float *)out->w)[4 * i + 3] = (float)n;
-      else ((double *)out->w)[4 * i + 3] = (double)n;
-    }
   }
   free(count), free(first);
   return st;
