@@ -70,6 +70,8 @@ static void usage(void) {
       "                     reach once, then one work-item per target cell computes its\n"
       "                     27 translations, all rows (no lists; --fused, --share-w,\n"
       "                     --wgs, --tpw do not apply)\n"
+      "  --tile-split LIST  work-items per cell of --tile, each a share of the 27\n"
+      "                     offsets, sums added in local memory (default 1)\n"
       "  --unroll LIST      k-loop unroll factors to sweep (default: p+1)\n"
       "  --coef LIST        M2L_COEF: 0 row table in local memory, 1 recurrence in\n"
       "                     registers (default: the plan's, 1 on GPUs, 0 on CPUs)\n"
@@ -99,8 +101,8 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[2] = {0}, tiles[8] = {0};
-  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, n_tile = 1, lmin = 3, lmax = 8, repeat = 5;
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[2] = {0}, tiles[8] = {0}, splits[8] = {1};
+  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, n_tile = 1, n_split = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
   const char *device = NULL, *csv_path = NULL;
@@ -118,6 +120,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--fused")) n_fused = parse_list(v, fuseds, 2);
     else if (!strcmp(a, "--share-w")) n_share = parse_list(v, shares, 2);
     else if (!strcmp(a, "--tile")) n_tile = parse_list(v, tiles, 8);
+    else if (!strcmp(a, "--tile-split")) n_split = parse_list(v, splits, 8);
     else if (!strcmp(a, "--repeat")) repeat = atoi(v);
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
@@ -135,7 +138,7 @@ int main(int argc, char **argv) {
   fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
                "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
                "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused,share,n_bundles,amort_gops,amort_exec_gflops,"
-               "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min,tile\n");
+               "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min,tile,tile_split\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
@@ -144,10 +147,11 @@ int main(int argc, char **argv) {
         for (int ic = 0; ic < n_coef; ic++)
         for (int ifu = 0; ifu < n_fused; ifu++)
         for (int ish = 0; ish < n_share; ish++)
-        for (int iti = 0; iti < n_tile; iti++) {
+        for (int iti = 0; iti < n_tile; iti++)
+        for (int isp = 0; isp < n_split; isp++) {
           const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
           fmmcl_m2l2d_times t;
-          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish], (size_t)tiles[iti], repeat, &t);
+          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish], (size_t)tiles[iti], (size_t)splits[isp], repeat, &t);
           if (st) {
             fprintf(stderr, "p = %ld L = %d WGS = %ld TPW = %ld UNROLL = %ld share %ld tile %ld: %s: %s\n", orders[io], L, wgs[iw],
                     tpws[it], unroll[iu], shares[ish], tiles[iti],
@@ -180,7 +184,7 @@ int main(int argc, char **argv) {
           if (t.share && !t.fused)
             m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * 2 * rs * nrow, red_bytes += nt * 4;
           const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%zu\n",
+          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%zu,%zu\n",
                   dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
                   t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
                   peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
@@ -188,7 +192,7 @@ int main(int argc, char **argv) {
                   t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused, t.share,
                   t.n_bundles, amort / t.m2l_s * 1e-9, amort_exec / t.m2l_s * 1e-9,
                   peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0, peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0,
-                  min_ops / t.m2l_s * 1e-9, peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0, t.tile);
+                  min_ops / t.m2l_s * 1e-9, peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0, t.tile, t.tile_split);
           fflush(csv);
         }
   if (csv != stdout) fclose(csv);

@@ -329,6 +329,13 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
 #ifndef M2L_PERIODIC
 #define M2L_PERIODIC 0
 #endif
+#ifndef M2L_TILE_SPLIT
+#define M2L_TILE_SPLIT 1
+#endif
+/* TILE_SPLIT work-items per cell, each a share of the 27 offsets, their sums
+ * added through local memory at the end: more warps and a shorter chain of
+ * dependent work per warp (the window holds the partial sums afterwards) */
+#define TILE_SPLIT M2L_TILE_SPLIT
 #ifndef TILE_JUNROLL
 #define TILE_JUNROLL 1 /* unroll of the 27 offsets (overlaps one's powers with the last's rows) */
 #endif
@@ -374,7 +381,7 @@ static inline uint spread_bits2(uint v) {
   return (v | (v << 1)) & 0x55555555u;
 }
 
-__kernel __attribute__((reqd_work_group_size(TB * TB, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(TILE_SPLIT * TB * TB, 1, 1)))
 void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M, __global REAL2 *L) {
   __local REAL2 win[WW * WW * CSTR];
   /* group -> (level, tile); a level narrower than TB is one partial tile */
@@ -385,8 +392,8 @@ void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M,
     g -= per_side * per_side, lev++;
   }
   const uint off = ((1u << (2 * lev)) - 1) / 3, X0 = (g % per_side) * TB, Y0 = (g / per_side) * TB;
-  const uint t = get_local_id(0);
-  for (uint e = t; e < WW * WW * NROW; e += TB * TB) {
+  const uint t = get_local_id(0) % (TB * TB), part = get_local_id(0) / (TB * TB);
+  for (uint e = get_local_id(0); e < WW * WW * NROW; e += TILE_SPLIT * TB * TB) {
     const uint cell = e / NROW, k = e - cell * NROW, wy = cell / WW, wx = cell - wy * WW;
     int gx = (int)(X0 + wx) - 2, gy = (int)(Y0 + wy) - 2;
 #if M2L_PERIODIC
@@ -400,15 +407,16 @@ void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M,
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   const uint tx = t % TB, ty = t / TB, x = X0 + tx, y = Y0 + ty;
-  if (x >= d || y >= d) return; /* a partial tile (levels narrower than TB) */
+  const bool active = x < d && y < d; /* not in a partial tile's empty part (levels narrower than TB) */
   const int sx = (x & 1) ? -1 : 1, sy = (y & 1) ? -1 : 1; /* the mirror of the position */
   const REAL log_side = log_root - (REAL)lev * (REAL)0.69314718055994530942;
   __local const REAL2 *home = win + ((ty + 2) * WW + tx + 2) * CSTR;
   REAL2 sum[NROW];
   FMMCL_UNROLL(NROW)
   for (uint l = 0; l < NROW; l++) sum[l] = (REAL2)(0, 0);
+  const uint j0 = active ? part * 27 / TILE_SPLIT : 0, j1 = active ? (part + 1) * 27 / TILE_SPLIT : 0;
   FMMCL_UNROLL(TILE_JUNROLL)
-  for (uint j = 0; j < 27; j++) {
+  for (uint j = j0; j < j1; j++) {
     const int2 oxy = tile_oxy[j];
     const REAL4 o = tile_w[j];
     const int ox = sx * oxy.x, oy = sy * oxy.y;
@@ -441,6 +449,20 @@ void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M,
     }
     sum[0].x += s[0].x * (o.z + log_side); /* the log term: M_0 log(|w| side) */
   }
+#if TILE_SPLIT > 1
+  barrier(CLK_LOCAL_MEM_FENCE); /* the window is read: it takes the parts' sums */
+  if (part > 0) {
+    FMMCL_UNROLL(NROW)
+    for (uint l = 0; l < NROW; l++) win[((part - 1) * NROW + l) * (TB * TB) + t] = sum[l];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (part > 0) return;
+  for (uint q = 1; q < TILE_SPLIT; q++) {
+    FMMCL_UNROLL(NROW)
+    for (uint l = 0; l < NROW; l++) sum[l] += win[((q - 1) * NROW + l) * (TB * TB) + t];
+  }
+#endif
+  if (!active) return;
   __global REAL2 *Lc = L + (size_t)(off + (spread_bits2(x) | spread_bits2(y) << 1)) * NROW;
   FMMCL_UNROLL(NROW)
   for (uint l = 0; l < NROW; l++) Lc[l] += sum[l];

@@ -37,6 +37,7 @@ typedef struct fmm2d_state {
   int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
                                 * m2l2d_reduce_idx) or m2l2d_fused_share */
   size_t m2l_tile;             /* -DM2L_TILE=TB where fused: k_m2l is m2l2d_tile (no lists) */
+  size_t m2l_tile_split;       /* -DM2L_TILE_SPLIT: work-items per cell (group TILE_SPLIT TB^2) */
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
@@ -177,9 +178,11 @@ static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_
 static inline size_t fmmcl_m2l2d_tile_local_bytes(size_t tb, size_t nrow, size_t real_size) {
   return (tb + 4) * (tb + 4) * (nrow | 1) * 2 * real_size;
 }
-static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t nrow, size_t real_size, unsigned long long local_mem) {
-  return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 17) &&
-         fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
+/* With -DM2L_TILE_SPLIT=S (S work-items per cell, 1..27) the window must
+ * also hold the S - 1 other parts' sums at the end. */
+static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t split, size_t nrow, size_t real_size, unsigned long long local_mem) {
+  return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 17) && split >= 1 && split <= 27 &&
+         (split - 1) * tb * tb <= (tb + 4) * (tb + 4) && fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
 }
 /* Groups of a launch over levels 2..levels. */
 static inline size_t fmmcl_m2l2d_tile_groups(int levels, size_t tb) {
@@ -199,6 +202,7 @@ typedef struct fmmcl_m2l2d_times {
   int fused;                  /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
   int share;                  /* 1: the shared-w kernels (-DM2L_SHARE_W=1) */
   size_t tile;                /* TB: m2l2d_tile (-DM2L_TILE=TB, fused, no lists), 0 not */
+  size_t tile_split;          /* its -DM2L_TILE_SPLIT (work-items per cell) */
   size_t n_bundles;           /* shared w: bundles of TPW translations (fused: cells) */
   double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
@@ -214,9 +218,10 @@ typedef struct fmmcl_m2l2d_times {
  * fused 1 runs m2l2d_fused (the reduction inside the translation kernel) instead;
  * share 1 the shared-w kernels (m2l2d_share + m2l2d_reduce_idx, or with fused
  * m2l2d_fused_share), TPW translations (cells) per bundle; tile TB > 0
- * m2l2d_tile over the levels densely, periodic as the lists. */
+ * m2l2d_tile over the levels densely, periodic as the lists, tile_split
+ * work-items per cell (0: 1). */
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
                                size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
-                               int repeats, fmmcl_m2l2d_times *out);
+                               size_t tile_split, int repeats, fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

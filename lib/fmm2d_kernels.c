@@ -97,9 +97,10 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   /* M2L_TILE=TB: the dense tile kernel where the fused one would run and it
    * fits (registers, local memory); else built out (its local array could
    * exceed the device's) */
-  const size_t tile = define_of(m2l_def, "M2L_TILE", 0);
-  s->m2l_tile = tile && s->m2l_fused && fmmcl_m2l2d_tile_fits(tile, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes) &&
-                tile * tile <= ctx->dev.info.max_work_group_size ? tile : 0;
+  const size_t tile = define_of(m2l_def, "M2L_TILE", 0), split = define_of(m2l_def, "M2L_TILE_SPLIT", 1);
+  s->m2l_tile = tile && s->m2l_fused && fmmcl_m2l2d_tile_fits(tile, split, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes) &&
+                split * tile * tile <= ctx->dev.info.max_work_group_size ? tile : 0;
+  s->m2l_tile_split = split;
   if (tile && !s->m2l_tile) set_define(m2l_def, sizeof m2l_def, "M2L_TILE", 0);
   if (s->m2l_share && !s->m2l_tile && !strstr(m2l_def, "-DTPW=")) {
     /* fused: sized to the tree; separate: 8, the unshared kernel's best on the H100 */

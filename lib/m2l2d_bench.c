@@ -186,11 +186,12 @@ static fmmcl_status make_bundles(bench *b, int fused, size_t tpw, const cl_uint 
 }
 
 static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile, int repeats,
-                              fmmcl_m2l2d_times *out) {
+                              size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile, size_t split,
+                              int repeats, fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char def[256], opt[400];
   if (tile) fused = 1, share = 0; /* m2l2d_tile: dense, no lists */
+  if (!split) split = 1;
   fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
   if (st) return st;
   const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
@@ -205,21 +206,21 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
   if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
-  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 || tile * tile > ctx->dev.info.max_work_group_size)
+  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 || split * tile * tile > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu TILE=%zu do not fit %s", wgs, unroll, tile,
                       ctx->dev.info.device_name);
-  if (tile && !fmmcl_m2l2d_tile_fits(tile, b->nrow, b->rs, ctx->dev.info.local_mem_bytes))
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "TILE=%zu at p = %d: not a power of two, or %zu bytes of local memory (%s has %llu), or double above p = 16",
-                      tile, p, fmmcl_m2l2d_tile_local_bytes(tile, b->nrow, b->rs), ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  if (tile && !fmmcl_m2l2d_tile_fits(tile, split, b->nrow, b->rs, ctx->dev.info.local_mem_bytes))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "TILE=%zu SPLIT=%zu at p = %d: not a power of two, a split the window cannot hold, %zu bytes of local memory (%s has %llu), or double above p = 16",
+                      tile, split, p, fmmcl_m2l2d_tile_local_bytes(tile, b->nrow, b->rs), ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   const size_t lbytes = tile ? 0 : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
                                          : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
   if (tpw < 1 || lbytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu",
                       wgs, tpw, p, lbytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
-  out->tile = tile;
+  out->tile = tile, out->tile_split = split;
   out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused, out->share = share;
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d -DM2L_TILE=%zu -DM2L_PERIODIC=1",
-           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share, tile);
+  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d -DM2L_TILE=%zu -DM2L_TILE_SPLIT=%zu -DM2L_PERIODIC=1",
+           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share, tile, split);
   if ((st = fmmcl_program_build(ctx, "m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
   b->k_m2l = clCreateKernel(b->prog, tile ? "m2l2d_tile" : share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
@@ -324,7 +325,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st && tile) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_tile_groups(levels, tile) * tile * tile, tile * tile, &km);
+    if (!st && tile) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_tile_groups(levels, tile) * split * tile * tile, split * tile * tile, &km);
     else if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
     if (!st && share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st && !tile && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
@@ -347,7 +348,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
 
 fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
                                size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
-                               int repeats, fmmcl_m2l2d_times *out) {
+                               size_t tile_split, int repeats, fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
   if (p < 1 || p > max || levels < 2 || levels > 11 || repeats < 1)
@@ -361,7 +362,7 @@ fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, tile, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, tile, tile_split, repeats, out);
   release(&b);
   return st;
 }

@@ -329,7 +329,8 @@ END_TEST
  * one position, edge cells with missing offsets, padded bundles), with
  * slots of one translation and partial groups; float (p = 9, NROW even)
  * and double (p = 14, NROW odd: the padded factor); m2l2d_tile (dense:
- * tiles of 2 x 2 cells, and of 8 x 8, partial on levels 2 and 3; edges of
+ * tiles of 2 x 2 cells with 5 work-items per cell sharing the 27 offsets
+ * unevenly, and of 8 x 8, partial on levels 2 and 3; edges of
  * the domain, cells without sources). The GPU default's
  * choices (TPW by the driver, both kernels) are test_gpu_default_m2l's. */
 START_TEST(test_m2l_tilings) {
@@ -340,7 +341,7 @@ START_TEST(test_m2l_tilings) {
                                      "-DWGS=128 -DTPW=8 -DM2L_COEF=1 -DM2L_FUSED=1",
                                      "-DWGS=5 -DTPW=3 -DUNROLL=2 -DM2L_COEF=1 -DM2L_SHARE_W=1",
                                      "-DWGS=37 -DTPW=5 -DUNROLL=3 -DM2L_COEF=0 -DM2L_SHARE_W=1 -DM2L_FUSED=1",
-                                     "-DM2L_TILE=2 -DM2L_FUSED=1 -DM2L_SHARE_W=1",
+                                     "-DM2L_TILE=2 -DM2L_TILE_SPLIT=5 -DM2L_FUSED=1 -DM2L_SHARE_W=1",
                                      "-DWGS=64 -DM2L_TILE=8 -DM2L_FUSED=1"};
   const fmmcl_precision prec = _i ? FMMCL_DOUBLE : FMMCL_SINGLE;
   if (prec == FMMCL_DOUBLE && !has_fp64()) return;
