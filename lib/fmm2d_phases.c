@@ -97,17 +97,18 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
   return st;
 }
 
-/* Every level's translations in one launch (they are independent), a row
- * per work-item; then each target cell sums its list's rows into L. */
+/* Every level's translations in one launch (they are independent): the
+ * tile kernel, or a row per work-item and then each target cell sums its
+ * list's rows into L (fused: in the same kernel). */
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   if (s->m2l_tile) {
     /* m2l2d_tile: a group per TB x TB tile of each level, a work-item per cell */
-    const size_t tb = s->m2l_tile, group = s->m2l_tile_split * tb * tb;
+    const size_t tb = s->m2l_tile, tile_group = s->m2l_tile_split * tb * tb;
     args a = start(s, plan->ctx, s->k_m2l);
     arg_uint(&a, (size_t)s->tree->levels), arg_real(&a, log(fmmcl_quadtree2d_cell_side(s->tree, 0)));
     arg_mem(&a, s->M), arg_mem(&a, s->L);
-    return launch(plan, &a, fmmcl_m2l2d_tile_groups(s->tree->levels, tb) * group, group, "m2l");
+    return launch(plan, &a, fmmcl_m2l2d_tile_groups(s->tree->levels, tb) * tile_group, tile_group, "m2l");
   }
   if (s->m2l_share) {
     /* one slot of NROW work-items per bundle of TPW translations (or cells) */
