@@ -309,9 +309,9 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
 #if M2L_TILE
 /* ---- a tile of one level, one work-item per target cell (-DM2L_TILE=TB) ------
  * Every level of the uniform quadtree keeps M of all its cells (zero where
- * a cell has no sources), so where the interaction lists are mostly full
- * the M2L can run densely: group g takes a TB x TB tile of cells of one
- * level, stages the multipoles of the (TB+4)^2 cells its lists can reach
+ * a cell has no sources), so the M2L can run densely over tiles: group g
+ * takes the g-th TB x TB tile of the host's list (the tiles of every level
+ * that hold a cell with an interaction list), stages the multipoles of the (TB+4)^2 cells its lists can reach
  * into local memory ONCE (coalesced; outside the domain zero, so edges need
  * no test; -DM2L_PERIODIC=1 wraps instead, as bench-m2l2d's lists do), and
  * work-item (tx, ty) then computes the 27 translations of its cell alone,
@@ -340,6 +340,7 @@ void m2l2d_fused_share(const uint n_bundles, __global const uint *brows, __globa
 #define TILE_JUNROLL 1 /* unroll of the 27 offsets (overlaps one's powers with the last's rows) */
 #endif
 #define TB M2L_TILE
+#define TILE_LEVEL_SHIFT 27
 #define WW (TB + 4)                  /* window side: the tile and 2 cells around (3 on the far side) */
 #define CSTR (NROW | 1)              /* odd REAL2 stride: 64-bit reads mostly free of bank conflicts */
 /* float keeps the P powers w^-k for the rows; double recomputes them (the
@@ -382,15 +383,13 @@ static inline uint spread_bits2(uint v) {
 }
 
 __kernel __attribute__((reqd_work_group_size(TILE_SPLIT * TB * TB, 1, 1)))
-void m2l2d_tile(const uint levels, const REAL log_root, __global const REAL2 *M, __global REAL2 *L) {
+void m2l2d_tile(__global const uint *tiles, const REAL log_root, __global const REAL2 *M, __global REAL2 *L) {
   __local REAL2 win[WW * WW * CSTR];
-  /* group -> (level, tile); a level narrower than TB is one partial tile */
-  uint g = get_group_id(0), lev = 2, d, per_side;
-  for (;;) {
-    d = 1u << lev, per_side = d > TB ? d / TB : 1;
-    if (g < per_side * per_side || lev >= levels) break;
-    g -= per_side * per_side, lev++;
-  }
+  /* group -> (level, tile) from the host's list of the tiles to compute
+   * (TILE_LEVEL_SHIFT as FMMCL_M2L2D_TILE_LEVEL_SHIFT); a level narrower
+   * than TB is one partial tile */
+  const uint entry = tiles[get_group_id(0)], lev = entry >> TILE_LEVEL_SHIFT;
+  const uint g = entry & ((1u << TILE_LEVEL_SHIFT) - 1), d = 1u << lev, per_side = d > TB ? d / TB : 1;
   const uint off = ((1u << (2 * lev)) - 1) / 3, X0 = (g % per_side) * TB, Y0 = (g / per_side) * TB;
   const uint t = get_local_id(0) % (TB * TB), part = get_local_id(0) / (TB * TB);
   for (uint e = get_local_id(0); e < WW * WW * NROW; e += TILE_SPLIT * TB * TB) {

@@ -38,6 +38,8 @@ typedef struct fmm2d_state {
                                 * m2l2d_reduce_idx) or m2l2d_fused_share */
   size_t m2l_tile;             /* -DM2L_TILE=TB where fused: k_m2l is m2l2d_tile (no lists) */
   size_t m2l_tile_split;       /* -DM2L_TILE_SPLIT: work-items per cell (group TILE_SPLIT TB^2) */
+  cl_mem tile_list;            /* m2l2d_tile: the occupied tiles (fmmcl_m2l2d_tile_list), one group each */
+  size_t n_tiles;
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
@@ -184,7 +186,19 @@ static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t split, size_t nrow, si
   return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 17) && split >= 1 && split <= 27 &&
          (split - 1) * tb * tb <= (tb + 4) * (tb + 4) && fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
 }
-/* Groups of a launch over levels 2..levels. */
+/* Tiles of levels 2..levels that m2l2d_tile computes (m2l2d_tiles.c), one
+ * group each: level << FMMCL_M2L2D_TILE_LEVEL_SHIFT | the tile's index in
+ * its level (row-major); v_begin NULL: all of them, else only tiles with a
+ * cell whose V list is not empty. *list is malloc'ed. */
+#define FMMCL_M2L2D_TILE_LEVEL_SHIFT 27
+fmmcl_status fmmcl_m2l2d_tile_list(int levels, size_t tb, const size_t *v_begin, cl_uint **list, size_t *n);
+/* Where the lists are short (clustered points) the tile kernel computes
+ * the 27 offsets of every cell of an occupied tile, most of them zeros;
+ * it stays the choice while that is at most this many times the lists'
+ * translations (it runs 2.3-3.3x the separate shared-w kernel's rate per
+ * translation on the H100, which is bound by its partial locals' traffic). */
+#define FMMCL_M2L2D_TILE_WASTE 3
+/* Groups of a launch over all tiles of levels 2..levels. */
 static inline size_t fmmcl_m2l2d_tile_groups(int levels, size_t tb) {
   size_t n = 0;
   for (int l = 2; l <= levels; l++) {

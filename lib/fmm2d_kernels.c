@@ -86,24 +86,38 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   char *fused_def = strstr(m2l_def, "-DM2L_FUSED=2");
-  if (s->m2l_share && fused_def && (fused_def[13] == ' ' || fused_def[13] == '\0')) {
-    /* M2L_FUSED=2, shared w: the fused kernels (and the tile kernel)
-     * compute all 27 offsets of every cell, present or not, at about half
-     * the separate kernel's cost per translation or less (that one is
-     * bound by its partial locals' traffic; see benchmarks/README.md):
-     * fused where the lists are at least half full (uniform points),
-     * separate where most are short (clustered points: empty neighbours) */
+  const int by_fill = fused_def && (fused_def[13] == ' ' || fused_def[13] == '\0');
+  /* M2L_TILE=TB: the dense tile kernel over the occupied tiles, where it
+   * fits (registers, local memory) and, with M2L_FUSED=2, where it computes
+   * at most FMMCL_M2L2D_TILE_WASTE times the lists' translations; else it
+   * is built out (its local array could exceed the device's) */
+  const size_t tile = define_of(m2l_def, "M2L_TILE", 0), split = define_of(m2l_def, "M2L_TILE_SPLIT", 1);
+  s->m2l_tile_split = split;
+  if (tile && (s->m2l_fused || by_fill) && fmmcl_m2l2d_tile_fits(tile, split, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes) &&
+      split * tile * tile <= ctx->dev.info.max_work_group_size) {
+    cl_uint *list;
+    size_t n;
+    if ((st = fmmcl_m2l2d_tile_list(s->tree->levels, tile, s->tree->v_begin, &list, &n)))
+      return fmmcl_fail(ctx, st, "m2l2d: listing the tiles failed");
+    if (!by_fill || 27 * tile * tile * (double)n <= FMMCL_M2L2D_TILE_WASTE * (double)s->tree->n_v) {
+      s->m2l_tile = tile, s->n_tiles = n, s->m2l_fused = 1;
+      if (by_fill) fused_def[12] = '1';
+      st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (n ? n : 1) * sizeof *list, n ? list : NULL, &s->tile_list);
+    }
+    free(list);
+    if (st) return st;
+  }
+  if (!s->m2l_tile && s->m2l_share && by_fill) {
+    /* M2L_FUSED=2, shared w: the fused kernel computes all 27 offsets of
+     * every cell, present or not, at about half the separate kernel's cost
+     * per translation (that one is bound by its partial locals' traffic;
+     * see benchmarks/README.md): fused where the lists are at least half
+     * full (uniform points), separate where most are short (clustered
+     * points: empty neighbours) */
     const size_t rows = v_rows(s->tree);
     s->m2l_fused = 2 * s->tree->n_v >= 27 * rows;
     fused_def[12] = s->m2l_fused ? '1' : '0';
   }
-  /* M2L_TILE=TB: the dense tile kernel where the fused one would run and it
-   * fits (registers, local memory); else built out (its local array could
-   * exceed the device's) */
-  const size_t tile = define_of(m2l_def, "M2L_TILE", 0), split = define_of(m2l_def, "M2L_TILE_SPLIT", 1);
-  s->m2l_tile = tile && s->m2l_fused && fmmcl_m2l2d_tile_fits(tile, split, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes) &&
-                split * tile * tile <= ctx->dev.info.max_work_group_size ? tile : 0;
-  s->m2l_tile_split = split;
   if (tile && !s->m2l_tile) set_define(m2l_def, sizeof m2l_def, "M2L_TILE", 0);
   if (s->m2l_share && !s->m2l_tile && !strstr(m2l_def, "-DTPW=")) {
     /* fused: sized to the tree; separate: 8, the unshared kernel's best on the H100 */

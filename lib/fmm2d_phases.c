@@ -103,12 +103,12 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask) {
 static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s) {
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
   if (s->m2l_tile) {
-    /* m2l2d_tile: a group per TB x TB tile of each level, a work-item per cell */
+    /* m2l2d_tile: a group per occupied TB x TB tile, a work-item per cell */
     const size_t tb = s->m2l_tile, tile_group = s->m2l_tile_split * tb * tb;
     args a = start(s, plan->ctx, s->k_m2l);
-    arg_uint(&a, (size_t)s->tree->levels), arg_real(&a, log(fmmcl_quadtree2d_cell_side(s->tree, 0)));
+    arg_mem(&a, s->tile_list), arg_real(&a, log(fmmcl_quadtree2d_cell_side(s->tree, 0)));
     arg_mem(&a, s->M), arg_mem(&a, s->L);
-    return launch(plan, &a, fmmcl_m2l2d_tile_groups(s->tree->levels, tb) * tile_group, tile_group, "m2l");
+    return launch(plan, &a, s->n_tiles * tile_group, tile_group, "m2l");
   }
   if (s->m2l_share) {
     /* one slot of NROW work-items per bundle of TPW translations (or cells) */

@@ -263,7 +263,7 @@ void fmmcl_fmm2d_release(fmm2d_state *s) {
   if (s->m2l_program) clReleaseProgram(s->m2l_program);
   cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
                 s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
-                s->Lpart, s->b_src, s->b_w, s->b_aux, s->charges, s->src_perm, s->tgt_perm, s->out_user};
+                s->Lpart, s->b_src, s->b_w, s->b_aux, s->charges, s->src_perm, s->tgt_perm, s->out_user, s->tile_list};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
   fmmcl_pinned_free(&s->q_pin);

@@ -19,6 +19,8 @@ typedef struct {
   /* shared w: per translation its offset, per row level and position */
   int *dxy, *level, *position;
   cl_mem b_src, b_w, b_aux;
+  cl_mem tiles; /* m2l2d_tile: every tile of every level */
+  size_t n_tiles;
   fmmcl_pinned hb_src, hb_w, hb_aux;
   size_t b_src_bytes, b_w_bytes, b_aux_bytes;
 } bench;
@@ -27,7 +29,7 @@ static void release(bench *b) {
   if (b->k_m2l) clReleaseKernel(b->k_m2l);
   if (b->k_red) clReleaseKernel(b->k_red);
   if (b->prog) clReleaseProgram(b->prog);
-  cl_mem m[] = {b->M, b->L, b->coef, b->src, b->w, b->rows, b->begin, b->Lpart, b->b_src, b->b_w, b->b_aux};
+  cl_mem m[] = {b->M, b->L, b->coef, b->src, b->w, b->rows, b->begin, b->Lpart, b->b_src, b->b_w, b->b_aux, b->tiles};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
   free(b->dxy), free(b->level), free(b->position);
@@ -234,6 +236,12 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   st = make_inputs(b, p, levels, &src, &w, &rows, &begin, &table);
   size_t nb = 0;
   if (!st && share) st = make_bundles(b, fused, tpw, src, rows, begin, &nb);
+  if (!st && tile) { /* every tile (the lists are full): built once, not a per-run transfer */
+    cl_uint *list;
+    st = fmmcl_m2l2d_tile_list(levels, tile, NULL, &list, &b->n_tiles);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, b->n_tiles * sizeof *list, list, &b->tiles);
+    free(list);
+  }
   out->n_bundles = nb;
   if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, ebytes, NULL, &b->M);
   if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, ebytes, NULL, &b->L);
@@ -272,10 +280,9 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     const cl_uint max_len = 27, nbu = (cl_uint)nb;
     if (!st && tile) {
       /* the lists are the tile's own (periodic); root side 1: log_root 0 */
-      const cl_uint lv = (cl_uint)levels;
       const double zero = 0;
       const float zerof = 0;
-      err = clSetKernelArg(b->k_m2l, 0, sizeof lv, &lv);
+      err = clSetKernelArg(b->k_m2l, 0, sizeof(cl_mem), &b->tiles);
       err |= b->rs == 8 ? clSetKernelArg(b->k_m2l, 1, sizeof zero, &zero) : clSetKernelArg(b->k_m2l, 1, sizeof zerof, &zerof);
       err |= clSetKernelArg(b->k_m2l, 2, sizeof(cl_mem), &b->M);
       err |= clSetKernelArg(b->k_m2l, 3, sizeof(cl_mem), &b->L);
@@ -325,7 +332,7 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       err |= clSetKernelArg(b->k_red, a++, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
-    if (!st && tile) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_tile_groups(levels, tile) * split * tile * tile, split * tile * tile, &km);
+    if (!st && tile) st = run_kernel(b, b->k_m2l, b->n_tiles * split * tile * tile, split * tile * tile, &km);
     else if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
     if (!st && share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st && !tile && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);

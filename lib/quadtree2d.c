@@ -35,6 +35,10 @@ static size_t compact_bits(size_t m) {
   return r;
 }
 
+void fmmcl_quadtree2d_cell_xy(size_t m, size_t *x, size_t *y) {
+  *x = compact_bits(m), *y = compact_bits(m >> 1);
+}
+
 void fmmcl_quadtree2d_cell_centre(const fmmcl_quadtree2d *t, int level, size_t m, double *c) {
   const double h = fmmcl_quadtree2d_cell_side(t, level);
   c[0] = -0.5 * t->side + ((double)compact_bits(m) + 0.5) * h;

@@ -35,6 +35,8 @@ size_t fmmcl_quadtree2d_level_offset(int level);
  * consecutive in Morton order. */
 size_t fmmcl_quadtree2d_cell_sources(const fmmcl_quadtree2d *t, int level, size_t m);
 size_t fmmcl_quadtree2d_cell_targets(const fmmcl_quadtree2d *t, int level, size_t m);
+/* Column x and row y of cell m of its level (Morton index m). */
+void fmmcl_quadtree2d_cell_xy(size_t m, size_t *x, size_t *y);
 /* Side of a cell of level l. */
 double fmmcl_quadtree2d_cell_side(const fmmcl_quadtree2d *t, int level);
 /* Centre of cell m of level l, relative to t->centre. */

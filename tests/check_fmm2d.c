@@ -365,6 +365,42 @@ START_TEST(test_m2l_tilings) {
 }
 END_TEST
 
+/* The tile kernel's list: with the lists, exactly the tiles that hold a
+ * cell with a non-empty V list (clustered points: fewer than all); without,
+ * every tile of every level, each once. */
+START_TEST(test_tile_list) {
+  op_fixture f;
+  op_open(&f, FMMCL_SINGLE, CLUSTERED);
+  const fmmcl_quadtree2d *t = f.t;
+  for (size_t tb = 1; tb <= 8; tb *= 2) {
+    cl_uint *all, *list;
+    size_t n_all, n;
+    ck_assert_int_eq(fmmcl_m2l2d_tile_list(t->levels, tb, NULL, &all, &n_all), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_m2l2d_tile_list(t->levels, tb, t->v_begin, &list, &n), FMMCL_SUCCESS);
+    ck_assert_uint_eq(n_all, fmmcl_m2l2d_tile_groups(t->levels, tb));
+    ck_assert_msg(n > 0 && n < n_all, "tb %zu: %zu of %zu tiles listed", tb, n, n_all);
+    size_t k = 0;
+    for (int l = 2; l <= t->levels; l++) {
+      const size_t d = (size_t)1 << l, side = d > tb ? d / tb : 1, off = fmmcl_quadtree2d_level_offset(l);
+      for (size_t i = 0; i < side * side; i++) {
+        ck_assert_uint_eq(all[k++], (cl_uint)((unsigned)l << FMMCL_M2L2D_TILE_LEVEL_SHIFT | i));
+        int has = 0; /* a cell of tile i with a V list */
+        for (size_t m = 0; m < d * d; m++) {
+          size_t x, y;
+          fmmcl_quadtree2d_cell_xy(m, &x, &y);
+          if ((y / tb) * side + x / tb == i && t->v_begin[off + m + 1] > t->v_begin[off + m]) has = 1;
+        }
+        int listed = 0;
+        for (size_t j = 0; j < n; j++) listed |= list[j] == (cl_uint)((unsigned)l << FMMCL_M2L2D_TILE_LEVEL_SHIFT | i);
+        ck_assert_msg(has == listed, "tb %zu level %d tile %zu: has a list %d, listed %d", tb, l, i, has, listed);
+      }
+    }
+    free(all), free(list);
+  }
+  op_close(&f);
+}
+END_TEST
+
 /* ---- whole plans against the direct sum ----------------------------------------- */
 
 /* Error falls with p: by at least 10x per step of 7-8 orders (measured
@@ -611,6 +647,7 @@ static Suite *fmm2d_suite(void) {
   tcase_add_checked_fixture(ops, setup, teardown);
   tcase_add_loop_test(ops, test_operators, 0, 4);
   tcase_add_loop_test(ops, test_m2l_tilings, 0, 2);
+  tcase_add_test(ops, test_tile_list);
   suite_add_tcase(s, ops);
   TCase *acc = tcase_create("accuracy");
   tcase_add_checked_fixture(acc, setup, teardown);
