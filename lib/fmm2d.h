@@ -195,8 +195,9 @@ fmmcl_status fmmcl_m2l2d_tile_list(int levels, size_t tb, const size_t *v_begin,
 /* Where the lists are short (clustered points) the tile kernel computes
  * the 27 offsets of every cell of an occupied tile, most of them zeros;
  * it stays the choice while that is at most this many times the lists'
- * translations (it runs 2.3-3.3x the separate shared-w kernel's rate per
- * translation on the H100, which is bound by its partial locals' traffic). */
+ * translations: on the H100 at p = 8 it runs 3.2x the separate shared-w
+ * kernel's rate per translation (49.8e9 vs 15.5e9/s, that one before its
+ * reduction, bound by its partial locals' traffic). */
 #define FMMCL_M2L2D_TILE_WASTE 3
 /* Groups of a launch over all tiles of levels 2..levels. */
 static inline size_t fmmcl_m2l2d_tile_groups(int levels, size_t tb) {

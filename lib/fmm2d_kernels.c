@@ -15,16 +15,17 @@ fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precisio
   fmmcl_status st = fmmcl_tuned_defines(ctx, "m2l2d", precision, cls, buf, len);
   if (st == FMMCL_ERROR_INTERNAL) {
     fmmcl_clear_error(ctx);
-    /* Where the interaction lists are at least half full (M2L_FUSED=2:
-     * uniform points), the dense tile kernel (M2L_TILE=8, 8 x 8 cells per
-     * group): on the H100 (bench-m2l2d --tile 4,8,16, 2.4M translations,
+    /* The dense tile kernel (M2L_TILE=8, 8 x 8 cells per group) over the
+     * occupied tiles wherever it computes at most FMMCL_M2L2D_TILE_WASTE
+     * times the lists' translations (M2L_FUSED=2; on the H100 it took the
+     * M2L of 1e6 clustered points from 0.55 to 0.09 ms): on the H100 (bench-m2l2d --tile 4,8,16, 2.4M translations,
      * float) 49.8e9, 30.2e9 and 21.4e9 translations/s at p = 8, 12, 16,
      * 2.2-2.3x the fused shared-w kernel it replaces there, and about 2x
      * the separate shared-w kernel on PoCL here (TB = 16 is no faster and
      * does not fit p = 16; splitting a cell's offsets between work-items,
      * M2L_TILE_SPLIT, gains at most 1.19x and loses at 9.4M translations,
      * so 1). Elsewhere
-     * (clustered points, or double above p = 16 where its registers spill)
+     * (sparse lists, or double above p = 16 where its registers spill)
      * the shared-w kernels: GPUs WGS=128, the rows' T by recurrence, the
      * fused kernel's TPW sized to the tree, the separate one's 8 (the
      * sweeps in benchmarks/README.md); CPUs small groups (PoCL runs a group
