@@ -84,22 +84,16 @@ static inline void row_coefficients(uint l, __global const REAL *coef, REAL *T) 
   if (NPAD != NROW) T[NPAD - 1] = 0;
 }
 
-/* Row l of one translation (w data wd, multipole coefficient a = M_l of its
- * source), the slot's NROW work-items together through slot / sp, their
- * NPAD REAL2 of local memory. Two barriers: every work-item of the group
- * calls it the same number of times. */
-static inline REAL2 translate_row(const REAL *T, uint l, REAL4 wd, REAL2 a, __local REAL2 *slot,
-                                  __local const REAL4 *sp) {
-  const REAL2 winv = wd.xy;
-  /* step 1: w^-l, every work-item running all P trips */
+/* w^-l: every work-item runs all P trips (no divergence, unrolled). */
+static inline REAL2 power_row(uint l, REAL2 winv) {
   REAL2 pl = (REAL2)(1, 0);
   FMMCL_UNROLL(P)
   for (uint j = 0; j < P; j++) pl = j < l ? cmul(pl, winv) : pl;
-  /* step 2: the k common factors, shared through local memory */
-  const REAL2 s = cmul(a, pl);
-  slot[l] = (l & 1) ? -s : s;
-  if (NPAD != NROW && l == P) slot[NROW] = (REAL2)(0, 0); /* the pad: times T = 0 */
-  barrier(CLK_LOCAL_MEM_FENCE);
+  return pl;
+}
+
+/* Row l of sum_k T[l][k] s_k over the NPAD shared factors at sp, two at a time. */
+static inline REAL2 row_sum(const REAL *T, __local const REAL4 *sp) {
   REAL2 acc = (REAL2)(0, 0);
   FMMCL_UNROLL(UNROLL)
   for (uint k = 0; k < NPAD; k += 2) {
@@ -107,7 +101,29 @@ static inline REAL2 translate_row(const REAL *T, uint l, REAL4 wd, REAL2 a, __lo
     acc = fma((REAL2)(T[k]), pair.xy, acc);
     acc = fma((REAL2)(T[k + 1]), pair.zw, acc);
   }
-  REAL2 out = cmul(acc, pl);
+  return acc;
+}
+
+/* Stores row l's shared factor (-1)^l a w^-l (a = M_l) into its slot (and
+ * the pad, which meets T = 0). */
+static inline void put_factor(uint l, REAL2 a, REAL2 pl, __local REAL2 *slot) {
+  const REAL2 s = cmul(a, pl);
+  slot[l] = (l & 1) ? -s : s;
+  if (NPAD != NROW && l == P) slot[NROW] = (REAL2)(0, 0);
+}
+
+/* Row l of one translation (w data wd, multipole coefficient a = M_l of its
+ * source), the slot's NROW work-items together through slot / sp, their
+ * NPAD REAL2 of local memory. Two barriers: every work-item of the group
+ * calls it the same number of times. */
+static inline REAL2 translate_row(const REAL *T, uint l, REAL4 wd, REAL2 a, __local REAL2 *slot,
+                                  __local const REAL4 *sp) {
+  /* step 1: w^-l, every work-item running all P trips */
+  const REAL2 pl = power_row(l, wd.xy);
+  /* step 2: the k common factors, shared through local memory */
+  put_factor(l, a, pl, slot);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  REAL2 out = cmul(row_sum(T, sp), pl);
   if (l == 0) out.x += a.x * wd.z;
   barrier(CLK_LOCAL_MEM_FENCE); /* the next translation overwrites the slot */
   return out;
@@ -186,33 +202,9 @@ __kernel void m2l2d_reduce(const uint n_rows, __global const uint *rows, __globa
  * the final product. */
 #define NO_CELL 0xffffffffu
 
-/* w^-l: every work-item runs all P trips (no divergence, unrolled). */
-static inline REAL2 power_row(uint l, REAL2 winv) {
-  REAL2 pl = (REAL2)(1, 0);
-  FMMCL_UNROLL(P)
-  for (uint j = 0; j < P; j++) pl = j < l ? cmul(pl, winv) : pl;
-  return pl;
-}
-
-/* Row l of sum_k T[l][k] s_k over the NPAD shared factors at sp, two at a time. */
-static inline REAL2 row_sum(const REAL *T, __local const REAL4 *sp) {
-  REAL2 acc = (REAL2)(0, 0);
-  FMMCL_UNROLL(UNROLL)
-  for (uint k = 0; k < NPAD; k += 2) {
-    const REAL4 pair = sp[k / 2];
-    acc = fma((REAL2)(T[k]), pair.xy, acc);
-    acc = fma((REAL2)(T[k + 1]), pair.zw, acc);
-  }
-  return acc;
-}
-
-/* Stores row l's shared factor (-1)^l M_l w^-l of a translation whose source
- * is src (NO_CELL: zero) into its slot (and the pad, which meets T = 0). */
+/* put_factor for a translation whose source is src (NO_CELL: zero). */
 static inline void stage_factor(uint l, uint src, REAL2 pl, __global const REAL2 *M, __local REAL2 *slot) {
-  const REAL2 a = src != NO_CELL ? M[(size_t)src * NROW + l] : (REAL2)(0, 0);
-  const REAL2 s = cmul(a, pl);
-  slot[l] = (l & 1) ? -s : s;
-  if (NPAD != NROW && l == P) slot[NROW] = (REAL2)(0, 0);
+  put_factor(l, src != NO_CELL ? M[(size_t)src * NROW + l] : (REAL2)(0, 0), pl, slot);
 }
 
 /* Bundle b: translations b*TPW .. b*TPW+TPW-1 of the padded list, sources
