@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bbfmm.h"
+#include "methods/bbfmm/bbfmm.h"
 #include "bench_common.h"
 
 #define FMMCL_MAX_PHASES_BENCH 32

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "internal.h"
+#include "core/internal.h"
 
 static void usage(void) {
   printf(

@@ -13,7 +13,7 @@
 #endif
 
 #include "bench_common.h"
-#include "fgt.h"
+#include "methods/fgt/fgt.h"
 
 typedef struct config {
   const char *device, *hermite_csv, *fgt_csv;

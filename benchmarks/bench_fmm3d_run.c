@@ -7,7 +7,7 @@
 
 #include "bench_common.h"
 #include "bench_fmm3d.h"
-#include "internal.h" /* fmmcl_median */
+#include "core/internal.h" /* fmmcl_median */
 
 /* K indices spread over [0, n): reproducible and covering the whole cube. */
 static void sample(bench_fmm3d_inputs *in) {

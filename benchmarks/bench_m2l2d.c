@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "fmm2d.h"
+#include "methods/laplace2d/fmm2d.h"
 
 static void usage(void) {
   printf(

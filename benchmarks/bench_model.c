@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "fmm3d.h"
-#include "model.h"
+#include "methods/laplace3d/fmm3d.h"
+#include "model/model.h"
 
 #define MAX_LIST 32
 #define N_SCHED 4 /* FMMCL_SCHEDULE_GPU .. HYBRID2 */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bench_common.h"
-#include "model.h"
+#include "model/model.h"
 
 #define MAX_ROWS 4096
 

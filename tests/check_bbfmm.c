@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bbfmm.h"
-#include "internal.h"
+#include "methods/bbfmm/bbfmm.h"
+#include "core/internal.h"
 #include "test_util.h"
 
 /* The direct sum of a kernel with the bbFMM's r = 0 rule. */

@@ -14,7 +14,7 @@
 
 #include "../host/particles_io.h"
 #include "fmmcl.h"
-#include "tuning.h" /* the cache line format, to write a tuning file */
+#include "tuning/tuning.h" /* the cache line format, to write a tuning file */
 
 #ifndef FMMCL_BIN_DIR
 #error "FMMCL_BIN_DIR (the build tree's host/ directory) must be defined"

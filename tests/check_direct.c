@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fmmcl.h"
-#include "internal.h" /* fmmcl_context_override_defines: the tilings under test */
+#include "core/internal.h" /* fmmcl_context_override_defines: the tilings under test */
 #include "test_util.h"
 
 /* Float: the device's arithmetic alone. Coordinates are grid points

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expansions3d.h"
+#include "methods/laplace3d/expansions3d.h"
 
 #define NSRC 200
 #define NTRG 60

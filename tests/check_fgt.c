@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fgt.h"
+#include "methods/fgt/fgt.h"
 #include "test_util.h"
 
 /* ---- data ------------------------------------------------------------- */

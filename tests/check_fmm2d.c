@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expansions2d.h"
-#include "fmm2d.h"
+#include "methods/laplace2d/expansions2d.h"
+#include "methods/laplace2d/fmm2d.h"
 #include "test_util.h"
 
 static fmmcl_context ctx;

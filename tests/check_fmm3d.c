@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expansions3d.h"
-#include "fmm3d.h"
+#include "methods/laplace3d/expansions3d.h"
+#include "methods/laplace3d/fmm3d.h"
 #include "test_util.h"
-#include "tree3d.h"
+#include "tree/tree3d.h"
 
 static fmmcl_context ctx;
 

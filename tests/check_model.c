@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "test_util.h"
 
 #define FMMCL_MAX_PHASES_TEST 64

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "fmmcl.h"
-#include "internal.h" /* kernel search, fmmcl_program_build, cache primitives */
+#include "core/internal.h" /* kernel search, fmmcl_program_build, cache primitives */
 #include "test_util.h"
 
 /* Program options for builds through fmmcl_program_build directly; B differs
@@ -145,7 +145,7 @@ static long file_size(const char *path) {
 static int build(const char *options) {
   cl_program prog = NULL;
   int from_cache = -1;
-  fmmcl_status st = fmmcl_program_build(ctx, "p2p.cl", options, &prog, &from_cache);
+  fmmcl_status st = fmmcl_program_build(ctx, "direct/p2p.cl", options, &prog, &from_cache);
   ck_assert_msg(st == FMMCL_SUCCESS, "fmmcl_program_build: %s: %s", fmmcl_strerror(st), fmmcl_last_error(ctx));
   ck_assert_ptr_nonnull(prog);
   ck_assert(from_cache == 0 || from_cache == 1);
@@ -424,11 +424,17 @@ END_TEST
 
 /* ---- kernel sources ------------------------------------------------------- */
 
-/* dir/p2p.cl and dir/fmmcl_common.h: copies of the build tree's, each with
- * text appended (NULL: no file at all). */
+/* dir/direct/p2p.cl and dir/common/fmmcl_common.h: copies of the build
+ * tree's, each with text appended (NULL: no file at all). */
 static void kernel_dir(const char *dir, const char *p2p_extra, const char *header_extra) {
   ck_assert(mkdir(dir, 0755) == 0);
-  const char *files[] = {"p2p.cl", "fmmcl_common.h"}, *extra[] = {p2p_extra, header_extra};
+  const char *subdirs[] = {"direct", "common"};
+  for (int k = 0; k < 2; k++) {
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", dir, subdirs[k]);
+    ck_assert(mkdir(sub, 0755) == 0);
+  }
+  const char *files[] = {"direct/p2p.cl", "common/fmmcl_common.h"}, *extra[] = {p2p_extra, header_extra};
   for (int k = 0; k < 2; k++) {
     if (!extra[k]) continue;
     char *orig = NULL, *text, path[4096];
@@ -453,7 +459,7 @@ static void kernel_dir(const char *dir, const char *p2p_extra, const char *heade
 
 START_TEST(test_kernel_find_order) {
   char *path = NULL;
-  ck_assert_int_eq(fmmcl_kernel_find(NULL, "p2p.cl", &path), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_kernel_find(NULL, "direct/p2p.cl", &path), FMMCL_SUCCESS);
   ck_assert_msg(strncmp(path, FMMCL_BUILD_KERNEL_DIR "/", strlen(FMMCL_BUILD_KERNEL_DIR) + 1) == 0,
                 "without FMMCL_KERNEL_PATH: %s, not in the build tree", path);
   free(path);
@@ -464,7 +470,7 @@ START_TEST(test_kernel_find_order) {
   /* absent and empty entries are skipped; the first directory holding the file wins */
   snprintf(env, sizeof env, "%s/absent::%s:%s:", work, empty, mine);
   setenv("FMMCL_KERNEL_PATH", env, 1);
-  const char *files[] = {"p2p.cl", "fmmcl_common.h"};
+  const char *files[] = {"direct/p2p.cl", "common/fmmcl_common.h"};
   for (int k = 0; k < 2; k++) {
     snprintf(want, sizeof want, "%s/%s", mine, files[k]);
     ck_assert_int_eq(fmmcl_kernel_find(NULL, files[k], &path), FMMCL_SUCCESS);
@@ -473,8 +479,8 @@ START_TEST(test_kernel_find_order) {
   }
   /* a file the path lacks comes from the build tree */
   setenv("FMMCL_KERNEL_PATH", empty, 1);
-  ck_assert_int_eq(fmmcl_kernel_find(NULL, "p2p.cl", &path), FMMCL_SUCCESS);
-  ck_assert_str_eq(path, FMMCL_BUILD_KERNEL_DIR "/p2p.cl");
+  ck_assert_int_eq(fmmcl_kernel_find(NULL, "direct/p2p.cl", &path), FMMCL_SUCCESS);
+  ck_assert_str_eq(path, FMMCL_BUILD_KERNEL_DIR "/direct/p2p.cl");
   free(path);
 }
 END_TEST
@@ -509,7 +515,7 @@ START_TEST(test_kernel_path_header_error) {
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 2, x, 0, NULL, &plan), FMMCL_ERROR_BUILD_FAILED);
   ck_assert_ptr_null(plan);
   const char *msg = fmmcl_last_error(ctx);
-  ck_assert_msg(contains(msg, "p2p.cl") && contains(msg, "fmmcl-test-marker-7421"), "message: %s", msg);
+  ck_assert_msg(contains(msg, "direct/p2p.cl") && contains(msg, "fmmcl-test-marker-7421"), "message: %s", msg);
   ck_assert_int_eq(count_bins(cache, NULL, 0, NULL), 0); /* a failed build is not cached */
 }
 END_TEST
@@ -528,7 +534,7 @@ START_TEST(test_kernel_path_syntax_error) {
   ck_assert_msg(log != NULL, "no build log in: %s", msg);
   ck_assert_msg(contains(log, "error"), "the log does not say error: %s", msg);
   cl_program prog = NULL;
-  ck_assert_int_eq(fmmcl_program_build(ctx, "p2p.cl", OPTS_A, &prog, NULL), FMMCL_ERROR_BUILD_FAILED);
+  ck_assert_int_eq(fmmcl_program_build(ctx, "direct/p2p.cl", OPTS_A, &prog, NULL), FMMCL_ERROR_BUILD_FAILED);
   ck_assert(contains(fmmcl_last_error(ctx), "error"));
   ck_assert_int_eq(count_bins(cache, NULL, 0, NULL), 0);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tree3d.h"
+#include "tree/tree3d.h"
 
 /* ---- deterministic point clouds ------------------------------------------ */
 

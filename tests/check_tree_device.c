@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmm3d.h"
+#include "methods/laplace3d/fmm3d.h"
 #include "test_util.h"
-#include "tree3d.h"
-#include "tree3d_device_sort.h"
+#include "tree/tree3d.h"
+#include "tree/tree3d_device_sort.h"
 
 static fmmcl_context ctx;
 

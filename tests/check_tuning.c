@@ -12,7 +12,7 @@
 
 #include "../tuner/tune.h"
 #include "test_util.h"
-#include "tuning.h"
+#include "tuning/tuning.h"
 
 #ifndef FMMCL_TUNER_BIN
 #error "FMMCL_TUNER_BIN (the built fmmtune) must be defined"

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "tuning.h"
+#include "tuning/tuning.h"
 
 /* ---- a job and its measurements (tune_problem.c) ----------------------- */
 

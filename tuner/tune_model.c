@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "tune.h"
 
 static int cmp_double(const void *a, const void *b) {

@@ -1,0 +1,105 @@
+/* util.c — small shared helpers: clocks, event timing, finiteness checks,
+ * phase-time bookkeeping on plans. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+
+double fmmcl_wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double fmmcl_event_seconds(cl_event ev) {
+  cl_ulong t0 = 0, t1 = 0;
+  if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) != CL_SUCCESS ||
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) != CL_SUCCESS)
+    return 0.0;
+  return 1e-9 * (double)(t1 - t0);
+}
+
+int fmmcl_all_finite(const double *v, size_t n) {
+  int ok = 1;
+  /* no early exit: a reduction vectorises and the array is read anyway */
+#pragma omp parallel for reduction(&& : ok) if (n > 100000)
+  for (size_t i = 0; i < n; i++) ok = ok && isfinite(v[i]);
+  return ok;
+}
+
+void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds) {
+  for (size_t i = 0; i < plan->n_phases; i++)
+    if (strcmp(plan->phases[i].name, name) == 0) {
+      plan->phases[i].seconds += seconds;
+      return;
+    }
+  if (plan->n_phases < FMMCL_MAX_PHASES)
+    plan->phases[plan->n_phases++] = (fmmcl_phase_time){name, seconds};
+}
+
+fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_options *opt, int max,
+                                        double (*predicted_error)(int p, const void *arg), const void *arg,
+                                        const char *hint, int *order) {
+  const int single = opt->precision == FMMCL_SINGLE;
+  if (opt->order != 0) {
+    if (opt->order < 1 || opt->order > max)
+      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "expansion order %d outside 1..%d (%s)",
+                        opt->order, max, single ? "single precision" : "double precision");
+    *order = opt->order;
+    return FMMCL_SUCCESS;
+  }
+  double tol = opt->tolerance;
+  if (tol == 0) tol = single ? 1e-4 : 1e-6;
+  if (!(tol > 0) || !isfinite(tol))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "tolerance must be > 0, got %g", opt->tolerance);
+  /* float sums of 1e4 terms carry ~1e-7 relative rounding; below 1e-6 the
+   * request cannot be promised whatever p is */
+  if (single && tol < 1e-6)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE", tol);
+  for (int p = 1; p <= max; p++)
+    if (predicted_error(p, arg) <= tol) {
+      *order = p;
+      return FMMCL_SUCCESS;
+    }
+  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "tolerance %g needs an order above %d%s", tol, max,
+                    hint ? hint : "");
+}
+
+fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *buf) {
+  cl_int err;
+  if (bytes == 0) bytes = 16, host = NULL;
+  *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)host, &err);
+  if (err != CL_SUCCESS) {
+    *buf = NULL;
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
+                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  }
+  return FMMCL_SUCCESS;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double fmmcl_median(double *v, size_t n) {
+  if (!n) return NAN;
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                cl_mem buf) {
+  if (real_size == 4) {
+    float *f = stage;
+    #pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++) f[i] = (float)v[i];
+  } else {
+    memcpy(stage, v, n * sizeof(double));
+  }
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, n * real_size, stage, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}

@@ -1,0 +1,141 @@
+/* bbfmm_direct.c — FMMCL_DIRECT for the black-box FMM's kernels (opt.bbfmm_kernel
+ * set): every target against every source with cl/bbfmm.cl's P2P kernel, the
+ * kernel function (a user expression too) compiled in exactly as in the bbFMM,
+ * so a bbFMM plan can be checked against the direct sum of the same kernel. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/bbfmm/bbfmm.h"
+
+#define DIRECT_WGS 64
+
+typedef struct direct_state {
+  fmmcl_bbfmm_kfun k;
+  char *expression;
+  size_t real_size, n_chunks;
+  double center[3];
+  cl_program program;
+  cl_kernel k_p2p;
+  cl_mem src, tgt, cluster, nbr_start, nbr_index, src_start, tgt_start, pot;
+  unsigned char *src_host, *pot_host;
+} direct_state;
+
+/* The P2P kernel's lists for all pairs: one source "leaf" holding every
+ * source; targets cut into chunks of one work-group, each chunk a cluster
+ * whose only neighbour is that leaf. */
+static fmmcl_status lists(fmmcl_plan plan, direct_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  size_t nc = (plan->n_targets + DIRECT_WGS - 1) / DIRECT_WGS;
+  s->n_chunks = nc;
+  uint32_t *cl = malloc(nc * sizeof *cl), *ns = malloc((nc + 1) * sizeof *ns), *ni = calloc(nc, sizeof *ni),
+           *ts = malloc((nc + 1) * sizeof *ts), ss[2] = {0, (uint32_t)plan->n_sources};
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!cl || !ns || !ni || !ts) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * DIRECT_WGS);
+  if (!st) ns[nc] = (uint32_t)nc, ts[nc] = (uint32_t)plan->n_targets;
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *ni, ni, &s->nbr_index);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ts, ts, &s->tgt_start);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof ss, ss, &s->src_start);
+  free(cl), free(ns), free(ni), free(ts);
+  return st;
+}
+
+static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  direct_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  fmmcl_status st = fmmcl_bbfmm_kfun_from_options(ctx, o, &s->k);
+  if (st) return st;
+  if (o->gradient)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "the bbFMM kernels (bbfmm_kernel set) give the potential only: set gradient = 0");
+  if (o->dim != 3) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "the bbFMM kernels need dim = 3");
+  if (s->k.expression && !(s->expression = strdup(s->k.expression)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  s->k.expression = s->expression;
+  s->real_size = o->precision == FMMCL_DOUBLE ? sizeof(double) : sizeof(float);
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  const double *sets[2] = {sources, targets};
+  size_t counts[2] = {plan->n_sources, plan->n_targets};
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; i < counts[k]; i++)
+      for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], sets[k][3 * i + d]), hi[d] = fmax(hi[d], sets[k][3 * i + d]);
+  for (int d = 0; d < 3; d++) s->center[d] = 0.5 * (lo[d] + hi[d]);
+  char *pre = fmmcl_bbfmm_prelude(&s->k, s->real_size == sizeof(float));
+  if (!pre) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  /* NORD does not matter to the P2P kernel; 2 keeps the other kernels small */
+  snprintf(plan->build_options, sizeof plan->build_options, "%s -DNORD=2 -DWGS=%d -DTILE=32",
+           s->real_size == sizeof(double) ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", DIRECT_WGS);
+  st = fmmcl_program_build_prelude(ctx, "bbfmm/bbfmm.cl", pre, plan->build_options, &s->program, NULL);
+  free(pre);
+  if (st) return st;
+  cl_int err;
+  s->k_p2p = clCreateKernel(s->program, "bbfmm_p2p", &err);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateKernel(bbfmm_p2p): %s", fmmcl_cl_error_name(err));
+  size_t rs = s->real_size;
+  s->src_host = fmmcl_bbfmm_points_real4(s->center, sources, plan->n_sources, rs);
+  unsigned char *tgt = fmmcl_bbfmm_points_real4(s->center, targets, plan->n_targets, rs);
+  s->pot_host = malloc(plan->n_targets * rs);
+  if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_sources * 4 * rs, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_targets * 4 * rs, tgt, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_targets * rs, NULL, &s->pot);
+  free(tgt);
+  if (!st) st = lists(plan, s);
+  if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
+  return st;
+}
+
+static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
+  (void)gradient; /* plan.c refuses a gradient array: the plan has gradient = 0 */
+  fmmcl_context ctx = plan->ctx;
+  direct_state *s = plan->impl;
+  size_t rs = s->real_size;
+  double t0 = fmmcl_wall_seconds();
+  for (size_t j = 0; j < plan->n_sources; j++)
+    if (rs == sizeof(float)) ((float *)s->src_host)[4 * j + 3] = (float)charges[j];
+    else ((double *)s->src_host)[4 * j + 3] = charges[j];
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, plan->n_sources * 4 * rs, s->src_host, 0,
+                                         NULL, NULL));
+  fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
+  cl_mem *args[8] = {&s->src, &s->tgt, &s->cluster, &s->nbr_start, &s->nbr_index, &s->src_start, &s->tgt_start, &s->pot};
+  cl_int err = CL_SUCCESS;
+  for (int i = 0; i < 8; i++) err |= clSetKernelArg(s->k_p2p, (cl_uint)i, sizeof(cl_mem), args[i]);
+  FMMCL_CL_TRY(ctx, err);
+  size_t local = DIRECT_WGS, global = s->n_chunks * local;
+  cl_event ev;
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, s->k_p2p, 1, NULL, &global, &local, 0, NULL, &ev));
+  err = clWaitForEvents(1, &ev);
+  if (err == CL_SUCCESS) fmmcl_plan_record(plan, "p2p", fmmcl_event_seconds(ev));
+  clReleaseEvent(ev);
+  FMMCL_CL_TRY(ctx, err);
+  t0 = fmmcl_wall_seconds();
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->pot, CL_TRUE, 0, plan->n_targets * rs, s->pot_host, 0, NULL,
+                                        NULL));
+  for (size_t a = 0; a < plan->n_targets; a++)
+    potential[a] = rs == sizeof(float) ? ((float *)s->pot_host)[a] : ((double *)s->pot_host)[a];
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}
+
+static void direct_destroy(fmmcl_plan plan) {
+  direct_state *s = plan->impl;
+  if (!s) return;
+  if (s->k_p2p) clReleaseKernel(s->k_p2p);
+  if (s->program) clReleaseProgram(s->program);
+  cl_mem ms[] = {s->src, s->tgt, s->cluster, s->nbr_start, s->nbr_index, s->src_start, s->tgt_start, s->pot};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+    if (ms[i]) clReleaseMemObject(ms[i]);
+  free(s->src_host), free(s->pot_host), free(s->expression);
+  free(s);
+  plan->impl = NULL;
+}
+
+const fmmcl_method_ops fmmcl_bbfmm_direct_ops = {direct_create, direct_execute, direct_destroy, fmmcl_direct_counts};

@@ -1,0 +1,167 @@
+/* fmm3d.h — private to the 3D Laplace FMM and treecode drivers: their shared
+ * state (host tree and lists, packed device buffers, kernels), the phases
+ * they launch, and test hooks that run single phases. */
+#ifndef FMMCL_FMM3D_H
+#define FMMCL_FMM3D_H
+
+#include "core/internal.h"
+#include "tree/tree3d.h"
+#include "tree/tree3d_device_sort.h"
+
+/* Largest expansion order per precision: in float the scaled I_{2P} of M2L
+ * stays finite up to P = 16 (cl/expansions3d.cl), and past P ~ 10 single
+ * precision rounding, not truncation, dominates anyway. In double, P = 32
+ * is where M2L's staged harmonics (NCOEF2 + NCOEF complex) reach 42 KiB of
+ * local memory, under the 48 KiB of most GPUs; it reaches about 1e-11. */
+#define FMMCL_FMM3D_MAX_ORDER_DOUBLE 32
+#define FMMCL_FMM3D_MAX_ORDER_SINGLE 16
+
+/* Phases, as bits for the test hook; also the launch order of execute. */
+enum {
+  FMMCL_FMM3D_P2M = 1 << 0,
+  FMMCL_FMM3D_M2M = 1 << 1,
+  FMMCL_FMM3D_M2L = 1 << 2,
+  FMMCL_FMM3D_P2L = 1 << 3,
+  FMMCL_FMM3D_L2L = 1 << 4,
+  FMMCL_FMM3D_L2P = 1 << 5,
+  FMMCL_FMM3D_M2P = 1 << 6,
+  FMMCL_FMM3D_P2P = 1 << 7,
+  FMMCL_FMM3D_FMM_PHASES = 0xff,
+  FMMCL_FMM3D_TREECODE_PHASES = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M | FMMCL_FMM3D_M2P | FMMCL_FMM3D_P2P
+};
+
+/* A list on the device: group g works on cell rows[g] with entries
+ * entries[begin[g] .. begin[g+1]); only rows with entries are kept.
+ * Entries are cell indices, except P2P's: int2 source ranges. */
+typedef struct fmm3d_device_list {
+  size_t n_rows;
+  cl_mem rows, begin, entries;
+} fmm3d_device_list;
+
+/* Per-level launches in the order they run: launch k covers groups
+ * [begin[k], begin[k+1]) of the packed arrays. */
+typedef struct fmm3d_level_groups {
+  size_t n_launches;
+  size_t begin[FMMCL_MORTON_LEVELS + 2];
+} fmm3d_level_groups;
+
+typedef struct fmm3d_state {
+  int treecode;                 /* 0: FMM lists; 1: treecode near/far lists */
+  int tree_borrowed;            /* tree and fmm lists belong to another plan's state
+                                 * (a hybrid plan's other sub-plan): never freed here */
+  int order;                    /* expansion order p */
+  size_t real_size;             /* 4 or 8 */
+  size_t ncoef;                 /* (p+1)(p+2)/2 complex coefficients per cell */
+  double shift[3];              /* subtracted from every coordinate sent to the device */
+  double tree_seconds, lists_seconds;
+  double sort_seconds;          /* device keys and sort of the tree build; 0 on the host path */
+  double tables_seconds;        /* packing and uploading what execute reuses */
+
+  fmmcl_tree3d *tree;
+  /* from the device sort: the sorted points, packed, and their permutations
+   * (the tree's xyz arrays are then NULL); upload_tables adopts them */
+  fmmcl_tree3d_device_points dev_src, dev_tgt;
+  fmmcl_tree3d_fmm_lists fmm;
+  fmmcl_tree3d_treecode_lists tc;
+
+  cl_program exp_program, p2p_program;
+  cl_kernel k_p2m, k_m2m, k_m2l, k_p2l, k_l2l, k_l2p, k_m2p, k_p2p;
+  size_t exp_wgs, p2p_wgs;
+
+  /* points (sorted), results, per-cell tables, expansions */
+  cl_mem src, tgt, out, center, cell_src, cell_tgt, M, L;
+  cl_mem leaves, leaf_src_begin, leaf_tgt_begin; /* P2M and L2P over all leaves */
+  cl_mem m2m_parents, m2m_children;              /* non-leaf cells, deepest level first */
+  fmm3d_level_groups m2m_levels;
+  cl_mem l2l_pairs;                              /* (child, parent), level 1 first */
+  fmm3d_level_groups l2l_levels;
+  fmm3d_device_list m2l, p2l, m2p, p2p;          /* V, X, W (or far), U (or near) */
+
+  /* execute moves charges and results in the caller's order, through
+   * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
+  cl_kernel k_charges, k_unsort;
+  cl_mem src_perm, tgt_perm;    /* int: sorted index -> caller's index */
+  cl_mem charges, out_user;     /* REAL[n_sources], REAL4[n_targets], caller's order */
+  fmmcl_pinned q_pin, out_pin;
+  /* during fmmcl_fmm3d_upload_tables only: one pinned block through which
+   * each large table goes up in turn (pageable uploads crawl, see
+   * pinned_host.c) */
+  fmmcl_pinned stage;
+
+  /* M2L shift table (fmm3d_m2l_table.c): I_n^m of the 7^3 same-level shifts,
+   * (2p+1)^2 REAL2 each (both signs of m), and the shift id of every V
+   * entry (parallel to m2l.entries); m2l_batch entries are staged per round
+   * of the kernel, with both signs of m when m2l_signed */
+  cl_mem m2l_table, m2l_shift;
+  size_t m2l_batch;
+  int m2l_signed;
+} fmm3d_state;
+
+/* ---- choosing the order (fmm3d_order.c) ---------------------------------- */
+
+/* The order a plan uses: opt->order when set (checked against the precision's
+ * maximum), else the smallest p whose predicted error meets opt->tolerance
+ * (default 1e-6 double, 1e-4 single when both are 0). */
+fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
+                                      int treecode, int *order);
+/* Predicted relative L2 error of the potential at order p (the rule above). */
+double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
+
+/* ---- create and destroy (fmm3d_setup.c, fmm3d_buffers.c) ------------------ */
+
+/* Tree, lists, kernels, device buffers: everything execute reuses. */
+fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
+                               const double *targets);
+/* A 3D FMM plan's create that borrows donor's host tree and FMM lists
+ * (built on the host, so with their sorted points) instead of building
+ * them: the hybrid plan's second sub-plan. donor must outlive the plan. */
+fmmcl_status fmmcl_fmm3d_create_borrowing(fmmcl_plan plan, const double *sources, const double *targets,
+                                          const fmm3d_state *donor);
+fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s);
+fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s);
+/* A device buffer of bytes holding host's bytes (host NULL: uninitialised);
+ * large contents go up through s->stage when it is big enough. */
+fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags flags, size_t bytes,
+                                const void *host, cl_mem *buf);
+void fmmcl_fmm3d_release(fmm3d_state *s);
+/* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
+ * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
+fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);
+size_t fmmcl_fmm3d_m2l_table_bytes(const fmm3d_state *s);
+void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s);
+
+/* ---- execution (fmm3d_phases.c) ------------------------------------------- */
+
+/* Uploads charges (caller's order), sets them into the sorted source buffer
+ * and zeros M, L and out; records "upload". */
+fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges);
+/* Runs the phases in mask, in the order of the enum, recording each. */
+fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask);
+/* Unpermutes out into the caller's order on the device, reads it back and
+ * widens it into potential and gradient; records "download". */
+fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential,
+                                  double *gradient);
+
+/* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
+
+/* The counts hook of both methods' ops (see fmmcl_plan_counts). */
+fmmcl_status fmmcl_fmm3d_counts(fmmcl_plan plan, const char *phase, double *work);
+/* M2M and L2L shifts of a tree as the plan launches them; the performance
+ * model (model_sample.c) counts with the same two. */
+double fmmcl_fmm3d_m2m_shifts(const fmmcl_tree3d *t);
+double fmmcl_fmm3d_l2l_shifts(const fmmcl_tree3d *t);
+
+/* ---- test hooks (exported for tests/check_fmm3d.c only) --------------------- */
+
+/* The plan's tree and order; the tree stays owned by the plan. */
+fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, int *order);
+/* Runs only the phases in mask with the given charges. M_in / L_in (NULL:
+ * zero) are unscaled expansions, 2 * ncoef doubles per cell as in
+ * expansions3d.h, uploaded before the phases; M_out / L_out / out (may be
+ * NULL) receive the expansions after them (about the tree's cell centres),
+ * and out 4 doubles per sorted target (d/dx, d/dy, d/dz, phi). */
+fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask,
+                                   const double *M_in, const double *L_in, double *M_out,
+                                   double *L_out, double *out);
+
+#endif /* FMMCL_FMM3D_H */

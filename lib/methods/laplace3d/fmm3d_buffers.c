@@ -1,0 +1,383 @@
+/* fmm3d_buffers.c — packs the host tree into the device layouts of
+ * cl/expansions3d.cl and cl/fmm3d_p2p.cl (sorted points, per-cell tables,
+ * per-level launch groups, lists) and releases them. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/laplace3d/fmm3d.h"
+
+/* Contents larger than this go up through the pinned stage when it fits. */
+#define STAGE_MIN_BYTES 65536
+
+fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags flags, size_t bytes,
+                                const void *host, cl_mem *buf) {
+  fmmcl_context ctx = plan->ctx;
+  cl_int err;
+  if (bytes == 0) bytes = 16, host = NULL; /* OpenCL refuses empty buffers; never read */
+  const int staged = host && bytes >= STAGE_MIN_BYTES && s->stage.ptr && bytes <= s->stage.bytes;
+  const int copy = host && !staged;
+  *buf = clCreateBuffer(ctx->cl, flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), bytes, copy ? (void *)host : NULL,
+                        &err);
+  if (err == CL_SUCCESS && staged) {
+    /* the stage is reused by the next table: the write must finish first */
+    if (host != s->stage.ptr) memcpy(s->stage.ptr, host, bytes);
+    err = clEnqueueWriteBuffer(ctx->queue, *buf, CL_TRUE, 0, bytes, s->stage.ptr, 0, NULL, NULL);
+  }
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
+                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+/* Sorted points as REAL4 (x, y, z, 0) relative to s->shift into buf;
+ * returns whether every packed value is finite (float overflows where the
+ * doubles did not). One loop per precision so each vectorises. */
+static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *buf) {
+  const double sx = s->shift[0], sy = s->shift[1], sz = s->shift[2];
+  int ok = 1;
+  if (s->real_size == 4) {
+    float *f = buf;
+    #pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (size_t i = 0; i < n; i++) {
+      const float x = (float)(xyz[3 * i] - sx), y = (float)(xyz[3 * i + 1] - sy),
+                  z = (float)(xyz[3 * i + 2] - sz);
+      f[4 * i] = x, f[4 * i + 1] = y, f[4 * i + 2] = z, f[4 * i + 3] = 0.0f;
+      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
+    }
+  } else {
+    double *d = buf;
+    #pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (size_t i = 0; i < n; i++) {
+      const double x = xyz[3 * i] - sx, y = xyz[3 * i + 1] - sy, z = xyz[3 * i + 2] - sz;
+      d[4 * i] = x, d[4 * i + 1] = y, d[4 * i + 2] = z, d[4 * i + 3] = 0.0;
+      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
+    }
+  }
+  return ok;
+}
+
+/* One point set packed in the stage and uploaded. */
+static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, size_t n, const double *xyz, cl_mem *buf) {
+  if (!pack_points(s, n, xyz, s->stage.ptr))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
+}
+
+/* A permutation (sorted index -> caller's index) as cl_int in the stage. */
+static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const size_t *perm, cl_mem *buf) {
+  cl_int *p = s->stage.ptr;
+  #pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++) p[i] = (cl_int)perm[i];
+  return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof(cl_int), p, buf);
+}
+
+/* A point set the device sort left packed there: adopted as it is. */
+static fmmcl_status adopt_point_set(fmmcl_plan plan, fmmcl_tree3d_device_points *p, cl_mem *buf, cl_mem *perm) {
+  if (!p->finite)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  *buf = p->packed, *perm = p->perm;
+  p->packed = p->perm = NULL;
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_tree3d *t = s->tree;
+  /* the sources' charge column is filled on the device per execute */
+  fmmcl_status st;
+  if (s->dev_src.packed) st = adopt_point_set(plan, &s->dev_src, &s->src, &s->src_perm);
+  else if (!(st = upload_point_set(plan, s, t->n_sources, t->source_xyz, &s->src)))
+    st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
+  if (!st && t->targets_are_sources) {
+    /* one buffer, the charge column ignored */
+    s->tgt = s->src, s->tgt_perm = s->src_perm;
+    clRetainMemObject(s->tgt), clRetainMemObject(s->tgt_perm);
+  } else if (!st && s->dev_tgt.packed) {
+    st = adopt_point_set(plan, &s->dev_tgt, &s->tgt, &s->tgt_perm);
+  } else if (!st) {
+    st = upload_point_set(plan, s, t->n_targets, t->target_xyz, &s->tgt);
+    if (!st) st = upload_perm(plan, s, t->n_targets, t->target_perm, &s->tgt_perm);
+  }
+  const size_t bytes_q = t->n_sources * s->real_size, bytes_out = 4 * t->n_targets * s->real_size;
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, bytes_q, NULL, &s->charges);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, bytes_out, NULL, &s->out);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_WRITE_ONLY, bytes_out, NULL, &s->out_user);
+  /* every byte of both is written before it is read: no zeroing */
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_q, 0, &s->q_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, bytes_out, 0, &s->out_pin);
+  return st;
+}
+
+/* center REAL4 (x, y, z, 1/side), cell_src and cell_tgt int2 per cell. */
+static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_cells;
+  void *center = malloc(4 * n * s->real_size);
+  cl_int *src = malloc(2 * n * sizeof *src), *tgt = malloc(2 * n * sizeof *tgt);
+  if (!center || !src || !tgt) {
+    free(center), free(src), free(tgt);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  fmmcl_status st = FMMCL_SUCCESS;
+  #pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    const fmmcl_tree3d_cell *c = &t->cells[i];
+    for (int d = 0; d < 3; d++) fmmcl_put_real(center, s->real_size, 4 * i + d, c->center[d] - s->shift[d]);
+    fmmcl_put_real(center, s->real_size, 4 * i + 3, 0.5 / c->half_width);
+    src[2 * i] = (cl_int)c->src_begin, src[2 * i + 1] = (cl_int)c->src_end;
+    tgt[2 * i] = (cl_int)c->tgt_begin, tgt[2 * i + 1] = (cl_int)c->tgt_end;
+  }
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, center, &s->center);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * n * sizeof *src, src, &s->cell_src);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * n * sizeof *tgt, tgt, &s->cell_tgt);
+  const size_t exp_bytes = n * s->ncoef * 2 * s->real_size;
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->M);
+  if (!st && !s->treecode) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, exp_bytes, NULL, &s->L);
+  free(center);
+  free(src);
+  free(tgt);
+  return st;
+}
+
+/* P2M and L2P run over all leaves: leaf g's points are [begin[g], begin[g+1])
+ * because the leaves' ranges tile the sorted arrays in Morton order. */
+static fmmcl_status upload_leaves(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_leaves;
+  cl_int *leaves = malloc(n * sizeof *leaves);
+  cl_int *sb = malloc((n + 1) * sizeof *sb), *tb = malloc((n + 1) * sizeof *tb);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!leaves || !sb || !tb) st = fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  size_t src_at = 0, tgt_at = 0;
+  for (size_t g = 0; !st && g < n; g++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
+    if (c->src_begin != src_at || c->tgt_begin != tgt_at)
+      st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "octree leaves do not tile the sorted points");
+    leaves[g] = t->leaves[g], sb[g] = (cl_int)src_at, tb[g] = (cl_int)tgt_at;
+    src_at = c->src_end, tgt_at = c->tgt_end;
+  }
+  if (!st && (src_at != t->n_sources || tgt_at != t->n_targets))
+    st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "octree leaves do not cover the sorted points");
+  if (!st) sb[n] = (cl_int)src_at, tb[n] = (cl_int)tgt_at;
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof *leaves, leaves, &s->leaves);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (n + 1) * sizeof *sb, sb, &s->leaf_src_begin);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (n + 1) * sizeof *tb, tb, &s->leaf_tgt_begin);
+  free(leaves);
+  free(sb);
+  free(tb);
+  return st;
+}
+
+/* M2M groups: non-leaf cells holding sources, one launch per level from the
+ * deepest parents up (a parent needs its children complete). L2L groups:
+ * (child, parent) for children holding targets, one launch per level down,
+ * from parents at level 2: V and X lists are empty above it, so L is 0. */
+static fmmcl_status upload_levels(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_cells;
+  cl_int *parents = malloc((n ? n : 1) * sizeof *parents);
+  cl_int *children = malloc(2 * (n ? n : 1) * sizeof *children);
+  cl_int *pairs = malloc(2 * (n ? n : 1) * sizeof *pairs);
+  if (!parents || !children || !pairs) {
+    free(parents), free(children), free(pairs);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  size_t k = 0;
+  fmm3d_level_groups *up = &s->m2m_levels, *down = &s->l2l_levels;
+  up->n_launches = 0;
+  for (int l = t->n_levels - 2; l >= 0; l--) {
+    up->begin[up->n_launches++] = k;
+    for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++) {
+      const fmmcl_tree3d_cell *c = &t->cells[i];
+      if (fmmcl_tree3d_is_leaf(c) || !fmmcl_tree3d_n_src(c)) continue;
+      parents[k] = (cl_int)i, children[2 * k] = c->child_begin, children[2 * k + 1] = c->n_children;
+      k++;
+    }
+  }
+  up->begin[up->n_launches] = k;
+  size_t j = 0;
+  down->n_launches = 0;
+  for (int l = 3; !s->treecode && l < t->n_levels; l++) {
+    down->begin[down->n_launches++] = j;
+    for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++)
+      if (fmmcl_tree3d_n_tgt(&t->cells[i])) pairs[2 * j] = (cl_int)i, pairs[2 * j + 1] = t->cells[i].parent, j++;
+  }
+  down->begin[down->n_launches] = j;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *parents, parents, &s->m2m_parents);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * k * sizeof *children, children, &s->m2m_children);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * j * sizeof *pairs, pairs, &s->l2l_pairs);
+  free(parents), free(children), free(pairs);
+  return st;
+}
+
+/* A host CSR list (one row per cell) as a device list of its non-empty rows. */
+static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
+                               fmm3d_device_list *dl) {
+  size_t rows = 0;
+  for (size_t r = 0; r < csr->n_rows; r++) rows += csr->offsets[r + 1] > csr->offsets[r];
+  const size_t entries = csr->offsets[csr->n_rows];
+  if (entries > (size_t)INT32_MAX)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "interaction list of %zu entries", entries);
+  cl_int *row = malloc((rows ? rows : 1) * sizeof *row), *begin = malloc((rows + 1) * sizeof *begin);
+  if (!row || !begin) {
+    free(row), free(begin);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  size_t g = 0;
+  for (size_t r = 0; r < csr->n_rows; r++)
+    if (csr->offsets[r + 1] > csr->offsets[r]) row[g] = (cl_int)r, begin[g++] = (cl_int)csr->offsets[r];
+  begin[rows] = (cl_int)entries;
+  dl->n_rows = rows;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, rows * sizeof *row, row, &dl->rows);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (rows + 1) * sizeof *begin, begin, &dl->begin);
+  /* int32_t entries are cl_int: no repacking */
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, entries * sizeof(cl_int), csr->indices, &dl->entries);
+  free(row), free(begin);
+  return st;
+}
+
+static int by_begin(const void *a, const void *b) {
+  const cl_int x = ((const cl_int *)a)[0], y = ((const cl_int *)b)[0];
+  return (x > y) - (x < y);
+}
+
+/* The P2P list (U, or the treecode's near list) as source ranges: per row
+ * its cells' [src_begin, src_end), sorted, those that abut merged (in
+ * Morton order siblings do), empty ones dropped. Fewer, longer ranges mean
+ * fewer short tiles in fmm3d_p2p; the pairs are the same. */
+static fmmcl_status upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
+                                  fmm3d_device_list *dl) {
+  const fmmcl_tree3d_cell *cells = s->tree->cells;
+  const size_t entries = csr->offsets[csr->n_rows];
+  if (entries > (size_t)INT32_MAX)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "interaction list of %zu entries", entries);
+  cl_int *range = malloc(2 * (entries ? entries : 1) * sizeof *range);
+  cl_int *row = malloc((csr->n_rows ? csr->n_rows : 1) * sizeof *row);
+  cl_int *begin = malloc((csr->n_rows + 1) * sizeof *begin);
+  size_t *count = malloc((csr->n_rows ? csr->n_rows : 1) * sizeof *count);
+  if (!range || !row || !begin || !count) {
+    free(range), free(row), free(begin), free(count);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  /* each row merges in place within its own slice of range */
+  #pragma omp parallel for schedule(dynamic, 64)
+  for (size_t r = 0; r < csr->n_rows; r++) {
+    cl_int *slice = range + 2 * csr->offsets[r];
+    size_t n = 0;
+    for (size_t e = csr->offsets[r]; e < csr->offsets[r + 1]; e++) {
+      const fmmcl_tree3d_cell *c = &cells[csr->indices[e]];
+      if (c->src_end > c->src_begin) slice[2 * n] = (cl_int)c->src_begin, slice[2 * n + 1] = (cl_int)c->src_end, n++;
+    }
+    qsort(slice, n, 2 * sizeof *slice, by_begin);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (m && slice[2 * (m - 1) + 1] == slice[2 * i]) slice[2 * (m - 1) + 1] = slice[2 * i + 1];
+      else slice[2 * m] = slice[2 * i], slice[2 * m + 1] = slice[2 * i + 1], m++;
+    }
+    count[r] = m;
+  }
+  /* compact the non-empty rows' ranges to the front */
+  size_t g = 0, at = 0;
+  for (size_t r = 0; r < csr->n_rows; r++) {
+    if (!count[r]) continue;
+    memmove(range + 2 * at, range + 2 * csr->offsets[r], 2 * count[r] * sizeof *range);
+    row[g] = (cl_int)r, begin[g++] = (cl_int)at;
+    at += count[r];
+  }
+  begin[g] = (cl_int)at;
+  dl->n_rows = g;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, g * sizeof *row, row, &dl->rows);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (g + 1) * sizeof *begin, begin, &dl->begin);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * at * sizeof *range, range, &dl->entries);
+  free(range), free(row), free(begin), free(count);
+  return st;
+}
+
+static size_t list_entries(const fmmcl_tree3d_csr *csr) { return csr->offsets[csr->n_rows]; }
+
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The largest table that goes up through the stage, in bytes. */
+static size_t stage_bytes(const fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  /* points packed here (not left on the device by its sort) */
+  size_t b = s->dev_src.packed ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
+  const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    if (lists[i]->offsets) b = max_size(b, 2 * list_entries(lists[i]) * sizeof(cl_int)); /* ranges: 2 */
+  return s->treecode ? b : max_size(b, fmmcl_fmm3d_m2l_table_bytes(s));
+}
+
+static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_status st = upload_points(plan, s);
+  if (!st) st = upload_cells(plan, s);
+  if (!st) st = upload_leaves(plan, s);
+  if (!st) st = upload_levels(plan, s);
+  if (st) return st;
+  if (s->treecode) {
+    if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
+    if (!st) st = upload_ranges(plan, s, &s->tc.near, &s->p2p);
+    return st;
+  }
+  if (!st) st = upload_list(plan, s, &s->fmm.v, &s->m2l);
+  if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
+  if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
+  if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
+  if (!st) st = upload_ranges(plan, s, &s->fmm.u, &s->p2p);
+  return st;
+}
+
+fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  /* device coordinates relative to the root cube's centre: in float this
+   * keeps every digit for data far from the origin (as DIRECT does) */
+  for (int d = 0; d < 3; d++) s->shift[d] = t->cube.origin[d] + 0.5 * t->cube.width;
+  /* (the device sort packed its points with this same centre) */
+  /* the stage goes back to the context's pool at the end, where the next
+   * plan of a similar size finds it already pinned */
+  fmmcl_status st = fmmcl_pinned_alloc(plan->ctx, stage_bytes(s), 0, &s->stage);
+  if (!st) st = upload_all(plan, s);
+  fmmcl_pinned_free(&s->stage);
+  return st;
+}
+
+static void release_mem(cl_mem *m) {
+  if (*m) clReleaseMemObject(*m);
+  *m = NULL;
+}
+
+static void release_list(fmm3d_device_list *dl) {
+  release_mem(&dl->rows);
+  release_mem(&dl->begin);
+  release_mem(&dl->entries);
+}
+
+void fmmcl_fmm3d_release(fmm3d_state *s) {
+  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p,
+                    &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (*k[i]) clReleaseKernel(*k[i]);
+  if (s->exp_program) clReleaseProgram(s->exp_program);
+  if (s->p2p_program) clReleaseProgram(s->p2p_program);
+  cl_mem *m[] = {&s->src, &s->tgt, &s->out, &s->src_perm, &s->tgt_perm, &s->charges, &s->out_user, &s->center, &s->cell_src, &s->cell_tgt, &s->M, &s->L,
+                 &s->leaves, &s->leaf_src_begin, &s->leaf_tgt_begin, &s->m2m_parents,
+                 &s->m2m_children, &s->l2l_pairs};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) release_mem(m[i]);
+  cl_mem *kept[] = {&s->dev_src.packed, &s->dev_src.perm, &s->dev_tgt.packed, &s->dev_tgt.perm};
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) release_mem(kept[i]);
+  release_list(&s->m2l);
+  fmmcl_fmm3d_release_m2l_table(s);
+  release_list(&s->p2l);
+  release_list(&s->m2p);
+  release_list(&s->p2p);
+  fmmcl_tree3d_treecode_lists_free(&s->tc);
+  if (!s->tree_borrowed) {
+    fmmcl_tree3d_fmm_lists_free(&s->fmm);
+    fmmcl_tree3d_destroy(s->tree);
+  }
+  fmmcl_pinned_free(&s->q_pin);
+  fmmcl_pinned_free(&s->out_pin);
+}

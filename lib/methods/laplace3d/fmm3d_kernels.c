@@ -1,0 +1,118 @@
+/* fmm3d_kernels.c — builds the two programs of the 3D FMM and treecode
+ * (expansions3d.cl with -DP=<order>, fmm3d_p2p.cl: P2P and the charge and
+ * result permutations) and creates their kernels. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/laplace3d/fmm3d.h"
+#include "tuning/tuning.h"
+
+/* Tuned -D values of a kernel; until the tuning defaults list it
+ * (FMMCL_ERROR_INTERNAL: no entry), this driver's own default. */
+static fmmcl_status defines_or(fmmcl_context ctx, const char *kernel, fmmcl_precision precision,
+                               const char *problem_class, const char *fallback, char *buf, size_t len) {
+  fmmcl_status st = fmmcl_tuned_defines(ctx, kernel, precision, problem_class, buf, len);
+  if (st == FMMCL_ERROR_INTERNAL) {
+    fmmcl_clear_error(ctx);
+    snprintf(buf, len, "%s", fallback);
+    return FMMCL_SUCCESS;
+  }
+  return st;
+}
+
+/* Reads "-DWGS=value" from a define string; fallback when absent. */
+static size_t wgs_of(const char *defines, size_t fallback) {
+  const char *p = strstr(defines, "-DWGS=");
+  return p ? (size_t)strtoul(p + 6, NULL, 10) : fallback;
+}
+
+/* M2L stages, per entry of a batch, harmonics of order 2p and one
+ * expansion; the harmonics with both signs of m (branch-free contraction)
+ * when that leaves half the local memory free, else m >= 0 only. Shared
+ * with the tuning space (tuning_spaces.c), which must judge alike. */
+size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long long local_mem_bytes,
+                                   int *m2l_signed) {
+  const size_t p = (size_t)order, ncoef = (p + 1) * (p + 2) / 2;
+  const size_t ncoef2 = (2 * p + 1) * (2 * p + 2) / 2, nshift = (2 * p + 1) * (2 * p + 1);
+  const size_t signed_bytes = (nshift + ncoef) * 2 * real_size;
+  *m2l_signed = signed_bytes <= local_mem_bytes / 2;
+  return *m2l_signed ? signed_bytes : (ncoef2 + ncoef) * 2 * real_size;
+}
+
+/* M2L entries staged per round: as many as fit in half the local memory
+ * (room for a second group per compute unit), at most 8 (past that the two
+ * barriers per round are already cheap), at least 1. */
+size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes) {
+  size_t batch = (size_t)(local_mem_bytes / 2) / entry_bytes;
+  return batch < 1 ? 1 : batch > 8 ? 8 : batch;
+}
+
+static size_t m2l_batch_of(const char *defines) {
+  const char *p = strstr(defines, "-DM2L_BATCH=");
+  return p ? (size_t)strtoul(p + 12, NULL, 10) : 1;
+}
+
+static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
+  cl_int err;
+  *k = clCreateKernel(program, name, &err);
+  FMMCL_CL_TRY(ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
+  if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "%s: work-group size %zu outside %zu..%zu on %s", file, wgs, min,
+                      ctx->dev.info.max_work_group_size, ctx->dev.info.device_name);
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_precision prec = plan->opt.precision;
+  const char *real = prec == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1";
+  char cls[16], exp_def[256], p2p_def[256], exp_opt[400], p2p_opt[400];
+  snprintf(cls, sizeof cls, "p%d", s->order);
+  /* one coefficient per work-item: the group is NCOEF rounded up to a warp */
+  char exp_default[64];
+  snprintf(exp_default, sizeof exp_default, "-DWGS=%zu", (s->ncoef + 31) / 32 * 32);
+  fmmcl_status st = defines_or(ctx, "fmm3d_expansions", prec, cls, exp_default, exp_def, sizeof exp_def);
+  if (!st) st = defines_or(ctx, "fmm3d_p2p", prec, "dim3", "-DWGS=64 -DUNROLL=4", p2p_def, sizeof p2p_def);
+  if (st) return st;
+  s->exp_wgs = wgs_of(exp_def, (s->ncoef + 31) / 32 * 32);
+  s->p2p_wgs = wgs_of(p2p_def, 64);
+  if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
+  const size_t entry_bytes =
+      fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
+  const int tuned_batch = strstr(exp_def, "-DM2L_BATCH=") != NULL;
+  s->m2l_batch = tuned_batch ? m2l_batch_of(exp_def)
+                             : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
+  const size_t local_bytes = s->m2l_batch * entry_bytes;
+  if (s->m2l_batch < 1 || local_bytes > ctx->dev.info.local_mem_bytes)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "order %d, M2L batch %zu needs %zu bytes of local memory; %s has %llu", s->order,
+                      s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
+  char batch_def[48] = "";
+  if (!tuned_batch) snprintf(batch_def, sizeof batch_def, " -DM2L_BATCH=%zu", s->m2l_batch);
+  if (s->m2l_signed) strcat(batch_def, " -DM2L_SIGNED=1");
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s%s", real, s->order, exp_def, batch_def);
+  snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
+  snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s",
+           exp_opt, p2p_opt);
+  if ((st = fmmcl_program_build(ctx, "laplace3d/expansions3d.cl", exp_opt, &s->exp_program, NULL))) return st;
+  if ((st = fmmcl_program_build(ctx, "laplace3d/fmm3d_p2p.cl", p2p_opt, &s->p2p_program, NULL))) return st;
+  st = create_kernel(ctx, s->exp_program, "p2m", &s->k_p2m);
+  if (!st) st = create_kernel(ctx, s->exp_program, "m2m", &s->k_m2m);
+  if (!st) st = create_kernel(ctx, s->exp_program, "m2p", &s->k_m2p);
+  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_p2p", &s->k_p2p);
+  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_put_charges", &s->k_charges);
+  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_unsort", &s->k_unsort);
+  if (st || s->treecode) return st;
+  st = create_kernel(ctx, s->exp_program, "m2l", &s->k_m2l);
+  if (!st) st = create_kernel(ctx, s->exp_program, "p2l", &s->k_p2l);
+  if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
+  if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
+  return st;
+}

@@ -1,0 +1,68 @@
+/* fmm3d_method.c — the FMM and treecode methods of FMMCL_LAPLACE_3D: plan
+ * create (host tree and lists, device tables), execute (operator phases on
+ * the device), destroy. The two differ only in their lists and phases. */
+#include <stdlib.h>
+
+#include "methods/laplace3d/fmm3d.h"
+
+static fmmcl_status create_with(fmmcl_plan plan, const double *sources, const double *targets,
+                                int treecode) {
+  fmm3d_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  s->treecode = treecode;
+  return fmmcl_fmm3d_setup(plan, s, sources, targets);
+}
+
+fmmcl_status fmmcl_fmm3d_create_borrowing(fmmcl_plan plan, const double *sources, const double *targets,
+                                          const fmm3d_state *donor) {
+  fmm3d_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  if (donor->treecode || !donor->tree || !donor->tree->source_xyz ||
+      (!donor->tree->targets_are_sources && !donor->tree->target_xyz))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "a borrowed tree needs the donor's host points");
+  s->tree = donor->tree;
+  s->fmm = donor->fmm;
+  s->tree_borrowed = 1;
+  return fmmcl_fmm3d_setup(plan, s, sources, targets);
+}
+
+static fmmcl_status fmm_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  return create_with(plan, sources, targets, 0);
+}
+
+static fmmcl_status treecode_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  return create_with(plan, sources, targets, 1);
+}
+
+/* Both methods: the tree and lists of create are reused; only the charges
+ * travel. Upward pass, then (FMM) far field through local expansions or
+ * (treecode) multipoles straight to the targets, then the near field. */
+static fmmcl_status fmm3d_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                  double *gradient) {
+  fmm3d_state *s = plan->impl;
+  /* create-time phases, reported again since execute restarts the timings */
+  if (s->sort_seconds > 0) fmmcl_plan_record(plan, "sort", s->sort_seconds);
+  fmmcl_plan_record(plan, "tree", s->tree_seconds);
+  fmmcl_plan_record(plan, "lists", s->lists_seconds);
+  fmmcl_plan_record(plan, "tables", s->tables_seconds);
+  fmmcl_status st = fmmcl_fmm3d_upload_charges(plan, s, charges);
+  if (!st) st = fmmcl_fmm3d_run_phases(plan, s, s->treecode ? FMMCL_FMM3D_TREECODE_PHASES
+                                                            : FMMCL_FMM3D_FMM_PHASES);
+  if (!st) st = fmmcl_fmm3d_download(plan, s, potential, gradient);
+  return st;
+}
+
+static void fmm3d_destroy(fmmcl_plan plan) {
+  fmm3d_state *s = plan->impl;
+  if (!s) return;
+  fmmcl_fmm3d_release(s);
+  free(s);
+  plan->impl = NULL;
+}
+
+const fmmcl_method_ops fmmcl_fmm3d_ops = {fmm_create, fmm3d_execute, fmm3d_destroy,
+                                          fmmcl_fmm3d_counts};
+const fmmcl_method_ops fmmcl_treecode3d_ops = {treecode_create, fmm3d_execute,
+                                               fmm3d_destroy, fmmcl_fmm3d_counts};

@@ -1,0 +1,111 @@
+/* fmm3d_setup.c — plan creation shared by the 3D FMM and treecode: the
+ * tree (Morton keys and sort on the device for large N, refinement on the
+ * host), the lists, then kernels and the device tables execute reuses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/laplace3d/fmm3d.h"
+
+/* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
+ * launch overhead of its expansion work; wider devices like larger leaves.
+ * On the H100 (1M and 10M uniform points, float p = 8 and double p = 13)
+ * q = 512 ran 2x faster than 128: M2L fell 16 -> 1.9 ms while P2P rose
+ * 1.5 -> 6.7 ms at 1M; q = 1024 gave the same tree there. On PoCL (2
+ * cores, 1e5 points, float) q = 256 beat 64: 0.91 s against 1.37 s. */
+static size_t default_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ? 512 : 256; }
+
+/* Depth limit: float coordinates carry 24 bits, so cells finer than 2^-20 of
+ * the box would have centres that round onto each other. */
+static int max_level(fmmcl_precision precision) { return precision == FMMCL_SINGLE ? 20 : 0; }
+
+/* Below this many points the host sort beats the device sort's ~80 launches
+ * and its two transfers. */
+#define DEVICE_SORT_MIN_POINTS 65536
+
+/* Device keys and sort on a GPU for large N; a CPU device shares the host's
+ * cores, so there the host's own sort is as fast. FMMCL_TREE_SORT=device or
+ * host forces either (tests, comparisons). */
+static int use_device_sort(fmmcl_plan plan) {
+  fmmcl_context ctx = plan->ctx;
+  size_t n = plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets;
+  if (!fmmcl_tree3d_device_sort_available(ctx, n)) return 0;
+  const char *force = getenv("FMMCL_TREE_SORT");
+  if (force && strcmp(force, "device") == 0) return 1;
+  if (force && strcmp(force, "host") == 0) return 0;
+  return ctx->dev.info.is_gpu && n >= DEVICE_SORT_MIN_POINTS;
+}
+
+static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *sources,
+                               const double *targets) {
+  const fmmcl_plan_options *o = &plan->opt;
+  size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(&plan->ctx->dev.info);
+  const double *t = plan->targets_are_sources ? NULL : targets;
+  double t0 = fmmcl_wall_seconds();
+  s->sort_seconds = 0;
+  /* an overfull leaf at the depth limit (coincident points) only means more
+   * P2P work in that leaf, which is still exact: nothing to report */
+  fmmcl_status st = FMMCL_ERROR_UNSUPPORTED;
+  if (use_device_sort(plan)) {
+    /* the sorted points stay on the device, packed for the kernels */
+    st = fmmcl_tree3d_build_device_packed(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
+                                          max_level(o->precision), s->real_size, &s->tree, &s->sort_seconds,
+                                          &s->dev_src, &s->dev_tgt, s->shift);
+    /* the host build gives the same tree, so a device that cannot sort
+     * (memory, a driver's build failure) costs time, not the plan */
+    if (st) fmmcl_clear_error(plan->ctx), s->sort_seconds = 0, t0 = fmmcl_wall_seconds();
+  }
+  if (st) {
+    st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets, t, q, max_level(o->precision),
+                            &s->tree);
+    if (st) return fmmcl_fail(plan->ctx, st, "building the octree: %s", fmmcl_last_error(NULL));
+  }
+  /* "tree" is the host refinement; "sort" the device keys and sort before it */
+  s->tree_seconds = fmmcl_wall_seconds() - t0 - s->sort_seconds;
+  if (s->sort_seconds > 0) fmmcl_plan_record(plan, "sort", s->sort_seconds);
+  fmmcl_plan_record(plan, "tree", s->tree_seconds);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s) {
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, plan->opt.theta, &s->tc)
+                                : fmmcl_tree3d_fmm_lists_build(s->tree, &s->fmm);
+  if (st) return fmmcl_fail(plan->ctx, st, "building interaction lists: %s", fmmcl_last_error(NULL));
+  s->lists_seconds = fmmcl_wall_seconds() - t0;
+  fmmcl_plan_record(plan, "lists", s->lists_seconds);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  /* the expansions are those of 1/r; a softened kernel is not harmonic */
+  if (o->softening != 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "softening is not available with the FMM or treecode yet (use DIRECT)");
+  if (o->leaf_size < 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf_size must be >= 0, got %d", o->leaf_size);
+  /* theta > 1 would accept cells whose expansions diverge at the targets */
+  if (s->treecode && !(o->theta > 0 && o->theta <= 1))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "treecode theta must be in (0, 1], got %g",
+                      o->theta);
+  return fmmcl_fmm3d_choose_order(ctx, o, s->treecode, &s->order);
+}
+
+fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
+                               const double *targets) {
+  s->real_size = plan->opt.precision == FMMCL_DOUBLE ? 8 : 4;
+  fmmcl_status st = check_options(plan, s);
+  if (st) return st;
+  s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
+  if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
+    if ((st = build_tree(plan, s, sources, targets))) return st;
+    if ((st = build_lists(plan, s))) return st;
+  }
+  if ((st = fmmcl_fmm3d_build_kernels(plan, s))) return st;
+  double t0 = fmmcl_wall_seconds();
+  if ((st = fmmcl_fmm3d_upload_tables(plan, s))) return st;
+  s->tables_seconds = fmmcl_wall_seconds() - t0;
+  fmmcl_plan_record(plan, "tables", s->tables_seconds);
+  return FMMCL_SUCCESS;
+}

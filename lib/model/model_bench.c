@@ -1,0 +1,137 @@
+/* model_bench.c — the performance model's microbenchmarks: the device's
+ * effective peak for the U-list instruction mix and its achievable memory
+ * bandwidth (cl/model.cl), each the best of a few timed runs. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model/model.h"
+
+#define MODEL_WGS 128   /* compute kernel's work-group (and source tile) size */
+#define MIN_SECONDS 0.01 /* a run shorter than this is repeated with more work */
+#define RUNS 3
+
+/* Runs k once over global items of local size wgs and returns its time. */
+static fmmcl_status timed(fmmcl_context ctx, cl_kernel k, size_t global, size_t wgs, double *sec) {
+  cl_event ev;
+  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &wgs, 0, NULL, &ev));
+  cl_int err = clWaitForEvents(1, &ev);
+  *sec = err == CL_SUCCESS ? fmmcl_event_seconds(ev) : 0;
+  clReleaseEvent(ev);
+  FMMCL_CL_TRY(ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+/* Fills a REAL4 buffer of n points with values in [0, 1) (the charge too). */
+static fmmcl_status random_points(fmmcl_context ctx, size_t n, size_t real_size, cl_mem *buf) {
+  void *h = malloc(n * 4 * real_size);
+  if (!h) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  unsigned x = 12345;
+  for (size_t i = 0; i < 4 * n; i++) {
+    x = x * 1103515245u + 12345u;
+    const double v = (double)(x >> 8) / 16777216.0;
+    if (real_size == 4) ((float *)h)[i] = (float)v;
+    else ((double *)h)[i] = v;
+  }
+  cl_int err;
+  *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4 * real_size, h, &err);
+  free(h);
+  FMMCL_CL_TRY(ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status measure_ulist(fmmcl_context ctx, cl_program prog, size_t real_size, double *rate) {
+  const fmmcl_device_info *d = &ctx->dev.info;
+  /* enough work-groups to fill every compute unit several times over */
+  const size_t global = (size_t)(d->compute_units ? d->compute_units : 1) * (d->is_gpu ? 64 : 4) * MODEL_WGS;
+  cl_int err;
+  cl_kernel k = clCreateKernel(prog, "model_ulist", &err);
+  FMMCL_CL_TRY(ctx, err);
+  cl_mem pts = NULL, out = NULL;
+  fmmcl_status st = random_points(ctx, global, real_size, &pts);
+  if (!st) {
+    out = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, global * 4 * real_size, NULL, &err);
+    if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
+  }
+  cl_int reps = 1;
+  *rate = 0;
+  if (!st && ((err = clSetKernelArg(k, 0, sizeof pts, &pts)) || (err = clSetKernelArg(k, 1, sizeof out, &out))))
+    st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clSetKernelArg: %s", fmmcl_cl_error_name(err));
+  for (int run = 0; !st && run < RUNS + 12; run++) {
+    double sec = 0;
+    if ((err = clSetKernelArg(k, 2, sizeof reps, &reps)))
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clSetKernelArg: %s", fmmcl_cl_error_name(err));
+    if (!st) st = timed(ctx, k, global, MODEL_WGS, &sec);
+    if (st) break;
+    if (sec < MIN_SECONDS && reps < (1 << 20)) { reps *= 2; run = -1; continue; } /* grow, then time */
+    const double r = (double)global * MODEL_WGS * reps / sec;
+    if (r > *rate) *rate = r;
+    if (run + 1 >= RUNS) break;
+  }
+  if (pts) clReleaseMemObject(pts);
+  if (out) clReleaseMemObject(out);
+  clReleaseKernel(k);
+  return st;
+}
+
+/* The streaming copy over a buffer several times any last-level cache,
+ * at the work-group size that does best. */
+static fmmcl_status measure_stream(fmmcl_context ctx, cl_program prog, size_t real_size, double *rate) {
+  const fmmcl_device_info *d = &ctx->dev.info;
+  size_t n = (size_t)1 << (d->is_gpu ? 24 : 21); /* REAL4s per array */
+  while (n > 4096 && 2 * n * 4 * real_size > d->global_mem_bytes / 4) n /= 2;
+  cl_int err;
+  cl_kernel k = clCreateKernel(prog, "model_stream", &err);
+  FMMCL_CL_TRY(ctx, err);
+  cl_mem a = NULL, b = NULL;
+  fmmcl_status st = random_points(ctx, n, real_size, &a);
+  if (!st) {
+    b = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, n * 4 * real_size, NULL, &err);
+    if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
+  }
+  const float sf = 1.0001f;
+  const double sd = 1.0001;
+  if (!st && ((err = clSetKernelArg(k, 0, sizeof a, &a)) || (err = clSetKernelArg(k, 1, sizeof b, &b)) ||
+              (err = clSetKernelArg(k, 2, real_size, real_size == 4 ? (const void *)&sf : (const void *)&sd))))
+    st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clSetKernelArg: %s", fmmcl_cl_error_name(err));
+  static const size_t wgs[] = {64, 128, 256, 512};
+  *rate = 0;
+  for (size_t w = 0; !st && w < sizeof wgs / sizeof *wgs; w++) {
+    if (wgs[w] > d->max_work_group_size) break;
+    for (int run = 0; !st && run <= RUNS; run++) {
+      double sec = 0;
+      st = timed(ctx, k, n, wgs[w], &sec);
+      if (!st && run > 0 && sec > 0) { /* run 0 warms the caches and pages up */
+        const double r = 2.0 * n * 4 * real_size / sec;
+        if (r > *rate) *rate = r;
+      }
+    }
+  }
+  if (a) clReleaseMemObject(a);
+  if (b) clReleaseMemObject(b);
+  clReleaseKernel(k);
+  return st;
+}
+
+fmmcl_status fmmcl_model_measure(fmmcl_context ctx, fmmcl_precision prec, double *pairs_per_s,
+                                 double *bytes_per_s) {
+  if (!ctx || !pairs_per_s || !bytes_per_s)
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_measure: NULL argument");
+  if (prec == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision",
+                      ctx->dev.info.device_name);
+  if (ctx->dev.info.max_work_group_size < MODEL_WGS)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "work-groups of %d items not supported", MODEL_WGS);
+  char options[128];
+  snprintf(options, sizeof options, "%s -DWGS=%d",
+           prec == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", MODEL_WGS);
+  cl_program prog;
+  fmmcl_status st = fmmcl_program_build(ctx, "model/model.cl", options, &prog, NULL);
+  if (st) return st;
+  const size_t rs = prec == FMMCL_DOUBLE ? 8 : 4;
+  st = measure_ulist(ctx, prog, rs, pairs_per_s);
+  if (!st) st = measure_stream(ctx, prog, rs, bytes_per_s);
+  clReleaseProgram(prog);
+  if (!st && !(*pairs_per_s > 0 && *bytes_per_s > 0))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "microbenchmarks measured no time (profiling broken?)");
+  return st;
+}

@@ -1,0 +1,119 @@
+/* model_choose.c — decisions from the performance model: direct sum or FMM
+ * and the FMM's leaf size, the smallest predicted time over candidates. */
+#include <string.h>
+
+#include "methods/laplace3d/fmm3d.h"
+#include "model/model.h"
+
+const int fmmcl_model_leaf_sizes[FMMCL_MODEL_N_LEAF] = {32, 64, 128, 256, 512, 1024};
+
+fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *mp,
+                                const fmmcl_plan_options *opt, size_t n_sources, const double *sources,
+                                size_t n_targets, const double *targets, fmmcl_model_choice *out) {
+  if (!mp || !mp->measured || !mp->fitted)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "the model has no fitted constants");
+  memset(out, 0, sizeof *out);
+  fmmcl_status st = fmmcl_fmm3d_choose_order(ctx, opt, 0, &out->order);
+  if (st) return st;
+  const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
+  const size_t nt = targets ? n_targets : n_sources;
+  double work[FMMCL_MODEL_NWORK] = {0};
+  work[FMMCL_MODEL_P2P] = (double)n_sources * (double)nt;
+  work[FMMCL_MODEL_NPHASES + FMMCL_MODEL_P2P] = 1; /* one "leaf" pair: all points */
+  work[FMMCL_MODEL_UPLOAD] = (double)n_sources;
+  work[FMMCL_MODEL_DOWNLOAD] = work[FMMCL_MODEL_OVERHEAD] = (double)nt;
+  out->direct_seconds = fmmcl_model_predict(mp, rs, out->order, work, n_sources, nt, NULL);
+  out->fmm_seconds = -1;
+  const size_t n_max = n_sources > nt ? n_sources : nt;
+  for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++) {
+    const int q = fmmcl_model_leaf_sizes[k];
+    if (k > 0 && (size_t)q > n_max) break; /* one leaf already: larger q is the same tree */
+    double seconds[FMMCL_MODEL_NPHASES];
+    st = fmmcl_model_counts(n_sources, sources, nt, targets, (size_t)q, opt->precision, work);
+    if (st) return fmmcl_fail(ctx, st, "model: %s", fmmcl_last_error(NULL));
+    const double t = fmmcl_model_predict(mp, rs, out->order, work, n_sources, nt, seconds);
+    if (out->fmm_seconds < 0 || t < out->fmm_seconds) {
+      out->fmm_seconds = t;
+      out->leaf_size = q;
+      memcpy(out->phase_seconds, seconds, sizeof seconds);
+    }
+  }
+  out->method = out->direct_seconds <= out->fmm_seconds ? FMMCL_DIRECT : FMMCL_FMM;
+  return FMMCL_SUCCESS;
+}
+
+/* Below this many pairs the direct sum is taken when no fitted model
+ * exists: where the FMM's fixed costs (tree, lists, kernel builds) stop
+ * dominating on the devices measured so far (2^26 pairs, ~8k points). */
+#define AUTO_FALLBACK_PAIRS 67108864.0
+
+fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                 const double *sources, size_t n_targets, const double *targets,
+                                 fmmcl_plan_options *resolved) {
+  *resolved = *opt;
+  if (opt->kernel != FMMCL_LAPLACE_3D)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method AUTO is only available for LAPLACE_3D");
+  const size_t nt = targets ? n_targets : n_sources;
+  char path[4200];
+  fmmcl_model m;
+  const int have = fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
+                   fmmcl_model_load(path, &ctx->dev.info, &m) == FMMCL_SUCCESS &&
+                   m.prec[opt->precision].measured && m.prec[opt->precision].fitted;
+  if (!have) {
+    resolved->method = (double)n_sources * (double)nt < AUTO_FALLBACK_PAIRS ? FMMCL_DIRECT : FMMCL_FMM;
+    return FMMCL_SUCCESS;
+  }
+  fmmcl_model_choice c;
+  fmmcl_status st = fmmcl_model_choose(ctx, &m.prec[opt->precision], opt, n_sources, sources, n_targets,
+                                       targets, &c);
+  if (st) return st;
+  resolved->method = c.method;
+  if (c.method == FMMCL_FMM && opt->leaf_size == 0) resolved->leaf_size = c.leaf_size;
+  return FMMCL_SUCCESS;
+}
+
+/* Seconds of a share on one device, transfers and overhead included: the
+ * near field (P2P), plus Up and W when W goes with it, plus X and Down
+ * when X goes with it; or the far field, less W and X then. */
+static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near, int x_near) {
+  double t = s[FMMCL_MODEL_UPLOAD] + s[FMMCL_MODEL_DOWNLOAD] + s[FMMCL_MODEL_OVERHEAD];
+  for (int ph = 0; ph < FMMCL_MODEL_UPLOAD; ph++) {
+    const int up = ph == FMMCL_MODEL_P2M || ph == FMMCL_MODEL_M2M;
+    const int down = ph == FMMCL_MODEL_L2L || ph == FMMCL_MODEL_L2P;
+    const int on_near = ph == FMMCL_MODEL_P2P || (w_near && (up || ph == FMMCL_MODEL_M2P)) ||
+                        (x_near && (down || ph == FMMCL_MODEL_P2L));
+    const int on_far = ph != FMMCL_MODEL_P2P && !(w_near && ph == FMMCL_MODEL_M2P) &&
+                       !(x_near && ph == FMMCL_MODEL_P2L);
+    if (near ? on_near : on_far) t += s[ph];
+  }
+  return t;
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+void fmmcl_model_schedule_times(const fmmcl_model_precision *a, const fmmcl_model_precision *b,
+                                size_t real_size, int order, const double work[FMMCL_MODEL_NWORK],
+                                size_t n_sources, size_t n_targets, double t[5], int w_near[5],
+                                int x_near[5]) {
+  double sa[FMMCL_MODEL_NPHASES], sb[FMMCL_MODEL_NPHASES];
+  int wn[5] = {0}, xn[5] = {0};
+  t[0] = 0;
+  t[FMMCL_SCHEDULE_GPU] = fmmcl_model_predict(a, real_size, order, work, n_sources, n_targets, sa);
+  t[FMMCL_SCHEDULE_CPU] = fmmcl_model_predict(b, real_size, order, work, n_sources, n_targets, sb);
+  /* hybrid1: near on a, far on b; hybrid2 the reverse; W and X each where
+   * that is faster (a list with no work stays with the far field) */
+  for (int h = 0; h < 2; h++) {
+    const double *near = h ? sb : sa, *far = h ? sa : sb;
+    const int k = h ? FMMCL_SCHEDULE_HYBRID2 : FMMCL_SCHEDULE_HYBRID1;
+    t[k] = -1;
+    for (int w = 0; w < 2; w++)
+      for (int x = 0; x < 2; x++) {
+        if ((w && !(work[FMMCL_MODEL_M2P] > 0)) || (x && !(work[FMMCL_MODEL_P2L] > 0))) continue;
+        const double tk = max2(share(near, 1, w, x), share(far, 0, w, x));
+        if (t[k] < 0 || tk < t[k]) t[k] = tk, wn[k] = w, xn[k] = x;
+      }
+    t[k] += sa[FMMCL_MODEL_COMBINE];
+  }
+  if (w_near) memcpy(w_near, wn, sizeof wn);
+  if (x_near) memcpy(x_near, xn, sizeof xn);
+}

@@ -1,0 +1,188 @@
+/* tree3d.h — host (plain C, OpenMP) adaptive octree over 3D sources and
+ * targets, the adaptive-FMM interaction lists U, V, W, X, the treecode
+ * near/far lists, and their statistics. The drivers build on these; the
+ * device tree build is tested against them. */
+#ifndef FMMCL_TREE3D_H
+#define FMMCL_TREE3D_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fmmcl.h"
+#include "tree/morton3d.h"
+
+/* One cell of the octree. Cells are stored level by level (root first) and,
+ * within a level, in Morton order; the children of a cell are contiguous.
+ * A cell's points are the ranges [src_begin, src_end) of the sorted sources
+ * and [tgt_begin, tgt_end) of the sorted targets: one tree over the union of
+ * both sets, so the same cell index names the same box for either role. */
+typedef struct fmmcl_tree3d_cell {
+  uint64_t key;          /* Morton key of the cell: the top 3*level bits of its points' keys */
+  uint32_t anchor[3];    /* integer coordinates of its lower corner in cells of its level */
+  int32_t level;         /* 0 for the root */
+  int32_t parent;        /* -1 for the root */
+  int32_t child_begin;   /* index of the first child; meaningless for a leaf */
+  int32_t n_children;    /* 0 for a leaf; only children holding a point exist */
+  size_t src_begin, src_end;
+  size_t tgt_begin, tgt_end;
+  double center[3];
+  double half_width;     /* half the side of the cube */
+} fmmcl_tree3d_cell;
+
+typedef struct fmmcl_tree3d {
+  fmmcl_morton3d_cube cube;  /* root cube, shared by sources and targets */
+  size_t leaf_size;          /* q: a leaf holds at most q sources and at most q targets */
+  int max_level;             /* depth limit the tree was built with (<= 21) */
+  int n_levels;              /* deepest level present + 1 */
+  /* Leaves at max_level that still hold more than q sources or targets
+   * (coincident or nearly coincident points); the caller decides whether
+   * that is an error. depth_limit_reached = (n_overfull_leaves > 0). */
+  int depth_limit_reached;
+  size_t n_overfull_leaves;
+
+  size_t n_sources, n_targets;
+  int targets_are_sources;   /* the target arrays below alias the source arrays */
+  /* Sorted by key; *_perm[i] is the caller's index of sorted point i, so a
+   * result r_sorted unpermutes as r_caller[perm[i]] = r_sorted[i]. */
+  uint64_t *source_keys;
+  size_t *source_perm;
+  double *source_xyz;        /* sorted coordinates, interleaved (NULL: kept on the device) */
+  uint64_t *target_keys;
+  size_t *target_perm;
+  double *target_xyz;
+
+  size_t n_cells;
+  fmmcl_tree3d_cell *cells;
+  size_t level_begin[FMMCL_MORTON_LEVELS + 2]; /* level l is cells [level_begin[l], level_begin[l+1]) */
+  size_t n_leaves;
+  int32_t *leaves;           /* leaf cell indices in Morton order: their point ranges tile the arrays in order */
+} fmmcl_tree3d;
+
+/* Builds the tree. targets == NULL means the targets are the sources
+ * (n_targets ignored). leaf_size q >= 1. max_level 0 means the key width
+ * limit 21; otherwise 1..21. Errors: NULL pointer, EMPTY_INPUT, NONFINITE_INPUT,
+ * INVALID_ARGUMENT, OUT_OF_MEMORY (message in fmmcl_last_error(NULL)).
+ * Hitting the depth limit is not an error: see depth_limit_reached. */
+fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
+                                size_t n_targets, const double *targets,
+                                size_t leaf_size, int max_level, fmmcl_tree3d **tree);
+/* The same tree from keys sorted elsewhere (the device sort): cube is what
+ * fmmcl_morton3d_bounding_cube gives for (sources, targets), and keys/perm
+ * are what fmmcl_morton3d_keys then fmmcl_morton3d_sort leave, so the tree
+ * equals fmmcl_tree3d_build's. Takes ownership of the malloc'ed key and
+ * permutation arrays (targets' NULL when targets == NULL) and frees them on
+ * failure too. gather 0 leaves source_xyz and target_xyz NULL, for a
+ * caller that has the sorted points elsewhere (on the device). */
+fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, size_t n_targets,
+                                       const double *targets, const fmmcl_morton3d_cube *cube,
+                                       uint64_t *source_keys, size_t *source_perm,
+                                       uint64_t *target_keys, size_t *target_perm,
+                                       size_t leaf_size, int max_level, int gather, fmmcl_tree3d **tree);
+void fmmcl_tree3d_destroy(fmmcl_tree3d *tree);
+
+static inline int fmmcl_tree3d_is_leaf(const fmmcl_tree3d_cell *c) { return c->n_children == 0; }
+static inline size_t fmmcl_tree3d_n_src(const fmmcl_tree3d_cell *c) { return c->src_end - c->src_begin; }
+static inline size_t fmmcl_tree3d_n_tgt(const fmmcl_tree3d_cell *c) { return c->tgt_end - c->tgt_begin; }
+
+/* Whether two cells (any levels) touch or overlap as closed cubes: exact,
+ * on integer coordinates. */
+int fmmcl_tree3d_cells_adjacent(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b);
+/* The same, inlined: the list builders call it millions of times, and the
+ * exported function goes through the PLT. Compared on the finest grid,
+ * where both cubes have integer corners. */
+static inline int fmmcl_tree3d_adjacent_inline(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b) {
+  int sa = FMMCL_MORTON_LEVELS - a->level, sb = FMMCL_MORTON_LEVELS - b->level;
+  for (int d = 0; d < 3; d++) {
+    int64_t alo = (int64_t)a->anchor[d] << sa, ahi = (int64_t)(a->anchor[d] + 1) << sa;
+    int64_t blo = (int64_t)b->anchor[d] << sb, bhi = (int64_t)(b->anchor[d] + 1) << sb;
+    if (alo > bhi || blo > ahi) return 0;
+  }
+  return 1;
+}
+
+/* Colleagues: for each cell, the 27 same-level cells at offsets
+ * (dx,dy,dz) in {-1,0,1}^3, slot (dx+1)*9 + (dy+1)*3 + (dz+1) (slot 13 is
+ * the cell itself); -1 where no such cell exists. *colleagues is malloc'ed,
+ * 27 * n_cells entries. */
+#define FMMCL_TREE3D_COLLEAGUES 27
+fmmcl_status fmmcl_tree3d_colleagues(const fmmcl_tree3d *tree, int32_t **colleagues);
+
+/* ---- lists in compressed-row form -------------------------------------- */
+
+/* Row r is indices[offsets[r] .. offsets[r+1]); n_rows + 1 offsets. */
+typedef struct fmmcl_tree3d_csr {
+  size_t n_rows;
+  size_t *offsets;
+  int32_t *indices;
+} fmmcl_tree3d_csr;
+
+void fmmcl_tree3d_csr_free(fmmcl_tree3d_csr *csr);
+
+/* Adaptive FMM lists (Carrier-Greengard-Rokhlin; Choi et al. 2014). One row
+ * per cell (n_cells rows); rows are filled only for cells holding targets and
+ * list only cells holding sources. Adjacent = closed cubes touch.
+ *  u: for a leaf B, every leaf adjacent to B, B itself included (P2P).
+ *  v: for any cell B, the children of the colleagues of B's parent that are
+ *     not adjacent to B (M2L; same level as B).
+ *  w: for a leaf B, the cells A below a colleague of B, A not adjacent to B
+ *     but A's parent adjacent to B (M2P: A's multipole at B's targets).
+ *  x: for any cell B, the leaves A with B in w(A), i.e. A coarser than B,
+ *     adjacent to B's parent but not to B (P2L: A's sources into B's local).
+ * For a target leaf B and a source leaf A exactly one holds: A in u(B); an
+ * ancestor-or-self of A in v of an ancestor-or-self of B; an ancestor-or-self
+ * of A in w(B); A in x of an ancestor-or-self of B. */
+typedef struct fmmcl_tree3d_fmm_lists {
+  fmmcl_tree3d_csr u, v, w, x;
+} fmmcl_tree3d_fmm_lists;
+
+fmmcl_status fmmcl_tree3d_fmm_lists_build(const fmmcl_tree3d *tree, fmmcl_tree3d_fmm_lists *lists);
+void fmmcl_tree3d_fmm_lists_free(fmmcl_tree3d_fmm_lists *lists);
+
+/* Treecode lists, one row per cell (n_cells rows), filled for leaves holding
+ * targets. Acceptance of source cell A for target leaf B (cell-cell MAC):
+ *     (r_A + r_B) < theta * |c_A - c_B|,   r = half-diagonal of the cube.
+ * For theta <= 1 this bounds, for every target x in B and source y in A,
+ * |y - c_A| / |x - c_A| < theta: the pointwise Barnes-Hut ratio, with the
+ * expansion centre at the cell centre. The traversal from the root takes the
+ * first accepted cell on each path (far: M2P) and the leaves never accepted
+ * (near: P2P), so every source is counted once per target leaf. */
+typedef struct fmmcl_tree3d_treecode_lists {
+  double theta;
+  fmmcl_tree3d_csr far, near;
+} fmmcl_tree3d_treecode_lists;
+
+/* theta > 0 and finite, else FMMCL_ERROR_INVALID_ARGUMENT. */
+fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, double theta,
+                                               fmmcl_tree3d_treecode_lists *lists);
+void fmmcl_tree3d_treecode_lists_free(fmmcl_tree3d_treecode_lists *lists);
+/* The acceptance test above, for reuse by checks and the device build. */
+int fmmcl_tree3d_mac_accepts(const fmmcl_tree3d_cell *source, const fmmcl_tree3d_cell *target,
+                             double theta);
+
+/* ---- statistics for the performance model ------------------------------- */
+
+typedef struct fmmcl_tree3d_list_stats {
+  size_t entries;          /* total list entries */
+  size_t max_row;          /* longest row */
+  double interactions;     /* work units: see fmmcl_tree3d_stats */
+} fmmcl_tree3d_list_stats;
+
+typedef struct fmmcl_tree3d_stats {
+  size_t n_cells, n_leaves;
+  size_t n_source_leaves, n_target_leaves;   /* leaves holding sources / targets */
+  int n_levels;
+  size_t cells_per_level[FMMCL_MORTON_LEVELS + 1];
+  size_t leaves_per_level[FMMCL_MORTON_LEVELS + 1];
+  size_t max_leaf_sources, max_leaf_targets;
+  /* interactions: u, near = source-target point pairs (P2P); v = cell pairs
+   * (M2L); w, far = (target point, cell) evaluations (M2P); x = (source
+   * point, cell) evaluations (P2L). Zero when the lists were not given. */
+  fmmcl_tree3d_list_stats u, v, w, x, near, far;
+} fmmcl_tree3d_stats;
+
+/* fmm and treecode may be NULL. */
+fmmcl_status fmmcl_tree3d_stats_compute(const fmmcl_tree3d *tree, const fmmcl_tree3d_fmm_lists *fmm,
+                                        const fmmcl_tree3d_treecode_lists *treecode,
+                                        fmmcl_tree3d_stats *stats);
+
+#endif /* FMMCL_TREE3D_H */

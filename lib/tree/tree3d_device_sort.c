@@ -1,0 +1,445 @@
+/* tree3d_device_sort.c — launches cl/tree.cl: Morton keys of the points in
+ * the root cube, then a stable LSD radix sort of (key, index) pairs, read
+ * back so the host refinement can skip its own keys and sort. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree/tree3d_device_sort.h"
+
+/* Without a tuning entry: 256 work-items, 8 tiles of them per group, 4-bit
+ * digits (16 passes over 63 bits, each a 16-way local split). */
+#define DEFAULT_DEFINES "-DWGS=256 -DTILES=8 -DRADIX_BITS=4"
+#define KEY_BITS (3 * FMMCL_MORTON_LEVELS)
+#define MAX_SCAN_LEVELS 8
+
+typedef struct sorter {
+  fmmcl_context ctx;
+  cl_program program;
+  cl_kernel keys, hist, scan, add, scatter, pack_float, pack_double;
+  size_t wgs, tiles, radix_bits;
+} sorter;
+
+/* What sort_with leaves on the device when asked (fmm3d's sorted points). */
+typedef struct keep_request {
+  size_t real_size;
+  double shift[3];
+  fmmcl_tree3d_device_points *out;
+} keep_request;
+
+/* Device buffers of one sort; scan[k] holds level k's block sums. */
+typedef struct sort_buffers {
+  cl_mem xyz, keys[2], perm[2], hist, scan[MAX_SCAN_LEVELS];
+} sort_buffers;
+
+int fmmcl_tree3d_device_sort_available(fmmcl_context ctx, size_t n) {
+  return ctx && ctx->dev.info.has_fp64 && n < (size_t)UINT32_MAX;
+}
+
+static size_t define_or(const char *defines, const char *name, size_t fallback) {
+  char pat[32];
+  snprintf(pat, sizeof pat, "-D%s=", name);
+  const char *p = strstr(defines, pat);
+  return p ? (size_t)strtoul(p + strlen(pat), NULL, 10) : fallback;
+}
+
+/* Work-group size and digit width from the tuning cache (kernel "tree_sort"),
+ * else the defaults; WGS is lowered to what the device allows. */
+static fmmcl_status choose_parameters(sorter *s) {
+  char def[256];
+  fmmcl_status st = fmmcl_tuned_defines(s->ctx, "tree_sort", FMMCL_DOUBLE, "keys63", def, sizeof def);
+  if (st == FMMCL_ERROR_INTERNAL) { /* no entry for this kernel: our defaults */
+    fmmcl_clear_error(s->ctx);
+    snprintf(def, sizeof def, "%s", DEFAULT_DEFINES);
+  } else if (st) {
+    return st;
+  }
+  s->wgs = define_or(def, "WGS", 256);
+  s->tiles = define_or(def, "TILES", 8);
+  s->radix_bits = define_or(def, "RADIX_BITS", 4);
+  while (s->wgs > s->ctx->dev.info.max_work_group_size) s->wgs /= 2;
+  if (s->radix_bits < 1 || s->radix_bits > 8 || s->tiles < 1 || (s->wgs & (s->wgs - 1)) ||
+      s->wgs < ((size_t)1 << s->radix_bits))
+    return fmmcl_fail(s->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "tree.cl: WGS=%zu TILES=%zu RADIX_BITS=%zu is not a valid radix sort on %s "
+                      "(WGS a power of two >= 2^RADIX_BITS, RADIX_BITS 1..8)",
+                      s->wgs, s->tiles, s->radix_bits, s->ctx->dev.info.device_name);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status create_kernel(sorter *s, const char *name, cl_kernel *k) {
+  cl_int err;
+  *k = clCreateKernel(s->program, name, &err);
+  FMMCL_CL_TRY(s->ctx, err);
+  return FMMCL_SUCCESS;
+}
+
+static void sorter_release(sorter *s) {
+  cl_kernel *k[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter, &s->pack_float, &s->pack_double};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (*k[i]) clReleaseKernel(*k[i]);
+  if (s->program) clReleaseProgram(s->program);
+}
+
+static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
+  memset(s, 0, sizeof *s);
+  s->ctx = ctx;
+  fmmcl_status st = choose_parameters(s);
+  if (st) return st;
+  /* keys in double so they round exactly as the host's do */
+  char opt[256];
+  snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 -DWGS=%zu -DTILES=%zu -DRADIX_BITS=%zu", s->wgs, s->tiles,
+           s->radix_bits);
+  if (ctx->sort_program && strcmp(ctx->sort_options, opt) == 0) {
+    s->program = ctx->sort_program;
+    clRetainProgram(s->program);
+  } else {
+    if ((st = fmmcl_program_build(ctx, "tree/tree.cl", opt, &s->program, NULL))) return st;
+    if (ctx->sort_program) clReleaseProgram(ctx->sort_program);
+    ctx->sort_program = s->program;
+    clRetainProgram(ctx->sort_program);
+    snprintf(ctx->sort_options, sizeof ctx->sort_options, "%s", opt);
+  }
+  st = create_kernel(s, "morton_keys", &s->keys);
+  if (!st) st = create_kernel(s, "radix_histogram", &s->hist);
+  if (!st) st = create_kernel(s, "scan_exclusive_blocks", &s->scan);
+  if (!st) st = create_kernel(s, "scan_add_block_offsets", &s->add);
+  if (!st) st = create_kernel(s, "radix_scatter", &s->scatter);
+  if (!st) st = create_kernel(s, "pack_sorted_float", &s->pack_float);
+  if (!st) st = create_kernel(s, "pack_sorted_double", &s->pack_double);
+  return st;
+}
+
+static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+static void buffers_release(sort_buffers *b) {
+  cl_mem *m[] = {&b->xyz, &b->keys[0], &b->keys[1], &b->perm[0], &b->perm[1], &b->hist};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+    if (*m[i]) clReleaseMemObject(*m[i]);
+  for (int k = 0; k < MAX_SCAN_LEVELS; k++)
+    if (b->scan[k]) clReleaseMemObject(b->scan[k]);
+}
+
+static fmmcl_status launch(sorter *s, cl_kernel k, size_t global) {
+  size_t local = s->wgs;
+  FMMCL_CL_TRY(s->ctx, clEnqueueNDRangeKernel(s->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
+#define SET_ARG(s, k, i, v) FMMCL_CL_TRY((s)->ctx, clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+/* Exclusive scan of data[m] in place, level by level: block scans, the
+ * block sums scanned the same way, then the sums added back. */
+static fmmcl_status scan_exclusive(sorter *s, sort_buffers *b, cl_mem data, cl_uint m, int level) {
+  if (level >= MAX_SCAN_LEVELS)
+    return fmmcl_fail(s->ctx, FMMCL_ERROR_INTERNAL, "tree sort: scan deeper than %d levels", MAX_SCAN_LEVELS);
+  size_t blocks = (m + s->wgs - 1) / s->wgs;
+  SET_ARG(s, s->scan, 0, data);
+  SET_ARG(s, s->scan, 1, m);
+  SET_ARG(s, s->scan, 2, b->scan[level]);
+  fmmcl_status st = launch(s, s->scan, blocks * s->wgs);
+  if (st || blocks == 1) return st;
+  if ((st = scan_exclusive(s, b, b->scan[level], (cl_uint)blocks, level + 1))) return st;
+  SET_ARG(s, s->add, 0, data);
+  SET_ARG(s, s->add, 1, m);
+  SET_ARG(s, s->add, 2, b->scan[level]);
+  return launch(s, s->add, blocks * s->wgs);
+}
+
+/* The coordinates go up through pinned staging (pageable memory crawls
+ * through the driver's bounce buffer: 12 ms for 1M points on the H100). */
+static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size_t n, size_t groups,
+                             fmmcl_pinned *stage) {
+  fmmcl_context ctx = s->ctx;
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, &b->xyz);
+  if (!st) {
+    /* in chunks, so that the copy of one overlaps the transfer of the last */
+    double *dst = stage->ptr;
+    const size_t total = 3 * n, chunk = total / 4 + 1;
+    for (size_t lo = 0; lo < total; lo += chunk) {
+      const size_t hi = lo + chunk < total ? lo + chunk : total;
+      #pragma omp parallel for schedule(static) if (hi - lo > 65536)
+      for (size_t i = lo; i < hi; i++) dst[i] = xyz[i];
+      FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, b->xyz, CL_FALSE, lo * sizeof(double),
+                                             (hi - lo) * sizeof(double), dst + lo, 0, NULL, NULL));
+    }
+  }
+  for (int i = 0; i < 2 && !st; i++) {
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_ulong), NULL, &b->keys[i]);
+    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &b->perm[i]);
+  }
+  size_t m = groups << s->radix_bits;
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->hist);
+  for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
+    m = (m + s->wgs - 1) / s->wgs;
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b->scan[k]);
+    if (m == 1) break;
+  }
+  return st;
+}
+
+/* One pass per RADIX_BITS digit, low digit first; returns which buffer
+ * holds the result in *src. */
+static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src, cl_uint bits) {
+  const size_t global = groups * s->wgs;
+  const cl_uint m = (cl_uint)(groups << s->radix_bits);
+  fmmcl_status st = FMMCL_SUCCESS;
+  *src = 0;
+  for (cl_uint shift = 0; !st && shift < bits; shift += (cl_uint)s->radix_bits) {
+    SET_ARG(s, s->hist, 0, b->keys[*src]);
+    SET_ARG(s, s->hist, 1, n);
+    SET_ARG(s, s->hist, 2, shift);
+    SET_ARG(s, s->hist, 3, b->hist);
+    st = launch(s, s->hist, global);
+    if (!st) st = scan_exclusive(s, b, b->hist, m, 0);
+    if (st) return st;
+    cl_mem args[] = {b->keys[*src], b->perm[*src], b->keys[1 - *src], b->perm[1 - *src]};
+    for (cl_uint a = 0; a < 4; a++) SET_ARG(s, s->scatter, a, args[a]);
+    SET_ARG(s, s->scatter, 4, n);
+    SET_ARG(s, s->scatter, 5, shift);
+    SET_ARG(s, s->scatter, 6, b->hist);
+    st = launch(s, s->scatter, global);
+    *src = 1 - *src;
+  }
+  return st;
+}
+
+static fmmcl_status compute_keys(sorter *s, sort_buffers *b, const fmmcl_morton3d_cube *cube, cl_uint n) {
+  /* the scale the host uses, computed once in double here too */
+  cl_double ox = cube->origin[0], oy = cube->origin[1], oz = cube->origin[2];
+  cl_double scale = (double)FMMCL_MORTON_CELLS_PER_AXIS / cube->width;
+  SET_ARG(s, s->keys, 0, b->xyz);
+  SET_ARG(s, s->keys, 1, n);
+  SET_ARG(s, s->keys, 2, ox);
+  SET_ARG(s, s->keys, 3, oy);
+  SET_ARG(s, s->keys, 4, oz);
+  SET_ARG(s, s->keys, 5, scale);
+  SET_ARG(s, s->keys, 6, b->keys[0]);
+  SET_ARG(s, s->keys, 7, b->perm[0]);
+  return launch(s, s->keys, round_up(n, s->wgs));
+}
+
+/* Keys and permutation come back through the same pinned staging (the
+ * in-order queue has finished reading it for the upload by then). */
+static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uint64_t *keys, size_t *perm,
+                              fmmcl_pinned *stage) {
+  uint64_t *k64 = stage->ptr;
+  cl_uint *p32 = (cl_uint *)(k64 + n);
+  cl_command_queue q = s->ctx->queue;
+  cl_int err = clEnqueueReadBuffer(q, b->keys[src], CL_FALSE, 0, n * sizeof(cl_ulong), k64, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = clEnqueueReadBuffer(q, b->perm[src], CL_TRUE, 0, n * sizeof(cl_uint), p32, 0, NULL, NULL);
+  if (err == CL_SUCCESS) {
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) keys[i] = k64[i], perm[i] = p32[i];
+  }
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(s->ctx, fmmcl_status_from_cl(err), "tree sort: reading the sorted keys: %s",
+                      fmmcl_cl_error_name(err));
+  return FMMCL_SUCCESS;
+}
+
+/* The sorted points packed for the FMM from the coordinates and the
+ * permutation the sort leaves on the device; keeps the permutation too. */
+static fmmcl_status pack_sorted(sorter *s, sort_buffers *b, int src, cl_uint n, const keep_request *keep) {
+  fmmcl_context ctx = s->ctx;
+  fmmcl_tree3d_device_points *out = keep->out;
+  cl_kernel k = keep->real_size == 4 ? s->pack_float : s->pack_double;
+  cl_int bad = 0;
+  cl_mem flag = NULL;
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
+  if (!st) {
+    cl_double sx = keep->shift[0], sy = keep->shift[1], sz = keep->shift[2];
+    cl_mem args[] = {b->xyz, b->perm[src]};
+    for (cl_uint a = 0; a < 2; a++) SET_ARG(s, k, a, args[a]);
+    SET_ARG(s, k, 2, n);
+    SET_ARG(s, k, 3, sx);
+    SET_ARG(s, k, 4, sy);
+    SET_ARG(s, k, 5, sz);
+    SET_ARG(s, k, 6, out->packed);
+    SET_ARG(s, k, 7, flag);
+    st = launch(s, k, round_up(n, s->wgs));
+  }
+  if (!st) {
+    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s", fmmcl_cl_error_name(err));
+  }
+  if (flag) clReleaseMemObject(flag);
+  if (st) return st;
+  out->finite = !bad;
+  out->perm = b->perm[src];
+  clRetainMemObject(out->perm);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
+                              uint64_t *keys, size_t *perm, const keep_request *keep) {
+  if (n == 0) return FMMCL_SUCCESS;
+  const size_t groups = (n + s->wgs * s->tiles - 1) / (s->wgs * s->tiles);
+  sort_buffers b;
+  memset(&b, 0, sizeof b);
+  int src = 0;
+  fmmcl_pinned stage;
+  fmmcl_status st = fmmcl_pinned_alloc(s->ctx, 3 * n * sizeof(double), 0, &stage);
+  if (st) return st;
+  st = allocate(s, &b, xyz, n, groups, &stage);
+  if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
+  if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, KEY_BITS);
+  if (!st) st = read_back(s, &b, src, n, keys, perm, &stage);
+  if (!st && keep) st = pack_sorted(s, &b, src, (cl_uint)n, keep);
+  clFinish(s->ctx->queue); /* nothing may still read the staging block */
+  fmmcl_pinned_free(&stage);
+  buffers_release(&b);
+  return st;
+}
+
+fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
+                                      const double *xyz, size_t n, uint64_t *keys, size_t *perm) {
+  if (!ctx || !cube || (n && (!xyz || !keys || !perm)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_device_sort: NULL argument");
+  if (!fmmcl_tree3d_device_sort_available(ctx, n))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "fmmcl_tree3d_device_sort: %s lacks fp64 or %zu keys exceed 2^32", ctx->dev.info.device_name, n);
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  if (!st) st = sort_with(&s, cube, xyz, n, keys, perm, NULL);
+  sorter_release(&s);
+  return st;
+}
+
+/* The tree code reports into the thread's error slot; the caller reads ctx's. */
+static fmmcl_status forward_error(fmmcl_context ctx, fmmcl_status st) {
+  return st ? fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL)) : st;
+}
+
+/* Keys and permutation of one set, malloc'ed for the tree to own. */
+static fmmcl_status sort_set(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
+                             uint64_t **keys, size_t **perm, const keep_request *keep) {
+  *keys = malloc((n ? n : 1) * sizeof **keys);
+  *perm = malloc((n ? n : 1) * sizeof **perm);
+  if (!*keys || !*perm) return fmmcl_fail(s->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
+  return sort_with(s, cube, xyz, n, *keys, *perm, keep);
+}
+
+static void release_points(fmmcl_tree3d_device_points *p) {
+  if (!p) return;
+  if (p->packed) clReleaseMemObject(p->packed);
+  if (p->perm) clReleaseMemObject(p->perm);
+  memset(p, 0, sizeof *p);
+}
+
+/* Both builds: src_keep / tgt_keep NULL gathers the sorted points on the
+ * host, else they stay on the device as the requests say. */
+static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const double *sources, size_t n_targets,
+                                 const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree,
+                                 double *sort_seconds, keep_request *src_keep, keep_request *tgt_keep,
+                                 double shift[3]) {
+  if (!ctx || !tree || !sources)
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_device: NULL argument");
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_morton3d_cube cube;
+  /* argument errors come from the host build's own checks below */
+  fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, n_sources, targets, targets ? n_targets : 0, &cube);
+  if (st || (targets && n_targets == 0) || leaf_size < 1)
+    return forward_error(ctx, fmmcl_tree3d_build(n_sources, sources, n_targets, targets, leaf_size,
+                                                 max_level, tree));
+  if (!fmmcl_tree3d_device_sort_available(ctx, n_sources) ||
+      (targets && !fmmcl_tree3d_device_sort_available(ctx, n_targets)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_build_device: not available on %s",
+                      ctx->dev.info.device_name);
+  /* the root cube's centre: what the FMM subtracts from every coordinate */
+  for (int d = 0; d < 3; d++) {
+    if (shift) shift[d] = cube.origin[d] + 0.5 * cube.width;
+    if (src_keep) src_keep->shift[d] = cube.origin[d] + 0.5 * cube.width;
+    if (tgt_keep) tgt_keep->shift[d] = cube.origin[d] + 0.5 * cube.width;
+  }
+  uint64_t *sk = NULL, *tk = NULL;
+  size_t *sp = NULL, *tp = NULL;
+  sorter s;
+  st = sorter_init(&s, ctx);
+  if (!st) st = sort_set(&s, &cube, sources, n_sources, &sk, &sp, src_keep);
+  if (!st && targets) st = sort_set(&s, &cube, targets, n_targets, &tk, &tp, tgt_keep);
+  sorter_release(&s);
+  if (!st && sort_seconds) *sort_seconds = fmmcl_wall_seconds() - t0;
+  if (!st)
+    st = forward_error(ctx, fmmcl_tree3d_build_sorted(n_sources, sources, n_targets, targets, &cube, sk, sp, tk,
+                                                      tp, leaf_size, max_level, src_keep == NULL, tree));
+  else
+    free(sk), free(sp), free(tk), free(tp);
+  if (st) release_points(src_keep ? src_keep->out : NULL), release_points(tgt_keep ? tgt_keep->out : NULL);
+  return st;
+}
+
+fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                       size_t n_targets, const double *targets, size_t leaf_size,
+                                       int max_level, fmmcl_tree3d **tree, double *sort_seconds) {
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
+                      NULL, NULL, NULL);
+}
+
+fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                              size_t n_targets, const double *targets, size_t leaf_size,
+                                              int max_level, size_t real_size, fmmcl_tree3d **tree,
+                                              double *sort_seconds, fmmcl_tree3d_device_points *src,
+                                              fmmcl_tree3d_device_points *tgt, double shift[3]) {
+  if (!src || (targets && !tgt) || !shift || (real_size != 4 && real_size != 8))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build_device_packed: bad argument");
+  memset(src, 0, sizeof *src);
+  if (tgt) memset(tgt, 0, sizeof *tgt);
+  keep_request sk = {.real_size = real_size, .out = src}, tk = {.real_size = real_size, .out = tgt};
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds, &sk,
+                      targets ? &tk : NULL, shift);
+}
+
+/* ---- the sort and scan for other callers (the FGT's box binning) -------- */
+
+fmmcl_status fmmcl_device_radix_sort(fmmcl_context ctx, cl_mem keys[2], cl_mem perm[2], size_t n, int bits,
+                                     int *which) {
+  *which = 0;
+  if (n == 0 || bits <= 0) return FMMCL_SUCCESS;
+  if (bits > 64 || n >= (size_t)UINT32_MAX)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "device radix sort: %d bits, %zu keys", bits, n);
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  sort_buffers b;
+  memset(&b, 0, sizeof b);
+  const size_t groups = (n + s.wgs * s.tiles - 1) / (s.wgs * s.tiles);
+  size_t m = groups << s.radix_bits;
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.hist);
+  for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
+    m = (m + s.wgs - 1) / s.wgs;
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, m * sizeof(cl_uint), NULL, &b.scan[k]);
+    if (m == 1) break;
+  }
+  /* the caller's buffers, borrowed: not released with b */
+  b.keys[0] = keys[0], b.keys[1] = keys[1], b.perm[0] = perm[0], b.perm[1] = perm[1];
+  if (!st) st = radix_passes(&s, &b, (cl_uint)n, groups, which, (cl_uint)bits);
+  b.keys[0] = b.keys[1] = b.perm[0] = b.perm[1] = NULL;
+  clFinish(ctx->queue);
+  buffers_release(&b);
+  sorter_release(&s);
+  return st;
+}
+
+fmmcl_status fmmcl_device_scan_exclusive(fmmcl_context ctx, cl_mem data, size_t m) {
+  if (m == 0) return FMMCL_SUCCESS;
+  if (m >= (size_t)UINT32_MAX)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "device scan: %zu entries", m);
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  sort_buffers b;
+  memset(&b, 0, sizeof b);
+  size_t len = m;
+  for (int k = 0; !st && k < MAX_SCAN_LEVELS; k++) {
+    len = (len + s.wgs - 1) / s.wgs;
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, len * sizeof(cl_uint), NULL, &b.scan[k]);
+    if (len == 1) break;
+  }
+  if (!st) st = scan_exclusive(&s, &b, data, (cl_uint)m, 0);
+  clFinish(ctx->queue);
+  buffers_release(&b);
+  sorter_release(&s);
+  return st;
+}

@@ -1,0 +1,59 @@
+/* tree3d_device_sort.h — Morton keys and their stable radix sort on the
+ * context's device (cl/tree.cl), and the octree build that uses them in
+ * place of the host keys and sort. */
+#ifndef FMMCL_TREE3D_DEVICE_SORT_H
+#define FMMCL_TREE3D_DEVICE_SORT_H
+
+#include "core/internal.h"
+#include "tree/tree3d.h"
+
+/* Whether ctx's device can sort n keys so that they equal the host's: the
+ * keys are computed in double (fp64) and the permutation is a uint. */
+int fmmcl_tree3d_device_sort_available(fmmcl_context ctx, size_t n);
+
+/* keys[n] and perm[n] exactly as fmmcl_morton3d_keys(cube, xyz, n, keys)
+ * followed by fmmcl_morton3d_sort(keys, perm, n) leave them, computed on
+ * ctx's device. FMMCL_ERROR_UNSUPPORTED when not available (see above);
+ * OpenCL failures carry the call in ctx's last error. */
+fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
+                                      const double *xyz, size_t n, uint64_t *keys, size_t *perm);
+
+/* fmmcl_tree3d_build with the keys and sort on the device: same arguments,
+ * same errors (messages in ctx's last error) and an identical tree.
+ * *sort_seconds (may be NULL) receives the wall time of the root cube, keys
+ * and sort, the rest being the host refinement. */
+fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                       size_t n_targets, const double *targets, size_t leaf_size,
+                                       int max_level, fmmcl_tree3d **tree, double *sort_seconds);
+
+/* What the device keeps of one sorted point set for the FMM: packed[i] =
+ * (x, y, z, 0) of the caller's point perm[i] minus shift, as float4
+ * (real_size 4) or double4, and perm as uint; finite is 0 when a packed
+ * coordinate overflowed float. The caller releases both buffers. */
+typedef struct fmmcl_tree3d_device_points {
+  cl_mem packed, perm;
+  int finite;
+} fmmcl_tree3d_device_points;
+
+/* fmmcl_tree3d_build_device that leaves the sorted points on the device
+ * instead of gathering them on the host: the tree's source_xyz and
+ * target_xyz are NULL, *src (and *tgt, when targets are given) hold them
+ * packed relative to shift = the root cube's centre, which is also
+ * returned. On failure nothing is kept. */
+fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                              size_t n_targets, const double *targets, size_t leaf_size,
+                                              int max_level, size_t real_size, fmmcl_tree3d **tree,
+                                              double *sort_seconds, fmmcl_tree3d_device_points *src,
+                                              fmmcl_tree3d_device_points *tgt, double shift[3]);
+
+/* The radix sort and scan above for other callers (the FGT's binning), on
+ * the caller's device buffers; ctx's device needs fp64 (tree.cl is built in
+ * double). Stable sort of (keys[0], perm[0]) by the low `bits` bits of the
+ * 64-bit keys (n < 2^32), ping-ponging through keys[1], perm[1]: *which
+ * receives the index of the pair holding the result (0 when bits <= 0). */
+fmmcl_status fmmcl_device_radix_sort(fmmcl_context ctx, cl_mem keys[2], cl_mem perm[2], size_t n, int bits,
+                                     int *which);
+/* Exclusive prefix sum of m uints in place (m < 2^32). */
+fmmcl_status fmmcl_device_scan_exclusive(fmmcl_context ctx, cl_mem data, size_t m);
+
+#endif /* FMMCL_TREE3D_DEVICE_SORT_H */

@@ -1,0 +1,151 @@
+/* tuning.h — what the tuned-parameter pieces share (lib/tuning*.c) and what
+ * fmmtune uses of them: the tuning spaces kernels declare, the vendor
+ * defaults, and the text format of the tuning cache. */
+#ifndef FMMCL_TUNING_H
+#define FMMCL_TUNING_H
+
+#include "core/internal.h"
+
+#define FMMCL_TUNE_MAX_PARAMS 8
+#define FMMCL_TUNE_MAX_VALUES 20
+
+/* One -D parameter and its candidate values (ascending, 0-terminated). */
+typedef struct fmmcl_tuning_param {
+  const char *name;
+  int values[FMMCL_TUNE_MAX_VALUES + 1];
+} fmmcl_tuning_param;
+
+/* A problem class decoded: "dim3" -> dim 3, "p8" -> order 8. */
+typedef struct fmmcl_tuning_class {
+  int dim;
+  int order;
+} fmmcl_tuning_class;
+
+/* A point of a space: one value per parameter, in declaration order. */
+typedef struct fmmcl_tuning_point {
+  int v[FMMCL_TUNE_MAX_PARAMS];
+} fmmcl_tuning_point;
+
+typedef struct fmmcl_tuning_space fmmcl_tuning_space;
+
+/* Moves the vendor table's default to the point this class needs, for a
+ * kernel whose natural default depends on it (fmm3d_expansions: WGS from
+ * the order, M2L_BATCH from local memory). */
+typedef void (*fmmcl_tuning_default_fn)(const fmmcl_tuning_space *space, fmmcl_tuning_point *pt,
+                                        const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                        const fmmcl_device_info *dev);
+
+/* 1 when the point runs on the device for this class and precision; else 0
+ * and a reason in why (local memory, work-group size, divisibility). */
+typedef int (*fmmcl_tuning_fits_fn)(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
+                                    const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                    const fmmcl_device_info *dev, char *why, size_t len);
+
+struct fmmcl_tuning_space {
+  const char *kernel;              /* name in the cache and in fmmcl_tuned_defines */
+  const char *file;                /* the .cl file that holds it */
+  fmmcl_tuning_param params[FMMCL_TUNE_MAX_PARAMS]; /* name NULL ends the list */
+  fmmcl_tuning_fits_fn fits;
+  fmmcl_tuning_default_fn class_default; /* NULL: the table's default fits every class */
+  const char *constraints;         /* what fits checks, in words (fmmtune --list) */
+  const char *class_prefix;        /* "dim" or "p": classes are prefix + integer */
+  int class_min, class_max;        /* the classes the library may ask for */
+  const char *tune_classes;        /* the ones fmmtune tunes unless told: "dim1 dim2" */
+  const char *tune_classes_double; /* in double, when they differ (NULL: the same) */
+  /* how fmmtune exercises it: a plan of this kernel and method, timing
+   * the named phase (or the sum of a comma-separated list of phases) on
+   * n_gpu (GPU) or n_cpu (other) points */
+  fmmcl_kernel plan_kernel;
+  fmmcl_method plan_method;
+  const char *phase;
+  size_t n_gpu, n_cpu;
+};
+
+/* ---- spaces (tuning_spaces.c) ----------------------------------------- */
+
+size_t fmmcl_tuning_space_count(void);
+const fmmcl_tuning_space *fmmcl_tuning_space_at(size_t i);
+/* NULL when the kernel declares no space. */
+const fmmcl_tuning_space *fmmcl_tuning_space_find(const char *kernel);
+size_t fmmcl_tuning_space_nparams(const fmmcl_tuning_space *space);
+/* Decodes a class name; 0 when it is not one of the space's classes. */
+int fmmcl_tuning_class_parse(const fmmcl_tuning_space *space, const char *name,
+                             fmmcl_tuning_class *cls);
+/* Reads "WGS=128 TPW=4 UNROLL=4" (a leading -D on each is allowed): every
+ * parameter exactly once, each value one of its candidates; else 0 and why. */
+int fmmcl_tuning_point_parse(const fmmcl_tuning_space *space, const char *text,
+                             fmmcl_tuning_point *pt, char *why, size_t len);
+/* "WGS=128 TPW=4 UNROLL=4", or with dash_d "-DWGS=128 -DTPW=4 -DUNROLL=4". */
+void fmmcl_tuning_point_format(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
+                               int dash_d, char *buf, size_t len);
+/* The space's own constraints plus fp64 for double; 1 when it fits. */
+int fmmcl_tuning_point_fits(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
+                            const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                            const fmmcl_device_info *dev, char *why, size_t len);
+
+/* ---- built-in defaults (tuning_defaults.c) ------------------------------ */
+
+/* The vendor-class (and precision) default "-DWGS=.. ..." of a kernel for
+ * a problem class (moved by the space's class_default; NULL or a class
+ * the space lacks: the table's value); FMMCL_ERROR_INTERNAL (nothing
+ * recorded) when the kernel has none. */
+fmmcl_status fmmcl_tuning_default(const char *kernel, fmmcl_precision precision, const char *problem_class,
+                                  const fmmcl_device_info *dev, char *buf, size_t len);
+
+/* ---- what the 3D FMM's build shares with its space (fmm3d_kernels.c) ---- */
+
+/* Local memory one M2L batch entry stages at order p: shift harmonics and
+ * an expansion, the harmonics with both signs of m (*m2l_signed) when that
+ * takes at most half the device's local memory. */
+size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long long local_mem_bytes,
+                                   int *m2l_signed);
+/* The M2L batch the driver picks when not told: what fits half the local
+ * memory, 1..8. */
+size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes);
+
+/* ---- the cache file (tuning_cache.c) ----------------------------------- */
+
+#define FMMCL_TUNING_MAGIC "# fmmcl tuning cache v1"
+
+/* What one line of a tuning file is. */
+typedef enum fmmcl_tuning_line {
+  FMMCL_TUNING_LINE_BLANK,    /* empty or a # comment */
+  FMMCL_TUNING_LINE_DEVICE,   /* "device: vendor=.. ; name=.. ; driver=.." */
+  FMMCL_TUNING_LINE_ENTRY,    /* "kernel precision class : params ; key=value ..." */
+  FMMCL_TUNING_LINE_GARBLED
+} fmmcl_tuning_line;
+
+/* Classifies a line (without its newline). A DEVICE line sets *same_device
+ * (whether it names dev); an ENTRY line fills *entry (usable and note not
+ * set). Either output may be NULL. */
+fmmcl_tuning_line fmmcl_tuning_parse_line(const char *line, const fmmcl_device_info *dev,
+                                          int *same_device, fmmcl_tuning_entry *entry);
+/* The device line that names dev, without newline. */
+void fmmcl_tuning_format_device(const fmmcl_device_info *dev, char *buf, size_t len);
+/* An entry line, without newline. */
+void fmmcl_tuning_format_entry(const fmmcl_tuning_entry *e, char *buf, size_t len);
+/* Sets e->usable and e->note: is the entry in its kernel's space and does
+ * it fit dev? Returns e->usable. */
+int fmmcl_tuning_entry_check(fmmcl_tuning_entry *e, const fmmcl_device_info *dev);
+/* Nonzero when text (the file's first line) is the header of a cache this
+ * library reads. */
+int fmmcl_tuning_header_ok(const char *line);
+
+/* fmmcl_tuning_file_path without recording an error: FMMCL_ERROR_IO when
+ * there is no cache directory, INVALID_ARGUMENT when buf is too short. */
+fmmcl_status fmmcl_tuning_path(const fmmcl_device_info *dev, char *buf, size_t len);
+
+/* The entries of dev's section of the file at path (malloc'ed *out, each
+ * checked by fmmcl_tuning_entry_check), with what was wrong with the file
+ * in notes (file-level: not a cache, garbled lines, no section for dev).
+ * An absent file is success with no entries and no note. */
+fmmcl_status fmmcl_tuning_read(const char *path, const fmmcl_device_info *dev,
+                               fmmcl_tuning_entry **out, size_t *count, char *notes,
+                               size_t notes_len);
+
+/* ---- notes of lookups (tuning.c) ---------------------------------------- */
+
+/* Nonzero when FMMCL_NO_TUNING asks to ignore the cache. */
+int fmmcl_tuning_disabled(void);
+
+#endif /* FMMCL_TUNING_H */

@@ -1,0 +1,274 @@
+/* tuning_spaces.c — the tuning space each kernel declares: its -D
+ * parameters, their candidate values and the constraints of a device.
+ * A new kernel's space is one table entry (and, if its limits differ, one
+ * fits function); fmmtune and the library's cache check both read it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/laplace3d/fmm3d.h"
+#include "tuning/tuning.h"
+
+/* ---- constraints shared by tiled kernels ------------------------------- */
+
+static int param_value(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const char *name,
+                       int fallback) {
+  for (size_t i = 0; i < FMMCL_TUNE_MAX_PARAMS && s->params[i].name; i++)
+    if (strcmp(s->params[i].name, name) == 0) return pt->v[i];
+  return fallback;
+}
+
+/* A work-group of WGS items staging WGS * reals_per_item REALs in local
+ * memory, unrolling its tile loop by UNROLL. */
+static int tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, size_t reals_per_item,
+                     fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1);
+  const size_t unroll = (size_t)param_value(s, pt, "UNROLL", 1);
+  const size_t bytes = wgs * reals_per_item * (precision == FMMCL_DOUBLE ? 8 : 4);
+  if (wgs > dev->max_work_group_size) {
+    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs,
+             dev->max_work_group_size);
+    return 0;
+  }
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "WGS=%zu needs %zu bytes of local memory, the device has %llu", wgs, bytes,
+             dev->local_mem_bytes);
+    return 0;
+  }
+  /* the tile loop runs WGS times; a remainder would need a second loop */
+  if (wgs % unroll != 0) {
+    snprintf(why, len, "UNROLL=%zu does not divide WGS=%zu", unroll, wgs);
+    return 0;
+  }
+  return 1;
+}
+
+/* p2p_laplace3d and fmm3d_p2p stage one REAL4 (x, y, z, q) per source */
+static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                              const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                              const fmmcl_device_info *dev, char *why, size_t len) {
+  (void)cls;
+  return tile_fits(s, pt, 4, precision, dev, why, len);
+}
+
+/* p2p_gaussian stages DIM coordinates and a charge per source */
+static int p2p_gaussian_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                             const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                             const fmmcl_device_info *dev, char *why, size_t len) {
+  return tile_fits(s, pt, (size_t)cls->dim + 1, precision, dev, why, len);
+}
+
+/* ---- the 3D FMM's expansion kernels --------------------------------------- */
+
+static int *param_slot(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, const char *name) {
+  for (size_t i = 0; i < FMMCL_TUNE_MAX_PARAMS && s->params[i].name; i++)
+    if (strcmp(s->params[i].name, name) == 0) return &pt->v[i];
+  return NULL;
+}
+
+static size_t ncoef_of(int order) { return (size_t)(order + 1) * (size_t)(order + 2) / 2; }
+
+/* expansions3d.cl at order p: one coefficient per work-item in M2M, M2L
+ * and L2L (WGS >= NCOEF, as its #error says), P2M and P2L stage WGS
+ * sources as REAL4, M2L stages M2L_BATCH entries (the driver's rule). */
+static int fmm3d_expansions_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                                 const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                 const fmmcl_device_info *dev, char *why, size_t len) {
+  const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM3D_MAX_ORDER_DOUBLE : FMMCL_FMM3D_MAX_ORDER_SINGLE;
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1), batch = (size_t)param_value(s, pt, "M2L_BATCH", 1);
+  const size_t real = precision == FMMCL_DOUBLE ? 8 : 4;
+  if (cls->order > max) {
+    snprintf(why, len, "order %d is above the FMM's %d in this precision", cls->order, max);
+    return 0;
+  }
+  if (wgs < ncoef_of(cls->order)) {
+    snprintf(why, len, "WGS=%zu is below NCOEF=%zu of order %d", wgs, ncoef_of(cls->order), cls->order);
+    return 0;
+  }
+  if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
+  int is_signed;
+  const size_t bytes = batch * fmmcl_fmm3d_m2l_entry_bytes(cls->order, real, dev->local_mem_bytes, &is_signed);
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "M2L_BATCH=%zu needs %zu bytes of local memory at order %d, the device has %llu",
+             batch, bytes, cls->order, dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
+}
+
+/* What the driver has always built: WGS raised to NCOEF rounded up to 32,
+ * M2L_BATCH lowered to what fits half the local memory. */
+static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt,
+                                     const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                                     const fmmcl_device_info *dev) {
+  int *wgs = param_slot(s, pt, "WGS"), *batch = param_slot(s, pt, "M2L_BATCH"), is_signed;
+  const int least = (int)(ncoef_of(cls->order) + 31) / 32 * 32;
+  const size_t entry = fmmcl_fmm3d_m2l_entry_bytes(cls->order, precision == FMMCL_DOUBLE ? 8 : 4,
+                                                   dev->local_mem_bytes, &is_signed);
+  const int most = (int)fmmcl_fmm3d_m2l_default_batch(dev->local_mem_bytes, entry);
+  if (*wgs < least) *wgs = least;
+  if (*batch > most) *batch = most;
+}
+
+/* ---- the spaces ----------------------------------------------------------- */
+
+/* cl/p2p.cl: WGS = work-group size = sources per tile, TPW = targets per
+ * work-item, UNROLL = unroll of the loop over a tile. Sizes: 2^17 points
+ * keep an H100 busy (1,000+ work-groups at TPW=1) for ~10 ms; 8192 on a CPU
+ * device is a few tens of ms, long enough to time and short to search. */
+#define P2P_PARAMS                                        \
+  {                                                       \
+    {"WGS", {32, 64, 128, 256, 512, 1024}},              \
+    {"TPW", {1, 2, 4, 8}},                                \
+    {"UNROLL", {1, 2, 4, 8, 16}},                         \
+  }
+
+static const fmmcl_tuning_space spaces[] = {
+    {.kernel = "p2p_laplace3d", .file = "direct/p2p.cl", .params = P2P_PARAMS,
+     .fits = xyzq_tile_fits,
+     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+     .class_prefix = "dim", .class_min = 3, .class_max = 3,
+     .tune_classes = "dim3", .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_DIRECT,
+     .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
+    {.kernel = "p2p_gaussian", .file = "direct/p2p.cl", .params = P2P_PARAMS,
+     .fits = p2p_gaussian_fits,
+     .constraints = "WGS <= max work-group size; (DIM+1)*WGS REALs of local memory; UNROLL divides WGS",
+     .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM,
+     .tune_classes = "dim1 dim2 dim3 dim4 dim8", .plan_kernel = FMMCL_GAUSSIAN,
+     .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 4096},
+    /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
+     * targets per pass and sources per tile. Timed in a whole FMM (order
+     * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
+     * device (~0.1 s of kernels on 2 PoCL cores). */
+    {.kernel = "fmm3d_p2p", .file = "laplace3d/fmm3d_p2p.cl",
+     .params = {{"WGS", {32, 64, 128, 256, 512, 1024}}, {"UNROLL", {1, 2, 4, 8, 16}}},
+     .fits = xyzq_tile_fits,
+     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+     .class_prefix = "dim", .class_min = 3, .class_max = 3, .tune_classes = "dim3",
+     .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2p", .n_gpu = 1048576,
+     .n_cpu = 20000},
+    /* cl/expansions3d.cl: WGS of every expansion kernel, M2L_BATCH entries
+     * staged per M2L round (the driver picks 1..8 from local memory: all
+     * candidates). Classes: the orders the library picks for tolerances
+     * 1e-3, 1e-4 (its default), 1e-5 in float; 1e-5, 1e-6 (default), 1e-7
+     * in double. Timed: all expansion phases of the FMM above. */
+    {.kernel = "fmm3d_expansions", .file = "laplace3d/expansions3d.cl",
+     .params = {{"WGS", {32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480, 512,
+                         544, 576, 768, 1024}},
+                {"M2L_BATCH", {1, 2, 3, 4, 5, 6, 7, 8, 12, 16}}},
+     .fits = fmm3d_expansions_fits, .class_default = fmm3d_expansions_default,
+     .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs and M2L_BATCH M2L entries "
+                    "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single",
+     .class_prefix = "p", .class_min = 1, .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,
+     .tune_classes = "p5 p8 p10", .tune_classes_double = "p10 p13 p17",
+     .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2m,m2m,m2l,p2l,l2l,l2p,m2p",
+     .n_gpu = 1048576, .n_cpu = 20000},
+};
+
+size_t fmmcl_tuning_space_count(void) { return sizeof spaces / sizeof spaces[0]; }
+
+const fmmcl_tuning_space *fmmcl_tuning_space_at(size_t i) {
+  return i < fmmcl_tuning_space_count() ? &spaces[i] : NULL;
+}
+
+const fmmcl_tuning_space *fmmcl_tuning_space_find(const char *kernel) {
+  for (size_t i = 0; kernel && i < fmmcl_tuning_space_count(); i++)
+    if (strcmp(spaces[i].kernel, kernel) == 0) return &spaces[i];
+  return NULL;
+}
+
+size_t fmmcl_tuning_space_nparams(const fmmcl_tuning_space *space) {
+  size_t n = 0;
+  while (n < FMMCL_TUNE_MAX_PARAMS && space->params[n].name) n++;
+  return n;
+}
+
+int fmmcl_tuning_class_parse(const fmmcl_tuning_space *space, const char *name, fmmcl_tuning_class *cls) {
+  const size_t plen = strlen(space->class_prefix);
+  if (!name || strncmp(name, space->class_prefix, plen) != 0) return 0;
+  char *end;
+  long v = strtol(name + plen, &end, 10);
+  if (end == name + plen || *end || v < space->class_min || v > space->class_max) return 0;
+  fmmcl_tuning_class c = {0, 0};
+  if (strcmp(space->class_prefix, "dim") == 0) c.dim = (int)v;
+  else c.order = (int)v;
+  if (cls) *cls = c;
+  return 1;
+}
+
+static int is_candidate(const fmmcl_tuning_param *p, long v) {
+  for (int i = 0; p->values[i]; i++)
+    if (p->values[i] == v) return 1;
+  return 0;
+}
+
+/* One "NAME=value" token into pt; seen[] catches repeats. */
+static int parse_token(const fmmcl_tuning_space *space, const char *tok, size_t toklen,
+                       fmmcl_tuning_point *pt, int *seen, char *why, size_t len) {
+  if (toklen > 2 && tok[0] == '-' && tok[1] == 'D') { tok += 2; toklen -= 2; }
+  const char *eq = memchr(tok, '=', toklen);
+  if (!eq) { snprintf(why, len, "\"%.*s\" is not NAME=value", (int)toklen, tok); return 0; }
+  const size_t nlen = (size_t)(eq - tok);
+  const size_t np = fmmcl_tuning_space_nparams(space);
+  for (size_t i = 0; i < np; i++) {
+    const fmmcl_tuning_param *p = &space->params[i];
+    if (strlen(p->name) != nlen || strncmp(p->name, tok, nlen) != 0) continue;
+    char num[32];
+    snprintf(num, sizeof num, "%.*s", (int)(toklen - nlen - 1), eq + 1);
+    char *end;
+    long v = strtol(num, &end, 10);
+    if (end == num || *end || !is_candidate(p, v)) {
+      snprintf(why, len, "%s=%s is not one of %s's candidates", p->name, num, space->kernel);
+      return 0;
+    }
+    if (seen[i]++) { snprintf(why, len, "%s given twice", p->name); return 0; }
+    pt->v[i] = (int)v;
+    return 1;
+  }
+  snprintf(why, len, "%.*s is not a parameter of %s", (int)nlen, tok, space->kernel);
+  return 0;
+}
+
+int fmmcl_tuning_point_parse(const fmmcl_tuning_space *space, const char *text, fmmcl_tuning_point *pt,
+                             char *why, size_t len) {
+  int seen[FMMCL_TUNE_MAX_PARAMS] = {0};
+  fmmcl_tuning_point p;
+  memset(&p, 0, sizeof p);
+  const char *s = text;
+  while (*s) {
+    while (*s == ' ' || *s == '\t') s++;
+    if (!*s) break;
+    const char *e = s;
+    while (*e && *e != ' ' && *e != '\t') e++;
+    if (!parse_token(space, s, (size_t)(e - s), &p, seen, why, len)) return 0;
+    s = e;
+  }
+  const size_t np = fmmcl_tuning_space_nparams(space);
+  for (size_t i = 0; i < np; i++)
+    if (!seen[i]) { snprintf(why, len, "%s missing", space->params[i].name); return 0; }
+  *pt = p;
+  return 1;
+}
+
+void fmmcl_tuning_point_format(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt, int dash_d,
+                               char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  const size_t np = fmmcl_tuning_space_nparams(space);
+  for (size_t i = 0; i < np && used < len; i++) {
+    int n = snprintf(buf + used, len - used, "%s%s%s=%d", i ? " " : "", dash_d ? "-D" : "",
+                     space->params[i].name, pt->v[i]);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+}
+
+int fmmcl_tuning_point_fits(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
+                            const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                            const fmmcl_device_info *dev, char *why, size_t len) {
+  if (precision == FMMCL_DOUBLE && !dev->has_fp64) {
+    snprintf(why, len, "the device has no double precision");
+    return 0;
+  }
+  return space->fits ? space->fits(space, pt, cls, precision, dev, why, len) : 1;
+}
