@@ -9,6 +9,14 @@
 extern "C" {
 #endif
 
+/* Marks the functions libfmmcl.so exports; the library is built with
+ * -fvisibility=hidden, so everything else stays internal. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FMMCL_EXPORT __attribute__((visibility("default")))
+#else
+#define FMMCL_EXPORT
+#endif
+
 #define FMMCL_VERSION_MAJOR 0
 #define FMMCL_VERSION_MINOR 1
 #define FMMCL_VERSION_PATCH 0
@@ -34,7 +42,7 @@ typedef enum fmmcl_status {
 } fmmcl_status;
 
 /* A one-line description of a status ("invalid argument", ...). Never NULL. */
-const char *fmmcl_strerror(fmmcl_status status);
+FMMCL_EXPORT const char *fmmcl_strerror(fmmcl_status status);
 
 /* The message of the last failure: for a context, that context's last failed
  * call (naming the call and, for build failures, carrying the build log);
@@ -42,7 +50,7 @@ const char *fmmcl_strerror(fmmcl_status status);
  * context (fmmcl_context_create, fmmcl_devices_list, the reference sums).
  * Never NULL; "" when nothing failed. Valid until the next call on ctx. */
 typedef struct fmmcl_context_s *fmmcl_context;
-const char *fmmcl_last_error(fmmcl_context ctx);
+FMMCL_EXPORT const char *fmmcl_last_error(fmmcl_context ctx);
 
 /* ---- devices -------------------------------------------------------- */
 
@@ -54,7 +62,7 @@ typedef enum fmmcl_vendor {
   FMMCL_VENDOR_OTHER
 } fmmcl_vendor;
 
-const char *fmmcl_vendor_name(fmmcl_vendor vendor);
+FMMCL_EXPORT const char *fmmcl_vendor_name(fmmcl_vendor vendor);
 
 typedef struct fmmcl_device_info {
   int platform_index;            /* position in clGetPlatformIDs order */
@@ -76,7 +84,7 @@ typedef struct fmmcl_device_info {
 
 /* Fills up to capacity entries of out (out may be NULL when capacity is 0)
  * and sets *count to the number of devices present on all platforms. */
-fmmcl_status fmmcl_devices_list(fmmcl_device_info *out, size_t capacity, size_t *count);
+FMMCL_EXPORT fmmcl_status fmmcl_devices_list(fmmcl_device_info *out, size_t capacity, size_t *count);
 
 /* Which device a selector picks, as an index into fmmcl_devices_list's order.
  * selector: "gpu", "cpu", "P:D" (platform and device indices), or a
@@ -84,19 +92,19 @@ fmmcl_status fmmcl_devices_list(fmmcl_device_info *out, size_t capacity, size_t 
  * the FMMCL_DEVICE environment variable, and when that is unset the first GPU,
  * else the first CPU. A selector that matches nothing is
  * FMMCL_ERROR_DEVICE_NOT_FOUND with a message listing every device. */
-fmmcl_status fmmcl_device_select(const char *selector, size_t *index);
+FMMCL_EXPORT fmmcl_status fmmcl_device_select(const char *selector, size_t *index);
 
 /* ---- contexts ------------------------------------------------------- */
 
 /* Opens the selected device (see fmmcl_device_select) with a profiling queue. */
-fmmcl_status fmmcl_context_create(fmmcl_context *ctx, const char *selector);
-fmmcl_status fmmcl_context_destroy(fmmcl_context ctx);
-fmmcl_status fmmcl_context_device(fmmcl_context ctx, fmmcl_device_info *info);
+FMMCL_EXPORT fmmcl_status fmmcl_context_create(fmmcl_context *ctx, const char *selector);
+FMMCL_EXPORT fmmcl_status fmmcl_context_destroy(fmmcl_context ctx);
+FMMCL_EXPORT fmmcl_status fmmcl_context_device(fmmcl_context ctx, fmmcl_device_info *info);
 
 /* Directory of the program-binary cache ($XDG_CACHE_HOME/fmmcl, else
  * ~/.cache/fmmcl), whether it is enabled (FMMCL_NO_CACHE=1 disables it),
  * and the bytes it holds now. Any output pointer may be NULL. */
-fmmcl_status fmmcl_cache_info(char *dir, size_t dir_len, int *enabled,
+FMMCL_EXPORT fmmcl_status fmmcl_cache_info(char *dir, size_t dir_len, int *enabled,
                               unsigned long long *bytes);
 
 /* ---- plans ---------------------------------------------------------- */
@@ -172,7 +180,7 @@ typedef struct fmmcl_plan_options {
 /* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on,
  * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.5; bbfmm_kernel
  * PLAN_KERNEL, kernel_param 0, kernel_expression NULL. */
-fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel);
 
 typedef struct fmmcl_plan_s *fmmcl_plan;
 
@@ -182,7 +190,7 @@ typedef struct fmmcl_plan_s *fmmcl_plan;
  * afterwards. Kernels are built (or loaded from the binary cache) here.
  * In LAPLACE_3D a pair at distance 0 with eps = 0 contributes nothing, so a
  * point never sees itself; the Gaussian counts every pair, itself included. */
-fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
+FMMCL_EXPORT fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
                                size_t n_sources, const double *sources,
                                size_t n_targets, const double *targets,
                                fmmcl_plan *plan);
@@ -190,10 +198,10 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
 /* Evaluates with charges q[n_sources]. potential[n_targets] receives the sum;
  * gradient[n_targets*dim] (may be NULL; needs opt.gradient) its gradient with
  * respect to the target position. On failure the outputs are untouched. */
-fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges,
+FMMCL_EXPORT fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges,
                                 double *potential, double *gradient);
 
-fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan);
 
 /* Time of each phase of the plan's last execution (and "build" for plan
  * creation), in seconds. Kernel phases are timed by OpenCL profiling events,
@@ -203,7 +211,7 @@ typedef struct fmmcl_phase_time {
   const char *name;
   double seconds;
 } fmmcl_phase_time;
-fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
+FMMCL_EXPORT fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
                                 size_t capacity, size_t *count);
 
 /* The work one execution of the plan does in a phase, in that phase's unit,
@@ -221,7 +229,7 @@ fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
  * evaluations, "p2l" (source, target box) Taylor contributions, "m2l"
  * Hermite-to-Taylor translations, "l2p" targets evaluated from Taylor
  * expansions. */
-fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work);
 
 /* The bound on the error the plan's method promises: for every target y,
  * |computed(y) - exact(y)| <= *bound * sum_i |q_i| (exact arithmetic; the
@@ -230,11 +238,11 @@ fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, double *work)
  * meets a target through one of them), as chosen from opt.tolerance (or
  * opt.order); DIRECT:
  * 0. Other methods: FMMCL_ERROR_UNSUPPORTED. */
-fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
 
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
-fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
 
 /* ---- two devices at once (hybrid CPU + GPU FMM) ----------------------- */
 
@@ -257,7 +265,7 @@ typedef enum fmmcl_schedule {
 } fmmcl_schedule;
 
 /* "auto", "gpu", "cpu", "hybrid1", "hybrid2"; "unknown" otherwise. */
-const char *fmmcl_schedule_name(fmmcl_schedule schedule);
+FMMCL_EXPORT const char *fmmcl_schedule_name(fmmcl_schedule schedule);
 
 /* A LAPLACE_3D FMM plan (opt->method FMM or AUTO) over contexts a and b
  * (b may be NULL for GPU and AUTO; the hybrids need b != a, though both may
@@ -269,19 +277,19 @@ const char *fmmcl_schedule_name(fmmcl_schedule schedule);
  * writes the caller's arrays directly). fmmcl_plan_timings reports each device's phases as "a:p2p",
  * "b:m2l", ..., its wall time as "a:total" / "b:total", and "combine".
  * Use the plan with fmmcl_plan_execute / timings / counts / destroy. */
-fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
+FMMCL_EXPORT fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
                                       size_t n_sources, const double *sources, size_t n_targets,
                                       const double *targets, fmmcl_schedule schedule, fmmcl_plan *plan);
 /* The schedule a hybrid plan runs (AUTO resolved); INVALID_ARGUMENT for
  * other plans. */
-fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule);
 
 /* ---- tuned parameters (fmmtune's cache) ------------------------------ */
 
 /* The tuning cache file of a device: FMMCL_TUNING_FILE when set, else
  * <binary cache dir>/tuning/<platform vendor>__<device>__<driver>.txt
  * (names reduced to [A-Za-z0-9._-]). The file need not exist. */
-fmmcl_status fmmcl_tuning_file_path(const fmmcl_device_info *device, char *buf, size_t len);
+FMMCL_EXPORT fmmcl_status fmmcl_tuning_file_path(const fmmcl_device_info *device, char *buf, size_t len);
 
 /* One tuned kernel: the parameters fmmtune chose for (kernel, precision,
  * problem class) on a device, and what it measured. */
@@ -303,7 +311,7 @@ typedef struct fmmcl_tuning_entry {
  * sets *count to the number there are. No file is success with *count 0;
  * a corrupt or foreign file is success with the entries that parse (none
  * for a foreign file) and the reason in fmmcl_tuning_notes. */
-fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_entry *out,
+FMMCL_EXPORT fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_entry *out,
                                   size_t capacity, size_t *count);
 
 /* Why the calling thread's latest tuned-parameter lookup for device (made
@@ -311,7 +319,7 @@ fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_
  * cache as it stands: "entry p2p_laplace3d single dim3 ignored: WGS=48 is
  * not a candidate", "file ... names another device", "FMMCL_NO_TUNING is
  * set". Lines separated by '\n'; "" when nothing was amiss. */
-fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size_t len);
+FMMCL_EXPORT fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size_t len);
 
 /* ---- plain-C reference ---------------------------------------------- */
 
@@ -319,7 +327,7 @@ fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size
  * with OpenMP: the reference every device result is checked against.
  * Same argument conventions as fmmcl_plan_create/execute; opt->method and
  * opt->precision are ignored. */
-fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt,
+FMMCL_EXPORT fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt,
                                     size_t n_sources, const double *sources,
                                     const double *charges,
                                     size_t n_targets, const double *targets,

@@ -138,7 +138,7 @@ START_TEST(test_symmetric_eigen) {
   for (int i = 0; i < d; i++)
     for (int j = 0; j < i; j++) a[i * d + j] = a[j * d + i];
   memcpy(a0, a, d * d * sizeof *a);
-  ck_assert_int_eq(fmmcl_bbfmm_symmetric_eigen(d, a, w, v), 0);
+  ck_assert_int_eq(fmmcl_symmetric_eigen(d, a, w, v), 0);
   for (int j = 0; j < d; j++) {
     if (j) ck_assert(w[j] <= w[j - 1]);
     for (int k = 0; k <= j; k++) { /* orthonormal columns: A v = w v alone holds for v = 0 */
@@ -436,21 +436,21 @@ END_TEST
 
 /* CLBlast's statuses map to libfmmcl's, the message naming the call. */
 START_TEST(test_clblast_status_mapping) {
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, 0, "x"), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -1024, "CLBlastSgemm"), FMMCL_ERROR_UNSUPPORTED);
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, 0, "x"), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -1024, "CLBlastSgemm"), FMMCL_ERROR_UNSUPPORTED);
   ck_assert_msg(strstr(fmmcl_last_error(ctx), "CLBlastSgemm") && strstr(fmmcl_last_error(ctx), "CLBlastNotImplemented"),
                 "%s", fmmcl_last_error(ctx));
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -2044, "x"), FMMCL_ERROR_UNSUPPORTED); /* no double */
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -1017, "x"), FMMCL_ERROR_INTERNAL);    /* bad dimension */
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -2050, "x"), FMMCL_ERROR_OUT_OF_MEMORY);
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -11, "x"), FMMCL_ERROR_BUILD_FAILED);
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -5, "x"), FMMCL_ERROR_OUT_OF_MEMORY); /* CL_OUT_OF_RESOURCES */
-  ck_assert_int_eq(fmmcl_bbfmm_clblast_status(ctx, -2040, "x"), FMMCL_ERROR_OPENCL);
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -2044, "x"), FMMCL_ERROR_UNSUPPORTED); /* no double */
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -1017, "x"), FMMCL_ERROR_INTERNAL);    /* bad dimension */
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -2050, "x"), FMMCL_ERROR_OUT_OF_MEMORY);
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -11, "x"), FMMCL_ERROR_BUILD_FAILED);
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -5, "x"), FMMCL_ERROR_OUT_OF_MEMORY); /* CL_OUT_OF_RESOURCES */
+  ck_assert_int_eq(fmmcl_clblast_status(ctx, -2040, "x"), FMMCL_ERROR_OPENCL);
   /* and a real CLBlast call with an impossible size comes back as a status */
   cl_int err;
   cl_mem b = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 64, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  ck_assert_int_eq(fmmcl_bbfmm_gemm(ctx, sizeof(double), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
+  ck_assert_int_eq(fmmcl_gemm(ctx, sizeof(double), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
                    FMMCL_ERROR_INTERNAL);
   ck_assert_msg(strstr(fmmcl_last_error(ctx), "InsufficientMemory"), "%s", fmmcl_last_error(ctx));
   clReleaseMemObject(b);

@@ -1,9 +1,9 @@
-/* bbfmm_gemm.c — the black-box FMM's GEMMs through CLBlast (single or
- * double by the plan's precision) and CLBlast's statuses as libfmmcl's. */
+/* gemm.c — GEMMs on the device through CLBlast (single or double by the
+ * element size) and CLBlast's statuses as libfmmcl's. */
 #include <clblast_c.h>
 #include <stdlib.h>
 
-#include "methods/bbfmm/bbfmm.h"
+#include "linalg/linalg.h"
 
 static const char *clblast_name(int code) {
   switch (code) {
@@ -31,7 +31,7 @@ static const char *clblast_name(int code) {
   }
 }
 
-fmmcl_status fmmcl_bbfmm_clblast_status(fmmcl_context ctx, int code, const char *what) {
+fmmcl_status fmmcl_clblast_status(fmmcl_context ctx, int code, const char *what) {
   fmmcl_status st;
   if (code == CLBlastSuccess) return FMMCL_SUCCESS;
   switch (code) {
@@ -55,7 +55,7 @@ fmmcl_status fmmcl_bbfmm_clblast_status(fmmcl_context ctx, int code, const char 
 
 /* Through the batched routine with one item: CLBlast compiles each routine
  * it meets (~10 s under PoCL), and the batched one is needed anyway. */
-fmmcl_status fmmcl_bbfmm_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
+fmmcl_status fmmcl_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
                               cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
                               cl_mem c, size_t c_off, size_t ldc, cl_event *ev) {
   CLBlastTranspose ta = trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
@@ -69,10 +69,10 @@ fmmcl_status fmmcl_bbfmm_gemm(fmmcl_context ctx, size_t real_size, int trans_a, 
     code = CLBlastSgemmBatched(CLBlastLayoutColMajor, ta, CLBlastTransposeNo, m, n, k, &al, a, &a_off, lda, b,
                                &b_off, ldb, &be, c, &c_off, ldc, 1, &ctx->queue, ev);
   }
-  return fmmcl_bbfmm_clblast_status(ctx, code, real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
+  return fmmcl_clblast_status(ctx, code, real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
 }
 
-fmmcl_status fmmcl_bbfmm_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,
+fmmcl_status fmmcl_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,
                                       cl_mem a, const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off,
                                       size_t ldb, cl_mem c, const size_t *c_off, size_t ldc, size_t count,
                                       cl_event *ev) {
@@ -86,6 +86,6 @@ fmmcl_status fmmcl_bbfmm_gemm_batched(fmmcl_context ctx, size_t real_size, size_
     code = CLBlastSgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, n, k, al, a, a_off,
                                lda, b, b_off, ldb, be, c, c_off, ldc, count, &ctx->queue, ev);
   }
-  return fmmcl_bbfmm_clblast_status(ctx, code,
+  return fmmcl_clblast_status(ctx, code,
                                     real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
 }

@@ -101,10 +101,6 @@ fmmcl_status fmmcl_bbfmm_m2l_compress(int n, double h, const double *kt, double 
  * then one level's operators give every level's (C scales by 2^alpha per level). */
 int fmmcl_bbfmm_kfun_homogeneity(const fmmcl_bbfmm_kfun *k);
 void fmmcl_bbfmm_m2l_free(fmmcl_bbfmm_m2l *m);
-/* Eigen-decomposition of a symmetric d x d matrix a (row-major): eigenvalues
- * in w descending, orthonormal eigenvectors as columns of v (row-major d x d);
- * -1 when out of memory, else 0. */
-int fmmcl_bbfmm_symmetric_eigen(int d, const double *a, double *w, double *v);
 /* The SVD truncation threshold for order n (relative singular value). */
 double fmmcl_bbfmm_svd_eps(int n, fmmcl_precision precision);
 
@@ -134,6 +130,7 @@ fmmcl_status fmmcl_bbfmm_debug_m2l(fmmcl_plan plan, int level, fmmcl_bbfmm_m2l *
 
 /* ---- the device plan (bbfmm_plan.c, bbfmm_operators.c, bbfmm_execute.c) ---- */
 #include "core/internal.h"
+#include "linalg/linalg.h"
 
 #define FMMCL_BBFMM_MAX_DEPTH 12 /* the adaptive tree; the uniform one stops at 8 */
 
@@ -228,14 +225,4 @@ char *fmmcl_bbfmm_prelude(const fmmcl_bbfmm_kfun *k, int single);
 fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s);
 /* The disk cache key of one level's operators. */
 uint64_t fmmcl_bbfmm_m2l_cache_key(const fmmcl_bbfmm_state *s, double h, double eps);
-/* A CLBlast status as a libfmmcl status, with a message naming the call. */
-fmmcl_status fmmcl_bbfmm_clblast_status(fmmcl_context ctx, int code, const char *what);
-/* C = alpha op(A) B + beta C, column-major, in the plan's precision. */
-fmmcl_status fmmcl_bbfmm_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
-                              cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
-                              cl_mem c, size_t c_off, size_t ldc, cl_event *ev);
-fmmcl_status fmmcl_bbfmm_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,
-                                      cl_mem a, const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off,
-                                      size_t ldb, cl_mem c, const size_t *c_off, size_t ldc, size_t count,
-                                      cl_event *ev);
 fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient);

@@ -275,7 +275,7 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmc
   if (tf[FMMCL_BBFMM_N_TRANSFER] == tf[0]) return FMMCL_SUCCESS; /* no V pairs here */
   fmmcl_bbfmm_level *lv = &s->lv[l];
   cl_uint r = (cl_uint)lv->rank;
-  fmmcl_status st = fmmcl_bbfmm_gemm(ctx, rs, 1, r, le - lb, n3, lv->v, 0, n3, a->w, lb * n3, n3, 0.0, a->wc,
+  fmmcl_status st = fmmcl_gemm(ctx, rs, 1, r, le - lb, n3, lv->v, 0, n3, a->w, lb * n3, n3, 0.0, a->wc,
                                      lb * r, r, fmmcl_bbfmm_log_slot(log, "m2l"));
   if (st) return st;
   unsigned char zero = 0;
@@ -294,7 +294,7 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmc
     st = launch(ctx, k, (count + batch - 1) / batch, n3, fmmcl_bbfmm_log_slot(log, "m2l"));
   }
   if (!st)
-    st = fmmcl_bbfmm_gemm(ctx, rs, 0, n3, le - lb, r, lv->u, 0, n3, a->lc, lb * r, r, 1.0, a->l, lb * n3, n3,
+    st = fmmcl_gemm(ctx, rs, 0, n3, le - lb, r, lv->u, 0, n3, a->lc, lb * r, r, 1.0, a->l, lb * n3, n3,
                           fmmcl_bbfmm_log_slot(log, "m2l"));
   return st;
 }

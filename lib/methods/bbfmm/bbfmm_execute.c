@@ -90,17 +90,17 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, even
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_level *lv = &s->lv[l];
   size_t rs = s->real_size, n3 = s->n3, r = lv->rank;
-  fmmcl_status st = fmmcl_bbfmm_gemm(ctx, rs, 1, r, lv->slots, n3, lv->v, 0, n3, lv->w, 0, n3, 0.0, lv->wc,
+  fmmcl_status st = fmmcl_gemm(ctx, rs, 1, r, lv->slots, n3, lv->v, 0, n3, lv->w, 0, n3, 0.0, lv->wc,
                                      lv->guard * r, r, fmmcl_bbfmm_log_slot(log, "m2l"));
   unsigned char zero = 0;
   if (!st)
     FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, lv->lc, &zero, 1, 0, lv->slots * r * rs, 0, NULL,
                                           fmmcl_bbfmm_log_slot(log, "m2l")));
   for (int g = 0; g < lv->n_groups && !st; g++)
-    st = fmmcl_bbfmm_gemm_batched(ctx, rs, r, lv->pp, r, lv->c, lv->a_off + 8 * g, r, lv->wc, lv->b_off + 8 * g, r,
+    st = fmmcl_gemm_batched(ctx, rs, r, lv->pp, r, lv->c, lv->a_off + 8 * g, r, lv->wc, lv->b_off + 8 * g, r,
                                   lv->lc, lv->c_off + 8 * g, r, (size_t)lv->group_size[g], fmmcl_bbfmm_log_slot(log, "m2l"));
   if (!st)
-    st = fmmcl_bbfmm_gemm(ctx, rs, 0, n3, lv->slots, r, lv->u, 0, n3, lv->lc, 0, r, 1.0, lv->l, 0, n3,
+    st = fmmcl_gemm(ctx, rs, 0, n3, lv->slots, r, lv->u, 0, n3, lv->lc, 0, r, 1.0, lv->l, 0, n3,
                           fmmcl_bbfmm_log_slot(log, "m2l"));
   return st;
 }
