@@ -26,26 +26,19 @@
 #define ALL_SELECT 0     /* 1: distinct points may coincide anywhere */
 #endif
 
+#include "kernels/laplace3d.h"
+
 /* One source against the work-item's TPW targets. SELECT(r2) guards the
  * singular pair: a point never sees itself (nor a point on top of it). */
 #define LAPLACE_PAIRS(SELECT)                                              \
   {                                                                        \
     const REAL4 s = tile[j];                                               \
     FMMCL_UNROLL(TPW)                                                      \
-    for (int k = 0; k < TPW; k++) {                                        \
-      const REAL dx = s.x - tx[k], dy = s.y - ty[k], dz = s.z - tz[k];     \
-      const REAL r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));         \
-      const REAL rinv = SELECT(r2);                                        \
-      const REAL qr = s.w * rinv;                                          \
-      const REAL qr3 = qr * rinv * rinv;                                   \
-      pot[k] += qr;                                                        \
-      gx[k] = fma(qr3, dx, gx[k]);                                         \
-      gy[k] = fma(qr3, dy, gy[k]);                                         \
-      gz[k] = fma(qr3, dz, gz[k]);                                         \
-    }                                                                      \
+    for (int k = 0; k < TPW; k++)                                          \
+      LAPLACE3D_PAIR(s, tx[k], ty[k], tz[k], eps2, SELECT, pot[k], gx[k], gy[k], gz[k]) \
   }
-#define RSQRT_GUARDED(r2) ((r2) > (REAL)0 ? RSQRT(r2) : (REAL)0)
-#define RSQRT_PLAIN(r2) RSQRT(r2)
+#define RSQRT_GUARDED LAPLACE3D_RINV_GUARDED
+#define RSQRT_PLAIN LAPLACE3D_RINV_PLAIN
 
 /* Laplace: src[j] = (x, y, z, q), tgt[i] = (x, y, z, -), out[i] = (grad, pot).
  * n_src is a multiple of WGS; tgt and out hold WGS*TPW per work-group.

@@ -17,21 +17,15 @@
 #define UNROLL 4     /* unroll of the loop over a full tile */
 #endif
 
+#include "kernels/laplace3d.h"
+
 /* One source against the work-item's target. The near list holds the
  * target leaf itself and coincident points may sit anywhere in it, so the
  * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
-#define FMM3D_PAIR                                                       \
-  {                                                                      \
-    const REAL4 s = tile[j];                                             \
-    const REAL dx = s.x - t.x, dy = s.y - t.y, dz = s.z - t.z;           \
-    const REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                   \
-    const REAL rinv = r2 > (REAL)0 ? RSQRT(r2) : (REAL)0;                \
-    const REAL qr = s.w * rinv;                                          \
-    const REAL qr3 = qr * rinv * rinv;                                   \
-    pot += qr;                                                           \
-    gx = fma(qr3, dx, gx);                                               \
-    gy = fma(qr3, dy, gy);                                               \
-    gz = fma(qr3, dz, gz);                                               \
+#define FMM3D_PAIR                                                                          \
+  {                                                                                         \
+    const REAL4 s = tile[j];                                                                \
+    LAPLACE3D_PAIR(s, t.x, t.y, t.z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)     \
   }
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))

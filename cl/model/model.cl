@@ -1,5 +1,7 @@
-/* model.cl — microbenchmarks of the performance model (issue 8): the U-list
+/* model.cl — microbenchmarks of the performance model: the U-list
  * instruction mix at full occupancy, and a streaming copy for bandwidth. */
+
+#include "kernels/laplace3d.h"
 
 #ifndef WGS
 #define WGS 128
@@ -22,15 +24,7 @@ void model_ulist(__global const REAL4 *pts, __global REAL4 *out, const int reps)
     FMMCL_UNROLL(8)
     for (int j = 0; j < WGS; j++) {
       const REAL4 y = tile[j];
-      const REAL dx = y.x - x.x, dy = y.y - x.y, dz = y.z - x.z;
-      const REAL r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, (REAL)1e-3)));
-      const REAL inv = RSQRT(r2);
-      const REAL qi = y.w * inv;
-      const REAL qi3 = qi * inv * inv;
-      acc.w += qi;
-      acc.x = fma(qi3, dx, acc.x);
-      acc.y = fma(qi3, dy, acc.y);
-      acc.z = fma(qi3, dz, acc.z);
+      LAPLACE3D_PAIR(y, x.x, x.y, x.z, (REAL)1e-3, LAPLACE3D_RINV_PLAIN, acc.w, acc.x, acc.y, acc.z)
     }
   }
   out[i] = acc;

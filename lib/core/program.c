@@ -18,24 +18,87 @@ const char *fmmcl_vendor_build_options(fmmcl_vendor vendor) {
   }
 }
 
-/* The program text: the shared header, then the kernel file. Concatenated
- * here rather than #include'd so the cache key covers both and no -I path
- * (which may hold spaces) reaches the compiler. */
-static fmmcl_status load_source(fmmcl_context ctx, const char *file, const char *prelude, char **source) {
-  char *hpath = NULL, *kpath = NULL, *htext = NULL, *ktext = NULL;
-  size_t hlen = 0, klen = 0;
-  fmmcl_status st = fmmcl_kernel_find(ctx, COMMON_HEADER, &hpath);
-  if (!st) st = fmmcl_kernel_find(ctx, file, &kpath);
-  if (!st) st = fmmcl_read_file(ctx, hpath, &htext, &hlen);
-  if (!st) st = fmmcl_read_file(ctx, kpath, &ktext, &klen);
-  if (!st) {
-    size_t need = hlen + klen + strlen(prelude) + 64;
-    *source = malloc(need);
-    if (!*source) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-    else snprintf(*source, need, "%s\n%s#line 1\n%s", htext, prelude, ktext); /* prelude ends in a newline */
+/* A growing text buffer for the expanded program source. */
+typedef struct text_buf {
+  char *s;
+  size_t len, cap;
+} text_buf;
+
+static int text_append(text_buf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *p = realloc(b->s, cap);
+    if (!p) return 0;
+    b->s = p;
+    b->cap = cap;
   }
-  free(hpath); free(kpath); free(htext); free(ktext);
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+  return 1;
+}
+
+#define MAX_INCLUDE_DEPTH 8
+
+/* Appends file with each line `#include "name"` replaced by the text of
+ * cl/name, once per program (headers need no guards), and #line directives
+ * so that build logs still give the line numbers of the files themselves.
+ * Expanded here rather than by the compiler so the cache key covers every
+ * included text and no -I path (which may hold spaces) reaches it. */
+static fmmcl_status append_file(fmmcl_context ctx, const char *file, text_buf *out, char **seen,
+                                size_t *n_seen, int depth) {
+  if (depth > MAX_INCLUDE_DEPTH)
+    return fmmcl_fail(ctx, FMMCL_ERROR_BUILD_FAILED, "kernel includes nest deeper than %d at %s",
+                      MAX_INCLUDE_DEPTH, file);
+  char *path = NULL, *text = NULL;
+  size_t len = 0;
+  fmmcl_status st = fmmcl_kernel_find(ctx, file, &path);
+  if (!st) st = fmmcl_read_file(ctx, path, &text, &len);
+  free(path);
+  if (st) return st;
+  int line = 1, ok = 1;
+  char mark[32];
+  for (const char *p = text; *p && ok && !st; line++) {
+    const char *end = strchr(p, '\n');
+    size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+    const char *q = p + strspn(p, " \t");
+    char name[256];
+    if (strncmp(q, "#include \"", 10) == 0 && sscanf(q + 10, "%255[^\"]\"", name) == 1) {
+      int again = 0;
+      for (size_t i = 0; i < *n_seen; i++) again |= strcmp(seen[i], name) == 0;
+      if (!again && *n_seen < 64 && (seen[*n_seen] = strdup(name))) {
+        (*n_seen)++;
+        ok = text_append(out, "#line 1\n", 8);
+        if (ok) st = append_file(ctx, name, out, seen, n_seen, depth + 1);
+      }
+      snprintf(mark, sizeof mark, "\n#line %d\n", line + 1);
+      if (ok && !st) ok = text_append(out, mark, strlen(mark));
+    } else {
+      ok = text_append(out, p, n);
+    }
+    p += n;
+  }
+  if (ok && !st && len && text[len - 1] != '\n') ok = text_append(out, "\n", 1);
+  free(text);
+  if (!ok && !st) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   return st;
+}
+
+/* The program text: the shared header, the prelude, then the kernel file,
+ * its includes expanded. */
+static fmmcl_status load_source(fmmcl_context ctx, const char *file, const char *prelude, char **source) {
+  text_buf out = {0};
+  char *seen[64];
+  size_t n_seen = 0;
+  fmmcl_status st = append_file(ctx, COMMON_HEADER, &out, seen, &n_seen, 0);
+  if (!st && !(text_append(&out, prelude, strlen(prelude)) && text_append(&out, "#line 1\n", 8)))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!st) st = append_file(ctx, file, &out, seen, &n_seen, 0);
+  for (size_t i = 0; i < n_seen; i++) free(seen[i]);
+  if (st) { free(out.s); return st; }
+  *source = out.s;
+  return FMMCL_SUCCESS;
 }
 
 uint64_t fmmcl_program_cache_key(fmmcl_context ctx, const char *source, const char *options) {

@@ -1,4 +1,4 @@
-/* model.h — private to the performance model (issue 8, after Choi et al.,
+/* model.h — private to the performance model (after Choi et al.,
  * GPGPU-7 2014): per-device peaks from microbenchmarks, per-phase time
  * constants fitted by least squares, the model file that stores both, and
  * the predictions that pick method, leaf size and schedule. */
