@@ -559,6 +559,66 @@ START_TEST(test_cache_key_covers_source) {
 }
 END_TEST
 
+/* Writes text to dir/name (dir must exist). */
+static void write_text(const char *dir, const char *name, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Builds dir's put.cl and returns what its kernel stores; *cached says
+ * whether the binary came from the cache. */
+static int run_put(int *cached) {
+  cl_program prog = NULL;
+  ck_assert_int_eq(fmmcl_program_build(ctx, "put.cl", "", &prog, cached), FMMCL_SUCCESS);
+  cl_int err;
+  cl_kernel k = clCreateKernel(prog, "put", &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  cl_mem buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_int_eq(clSetKernelArg(k, 0, sizeof buf, &buf), CL_SUCCESS);
+  size_t one = 1;
+  ck_assert_int_eq(clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &one, &one, 0, NULL, NULL), CL_SUCCESS);
+  cl_int v = -1;
+  ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL), CL_SUCCESS);
+  clReleaseMemObject(buf);
+  clReleaseKernel(k);
+  clReleaseProgram(prog);
+  return v;
+}
+
+/* A kernel file includes headers by their name under cl/: each header's
+ * text enters the program once however often it is named (a function
+ * defined twice would not compile), an edited header is a new binary,
+ * and an absent one is an error naming it. */
+START_TEST(test_kernel_include) {
+  fresh_cache();
+  const char *dir = in_work("inc");
+  char sub[4096];
+  snprintf(sub, sizeof sub, "%s/kernels", dir);
+  ck_assert(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0);
+  write_text(dir, "kernels/value.h", "int fmmcl_test_value(void) { return 3; }\n");
+  write_text(dir, "put.cl", "#include \"kernels/value.h\"\n  #include \"kernels/value.h\"\n"
+                            "__kernel void put(__global int *o) { o[0] = fmmcl_test_value(); }\n");
+  setenv("FMMCL_KERNEL_PATH", dir, 1);
+  int cached = -1;
+  ck_assert_int_eq(run_put(&cached), 3);
+  ck_assert_int_eq(cached, 0);
+  ck_assert_int_eq(run_put(&cached), 3);
+  ck_assert_int_eq(cached, 1);
+  write_text(dir, "kernels/value.h", "int fmmcl_test_value(void) { return 5; }\n");
+  ck_assert_int_eq(run_put(&cached), 5);
+  ck_assert_msg(cached == 0, "an edited included header came from the cache");
+  write_text(dir, "put.cl", "#include \"kernels/absent.h\"\n__kernel void put(__global int *o) { o[0] = 1; }\n");
+  cl_program prog = NULL;
+  ck_assert_int_eq(fmmcl_program_build(ctx, "put.cl", "", &prog, NULL), FMMCL_ERROR_KERNEL_NOT_FOUND);
+  ck_assert_msg(contains(fmmcl_last_error(ctx), "kernels/absent.h"), "message: %s", fmmcl_last_error(ctx));
+}
+END_TEST
+
 /* ---- binary cache ---------------------------------------------------------- */
 
 START_TEST(test_cache_first_build) {
@@ -896,6 +956,7 @@ static Suite *runtime_suite(void) {
   tcase_add_test(kernels, test_kernel_path_header_error);
   tcase_add_test(kernels, test_kernel_path_syntax_error);
   tcase_add_test(kernels, test_cache_key_covers_source);
+  tcase_add_test(kernels, test_kernel_include);
   tcase_add_test(kernels, test_last_error_context);
   suite_add_tcase(s, kernels);
 
