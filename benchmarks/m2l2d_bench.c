@@ -191,22 +191,21 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
                               size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile, size_t split,
                               int repeats, fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
-  char def[256], opt[400];
+  char opt[400];
   if (tile) fused = 1, share = 0; /* m2l2d_tile: dense, no lists */
   if (!split) split = 1;
-  fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, precision, p, def, sizeof def);
+  fmmcl_params par;
+  fmmcl_status st = fmmcl_fmm2d_m2l_params(ctx, precision, p, &par);
   if (st) return st;
-  const char *pw = strstr(def, "-DWGS="), *pu = strstr(def, "-DUNROLL="), *pc = strstr(def, "-DM2L_COEF=");
-  const char *pt = strstr(def, "-DTPW=");
-  if (!wgs) wgs = pw ? strtoul(pw + 6, NULL, 10) : 128;
-  /* no TPW in the defines (the GPUs' default): the fused shared-w kernel's
-   * as the driver sizes it, else 8 (the unshared kernel's best on the H100) */
-  if (!tpw) tpw = pt ? strtoul(pt + 6, NULL, 10)
-                     : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
-                                                                    ctx->dev.info.compute_units)
-                                      : 8;
-  if (!unroll) unroll = pu ? strtoul(pu + 9, NULL, 10) : (size_t)p + 1;
-  if (coef < 0) coef = pc ? atoi(pc + 11) : 1;
+  if (!wgs) wgs = (size_t)fmmcl_params_get(&par, "WGS", 128);
+  /* no TPW in the parameters (the GPUs' default): the fused shared-w kernel's
+   * as the driver sizes it, else the separate kernel's M2L_SEPARATE_TPW */
+  if (!tpw) tpw = fmmcl_params_has(&par, "TPW") ? (size_t)fmmcl_params_get(&par, "TPW", 1)
+                  : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
+                                                                 ctx->dev.info.compute_units)
+                                   : (size_t)fmmcl_params_get(&par, "M2L_SEPARATE_TPW", 1);
+  if (!unroll) unroll = (size_t)fmmcl_params_get(&par, "UNROLL", p + 1);
+  if (coef < 0) coef = fmmcl_params_get(&par, "M2L_COEF", 1);
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
   if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 || split * tile * tile > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu TILE=%zu do not fit %s", wgs, unroll, tile,

@@ -321,6 +321,18 @@ FMMCL_EXPORT fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, 
  * set". Lines separated by '\n'; "" when nothing was amiss. */
 FMMCL_EXPORT fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size_t len);
 
+/* ---- overriding tuned parameters -------------------------------------- */
+
+/* Makes every plan created on ctx after this call build kernel (a name
+ * fmmtune --list shows: "p2p_laplace3d", "m2l2d", ...) with parameters,
+ * "WGS=128 TPW=4 UNROLL=4" (each of the kernel's parameters once, each
+ * value one of its candidates), instead of the tuned or built-in ones;
+ * parameters NULL removes the override. FMMCL_ERROR_INVALID_ARGUMENT, with
+ * the bad name or value in fmmcl_last_error, when kernel has no tuning
+ * space or parameters is not a point of it; whether the point fits the
+ * device is checked when a plan builds with it. */
+fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel, const char *parameters);
+
 /* ---- plain-C reference ---------------------------------------------- */
 
 /* The same sum as a DIRECT plan, computed on the host in double precision

@@ -453,7 +453,8 @@ END_TEST
 START_TEST(test_gpu_default_m2l) {
   const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
   const double tol = prec == FMMCL_DOUBLE ? 1e-6 : 1e-4;
-  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8"),
+  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8 "
+                                                          "-DM2L_SEPARATE_TPW=8"),
                    FMMCL_SUCCESS);
   for (int kind = 0; kind < N_DIST; kind++) {
     fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, 0);
@@ -466,8 +467,20 @@ START_TEST(test_gpu_default_m2l) {
     ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 3000, x, 0, NULL, &plan), FMMCL_SUCCESS);
     char opts[1024];
     ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
-    const int tile = strstr(opts, "-DM2L_FUSED=1") && strstr(opts, "-DM2L_TILE=8") && !strstr(opts, "-DTPW=");
-    const int separate = strstr(opts, "-DM2L_FUSED=0") && strstr(opts, "-DM2L_TILE=0") && strstr(opts, "-DTPW=");
+    /* fused or separate is the host's choice (M2L_FUSED never reaches the
+     * compiler): the separate kernel leaves its reduction in the timings */
+    double *q = malloc(3000 * sizeof *q), *pot = malloc(3000 * sizeof *pot);
+    for (int i = 0; i < 3000; i++) q[i] = 1.0 / (1 + i % 7);
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
+    fmmcl_phase_time t[FMMCL_MAX_PHASES];
+    size_t nt = 0;
+    int reduce = 0;
+    ck_assert_int_eq(fmmcl_plan_timings(plan, t, FMMCL_MAX_PHASES, &nt), FMMCL_SUCCESS);
+    for (size_t i = 0; i < nt && i < FMMCL_MAX_PHASES; i++) reduce |= strcmp(t[i].name, "m2l_reduce") == 0;
+    free(q), free(pot);
+    const int tile = strstr(opts, "-DM2L_TILE=8") && !strstr(opts, "-DTPW=") && !reduce;
+    const int separate = strstr(opts, "-DM2L_TILE=0") && strstr(opts, "-DTPW=") && reduce;
+    ck_assert_msg(!strstr(opts, "M2L_FUSED"), "%s", opts);
     ck_assert_msg(kind == UNIFORM ? tile : separate, "%s: %s", dist_name[kind], opts);
     fmmcl_plan_destroy(plan);
     free(x);

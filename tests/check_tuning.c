@@ -149,6 +149,11 @@ static const fmmcl_tuning_entry *find(const fmmcl_tuning_entry *e, size_t n, con
 
 /* ---- spaces, defaults, format ----------------------------------------------- */
 
+/* Each class a space's fmmtune tunes in precision prec, or NULL when none. */
+static const char *tuned_classes(const fmmcl_tuning_space *s, fmmcl_precision prec) {
+  return prec == FMMCL_DOUBLE && s->tune_classes_double ? s->tune_classes_double : s->tune_classes;
+}
+
 START_TEST(test_defaults_are_points_of_their_space) {
   /* each vendor class's default must be a candidate, or fmmtune could not
    * time its baseline and a cached default would be refused */
@@ -157,33 +162,181 @@ START_TEST(test_defaults_are_points_of_their_space) {
   for (size_t k = 0; k < fmmcl_tuning_space_count(); k++) {
     const fmmcl_tuning_space *s = fmmcl_tuning_space_at(k);
     ck_assert_ptr_eq(fmmcl_tuning_space_find(s->kernel), s);
+    /* every candidate list ends, and ascends */
+    for (size_t i = 0; i < fmmcl_tuning_space_nparams(s); i++) {
+      const fmmcl_tuning_param *p = &s->params[i];
+      const size_t n = fmmcl_tuning_param_count(p);
+      ck_assert_msg(n > 0 && n <= FMMCL_TUNE_MAX_VALUES && p->values[n] == FMMCL_TUNE_END, "%s %s", s->kernel,
+                    p->name);
+      for (size_t j = 1; j < n; j++) ck_assert_msg(p->values[j - 1] < p->values[j], "%s %s", s->kernel, p->name);
+    }
     for (size_t v = 0; v < 5; v++)
       for (int gpu = 0; gpu < 4; gpu++) {
         fmmcl_device_info d = dev;
         d.vendor = vendors[v];
         d.is_gpu = gpu & 1;
         const fmmcl_precision prec = gpu & 2 ? FMMCL_DOUBLE : FMMCL_SINGLE;
-        char def[256], why[160];
+        char def[256], why[160], classes[256];
         fmmcl_tuning_point pt;
-        ck_assert_int_eq(fmmcl_tuning_default(s->kernel, prec, NULL, &d, def, sizeof def), FMMCL_SUCCESS);
+        ck_assert_msg(fmmcl_tuning_default(s->kernel, prec, NULL, &d, def, sizeof def), "%s", s->kernel);
         ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s: %s", def, why);
+        /* and moved to each class fmmtune tunes, still a point */
+        snprintf(classes, sizeof classes, "%s", tuned_classes(s, prec));
+        for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+          ck_assert_msg(fmmcl_tuning_default(s->kernel, prec, c, &d, def, sizeof def), "%s %s", s->kernel, c);
+          ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s %s: %s", s->kernel, c, def,
+                        why);
+        }
       }
     /* and each class's default (a space may move it per class) fits the
      * test device for every class fmmtune tunes */
-    char def[256], why[160], classes[256];
-    fmmcl_tuning_point pt;
-    snprintf(classes, sizeof classes, "%s", s->tune_classes);
-    for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
-      fmmcl_tuning_class cls;
-      ck_assert(fmmcl_tuning_class_parse(s, c, &cls));
-      ck_assert_int_eq(fmmcl_tuning_default(s->kernel, FMMCL_SINGLE, c, &dev, def, sizeof def), FMMCL_SUCCESS);
-      ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s: %s", s->kernel, c, why);
-      ck_assert_msg(fmmcl_tuning_point_fits(s, &pt, &cls, FMMCL_SINGLE, &dev, why, sizeof why), "%s %s: %s",
-                    s->kernel, c, why);
+    for (int dbl = 0; dbl < 1 + dev.has_fp64; dbl++) {
+      const fmmcl_precision prec = dbl ? FMMCL_DOUBLE : FMMCL_SINGLE;
+      char def[256], why[160], classes[256];
+      fmmcl_tuning_point pt;
+      snprintf(classes, sizeof classes, "%s", tuned_classes(s, prec));
+      for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+        fmmcl_tuning_class cls;
+        ck_assert_msg(fmmcl_tuning_class_parse(s, c, &cls), "%s %s", s->kernel, c);
+        ck_assert(fmmcl_tuning_default(s->kernel, prec, c, &dev, def, sizeof def));
+        ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s: %s", s->kernel, c, why);
+        ck_assert_msg(fmmcl_tuning_point_fits(s, &pt, &cls, prec, &dev, why, sizeof why), "%s %s: %s", s->kernel,
+                      c, why);
+      }
     }
+    /* fmmtune either times it through a plan phase or says why not */
+    ck_assert_msg(s->phase || s->timing_note, "%s", s->kernel);
   }
-  char buf[64];
-  ck_assert_int_eq(fmmcl_tuning_default("no_such_kernel", FMMCL_SINGLE, NULL, &dev, buf, sizeof buf), FMMCL_ERROR_INTERNAL);
+}
+END_TEST
+
+/* Found and not found are answers, not statuses. */
+START_TEST(test_default_lookup_found_or_not) {
+  char buf[256] = "x";
+  ck_assert_int_eq(fmmcl_tuning_default("no_such_kernel", FMMCL_SINGLE, NULL, &dev, buf, sizeof buf), 0);
+  ck_assert_str_eq(buf, "");
+  ck_assert_int_eq(fmmcl_tuning_default("p2p_laplace3d", FMMCL_SINGLE, "dim3", &dev, buf, sizeof buf), 1);
+  ck_assert_ptr_nonnull(strstr(buf, "-DWGS="));
+  /* the class rules: m2l2d unrolls the whole row, P + 1 */
+  ck_assert_int_eq(fmmcl_tuning_default("m2l2d", FMMCL_SINGLE, "p12", &dev, buf, sizeof buf), 1);
+  ck_assert_msg(strstr(buf, "-DUNROLL=13"), "%s", buf);
+  /* a class the space lacks: the table's row as it stands */
+  ck_assert_int_eq(fmmcl_tuning_default("m2l2d", FMMCL_SINGLE, "dim3", &dev, buf, sizeof buf), 1);
+}
+END_TEST
+
+/* Every family a driver looks up (they all go through fmmcl_tuned_params)
+ * has a space and a default on this device, for a class it tunes. */
+START_TEST(test_every_driver_kernel_has_a_space) {
+  for (int k = 0; k < FMMCL_TUNED_COUNT; k++) {
+    const char *name = fmmcl_tuned_kernel_name((fmmcl_tuned_kernel)k);
+    ck_assert_ptr_nonnull(name);
+    const fmmcl_tuning_space *s = fmmcl_tuning_space_find(name);
+    ck_assert_msg(s != NULL, "%s has no tuning space", name);
+    const fmmcl_precision prec = s->tune_classes[0] ? FMMCL_SINGLE : FMMCL_DOUBLE;
+    char cls[64], def[256], got[256];
+    snprintf(cls, sizeof cls, "%s", tuned_classes(s, prec));
+    cls[strcspn(cls, " ")] = '\0';
+    fmmcl_params par;
+    ck_assert_msg(fmmcl_tuned_params(ctx, (fmmcl_tuned_kernel)k, prec, cls, &par) == FMMCL_SUCCESS, "%s: %s", name,
+                  fmmcl_last_error(ctx));
+    ck_assert_msg(par.n > 0, "%s", name);
+    /* no cache entry here: the default, less what the compiler never sees */
+    ck_assert(fmmcl_tuning_default(name, prec, cls, &dev, def, sizeof def));
+    fmmcl_params_defines(&par, got, sizeof got);
+    ck_assert_msg(has_all(def, got), "%s: %s vs %s", name, got, def);
+  }
+  ck_assert_ptr_null(fmmcl_tuned_kernel_name(FMMCL_TUNED_COUNT));
+}
+END_TEST
+
+/* One parse gives both the compiler's string and the host's values. */
+START_TEST(test_params_object) {
+  const fmmcl_tuning_space *m2l = fmmcl_tuning_space_find("m2l2d");
+  ck_assert_ptr_nonnull(m2l);
+  fmmcl_params p;
+  char why[160], buf[256];
+  ck_assert(fmmcl_params_parse(m2l, "-DWGS=128 -DTPW=0 -DUNROLL=9 -DM2L_COEF=1 -DM2L_FUSED=2 M2L_SHARE_W=1 "
+                               "-DM2L_TILE=8", &p, why, sizeof why));
+  /* TPW 0: the driver's to size; M2L_FUSED: the host's alone */
+  ck_assert(!fmmcl_params_has(&p, "TPW"));
+  ck_assert_int_eq(fmmcl_params_get(&p, "TPW", -1), -1);
+  ck_assert_int_eq(fmmcl_params_get(&p, "M2L_FUSED", 0), 2);
+  fmmcl_params_defines(&p, buf, sizeof buf);
+  ck_assert_str_eq(buf, "-DWGS=128 -DUNROLL=9 -DM2L_COEF=1 -DM2L_SHARE_W=1 -DM2L_TILE=8");
+  /* set: in place where set, appended where not */
+  fmmcl_params_set(&p, "M2L_TILE", 0);
+  fmmcl_params_set(&p, "TPW", 6);
+  fmmcl_params_set(&p, "M2L_FUSED", 1);
+  fmmcl_params_defines(&p, buf, sizeof buf);
+  ck_assert_str_eq(buf, "-DWGS=128 -DUNROLL=9 -DM2L_COEF=1 -DM2L_SHARE_W=1 -DM2L_TILE=0 -DTPW=6");
+  fmmcl_params_format(&p, buf, sizeof buf);
+  ck_assert_str_eq(buf, "WGS=128 UNROLL=9 M2L_COEF=1 M2L_FUSED=1 M2L_SHARE_W=1 M2L_TILE=0 TPW=6");
+  /* no space: every value is the compiler's */
+  ck_assert(fmmcl_params_parse(NULL, "-DA=1 B=-2", &p, why, sizeof why));
+  fmmcl_params_defines(&p, buf, sizeof buf);
+  ck_assert_str_eq(buf, "-DA=1 -DB=-2");
+  const char *bad[] = {"WGS", "-DWGS=", "WGS=abc", "=4", "WGS=1.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(!fmmcl_params_parse(m2l, bad[i], &p, why, sizeof why) && why[0], "%s", bad[i]);
+  /* no kernel reads M2L_FUSED, so no kernel build sees it */
+  char opts[1024];
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_2D);
+  o.method = FMMCL_FMM;
+  double x[2 * 2000];
+  fmmcl_test_random_points(9, 2000, 2, x);
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 2000, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  fmmcl_plan_build_options(plan, opts, sizeof opts);
+  fmmcl_plan_destroy(plan);
+  ck_assert_msg(!strstr(opts, "M2L_FUSED") && strstr(opts, "-DUNROLL="), "%s", opts);
+}
+END_TEST
+
+/* The public override: a point of the kernel's space, used by every later
+ * plan on the context; anything else refused, naming what is wrong. */
+START_TEST(test_override_accepted_and_refused) {
+  char opts[1024], def[256];
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "p2p_laplace3d", "WGS=32 TPW=2 UNROLL=8"), FMMCL_SUCCESS);
+  plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
+  ck_assert_msg(has_all(opts, "-DWGS=32 -DTPW=2 -DUNROLL=8"), "%s", opts);
+  /* any order, -D allowed */
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "p2p_laplace3d", "-DUNROLL=2 TPW=1 WGS=64"), FMMCL_SUCCESS);
+  plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
+  ck_assert_msg(has_all(opts, "-DWGS=64 -DTPW=1 -DUNROLL=2"), "%s", opts);
+  struct { const char *kernel, *params, *named; } bad[] = {
+      {"p2p_laplace3d", "WGS=48 TPW=2 UNROLL=8", "WGS=48"},
+      {"p2p_laplace3d", "WGS=64 TPW=2", "UNROLL"},
+      {"p2p_laplace3d", "WGS=64 TPW=2 UNROLL=4 VEC=4", "VEC"},
+      {"p2p_laplace3d", "WGS=64 TPW=2 UNROLL=4 WGS=64", "WGS"},
+      {"p2p_laplace3d", "WGS=64 TPW=2 UNROLL=x", "UNROLL=x"},
+      {"m2l2d", "WGS=128 TPW=0 UNROLL=99 M2L_COEF=1 M2L_FUSED=2 M2L_SHARE_W=1 M2L_TILE=8", "UNROLL=99"},
+      {"no_such_kernel", "WGS=64", "no_such_kernel"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(fmmcl_tuning_override(ctx, bad[i].kernel, bad[i].params), FMMCL_ERROR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(fmmcl_last_error(ctx), bad[i].named), "%s -> %s", bad[i].params, fmmcl_last_error(ctx));
+  }
+  ck_assert_int_eq(fmmcl_tuning_override(NULL, "p2p_laplace3d", NULL), FMMCL_ERROR_NULL_POINTER);
+  /* a refused override leaves the last good one */
+  plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
+  ck_assert_msg(has_all(opts, "-DWGS=64 -DTPW=1 -DUNROLL=2"), "%s", opts);
+  /* NULL removes it: the default again */
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "p2p_laplace3d", NULL), FMMCL_SUCCESS);
+  fmmcl_tuning_default("p2p_laplace3d", FMMCL_SINGLE, "dim3", &dev, def, sizeof def);
+  plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
+  ck_assert_msg(has_all(opts, def), "%s vs %s", opts, def);
+  /* a host-only value is accepted, and still never reaches the compiler */
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "m2l2d", "WGS=64 TPW=4 UNROLL=9 M2L_COEF=0 M2L_FUSED=0 "
+                                                       "M2L_SHARE_W=0 M2L_TILE=0 M2L_SEPARATE_TPW=8"),
+                   FMMCL_SUCCESS);
+  fmmcl_params par;
+  ck_assert_int_eq(fmmcl_tuned_params(ctx, FMMCL_TUNED_M2L2D, FMMCL_SINGLE, "p8", &par), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_params_get(&par, "M2L_FUSED", -1), 0);
+  ck_assert_int_eq(fmmcl_params_get(&par, "M2L_SEPARATE_TPW", -1), 8);
+  fmmcl_params_defines(&par, def, sizeof def);
+  ck_assert_str_eq(def, "-DWGS=64 -DTPW=4 -DUNROLL=9 -DM2L_COEF=0 -DM2L_SHARE_W=0 -DM2L_TILE=0");
 }
 END_TEST
 
@@ -506,6 +659,8 @@ static Suite *tuning_suite(void) {
   TCase *format = tcase_create("format");
   tcase_add_checked_fixture(format, setup, teardown);
   tcase_add_test(format, test_defaults_are_points_of_their_space);
+  tcase_add_test(format, test_default_lookup_found_or_not);
+  tcase_add_test(format, test_every_driver_kernel_has_a_space);
   tcase_add_test(format, test_entry_line_round_trip);
   tcase_add_test(format, test_default_path_per_device);
   suite_add_tcase(s, format);
@@ -513,6 +668,8 @@ static Suite *tuning_suite(void) {
   tcase_add_checked_fixture(lib, setup, teardown);
   tcase_set_timeout(lib, 120);
   tcase_add_test(lib, test_plan_builds_with_cached_values);
+  tcase_add_test(lib, test_params_object);
+  tcase_add_test(lib, test_override_accepted_and_refused);
   tcase_add_test(lib, test_invalid_entries_are_ignored_with_a_note);
   tcase_add_test(lib, test_corrupt_and_truncated_files);
   tcase_add_test(lib, test_foreign_device_file_is_ignored);

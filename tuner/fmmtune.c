@@ -126,8 +126,13 @@ static size_t plan_jobs(const options *o, const fmmcl_device_info *dev, job_key 
     const fmmcl_tuning_space *s = fmmcl_tuning_space_at(k);
     if (!in_list(o->kernel, s->kernel)) continue;
     kernels++;
+    if (!s->phase) { /* no plan phase times it */
+      if (strcmp(o->kernel, "all")) fprintf(stderr, "fmmtune: %s: %s\n", s->kernel, s->timing_note);
+      continue;
+    }
     for (int p = 0; p < 2; p++) {
       if (strcmp(o->precision, "both") && strcmp(o->precision, p ? "double" : "single")) continue;
+      if (!p && !s->tune_classes[0]) continue; /* built in double only (tree_sort) */
       if (p && !dev->has_fp64) {
         fprintf(stderr, "fmmtune: %s has no double precision; skipping %s double\n", dev->device_name,
                 s->kernel);
@@ -161,23 +166,34 @@ static void list_spaces(const options *o, const fmmcl_device_info *dev) {
     printf("\n%s  (cl/%s)\n", s->kernel, s->file);
     for (size_t i = 0; i < fmmcl_tuning_space_nparams(s); i++) {
       printf("  %-8s", s->params[i].name);
-      for (int j = 0; s->params[i].values[j]; j++) printf(" %d", s->params[i].values[j]);
-      printf("\n");
+      const fmmcl_tuning_param *p = &s->params[i];
+      for (size_t j = 0; j < fmmcl_tuning_param_count(p); j++) printf(" %d", p->values[j]);
+      printf("%s%s%s\n", p->flags & FMMCL_TUNE_RANGE ? "  (any value in that range)" : "",
+             p->flags & FMMCL_TUNE_AUTO ? "  (0: sized by the driver)" : "",
+             p->flags & FMMCL_TUNE_HOST ? "  (host only: not passed to the compiler)" : "");
     }
     printf("  constraints: %s\n", s->constraints ? s->constraints : "none");
-    printf("  classes: %s%d..%s%d (tuned by default: %s%s%s)\n", s->class_prefix, s->class_min,
-           s->class_prefix, s->class_max, s->tune_classes, s->tune_classes_double ? "; in double: " : "",
-           s->tune_classes_double ? s->tune_classes_double : "");
+    char orders[32] = "";
+    if (s->order_max) snprintf(orders, sizeof orders, "p0..p%d", s->order_max);
+    printf("  classes: %s%d..%s%d%s (tuned by default: %s%s%s)\n", s->class_prefix, s->class_min,
+           s->class_prefix, s->class_max, orders, s->tune_classes[0] ? s->tune_classes : "none in single",
+           s->tune_classes_double ? "; in double: " : "", s->tune_classes_double ? s->tune_classes_double : "");
     /* the default of each class tuned in single (they differ only where
      * the space moves it per class) */
     char classes[256], def[256];
-    snprintf(classes, sizeof classes, "%s", s->tune_classes);
+    const int dbl = !s->tune_classes[0] && s->tune_classes_double;
+    snprintf(classes, sizeof classes, "%s", dbl ? s->tune_classes_double : s->tune_classes);
     for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
-      if (fmmcl_tuning_default(s->kernel, FMMCL_SINGLE, c, dev, def, sizeof def)) snprintf(def, sizeof def, "(none)");
-      printf("  default here, %s: %s\n", c, def);
+      if (!fmmcl_tuning_default(s->kernel, dbl ? FMMCL_DOUBLE : FMMCL_SINGLE, c, dev, def, sizeof def))
+        snprintf(def, sizeof def, "(none)");
+      printf("  default here, %s%s: %s\n", c, dbl ? " double" : "", def);
     }
-    printf("  timing problem: %zu points, phase%s \"%s\"\n", timing_n(o, s, dev), strchr(s->phase, ',') ? "s" : "",
-           s->phase);
+    if (s->phase)
+      printf("  timing problem: %zu points, phase%s \"%s\"%s%s\n", timing_n(o, s, dev),
+             strchr(s->phase, ',') ? "s" : "", s->phase, s->timing_note ? "; " : "",
+             s->timing_note ? s->timing_note : "");
+    else
+      printf("  timing problem: none; %s\n", s->timing_note ? s->timing_note : "not tuned");
   }
 }
 

@@ -18,9 +18,7 @@ size_t tune_candidates(const tune_job *job, const fmmcl_device_info *dev, fmmcl_
   const size_t np = fmmcl_tuning_space_nparams(s);
   size_t total = 1, idx[FMMCL_TUNE_MAX_PARAMS] = {0}, n = 0;
   for (size_t i = 0; i < np; i++) {
-    size_t c = 0;
-    while (s->params[i].values[c]) c++;
-    total *= c;
+    total *= fmmcl_tuning_param_count(&s->params[i]);
   }
   *n_space = total;
   *out = malloc((total ? total : 1) * sizeof **out);
@@ -32,7 +30,7 @@ size_t tune_candidates(const tune_job *job, const fmmcl_device_info *dev, fmmcl_
     char why[160];
     if (fmmcl_tuning_point_fits(s, &pt, &job->cls, job->precision, dev, why, sizeof why)) (*out)[n++] = pt;
     for (size_t i = np; i-- > 0;) { /* odometer, last parameter fastest */
-      if (s->params[i].values[++idx[i]]) break;
+      if (++idx[i] < fmmcl_tuning_param_count(&s->params[i])) break;
       idx[i] = 0;
     }
   }

@@ -148,8 +148,8 @@ void m2l2d(const uint n_trans, __global const uint *trans_src, __global const RE
   }
 }
 
-/* The same translations with the reduction fused in (-DM2L_FUSED=1 picks it
- * in the FMM; the paper keeps the two apart): slot lt of a group owns
+/* The same translations with the reduction fused in (the host's M2L_FUSED=1
+ * picks it in the FMM; the paper keeps the two apart): slot lt of a group owns
  * target row r = group * TPG + lt, runs its list's translations
  * begin[r] .. begin[r+1] one after the other, sums them in registers and
  * adds the sum to L once, so the partial locals never go through memory.

@@ -120,12 +120,7 @@ uint64_t fmmcl_program_cache_key(fmmcl_context ctx, const char *source, const ch
 
 /* ---- tuned parameters -------------------------------------------------- */
 
-/* "-DWGS=256 -DUNROLL=4 ..." for a kernel on ctx's device: the tuning cache
- * entry when one matches, else the built-in default for the vendor class.
- * problem_class distinguishes entries of one kernel (e.g. "dim3", "p8"). */
-fmmcl_status fmmcl_tuned_defines(fmmcl_context ctx, const char *kernel,
-                                 fmmcl_precision precision, const char *problem_class,
-                                 char *buf, size_t len);
+/* The lookup of a kernel's parameters is fmmcl_tuned_params (tuning/tuning.h). */
 
 /* Makes every later build of kernel on ctx use defines instead of the tuned
  * or default ones (fmmtune, benchmark sweeps); defines NULL removes it. */

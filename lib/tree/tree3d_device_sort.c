@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "tree/tree3d_device_sort.h"
+#include "tuning/tuning.h"
 
-/* Without a tuning entry: 256 work-items, 8 tiles of them per group, 4-bit
- * digits (16 passes over 63 bits, each a 16-way local split). */
-#define DEFAULT_DEFINES "-DWGS=256 -DTILES=8 -DRADIX_BITS=4"
 #define KEY_BITS (3 * FMMCL_MORTON_LEVELS)
 #define MAX_SCAN_LEVELS 8
 
@@ -18,6 +16,7 @@ typedef struct sorter {
   cl_program program;
   cl_kernel keys, hist, scan, add, scatter, pack_float, pack_double;
   size_t wgs, tiles, radix_bits;
+  char defines[160]; /* what tree.cl is built with */
 } sorter;
 
 /* What sort_with leaves on the device when asked (fmm3d's sorted points). */
@@ -36,27 +35,19 @@ int fmmcl_tree3d_device_sort_available(fmmcl_context ctx, size_t n) {
   return ctx && ctx->dev.info.has_fp64 && n < (size_t)UINT32_MAX;
 }
 
-static size_t define_or(const char *defines, const char *name, size_t fallback) {
-  char pat[32];
-  snprintf(pat, sizeof pat, "-D%s=", name);
-  const char *p = strstr(defines, pat);
-  return p ? (size_t)strtoul(p + strlen(pat), NULL, 10) : fallback;
-}
-
-/* Work-group size and digit width from the tuning cache (kernel "tree_sort"),
- * else the defaults; WGS is lowered to what the device allows. */
+/* Work-group size, tiles and digit width from the tuning cache (kernel
+ * "tree_sort", class "keys63"), else the built-in defaults; WGS is lowered
+ * to what the device allows. */
 static fmmcl_status choose_parameters(sorter *s) {
-  char def[256];
-  fmmcl_status st = fmmcl_tuned_defines(s->ctx, "tree_sort", FMMCL_DOUBLE, "keys63", def, sizeof def);
-  if (st == FMMCL_ERROR_INTERNAL) { /* no entry for this kernel: our defaults */
-    fmmcl_clear_error(s->ctx);
-    snprintf(def, sizeof def, "%s", DEFAULT_DEFINES);
-  } else if (st) {
-    return st;
-  }
-  s->wgs = define_or(def, "WGS", 256);
-  s->tiles = define_or(def, "TILES", 8);
-  s->radix_bits = define_or(def, "RADIX_BITS", 4);
+  char cls[16];
+  snprintf(cls, sizeof cls, "keys%d", KEY_BITS);
+  fmmcl_params par;
+  fmmcl_status st = fmmcl_tuned_params(s->ctx, FMMCL_TUNED_TREE_SORT, FMMCL_DOUBLE, cls, &par);
+  if (st) return st;
+  /* unset (a partial override): tree.cl's own defaults */
+  s->wgs = (size_t)fmmcl_params_get(&par, "WGS", 256);
+  s->tiles = (size_t)fmmcl_params_get(&par, "TILES", 8);
+  s->radix_bits = (size_t)fmmcl_params_get(&par, "RADIX_BITS", 4);
   while (s->wgs > s->ctx->dev.info.max_work_group_size) s->wgs /= 2;
   if (s->radix_bits < 1 || s->radix_bits > 8 || s->tiles < 1 || (s->wgs & (s->wgs - 1)) ||
       s->wgs < ((size_t)1 << s->radix_bits))
@@ -64,6 +55,8 @@ static fmmcl_status choose_parameters(sorter *s) {
                       "tree.cl: WGS=%zu TILES=%zu RADIX_BITS=%zu is not a valid radix sort on %s "
                       "(WGS a power of two >= 2^RADIX_BITS, RADIX_BITS 1..8)",
                       s->wgs, s->tiles, s->radix_bits, s->ctx->dev.info.device_name);
+  fmmcl_params_set(&par, "WGS", (int)s->wgs);
+  fmmcl_params_defines(&par, s->defines, sizeof s->defines);
   return FMMCL_SUCCESS;
 }
 
@@ -88,8 +81,7 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
   if (st) return st;
   /* keys in double so they round exactly as the host's do */
   char opt[256];
-  snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 -DWGS=%zu -DTILES=%zu -DRADIX_BITS=%zu", s->wgs, s->tiles,
-           s->radix_bits);
+  snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 %s", s->defines);
   if (ctx->sort_program && strcmp(ctx->sort_options, opt) == 0) {
     s->program = ctx->sort_program;
     clRetainProgram(s->program);

@@ -141,22 +141,42 @@ static int cached_defines(const fmmcl_device_info *dev, const char *kernel, fmmc
   return found;
 }
 
-fmmcl_status fmmcl_tuned_defines(fmmcl_context ctx, const char *kernel, fmmcl_precision precision,
-                                 const char *problem_class, char *buf, size_t len) {
+static const char *const kernel_names[FMMCL_TUNED_COUNT] = {
+    [FMMCL_TUNED_P2P_LAPLACE3D] = "p2p_laplace3d", [FMMCL_TUNED_P2P_LAPLACE2D] = "p2p_laplace2d",
+    [FMMCL_TUNED_P2P_GAUSSIAN] = "p2p_gaussian",   [FMMCL_TUNED_FMM3D_P2P] = "fmm3d_p2p",
+    [FMMCL_TUNED_FMM3D_EXPANSIONS] = "fmm3d_expansions", [FMMCL_TUNED_M2L2D] = "m2l2d",
+    [FMMCL_TUNED_TREE_SORT] = "tree_sort",         [FMMCL_TUNED_FGT] = "fgt",
+    [FMMCL_TUNED_BBFMM] = "bbfmm",
+};
+
+const char *fmmcl_tuned_kernel_name(fmmcl_tuned_kernel kernel) {
+  return (unsigned)kernel < FMMCL_TUNED_COUNT ? kernel_names[kernel] : NULL;
+}
+
+/* The text of the parameters: override, cache entry, else default. */
+static int lookup_text(fmmcl_context ctx, const char *kernel, fmmcl_precision precision, const char *problem_class,
+                       char *buf, size_t len) {
   for (size_t i = 0; i < ctx->n_overrides; i++)
     if (strcmp(ctx->overrides[i].kernel, kernel) == 0) {
       snprintf(buf, len, "%s", ctx->overrides[i].defines);
-      return FMMCL_SUCCESS;
+      return 1;
     }
   const fmmcl_device_info *dev = &ctx->dev.info;
   char text[NOTE_LEN];
-  const int found = cached_defines(dev, kernel, precision, problem_class ? problem_class : "", buf,
-                                   len, text, sizeof text);
+  const int found = cached_defines(dev, kernel, precision, problem_class, buf, len, text, sizeof text);
   set_notes(dev, kernel, text);
-  if (found) return FMMCL_SUCCESS;
-  /* callers (fmm3d_kernels.c) read FMMCL_ERROR_INTERNAL as "no default" */
-  if (fmmcl_tuning_default(kernel, precision, problem_class, dev, buf, len) != FMMCL_SUCCESS)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "no default parameters for kernel %s", kernel);
+  return found || fmmcl_tuning_default(kernel, precision, problem_class, dev, buf, len);
+}
+
+fmmcl_status fmmcl_tuned_params(fmmcl_context ctx, fmmcl_tuned_kernel kernel, fmmcl_precision precision,
+                                const char *problem_class, fmmcl_params *out) {
+  const char *name = fmmcl_tuned_kernel_name(kernel);
+  char text[512], why[160];
+  memset(out, 0, sizeof *out);
+  if (!name || !lookup_text(ctx, name, precision, problem_class ? problem_class : "", text, sizeof text))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "no default parameters for kernel %s", name ? name : "(unknown)");
+  if (!fmmcl_params_parse(fmmcl_tuning_space_find(name), text, out, why, sizeof why))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: parameters \"%s\": %s", name, text, why);
   return FMMCL_SUCCESS;
 }
 
@@ -177,4 +197,21 @@ fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kerne
   snprintf(ctx->overrides[ctx->n_overrides].defines, sizeof ctx->overrides[0].defines, "%s", defines);
   ctx->n_overrides++;
   return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel, const char *parameters) {
+  fmmcl_clear_error(ctx);
+  if (!ctx || !kernel) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_override: NULL argument");
+  const fmmcl_tuning_space *s = fmmcl_tuning_space_find(kernel);
+  if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tuning_override: no kernel %s", kernel);
+  if (!parameters) return fmmcl_context_override_defines(ctx, kernel, NULL);
+  /* a point of the space; whether it fits the device and a problem is
+   * checked when a plan builds with it */
+  fmmcl_tuning_point pt;
+  char why[160], defines[256];
+  if (!fmmcl_tuning_point_parse(s, parameters, &pt, why, sizeof why))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tuning_override(%s, \"%s\"): %s", kernel,
+                      parameters, why);
+  fmmcl_tuning_point_format(s, &pt, 1, defines, sizeof defines);
+  return fmmcl_context_override_defines(ctx, kernel, defines);
 }

@@ -1,6 +1,6 @@
-/* tuning.h — what the tuned-parameter pieces share (lib/tuning*.c) and what
- * fmmtune uses of them: the tuning spaces kernels declare, the vendor
- * defaults, and the text format of the tuning cache. */
+/* tuning.h — what the tuned-parameter pieces share (lib/tuning/) and what
+ * fmmtune and the drivers use of them: the tuning spaces kernels declare,
+ * the vendor defaults, the parameter object, and the tuning cache's format. */
 #ifndef FMMCL_TUNING_H
 #define FMMCL_TUNING_H
 
@@ -8,17 +8,33 @@
 
 #define FMMCL_TUNE_MAX_PARAMS 8
 #define FMMCL_TUNE_MAX_VALUES 20
+/* Ends a candidate list: 0 is a value of some parameters (off, auto). */
+#define FMMCL_TUNE_END (-1)
+#define FMMCL_TUNE_VALUES(...) {__VA_ARGS__, FMMCL_TUNE_END}
 
-/* One -D parameter and its candidate values (ascending, 0-terminated). */
+/* What a parameter is besides a -D value. */
+enum {
+  FMMCL_TUNE_HOST = 1,  /* read by the driver only: never passed to the compiler */
+  FMMCL_TUNE_AUTO = 2,  /* 0: left unset, the driver sizes it (m2l2d's TPW from the tree) */
+  FMMCL_TUNE_RANGE = 4  /* any integer from the first to the last candidate is valid (a
+                         * class rule may pick one, e.g. UNROLL = order + 1); the list
+                         * is what fmmtune tries */
+};
+
+/* One parameter, its candidate values (ascending, FMMCL_TUNE_END after the
+ * last) and its FMMCL_TUNE_* flags. */
 typedef struct fmmcl_tuning_param {
   const char *name;
   int values[FMMCL_TUNE_MAX_VALUES + 1];
+  unsigned flags;
 } fmmcl_tuning_param;
 
-/* A problem class decoded: "dim3" -> dim 3, "p8" -> order 8. */
+/* A problem class decoded: "dim3" -> dim 3, "p8" -> order 8, "dim3p8" ->
+ * both, "keys63" -> n 63; n is always the number after the prefix. */
 typedef struct fmmcl_tuning_class {
   int dim;
   int order;
+  int n;
 } fmmcl_tuning_class;
 
 /* A point of a space: one value per parameter, in declaration order. */
@@ -48,17 +64,21 @@ struct fmmcl_tuning_space {
   fmmcl_tuning_fits_fn fits;
   fmmcl_tuning_default_fn class_default; /* NULL: the table's default fits every class */
   const char *constraints;         /* what fits checks, in words (fmmtune --list) */
-  const char *class_prefix;        /* "dim" or "p": classes are prefix + integer */
+  const char *class_prefix;        /* "dim", "p" or "keys": classes are prefix + integer */
   int class_min, class_max;        /* the classes the library may ask for */
+  int order_max;                   /* > 0: "dim<d>p<order>", order 0..order_max */
   const char *tune_classes;        /* the ones fmmtune tunes unless told: "dim1 dim2" */
   const char *tune_classes_double; /* in double, when they differ (NULL: the same) */
   /* how fmmtune exercises it: a plan of this kernel and method, timing
    * the named phase (or the sum of a comma-separated list of phases) on
-   * n_gpu (GPU) or n_cpu (other) points */
+   * n_gpu (GPU) or n_cpu (other) points; phase NULL: no plan phase times
+   * it, fmmtune does not tune it, and timing_note says why; else a note
+   * is the timing's limits (fmmtune --list shows both) */
   fmmcl_kernel plan_kernel;
   fmmcl_method plan_method;
   const char *phase;
   size_t n_gpu, n_cpu;
+  const char *timing_note;
 };
 
 /* ---- spaces (tuning_spaces.c) ----------------------------------------- */
@@ -68,11 +88,14 @@ const fmmcl_tuning_space *fmmcl_tuning_space_at(size_t i);
 /* NULL when the kernel declares no space. */
 const fmmcl_tuning_space *fmmcl_tuning_space_find(const char *kernel);
 size_t fmmcl_tuning_space_nparams(const fmmcl_tuning_space *space);
+/* Candidates of a parameter before its FMMCL_TUNE_END. */
+size_t fmmcl_tuning_param_count(const fmmcl_tuning_param *param);
 /* Decodes a class name; 0 when it is not one of the space's classes. */
 int fmmcl_tuning_class_parse(const fmmcl_tuning_space *space, const char *name,
                              fmmcl_tuning_class *cls);
 /* Reads "WGS=128 TPW=4 UNROLL=4" (a leading -D on each is allowed): every
- * parameter exactly once, each value one of its candidates; else 0 and why. */
+ * parameter exactly once, each value one of its candidates (or in their
+ * range: FMMCL_TUNE_RANGE); else 0 and why. */
 int fmmcl_tuning_point_parse(const fmmcl_tuning_space *space, const char *text,
                              fmmcl_tuning_point *pt, char *why, size_t len);
 /* "WGS=128 TPW=4 UNROLL=4", or with dash_d "-DWGS=128 -DTPW=4 -DUNROLL=4". */
@@ -87,10 +110,69 @@ int fmmcl_tuning_point_fits(const fmmcl_tuning_space *space, const fmmcl_tuning_
 
 /* The vendor-class (and precision) default "-DWGS=.. ..." of a kernel for
  * a problem class (moved by the space's class_default; NULL or a class
- * the space lacks: the table's value); FMMCL_ERROR_INTERNAL (nothing
- * recorded) when the kernel has none. */
-fmmcl_status fmmcl_tuning_default(const char *kernel, fmmcl_precision precision, const char *problem_class,
-                                  const fmmcl_device_info *dev, char *buf, size_t len);
+ * the space lacks: the table's value), from the table in defaults.def.
+ * Returns 1 when found, 0 (buf "") when the kernel has no default. */
+int fmmcl_tuning_default(const char *kernel, fmmcl_precision precision, const char *problem_class,
+                         const fmmcl_device_info *dev, char *buf, size_t len);
+
+/* ---- the parameter object (params.c) ------------------------------------ */
+
+/* Tuned parameters parsed once: the -D string the compiler gets and the
+ * values the driver sizes launches with come from the same list. */
+#define FMMCL_PARAMS_MAX 16
+
+typedef struct fmmcl_param {
+  char name[32];
+  int value;
+  int host;  /* FMMCL_TUNE_HOST: the driver's, not the compiler's */
+} fmmcl_param;
+
+typedef struct fmmcl_params {
+  fmmcl_param p[FMMCL_PARAMS_MAX];
+  size_t n;
+} fmmcl_params;
+
+/* Reads "WGS=128 -DTPW=4 ..." in its order; space (may be NULL) marks
+ * host-only parameters and leaves out FMMCL_TUNE_AUTO ones at 0. Values
+ * are not checked against the space (fmmcl_tuning_point_parse does that).
+ * 0 and why when a token is not NAME=integer or the list is full. */
+int fmmcl_params_parse(const fmmcl_tuning_space *space, const char *text, fmmcl_params *out, char *why,
+                       size_t len);
+int fmmcl_params_has(const fmmcl_params *p, const char *name);
+/* The value of name; fallback (the kernel's own #ifndef value) when unset. */
+int fmmcl_params_get(const fmmcl_params *p, const char *name, int fallback);
+/* Sets name in place, or appends it (to the compiler's values) when unset. */
+void fmmcl_params_set(fmmcl_params *p, const char *name, int value);
+/* "-DWGS=128 -DTPW=4 ...": every value but the host-only ones, in order. */
+void fmmcl_params_defines(const fmmcl_params *p, char *buf, size_t len);
+/* "WGS=128 TPW=4 M2L_FUSED=1 ...": every value, for messages. */
+void fmmcl_params_format(const fmmcl_params *p, char *buf, size_t len);
+
+/* ---- the lookup every driver makes (tuning.c) --------------------------- */
+
+/* The kernel families with tuned parameters, as drivers name them. */
+typedef enum fmmcl_tuned_kernel {
+  FMMCL_TUNED_P2P_LAPLACE3D,
+  FMMCL_TUNED_P2P_LAPLACE2D,
+  FMMCL_TUNED_P2P_GAUSSIAN,
+  FMMCL_TUNED_FMM3D_P2P,
+  FMMCL_TUNED_FMM3D_EXPANSIONS,
+  FMMCL_TUNED_M2L2D,
+  FMMCL_TUNED_TREE_SORT,
+  FMMCL_TUNED_FGT,
+  FMMCL_TUNED_BBFMM,
+  FMMCL_TUNED_COUNT
+} fmmcl_tuned_kernel;
+
+/* The name of a family in the cache, the spaces and overrides. */
+const char *fmmcl_tuned_kernel_name(fmmcl_tuned_kernel kernel);
+
+/* The parameters of a kernel family on ctx's device: an override set on
+ * ctx, else the tuning cache's entry when valid there, else the built-in
+ * default for the vendor class. FMMCL_ERROR_INTERNAL (a bug) when the
+ * family has no default. */
+fmmcl_status fmmcl_tuned_params(fmmcl_context ctx, fmmcl_tuned_kernel kernel, fmmcl_precision precision,
+                                const char *problem_class, fmmcl_params *out);
 
 /* ---- what the 3D FMM's build shares with its space (fmm3d_kernels.c) ---- */
 

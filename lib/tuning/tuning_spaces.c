@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "methods/bbfmm/bbfmm.h"
+#include "methods/fgt/fgt.h"
+#include "methods/laplace2d/fmm2d.h"
 #include "methods/laplace3d/fmm3d.h"
+#include "tree/morton3d.h"
 #include "tuning/tuning.h"
 
 /* ---- constraints shared by tiled kernels ------------------------------- */
@@ -110,17 +114,136 @@ static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_p
   if (*batch > most) *batch = most;
 }
 
+/* ---- the 2D FMM's M2L ------------------------------------------------------ */
+
+/* m2l2d.cl at order p (NROW = p + 1 rows): the group the driver launches
+ * and the local memory of the row kernels it may pick; the tile kernel
+ * (M2L_TILE) keeps its rows in registers and the driver falls back to the
+ * row kernels where it does not fit. TPW 0: sized by the driver (1 here). */
+static int m2l2d_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
+                      fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+  const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
+  const size_t nrow = (size_t)cls->order + 1, real = precision == FMMCL_DOUBLE ? 8 : 4;
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 128), tpw = (size_t)param_value(s, pt, "TPW", 1);
+  const int share = param_value(s, pt, "M2L_SHARE_W", 0), fused = param_value(s, pt, "M2L_FUSED", 0);
+  if (cls->order > max) {
+    snprintf(why, len, "order %d is above the 2D FMM's %d in this precision", cls->order, max);
+    return 0;
+  }
+  const size_t group = fmmcl_m2l2d_group(wgs, nrow);
+  if (group > dev->max_work_group_size) {
+    snprintf(why, len, "WGS=%zu makes groups of %zu at order %d, above the device's %zu", wgs, group,
+             cls->order, dev->max_work_group_size);
+    return 0;
+  }
+  const size_t bytes = share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw ? tpw : 1, nrow, real, fused != 0)
+                             : fmmcl_m2l2d_local_bytes(wgs, nrow, real);
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "WGS=%zu TPW=%zu needs %zu bytes of local memory at order %d, the device has %llu", wgs,
+             tpw, bytes, cls->order, dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
+}
+
+/* The row loop unrolled fully, as the kernel's own default (P + 1). */
+static void m2l2d_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
+                          fmmcl_precision precision, const fmmcl_device_info *dev) {
+  (void)precision, (void)dev;
+  *param_slot(s, pt, "UNROLL") = cls->order + 1;
+}
+
+/* ---- the tree's radix sort ---------------------------------------------------- */
+
+/* tree.cl: a power-of-two group of at least one item per digit value,
+ * staging a key, an index, a digit and a scan slot per item. */
+static int tree_sort_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
+                          fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+  (void)cls, (void)precision;
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 256), radix = (size_t)1 << param_value(s, pt, "RADIX_BITS", 4);
+  const size_t bytes = wgs * (8 + 3 * 4) + 3 * radix * 4;
+  if (wgs > dev->max_work_group_size) {
+    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs, dev->max_work_group_size);
+    return 0;
+  }
+  if (wgs < radix) {
+    snprintf(why, len, "WGS=%zu is below the %zu digit values", wgs, radix);
+    return 0;
+  }
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "WGS=%zu needs %zu bytes of local memory, the device has %llu", wgs, bytes,
+             dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- the FGT ------------------------------------------------------------------- */
+
+/* fgt.cl in class dim<d>p<p>: the local memory the driver sizes WGS and
+ * CPL to (a plan without expansions builds with P = 1 and needs less). */
+static size_t fgt_local_bytes(size_t wgs, size_t cpl, const fmmcl_tuning_class *cls, size_t real) {
+  const size_t p = cls->order ? (size_t)cls->order : 1, dim = (size_t)cls->dim;
+  const size_t P = cls->order ? (size_t)fmmcl_fgt_nterms(cls->order, cls->dim) : 1;
+  return cpl * (P + dim) * real + P * dim + dim * p * wgs * real + 512;
+}
+
+static int fgt_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
+                    fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 64), cpl = (size_t)param_value(s, pt, "CPL", 4);
+  const size_t bytes = fgt_local_bytes(wgs, cpl, cls, precision == FMMCL_DOUBLE ? 8 : 4);
+  if (wgs > dev->max_work_group_size) {
+    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs, dev->max_work_group_size);
+    return 0;
+  }
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "WGS=%zu CPL=%zu needs %zu bytes of local memory, the device has %llu", wgs, cpl, bytes,
+             dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
+}
+
+/* The term loops unrolled fully on a GPU up to 512 terms (past that, and
+ * on a CPU compiler, 4); the nested Hermite sum up to 1024 terms in at
+ * most 3 dimensions, past that the unrolled code outgrows the
+ * instruction cache. */
+static void fgt_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
+                        fmmcl_precision precision, const fmmcl_device_info *dev) {
+  (void)precision;
+  const int nterms = fmmcl_fgt_nterms(cls->order ? cls->order : 1, cls->dim);
+  if (dev->is_gpu && nterms <= 512) *param_slot(s, pt, "UNROLL") = nterms;
+  *param_slot(s, pt, "HORNER") = cls->dim <= 3 && nterms <= 1024;
+}
+
+/* ---- the black-box FMM --------------------------------------------------------- */
+
+/* bbfmm.cl at NORD nodes: P2P stages WGS REAL4 sources, P2M and L2P TILE
+ * points' weights (3 * NORD each) and charges. */
+static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
+                      fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+  const size_t tile = (size_t)param_value(s, pt, "TILE", 32), real = precision == FMMCL_DOUBLE ? 8 : 4;
+  const size_t bytes = tile * (3 * (size_t)cls->order + 1) * real;
+  if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "TILE=%zu needs %zu bytes of local memory at %d nodes, the device has %llu", tile, bytes,
+             cls->order, dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- the spaces ----------------------------------------------------------- */
 
 /* cl/p2p.cl: WGS = work-group size = sources per tile, TPW = targets per
  * work-item, UNROLL = unroll of the loop over a tile. Sizes: 2^17 points
  * keep an H100 busy (1,000+ work-groups at TPW=1) for ~10 ms; 8192 on a CPU
  * device is a few tens of ms, long enough to time and short to search. */
-#define P2P_PARAMS                                        \
-  {                                                       \
-    {"WGS", {32, 64, 128, 256, 512, 1024}},              \
-    {"TPW", {1, 2, 4, 8}},                                \
-    {"UNROLL", {1, 2, 4, 8, 16}},                         \
+#define P2P_PARAMS                                               \
+  {                                                              \
+    {"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},     \
+    {"TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8)},                      \
+    {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},               \
   }
 
 static const fmmcl_tuning_space spaces[] = {
@@ -136,12 +259,21 @@ static const fmmcl_tuning_space spaces[] = {
      .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM,
      .tune_classes = "dim1 dim2 dim3 dim4 dim8", .plan_kernel = FMMCL_GAUSSIAN,
      .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 4096},
+    /* cl/p2p.cl's 2D Laplace kernel: sources staged as (x, y, q, 0) REAL4
+     * like the 3D one's (x, y, z, q), so the same limits */
+    {.kernel = "p2p_laplace2d", .file = "direct/p2p.cl", .params = P2P_PARAMS,
+     .fits = xyzq_tile_fits,
+     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+     .class_prefix = "dim", .class_min = 2, .class_max = 2,
+     .tune_classes = "dim2", .plan_kernel = FMMCL_LAPLACE_2D, .plan_method = FMMCL_DIRECT,
+     .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
     /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
      * targets per pass and sources per tile. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
      * device (~0.1 s of kernels on 2 PoCL cores). */
     {.kernel = "fmm3d_p2p", .file = "laplace3d/fmm3d_p2p.cl",
-     .params = {{"WGS", {32, 64, 128, 256, 512, 1024}}, {"UNROLL", {1, 2, 4, 8, 16}}},
+     .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
+                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)}},
      .fits = xyzq_tile_fits,
      .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
      .class_prefix = "dim", .class_min = 3, .class_max = 3, .tune_classes = "dim3",
@@ -153,9 +285,9 @@ static const fmmcl_tuning_space spaces[] = {
      * 1e-3, 1e-4 (its default), 1e-5 in float; 1e-5, 1e-6 (default), 1e-7
      * in double. Timed: all expansion phases of the FMM above. */
     {.kernel = "fmm3d_expansions", .file = "laplace3d/expansions3d.cl",
-     .params = {{"WGS", {32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480, 512,
-                         544, 576, 768, 1024}},
-                {"M2L_BATCH", {1, 2, 3, 4, 5, 6, 7, 8, 12, 16}}},
+     .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
+                                          480, 512, 544, 576, 768, 1024)},
+                {"M2L_BATCH", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8, 12, 16)}},
      .fits = fmm3d_expansions_fits, .class_default = fmm3d_expansions_default,
      .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs and M2L_BATCH M2L entries "
                     "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single",
@@ -163,6 +295,72 @@ static const fmmcl_tuning_space spaces[] = {
      .tune_classes = "p5 p8 p10", .tune_classes_double = "p10 p13 p17",
      .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2m,m2m,m2l,p2l,l2l,l2p,m2p",
      .n_gpu = 1048576, .n_cpu = 20000},
+    /* cl/m2l2d.cl, the 2D FMM's M2L: WGS (rows of translations per group),
+     * TPW (translations per work-item; 0: sized by the driver to the
+     * tree), UNROLL of the k loop (the class rule: P + 1, the full row),
+     * M2L_COEF (1: the rows' T by recurrence, 0: from a table),
+     * M2L_SHARE_W (translations of one offset share w^-l), M2L_TILE (the
+     * dense TBxTB tile kernel where it fits, 0: never) and M2L_FUSED, the
+     * driver's choice of kernel (0 separate + reduce, 1 fused, 2 by how
+     * full the lists are), which no kernel reads, and M2L_SEPARATE_TPW,
+     * the TPW the driver gives the separate shared-w kernel when TPW is 0.
+     * Classes: the orders. */
+    {.kernel = "m2l2d", .file = "laplace2d/m2l2d.cl",
+     .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512)},
+                {"TPW", FMMCL_TUNE_VALUES(0, 1, 2, 4, 8), FMMCL_TUNE_AUTO},
+                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16, FMMCL_FMM2D_MAX_ORDER_DOUBLE + 1), FMMCL_TUNE_RANGE},
+                {"M2L_COEF", FMMCL_TUNE_VALUES(0, 1)},
+                {"M2L_FUSED", FMMCL_TUNE_VALUES(0, 1, 2), FMMCL_TUNE_HOST},
+                {"M2L_SHARE_W", FMMCL_TUNE_VALUES(0, 1)},
+                {"M2L_TILE", FMMCL_TUNE_VALUES(0, 4, 8, 16)},
+                {"M2L_SEPARATE_TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16), FMMCL_TUNE_HOST}},
+     .fits = m2l2d_fits, .class_default = m2l2d_default,
+     .constraints = "group (WGS rounded to whole rows of P+1) <= max work-group size; the row kernels' "
+                    "local memory (fmmcl_m2l2d_local_bytes, fmmcl_m2l2d_share_local_bytes); order <= 24 in "
+                    "single; M2L_TILE falls back to the row kernels where it does not fit",
+     .class_prefix = "p", .class_min = 1, .class_max = FMMCL_FMM2D_MAX_ORDER_DOUBLE,
+     .tune_classes = "p8 p12 p16", .plan_kernel = FMMCL_LAPLACE_2D, .plan_method = FMMCL_FMM, .phase = "m2l",
+     .n_gpu = 1048576, .n_cpu = 20000},
+    /* cl/tree.cl, the octree's Morton keys and radix sort (in double, so
+     * keys round as the host's): WGS, TILES of WGS keys per group,
+     * RADIX_BITS per pass. Class: the key bits. */
+    {.kernel = "tree_sort", .file = "tree/tree.cl",
+     .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
+                {"TILES", FMMCL_TUNE_VALUES(1, 2, 3, 4, 6, 8, 12, 16)},
+                {"RADIX_BITS", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8)}},
+     .fits = tree_sort_fits,
+     .constraints = "WGS a power of two, 2^RADIX_BITS <= WGS <= max work-group size (the driver halves a "
+                    "larger one); 20*WGS bytes of local memory; double only",
+     .class_prefix = "keys", .class_min = 3 * FMMCL_MORTON_LEVELS, .class_max = 3 * FMMCL_MORTON_LEVELS,
+     .tune_classes = "", .tune_classes_double = "keys63", .plan_kernel = FMMCL_LAPLACE_3D,
+     .plan_method = FMMCL_FMM, .phase = "sort", .n_gpu = 1048576, .n_cpu = 1048576,
+     .timing_note = "the FMM sorts on the device only on a GPU and from 2^18 points (FMMCL_TREE_SORT=device "
+                    "forces it); elsewhere the plan records no sort phase"},
+    /* cl/fgt.cl: WGS, CPL source clusters staged per load (the driver
+     * lowers both to what fits the local memory), UNROLL of the term
+     * loops, HORNER (the nested Hermite sum). Class dim<d>p<p>: the
+     * dimension and the order the plan chose. */
+    {.kernel = "fgt", .file = "fgt/fgt.cl",
+     .params = {{"WGS", FMMCL_TUNE_VALUES(8, 16, 32, 64, 128, 256, 512)},
+                {"CPL", FMMCL_TUNE_VALUES(1, 2, 4, 8)},
+                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16, 32, 512), FMMCL_TUNE_RANGE},
+                {"HORNER", FMMCL_TUNE_VALUES(0, 1)}},
+     .fits = fgt_fits, .class_default = fgt_default,
+     .constraints = "WGS <= max work-group size; CPL*(NTERMS+DIM) + DIM*p*WGS REALs of local memory",
+     .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM, .order_max = FMMCL_FGT_MAX_P,
+     .tune_classes = "dim1p8 dim2p8 dim3p8", .plan_kernel = FMMCL_GAUSSIAN, .plan_method = FMMCL_FGT,
+     .timing_note = "not tuned: an FGT plan picks its order from the tolerance and the data, so no plan "
+                    "can be asked for a class dim<d>p<p>"},
+    /* cl/bbfmm.cl: WGS of the P2P (and adaptive M2P) groups, TILE points
+     * staged by P2M and L2P. Class: the Chebyshev nodes per dimension. */
+    {.kernel = "bbfmm", .file = "bbfmm/bbfmm.cl",
+     .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512)},
+                {"TILE", FMMCL_TUNE_VALUES(8, 16, 32, 64, 128)}},
+     .fits = bbfmm_fits,
+     .constraints = "WGS <= max work-group size; 4*WGS REALs and TILE*(3*NORD+1) REALs of local memory",
+     .class_prefix = "p", .class_min = FMMCL_BBFMM_MIN_ORDER, .class_max = FMMCL_BBFMM_MAX_ORDER,
+     .tune_classes = "p4 p6", .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_BBFMM,
+     .phase = "p2p,p2m,l2p", .n_gpu = 1048576, .n_cpu = 20000},
 };
 
 size_t fmmcl_tuning_space_count(void) { return sizeof spaces / sizeof spaces[0]; }
@@ -177,6 +375,12 @@ const fmmcl_tuning_space *fmmcl_tuning_space_find(const char *kernel) {
   return NULL;
 }
 
+size_t fmmcl_tuning_param_count(const fmmcl_tuning_param *param) {
+  size_t n = 0;
+  while (n < FMMCL_TUNE_MAX_VALUES && param->values[n] != FMMCL_TUNE_END) n++;
+  return n;
+}
+
 size_t fmmcl_tuning_space_nparams(const fmmcl_tuning_space *space) {
   size_t n = 0;
   while (n < FMMCL_TUNE_MAX_PARAMS && space->params[n].name) n++;
@@ -187,17 +391,26 @@ int fmmcl_tuning_class_parse(const fmmcl_tuning_space *space, const char *name, 
   const size_t plen = strlen(space->class_prefix);
   if (!name || strncmp(name, space->class_prefix, plen) != 0) return 0;
   char *end;
-  long v = strtol(name + plen, &end, 10);
-  if (end == name + plen || *end || v < space->class_min || v > space->class_max) return 0;
-  fmmcl_tuning_class c = {0, 0};
+  long v = strtol(name + plen, &end, 10), order = 0;
+  if (end == name + plen || v < space->class_min || v > space->class_max) return 0;
+  if (space->order_max > 0) { /* "dim3p8" */
+    const char *o = end;
+    if (*o != 'p' || o[1] < '0' || o[1] > '9') return 0;
+    order = strtol(o + 1, &end, 10);
+    if (order < 0 || order > space->order_max) return 0;
+  }
+  if (*end) return 0;
+  fmmcl_tuning_class c = {0, (int)order, (int)v};
   if (strcmp(space->class_prefix, "dim") == 0) c.dim = (int)v;
-  else c.order = (int)v;
+  else if (strcmp(space->class_prefix, "p") == 0) c.order = (int)v;
   if (cls) *cls = c;
   return 1;
 }
 
 static int is_candidate(const fmmcl_tuning_param *p, long v) {
-  for (int i = 0; p->values[i]; i++)
+  const size_t n = fmmcl_tuning_param_count(p);
+  if ((p->flags & FMMCL_TUNE_RANGE) && n) return v >= p->values[0] && v <= p->values[n - 1];
+  for (size_t i = 0; i < n; i++)
     if (p->values[i] == v) return 1;
   return 0;
 }

@@ -126,6 +126,11 @@ const fmmcl_bbfmm_tree *fmmcl_bbfmm_plan_tree(fmmcl_plan plan);
 fmmcl_status fmmcl_bbfmm_debug_cells(fmmcl_plan plan, int level, int which, double *out);
 fmmcl_status fmmcl_bbfmm_debug_m2l(fmmcl_plan plan, int level, fmmcl_bbfmm_m2l *m);
 
+/* bbfmm.cl's tuned parameters at nord Chebyshev nodes (kernel "bbfmm",
+ * class "p<nord>"): the -D string and the P2P work-group size. */
+fmmcl_status fmmcl_bbfmm_params(fmmcl_context ctx, fmmcl_precision precision, int nord, size_t *p2p_wgs,
+                                char *defines, size_t len);
+
 #endif /* FMMCL_BBFMM_H */
 
 /* ---- the device plan (bbfmm_plan.c, bbfmm_operators.c, bbfmm_execute.c) ---- */
@@ -187,6 +192,7 @@ typedef struct fmmcl_bbfmm_state {
   cl_kernel k_matrix, k_p2m, k_m2m, k_l2l, k_l2p, k_p2p;
   cl_mem src, tgt, src_start, tgt_start, cluster, nbr_start, nbr_index, tk, schild, nodes, pot;
   size_t n_clusters, p2p_wgs;
+  char defines[96];                 /* bbfmm.cl's tuned -D values: WGS (= p2p_wgs), TILE */
   fmmcl_bbfmm_level lv[FMMCL_BBFMM_MAX_DEPTH + 1];
   unsigned char *src_host;          /* sorted sources as REAL4 (charge filled per execute) */
   unsigned char *pot_host;          /* sorted potentials as REAL */

@@ -9,12 +9,10 @@
 
 #include "methods/bbfmm/bbfmm.h"
 
-#define DIRECT_WGS 64
-
 typedef struct direct_state {
   fmmcl_bbfmm_kfun k;
   char *expression;
-  size_t real_size, n_chunks;
+  size_t real_size, n_chunks, wgs;
   double center[3];
   cl_program program;
   cl_kernel k_p2p;
@@ -27,13 +25,13 @@ typedef struct direct_state {
  * whose only neighbour is that leaf. */
 static fmmcl_status lists(fmmcl_plan plan, direct_state *s) {
   fmmcl_context ctx = plan->ctx;
-  size_t nc = (plan->n_targets + DIRECT_WGS - 1) / DIRECT_WGS;
+  size_t nc = (plan->n_targets + s->wgs - 1) / s->wgs;
   s->n_chunks = nc;
   uint32_t *cl = malloc(nc * sizeof *cl), *ns = malloc((nc + 1) * sizeof *ns), *ni = calloc(nc, sizeof *ni),
            *ts = malloc((nc + 1) * sizeof *ts), ss[2] = {0, (uint32_t)plan->n_sources};
   fmmcl_status st = FMMCL_SUCCESS;
   if (!cl || !ns || !ni || !ts) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * DIRECT_WGS);
+  for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * s->wgs);
   if (!st) ns[nc] = (uint32_t)nc, ts[nc] = (uint32_t)plan->n_targets;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
@@ -70,8 +68,14 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   char *pre = fmmcl_bbfmm_prelude(&s->k, s->real_size == sizeof(float));
   if (!pre) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   /* NORD does not matter to the P2P kernel; 2 keeps the other kernels small */
-  snprintf(plan->build_options, sizeof plan->build_options, "%s -DNORD=2 -DWGS=%d -DTILE=32",
-           s->real_size == sizeof(double) ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", DIRECT_WGS);
+  char defines[96];
+  st = fmmcl_bbfmm_params(ctx, o->precision, 2, &s->wgs, defines, sizeof defines);
+  if (st) {
+    free(pre);
+    return st;
+  }
+  snprintf(plan->build_options, sizeof plan->build_options, "%s -DNORD=2 %s",
+           s->real_size == sizeof(double) ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines);
   st = fmmcl_program_build_prelude(ctx, "bbfmm/bbfmm.cl", pre, plan->build_options, &s->program, NULL);
   free(pre);
   if (st) return st;
@@ -109,7 +113,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   cl_int err = CL_SUCCESS;
   for (int i = 0; i < 8; i++) err |= clSetKernelArg(s->k_p2p, (cl_uint)i, sizeof(cl_mem), args[i]);
   FMMCL_CL_TRY(ctx, err);
-  size_t local = DIRECT_WGS, global = s->n_chunks * local;
+  size_t local = s->wgs, global = s->n_chunks * local;
   cl_event ev;
   FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, s->k_p2p, 1, NULL, &global, &local, 0, NULL, &ev));
   err = clWaitForEvents(1, &ev);

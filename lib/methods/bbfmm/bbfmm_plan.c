@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "methods/bbfmm/bbfmm.h"
+#include "tuning/tuning.h"
 
 /* The error of the host reference falls about 6x per order from ~2e-3 at
  * n = 3 (tests/check_bbfmm.c prints it), hence the order for a tolerance. */
@@ -150,12 +151,27 @@ static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   return st;
 }
 
+fmmcl_status fmmcl_bbfmm_params(fmmcl_context ctx, fmmcl_precision precision, int nord, size_t *p2p_wgs,
+                                char *defines, size_t len) {
+  char cls[16];
+  snprintf(cls, sizeof cls, "p%d", nord);
+  fmmcl_params par;
+  fmmcl_status st = fmmcl_tuned_params(ctx, FMMCL_TUNED_BBFMM, precision, cls, &par);
+  if (st) return st;
+  *p2p_wgs = (size_t)fmmcl_params_get(&par, "WGS", 64); /* unset (a partial override): bbfmm.cl's own */
+  if (*p2p_wgs < 1 || *p2p_wgs > ctx->dev.info.max_work_group_size)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "bbfmm.cl: WGS=%zu outside 1..%zu on %s", *p2p_wgs,
+                      ctx->dev.info.max_work_group_size, ctx->dev.info.device_name);
+  fmmcl_params_defines(&par, defines, len);
+  return FMMCL_SUCCESS;
+}
+
 static fmmcl_status build_program(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   fmmcl_context ctx = plan->ctx;
   char *pre = fmmcl_bbfmm_prelude(&s->k, s->real_size == sizeof(float));
   if (!pre) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  snprintf(plan->build_options, sizeof plan->build_options, "%s -DNORD=%d -DWGS=%zu -DTILE=32",
-           plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->n, s->p2p_wgs);
+  snprintf(plan->build_options, sizeof plan->build_options, "%s -DNORD=%d %s",
+           plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->n, s->defines);
   fmmcl_status st = fmmcl_program_build_prelude(ctx, "bbfmm/bbfmm.cl", pre, plan->build_options, &s->program, NULL);
   free(pre);
   if (st) return st;
@@ -195,7 +211,7 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
                       s->n, s->n3, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
   if (o->leaf_size < 0) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf_size must be >= 0");
   s->real_size = o->precision == FMMCL_DOUBLE ? sizeof(double) : sizeof(float);
-  s->p2p_wgs = 64;
+  if ((st = fmmcl_bbfmm_params(ctx, o->precision, s->n, &s->p2p_wgs, s->defines, sizeof s->defines))) return st;
   const int q = o->leaf_size > 0 ? o->leaf_size : fmmcl_bbfmm_default_leaf(s->n3);
   if (fmmcl_bbfmm_tree_build(plan->n_sources, sources, plan->n_targets, targets, 0, q, &s->tree))
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the tree");

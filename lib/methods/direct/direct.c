@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "tuning/tuning.h"
 
 typedef struct {
   cl_program program;
@@ -18,14 +19,6 @@ typedef struct {
   void *out_host;        /* src_host and out_host live in pinned staging memory */
   fmmcl_pinned src_pin, out_pin;
 } direct_state;
-
-/* Reads "-DNAME=value" from a define string; fallback when absent. */
-static size_t define_value(const char *defines, const char *name, size_t fallback) {
-  char key[64];
-  snprintf(key, sizeof key, "-D%s=", name);
-  const char *p = strstr(defines, key);
-  return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
-}
 
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
@@ -68,20 +61,19 @@ static double *device_points(size_t n, const double *x, int dim, const double *c
 static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
-  const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d"
-                     : o->kernel == FMMCL_LAPLACE_2D ? "p2p_laplace2d" : "p2p_gaussian";
+  const fmmcl_tuned_kernel tk = o->kernel == FMMCL_LAPLACE_3D   ? FMMCL_TUNED_P2P_LAPLACE3D
+                                 : o->kernel == FMMCL_LAPLACE_2D ? FMMCL_TUNED_P2P_LAPLACE2D
+                                                                 : FMMCL_TUNED_P2P_GAUSSIAN;
+  const char *name = fmmcl_tuned_kernel_name(tk);
   char cls[16], defines[512];
   snprintf(cls, sizeof cls, "dim%d", o->dim);
-  fmmcl_status st = fmmcl_tuned_defines(ctx, name, o->precision, cls, defines, sizeof defines);
-  /* p2p_laplace2d has no tuning space or defaults of its own yet: it tiles
-   * the same REAL4 per source as p2p_laplace3d, so it borrows its values */
-  if (st == FMMCL_ERROR_INTERNAL && o->kernel == FMMCL_LAPLACE_2D) {
-    fmmcl_clear_error(ctx);
-    st = fmmcl_tuned_defines(ctx, "p2p_laplace3d", o->precision, "dim3", defines, sizeof defines);
-  }
+  fmmcl_params par;
+  fmmcl_status st = fmmcl_tuned_params(ctx, tk, o->precision, cls, &par);
   if (st) return st;
-  s->wgs = define_value(defines, "WGS", 128);
-  s->tpw = define_value(defines, "TPW", 1);
+  fmmcl_params_defines(&par, defines, sizeof defines);
+  /* unset (a partial override): p2p.cl's own defaults */
+  s->wgs = (size_t)fmmcl_params_get(&par, "WGS", 128);
+  s->tpw = (size_t)fmmcl_params_get(&par, "TPW", 1);
   if (s->wgs == 0 || s->tpw == 0 || s->wgs > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,

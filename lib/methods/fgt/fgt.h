@@ -55,6 +55,10 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
  * alpha[t * dim + k] for term t; malloc'ed, nterms entries. */
 unsigned char *fmmcl_fgt_multi_indices(int p, int dim, int *nterms);
 
+/* Terms of order p in dim dimensions, C(p - 1 + dim, dim): shared with the
+ * FGT's tuning space, whose class rules depend on it. */
+int fmmcl_fgt_nterms(int p, int dim);
+
 /* Points sorted by box, boxes sorted lexicographically by grid position. */
 typedef struct fmmcl_fgt_boxes {
   size_t n;           /* points */

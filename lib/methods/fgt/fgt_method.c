@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "methods/fgt/fgt.h"
+#include "tuning/tuning.h"
 
 typedef struct tiles {
   cl_mem box, first, count;
@@ -23,6 +24,7 @@ typedef struct fgt_state {
   int direct_points; /* 1: the direct tiles would be mostly idle, one target per work-item instead */
   cl_mem tgt_box;    /* box of each sorted target */
   size_t rs, wgs, cpl;
+  fmmcl_params params; /* fgt.cl's tuned values, WGS and CPL as fitted */
   int expansions;    /* 0: every pair is direct, the program is built with P = 1 */
   cl_mem sx, q, sb_start, hbox, hcentre, alpha, M, tx, tbox, tb_centre, tslot, B, out;
   cl_mem lstart[FMMCL_FGT_KINDS], list[FMMCL_FGT_KINDS];
@@ -95,17 +97,26 @@ static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, siz
   return FMMCL_SUCCESS;
 }
 
-/* Work-group size and clusters per load that fit the device's local memory;
- * FMMCL_ERROR_UNSUPPORTED when even small work-groups do not fit. */
+/* The tuned work-group size and clusters per load, lowered to what fits the
+ * device's local memory; FMMCL_ERROR_UNSUPPORTED when even small
+ * work-groups do not fit. */
 static fmmcl_status choose_sizes(fmmcl_plan plan, fgt_state *st) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_fgt_params *par = &st->s.par;
   const size_t local = (size_t)ctx->dev.info.local_mem_bytes, rs = st->rs;
   const size_t P = st->expansions ? (size_t)par->nterms : 1, p = st->expansions ? (size_t)par->p : 1;
-  size_t wgs = ctx->dev.info.is_gpu ? 128 : 64;
+  char cls[32];
+  snprintf(cls, sizeof cls, "dim%dp%d", par->dim, par->p);
+  fmmcl_status e = fmmcl_tuned_params(ctx, FMMCL_TUNED_FGT, plan->opt.precision, cls, &st->params);
+  if (e) return e;
+  /* unset (a partial override): fgt.cl's own defaults */
+  size_t wgs = (size_t)fmmcl_params_get(&st->params, "WGS", 64);
+  const int cap = fmmcl_params_get(&st->params, "CPL", 4);
   while (wgs > ctx->dev.info.max_work_group_size) wgs /= 2;
+  if (wgs < 1 || cap < 1)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fgt.cl: WGS=%zu CPL=%d", wgs, cap);
   st->cpl = (local / 4) / (P * rs);
-  st->cpl = st->cpl < 1 ? 1 : st->cpl > 8 ? 8 : st->cpl;
+  st->cpl = st->cpl < 1 ? 1 : st->cpl > (size_t)cap ? (size_t)cap : st->cpl;
   for (;; wgs /= 2) {
     size_t need = st->cpl * (P + par->dim) * rs + P * par->dim + (size_t)par->dim * p * wgs * rs + 512;
     if (need <= local) break;
@@ -115,25 +126,23 @@ static fmmcl_status choose_sizes(fmmcl_plan plan, fgt_state *st) {
                         par->dim, ctx->dev.info.device_name, local);
   }
   st->wgs = wgs;
+  fmmcl_params_set(&st->params, "WGS", (int)st->wgs);
+  fmmcl_params_set(&st->params, "CPL", (int)st->cpl);
   return FMMCL_SUCCESS;
 }
 
 static fmmcl_status build_program(fmmcl_plan plan, fgt_state *st) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_fgt_params *par = &st->s.par;
-  /* the paper unrolls the term loop fully; a CPU compiler (PoCL) would take
-   * minutes on long expansions, so it gets a short unroll */
-  const int unroll = ctx->dev.info.is_gpu && par->nterms <= 512 ? par->nterms : 4;
-  /* the nested, fully unrolled Hermite sum (DIM <= 3) up to ~1000 terms;
-   * past that the unrolled code would outgrow the instruction cache */
-  const int horner = par->dim <= 3 && par->nterms <= 1024;
   /* without expansions only fgt_direct runs: a short P keeps the other
-   * kernels' local arrays within every device's limit */
-  snprintf(plan->build_options, sizeof plan->build_options,
-           "%s -DDIM=%d -DP=%d -DNTERMS=%d -DWGS=%zu -DCPL=%zu -DUNROLL=%d -DHORNER=%d",
+   * kernels' local arrays within every device's limit, and its term loops
+   * have one term */
+  if (!st->expansions) fmmcl_params_set(&st->params, "UNROLL", 1);
+  char defines[256];
+  fmmcl_params_defines(&st->params, defines, sizeof defines);
+  snprintf(plan->build_options, sizeof plan->build_options, "%s -DDIM=%d -DP=%d -DNTERMS=%d %s",
            plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", par->dim,
-           st->expansions ? par->p : 1, st->expansions ? par->nterms : 1, st->wgs, st->cpl,
-           st->expansions ? unroll : 1, horner);
+           st->expansions ? par->p : 1, st->expansions ? par->nterms : 1, defines);
   fmmcl_status s = fmmcl_program_build(ctx, "fgt/fgt.cl", plan->build_options, &st->program, NULL);
   if (s) return s;
   const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs", "fgt_h2t",

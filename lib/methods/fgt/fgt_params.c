@@ -288,3 +288,5 @@ unsigned char *fmmcl_fgt_multi_indices(int p, int dim, int *nterms) {
   *nterms = count;
   return out;
 }
+
+int fmmcl_fgt_nterms(int p, int dim) { return nterms_of(p, dim); }

@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "tree/quadtree2d.h"
+#include "tuning/tuning.h"
 
 /* Largest order: float's rounding (about 1e-6 relative) is reached near
  * p = 12, so 24 is ample; double goes to the tables' 40 (order 0.4^41). */
@@ -32,8 +33,8 @@ typedef struct fmm2d_state {
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
   cl_kernel k_charges, k_unsort; /* permutations on the device (fmm2d.cl) */
   size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
-  int m2l_fused;               /* -DM2L_FUSED=1: k_m2l is m2l2d_fused, no k_reduce
-                                * (=2 with shared w: by the lists' fill) */
+  int m2l_fused;               /* M2L_FUSED=1 (host only): k_m2l is m2l2d_fused, no
+                                * k_reduce (=2 with shared w: by the lists' fill) */
   int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
                                 * m2l2d_reduce_idx) or m2l2d_fused_share */
   size_t m2l_tile;             /* -DM2L_TILE=TB where fused: k_m2l is m2l2d_tile (no lists) */
@@ -97,10 +98,9 @@ static inline size_t fmmcl_m2l2d_share_global(size_t wgs, size_t nrow, size_t n_
   const size_t group = fmmcl_m2l2d_group(wgs, nrow), slots = group / nrow;
   return (n_bundles + slots - 1) / slots * group;
 }
-/* "-DWGS=.. -DUNROLL=.." of m2l2d.cl at order p on ctx's device: the tuning
+/* The parameters of m2l2d.cl at order p on ctx's device: the tuning
  * cache's entry "m2l2d" class "p<order>", an override, or the default. */
-fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
-                                     size_t len);
+fmmcl_status fmmcl_fmm2d_m2l_params(fmmcl_context ctx, fmmcl_precision precision, int order, fmmcl_params *out);
 void fmmcl_fmm2d_release(fmm2d_state *s);
 /* Charges (caller's order) into the sorted sources on the device. */
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges);

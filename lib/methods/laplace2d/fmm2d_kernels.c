@@ -6,58 +6,10 @@
 
 #include "methods/laplace2d/fmm2d.h"
 
-/* Tuned -D values of the M2L kernel; until the tuning defaults list it
- * (FMMCL_ERROR_INTERNAL: no entry), this driver's own default. */
-fmmcl_status fmmcl_fmm2d_m2l_defines(fmmcl_context ctx, fmmcl_precision precision, int order, char *buf,
-                                     size_t len) {
+fmmcl_status fmmcl_fmm2d_m2l_params(fmmcl_context ctx, fmmcl_precision precision, int order, fmmcl_params *out) {
   char cls[16];
   snprintf(cls, sizeof cls, "p%d", order);
-  fmmcl_status st = fmmcl_tuned_defines(ctx, "m2l2d", precision, cls, buf, len);
-  if (st == FMMCL_ERROR_INTERNAL) {
-    fmmcl_clear_error(ctx);
-    /* The dense tile kernel (M2L_TILE=8, 8 x 8 cells per group) over the
-     * occupied tiles wherever it computes at most FMMCL_M2L2D_TILE_WASTE
-     * times the lists' translations (M2L_FUSED=2; on the H100 it took the
-     * M2L of 1e6 clustered points from 0.55 to 0.09 ms): on the H100 (bench-m2l2d --tile 4,8,16, 2.4M translations,
-     * float) 49.8e9, 30.2e9 and 21.4e9 translations/s at p = 8, 12, 16,
-     * 2.2-2.3x the fused shared-w kernel it replaces there, and about 2x
-     * the separate shared-w kernel on PoCL here (TB = 16 is no faster and
-     * does not fit p = 16; splitting a cell's offsets between work-items,
-     * M2L_TILE_SPLIT, gains at most 1.19x and loses at 9.4M translations,
-     * so 1). Elsewhere
-     * (sparse lists, or double above p = 16 where its registers spill)
-     * the shared-w kernels: GPUs WGS=128, the rows' T by recurrence, the
-     * fused kernel's TPW sized to the tree, the separate one's 8 (the
-     * sweeps in benchmarks/README.md); CPUs small groups (PoCL runs a group
-     * per core), the table (loads are cheap in cache) and TPW=4. */
-    if (ctx->dev.info.is_gpu)
-      snprintf(buf, len, "-DWGS=128 -DUNROLL=%d -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8", order + 1);
-    else snprintf(buf, len, "-DWGS=64 -DTPW=4 -DUNROLL=%d -DM2L_COEF=0 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8", order + 1);
-    return FMMCL_SUCCESS;
-  }
-  return st;
-}
-
-static size_t define_of(const char *defines, const char *name, size_t fallback) {
-  char key[32];
-  snprintf(key, sizeof key, "-D%s=", name);
-  const char *p = strstr(defines, key);
-  return p ? (size_t)strtoul(p + strlen(key), NULL, 10) : fallback;
-}
-
-/* Sets -DNAME=value in defines (replacing its value, or appended). */
-static void set_define(char *defines, size_t len, const char *name, size_t value) {
-  char key[32], rest[256];
-  snprintf(key, sizeof key, "-D%s=", name);
-  char *p = strstr(defines, key);
-  if (!p) {
-    const size_t n = strlen(defines);
-    snprintf(defines + n, len - n, " %s%zu", key, value);
-    return;
-  }
-  const char *end = p + strlen(key) + strspn(p + strlen(key), "0123456789");
-  snprintf(rest, sizeof rest, "%s", end);
-  snprintf(p, len - (size_t)(p - defines), "%s%zu%s", key, value, rest);
+  return fmmcl_tuned_params(ctx, FMMCL_TUNED_M2L2D, precision, cls, out);
 }
 
 /* Target cells with interaction lists (the fused kernels' rows). */
@@ -78,21 +30,25 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const char *real = plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1";
   char m2l_def[256], exp_opt[320], m2l_opt[400];
-  fmmcl_status st = fmmcl_fmm2d_m2l_defines(ctx, plan->opt.precision, s->order, m2l_def, sizeof m2l_def);
+  fmmcl_params par;
+  fmmcl_status st = fmmcl_fmm2d_m2l_params(ctx, plan->opt.precision, s->order, &par);
   if (st) return st;
-  s->m2l_wgs = define_of(m2l_def, "WGS", 128);
-  s->m2l_tpw = define_of(m2l_def, "TPW", 1);
-  s->m2l_fused = define_of(m2l_def, "M2L_FUSED", 0) != 0;
-  s->m2l_share = define_of(m2l_def, "M2L_SHARE_W", 0) != 0;
-  const size_t unroll = define_of(m2l_def, "UNROLL", (size_t)s->order + 1);
+  /* unset (a partial override): m2l2d.cl's own defaults; M2L_FUSED is
+   * the host's choice of kernel, which the compiler never sees */
+  s->m2l_wgs = (size_t)fmmcl_params_get(&par, "WGS", 128);
+  s->m2l_tpw = (size_t)fmmcl_params_get(&par, "TPW", 1);
+  const int fused_rule = fmmcl_params_get(&par, "M2L_FUSED", 0);
+  s->m2l_fused = fused_rule != 0;
+  s->m2l_share = fmmcl_params_get(&par, "M2L_SHARE_W", 0) != 0;
+  const int unroll = fmmcl_params_get(&par, "UNROLL", s->order + 1);
   const size_t group = fmmcl_m2l2d_group(s->m2l_wgs, s->nrow);
-  char *fused_def = strstr(m2l_def, "-DM2L_FUSED=2");
-  const int by_fill = fused_def && (fused_def[13] == ' ' || fused_def[13] == '\0');
+  const int by_fill = fused_rule == 2;
   /* M2L_TILE=TB: the dense tile kernel over the occupied tiles, where it
    * fits (registers, local memory) and, with M2L_FUSED=2, where it computes
    * at most FMMCL_M2L2D_TILE_WASTE times the lists' translations; else it
    * is built out (its local array could exceed the device's) */
-  const size_t tile = define_of(m2l_def, "M2L_TILE", 0), split = define_of(m2l_def, "M2L_TILE_SPLIT", 1);
+  const int tile_param = fmmcl_params_get(&par, "M2L_TILE", 0), split_param = fmmcl_params_get(&par, "M2L_TILE_SPLIT", 1);
+  const size_t tile = (size_t)tile_param, split = (size_t)split_param;
   s->m2l_tile_split = split;
   if (tile && (s->m2l_fused || by_fill) && fmmcl_m2l2d_tile_fits(tile, split, s->nrow, s->real_size, ctx->dev.info.local_mem_bytes) &&
       split * tile * tile <= ctx->dev.info.max_work_group_size) {
@@ -102,7 +58,6 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
       return fmmcl_fail(ctx, st, "m2l2d: listing the tiles failed");
     if (!by_fill || 27 * tile * tile * (double)n <= FMMCL_M2L2D_TILE_WASTE * (double)s->tree->n_v) {
       s->m2l_tile = tile, s->n_tiles = n, s->m2l_fused = 1;
-      if (by_fill) fused_def[12] = '1';
       st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, (n ? n : 1) * sizeof *list, n ? list : NULL, &s->tile_list);
     }
     free(list);
@@ -117,14 +72,16 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
      * points: empty neighbours) */
     const size_t rows = v_rows(s->tree);
     s->m2l_fused = 2 * s->tree->n_v >= 27 * rows;
-    fused_def[12] = s->m2l_fused ? '1' : '0';
   }
-  if (tile && !s->m2l_tile) set_define(m2l_def, sizeof m2l_def, "M2L_TILE", 0);
-  if (s->m2l_share && !s->m2l_tile && !strstr(m2l_def, "-DTPW=")) {
-    /* fused: sized to the tree; separate: 8, the unshared kernel's best on the H100 */
-    s->m2l_tpw = s->m2l_fused ? fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units) : 8;
-    set_define(m2l_def, sizeof m2l_def, "TPW", s->m2l_tpw);
+  if (by_fill) fmmcl_params_set(&par, "M2L_FUSED", s->m2l_fused);
+  if (tile && !s->m2l_tile) fmmcl_params_set(&par, "M2L_TILE", 0);
+  if (s->m2l_share && !s->m2l_tile && !fmmcl_params_has(&par, "TPW")) {
+    /* fused: sized to the tree; separate: the tuned M2L_SEPARATE_TPW (unset: m2l2d.cl's TPW) */
+    s->m2l_tpw = s->m2l_fused ? fmmcl_m2l2d_fused_share_tpw(v_rows(s->tree), group, s->nrow, ctx->dev.info.compute_units)
+                              : (size_t)fmmcl_params_get(&par, "M2L_SEPARATE_TPW", 1);
+    fmmcl_params_set(&par, "TPW", (int)s->m2l_tpw);
   }
+  fmmcl_params_defines(&par, m2l_def, sizeof m2l_def);
   if (s->m2l_wgs < 1 || s->m2l_tpw < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d.cl: parameters \"%s\" do not fit %s (max work-group %zu)",
                       m2l_def, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);

@@ -8,25 +8,6 @@
 #include "methods/laplace3d/fmm3d.h"
 #include "tuning/tuning.h"
 
-/* Tuned -D values of a kernel; until the tuning defaults list it
- * (FMMCL_ERROR_INTERNAL: no entry), this driver's own default. */
-static fmmcl_status defines_or(fmmcl_context ctx, const char *kernel, fmmcl_precision precision,
-                               const char *problem_class, const char *fallback, char *buf, size_t len) {
-  fmmcl_status st = fmmcl_tuned_defines(ctx, kernel, precision, problem_class, buf, len);
-  if (st == FMMCL_ERROR_INTERNAL) {
-    fmmcl_clear_error(ctx);
-    snprintf(buf, len, "%s", fallback);
-    return FMMCL_SUCCESS;
-  }
-  return st;
-}
-
-/* Reads "-DWGS=value" from a define string; fallback when absent. */
-static size_t wgs_of(const char *defines, size_t fallback) {
-  const char *p = strstr(defines, "-DWGS=");
-  return p ? (size_t)strtoul(p + 6, NULL, 10) : fallback;
-}
-
 /* M2L stages, per entry of a batch, harmonics of order 2p and one
  * expansion; the harmonics with both signs of m (branch-free contraction)
  * when that leaves half the local memory free, else m >= 0 only. Shared
@@ -46,11 +27,6 @@ size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long lo
 size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes) {
   size_t batch = (size_t)(local_mem_bytes / 2) / entry_bytes;
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
-}
-
-static size_t m2l_batch_of(const char *defines) {
-  const char *p = strstr(defines, "-DM2L_BATCH=");
-  return p ? (size_t)strtoul(p + 12, NULL, 10) : 1;
 }
 
 static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
@@ -74,30 +50,30 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   const char *real = prec == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1";
   char cls[16], exp_def[256], p2p_def[256], exp_opt[400], p2p_opt[400];
   snprintf(cls, sizeof cls, "p%d", s->order);
-  /* one coefficient per work-item: the group is NCOEF rounded up to a warp */
-  char exp_default[64];
-  snprintf(exp_default, sizeof exp_default, "-DWGS=%zu", (s->ncoef + 31) / 32 * 32);
-  fmmcl_status st = defines_or(ctx, "fmm3d_expansions", prec, cls, exp_default, exp_def, sizeof exp_def);
-  if (!st) st = defines_or(ctx, "fmm3d_p2p", prec, "dim3", "-DWGS=64 -DUNROLL=4", p2p_def, sizeof p2p_def);
+  fmmcl_params exp_par, p2p_par;
+  fmmcl_status st = fmmcl_tuned_params(ctx, FMMCL_TUNED_FMM3D_EXPANSIONS, prec, cls, &exp_par);
+  if (!st) st = fmmcl_tuned_params(ctx, FMMCL_TUNED_FMM3D_P2P, prec, "dim3", &p2p_par);
   if (st) return st;
-  s->exp_wgs = wgs_of(exp_def, (s->ncoef + 31) / 32 * 32);
-  s->p2p_wgs = wgs_of(p2p_def, 64);
+  /* unset (a partial override): one coefficient per work-item, the group
+   * NCOEF rounded up to a warp, and fmm3d_p2p.cl's own default */
+  s->exp_wgs = (size_t)fmmcl_params_get(&exp_par, "WGS", (int)((s->ncoef + 31) / 32 * 32));
+  s->p2p_wgs = (size_t)fmmcl_params_get(&p2p_par, "WGS", 64);
   if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
   const size_t entry_bytes =
       fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
-  const int tuned_batch = strstr(exp_def, "-DM2L_BATCH=") != NULL;
-  s->m2l_batch = tuned_batch ? m2l_batch_of(exp_def)
-                             : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
+  const int batch = fmmcl_params_get(&exp_par, "M2L_BATCH", -1);
+  s->m2l_batch = batch >= 0 ? (size_t)batch : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
   const size_t local_bytes = s->m2l_batch * entry_bytes;
   if (s->m2l_batch < 1 || local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "order %d, M2L batch %zu needs %zu bytes of local memory; %s has %llu", s->order,
                       s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
-  char batch_def[48] = "";
-  if (!tuned_batch) snprintf(batch_def, sizeof batch_def, " -DM2L_BATCH=%zu", s->m2l_batch);
-  if (s->m2l_signed) strcat(batch_def, " -DM2L_SIGNED=1");
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s%s", real, s->order, exp_def, batch_def);
+  fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
+  if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
+  fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);
+  fmmcl_params_defines(&p2p_par, p2p_def, sizeof p2p_def);
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s", real, s->order, exp_def);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s",
            exp_opt, p2p_opt);
