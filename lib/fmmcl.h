@@ -331,7 +331,7 @@ FMMCL_EXPORT fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, ch
  * the bad name or value in fmmcl_last_error, when kernel has no tuning
  * space or parameters is not a point of it; whether the point fits the
  * device is checked when a plan builds with it. */
-fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel, const char *parameters);
+FMMCL_EXPORT fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel, const char *parameters);
 
 /* ---- plain-C reference ---------------------------------------------- */
 
