@@ -47,19 +47,24 @@ fmmcl_status fmmcl_method_parse(const char *name, fmmcl_method *out) {
   return FMMCL_SUCCESS;
 }
 
+/* A kernel as messages spell it ("LAPLACE_3D", as the options' checks do). */
+static const char *kernel_title(fmmcl_kernel kernel) {
+  const fmmcl_kernel_desc *k = fmmcl_kernel_describe(kernel);
+  return k ? k->title : "unknown";
+}
+
 /* The failure for a method no row runs with o's kernel: the kernels it does
  * run, so the caller knows what would work. */
 static fmmcl_status no_row(fmmcl_context ctx, const fmmcl_plan_options *o) {
   const char *names[N_ROWS];
   size_t n = 0;
   for (size_t i = 0; i < N_ROWS; i++)
-    if (rows[i].method == o->method && rows[i].kernel != FMMCL_ANY_KERNEL)
-      names[n++] = fmmcl_kernel_name(rows[i].kernel);
-  const char *method = fmmcl_method_name(o->method), *kernel = fmmcl_kernel_name(o->kernel);
+    if (rows[i].method == o->method && rows[i].kernel != FMMCL_ANY_KERNEL) names[n++] = kernel_title(rows[i].kernel);
+  const char *method = fmmcl_method_name(o->method), *kernel = kernel_title(o->kernel);
   if (n == 0)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for kernel %s", method, kernel);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for the %s kernel", method, kernel);
   char list[256];
-  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for kernel %s (it sums: %s)", method,
+  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for the %s kernel (it sums %s)", method,
                     kernel, fmmcl_name_list(names, n, list, sizeof list));
 }
 
