@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
         if (r == 0) cold = t;
         else if (t < warm) warm = t;
       }
-      const char *kn = k ? "gaussian" : "laplace3d", *pn = pr ? "double" : "single";
+      const char *kn = fmmcl_kernel_name(o.kernel), *pn = pr ? "double" : "single";
       fprintf(csv, "\"%s\",%s,%s,%.4f,%.4f\n", info.device_name, kn, pn, cold, warm);
       fprintf(stderr, "  %-9s %-6s cold %.3f s  warm %.4f s\n", kn, pn, cold, warm);
     }

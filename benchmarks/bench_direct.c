@@ -61,7 +61,7 @@ static void run_point(fmmcl_context ctx, FILE *csv, const fmmcl_plan_options *o,
   }
   double inter = (double)n * (double)n / best;
   fprintf(csv, "\"%s\",%s,%s,%zu,\"%s\",%.6e,%.6e,%.4e,%.1f\n", label,
-          o->kernel == FMMCL_LAPLACE_3D ? "laplace3d" : "gaussian",
+          fmmcl_kernel_name(o->kernel),
           o->precision == FMMCL_DOUBLE ? "double" : "single", n, opts, best, best_total, inter,
           inter * 20e-9);
   fflush(csv);
@@ -94,6 +94,11 @@ int main(int argc, char **argv) {
     i++;
   }
   if (nmin == 0 || nmax < nmin || repeat < 1) { fprintf(stderr, "bench-direct: bad sweep bounds\n"); return 2; }
+  fmmcl_kernel kernel;
+  if (fmmcl_kernel_parse(kern, &kernel) || (kernel != FMMCL_LAPLACE_3D && kernel != FMMCL_GAUSSIAN)) {
+    fprintf(stderr, "bench-direct: --kernel %s: not laplace3d or gaussian (see --help)\n", kern);
+    return 2;
+  }
   fmmcl_context ctx;
   bench_check(NULL, fmmcl_context_create(&ctx, device), "fmmcl_context_create");
   bench_print_device(ctx);
@@ -102,10 +107,11 @@ int main(int argc, char **argv) {
   FILE *csv = bench_open_csv(csv_path);
   fprintf(csv, "device,kernel,precision,n,options,kernel_s,total_s,interactions_per_s,gflops\n");
   fmmcl_plan_options o;
-  fmmcl_plan_options_init(&o, strcmp(kern, "gaussian") == 0 ? FMMCL_GAUSSIAN : FMMCL_LAPLACE_3D);
+  fmmcl_plan_options_init(&o, kernel);
   if (o.kernel == FMMCL_GAUSSIAN) { o.dim = dim; o.sigma = 0.1; }
   else o.softening = softening;
-  const char *kname = o.kernel == FMMCL_GAUSSIAN ? "p2p_gaussian" : "p2p_laplace3d";
+  char kname[64]; /* the pair kernel (and its tuning name) is p2p_<kernel name> */
+  snprintf(kname, sizeof kname, "p2p_%s", fmmcl_kernel_name(o.kernel));
   for (int pr = 0; pr < 2; pr++) {
     o.precision = pr ? FMMCL_DOUBLE : FMMCL_SINGLE;
     if (strcmp(prec, "both") != 0 && strcmp(prec, pr ? "double" : "single") != 0) continue;

@@ -96,11 +96,22 @@ static int method_listed(const char *list, const char *m) {
   return 0;
 }
 
+/* The methods the sweep runs (LAPLACE_3D), by their library names. */
+static const fmmcl_method method_ids[] = {FMMCL_DIRECT, FMMCL_TREECODE, FMMCL_FMM};
+
+static int sweep_method(const char *name) {
+  fmmcl_method m;
+  if (fmmcl_method_parse(name, &m)) return 0;
+  for (size_t i = 0; i < sizeof method_ids / sizeof method_ids[0]; i++)
+    if (method_ids[i] == m) return 1;
+  return 0;
+}
+
 static int check_methods(const char *list) {
   char *copy = strdup(list), *save = NULL;
   int ok = *list != '\0';
   for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-    if (strcmp(t, "direct") && strcmp(t, "treecode") && strcmp(t, "fmm")) {
+    if (!sweep_method(t)) {
       fprintf(stderr, "bench-fmm3d: unknown method '%s' (direct, treecode, fmm)\n", t);
       ok = 0;
     }
@@ -159,8 +170,6 @@ static size_t sweep_sizes(size_t nmin, size_t nmax, size_t *out, size_t cap) {
   return k;
 }
 
-static const char *const method_names[] = {"direct", "treecode", "fmm"};
-static const fmmcl_method method_ids[] = {FMMCL_DIRECT, FMMCL_TREECODE, FMMCL_FMM};
 
 /* One curve of the sweep: (method, precision), its options, and whether it
  * has stopped (a failure, or past direct's cap). */
@@ -180,7 +189,7 @@ static size_t make_curves(const config *c, const fmmcl_device_info *info, curve 
       continue;
     }
     for (int m = 0; m < 3; m++) {
-      if (!method_listed(c->methods, method_names[m])) continue;
+      if (!method_listed(c->methods, fmmcl_method_name(method_ids[m]))) continue;
       curve *k = &cv[n++];
       memset(k, 0, sizeof *k);
       k->method = m, k->double_prec = pr;
@@ -201,7 +210,7 @@ static size_t make_curves(const config *c, const fmmcl_device_info *info, curve 
 static void warm_up(fmmcl_context ctx, curve *cv, size_t n_curves) {
   for (size_t i = 0; i < n_curves; i++) {
     curve *k = &cv[i];
-    fprintf(stderr, "warm-up: %s %s plan (kernel build or binary cache)...", method_names[k->method],
+    fprintf(stderr, "warm-up: %s %s plan (kernel build or binary cache)...", fmmcl_method_name(method_ids[k->method]),
             k->double_prec ? "double" : "single");
     k->first_build_s = bench_fmm3d_warm_up(ctx, &k->opt, 2000);
     if (k->first_build_s < 0) k->stopped = 1, fprintf(stderr, "curve dropped\n");
@@ -210,7 +219,7 @@ static void warm_up(fmmcl_context ctx, curve *cv, size_t n_curves) {
 }
 
 static void progress(size_t done, size_t total, const curve *k, size_t n) {
-  fprintf(stderr, "[%zu/%zu] %-8s %-6s N=%-9zu", done, total, method_names[k->method],
+  fprintf(stderr, "[%zu/%zu] %-8s %-6s N=%-9zu", done, total, fmmcl_method_name(method_ids[k->method]),
           k->double_prec ? "double" : "single", n);
   fflush(stderr);
 }
@@ -255,7 +264,7 @@ int main(int argc, char **argv) {
       progress(++done, total, k, sizes[s]);
       if (k->stopped) { fprintf(stderr, " skipped (failed earlier)\n"); continue; }
       bench_fmm3d_point *pt = &pts[n_pts];
-      pt->method = method_names[k->method], pt->precision = k->double_prec ? "double" : "single";
+      pt->method = fmmcl_method_name(method_ids[k->method]), pt->precision = k->double_prec ? "double" : "single";
       pt->n = sizes[s];
       if (bench_fmm3d_run_point(ctx, &k->opt, &in, c.repeat, pt)) {
         k->stopped = 1; /* larger N would fail the same way (memory) */

@@ -16,19 +16,6 @@
 #define MAX_PHASES 64
 #define ERR_LEN 1024
 
-/* The last four are the black-box FMM's own functions (3D, potential only),
- * summed by --method bbfmm (their default) or direct. */
-static const char *const kernel_names[] = {"laplace3d", "gaussian", "laplace2d", "inv_r2", "multiquadric",
-                                           "inverse_multiquadric", "yukawa"};
-static const fmmcl_kernel kernel_values[] = {FMMCL_LAPLACE_3D, FMMCL_GAUSSIAN, FMMCL_LAPLACE_2D,
-                                             FMMCL_LAPLACE_3D, FMMCL_LAPLACE_3D, FMMCL_LAPLACE_3D,
-                                             FMMCL_LAPLACE_3D};
-static const fmmcl_bbfmm_kernel bbfmm_kernel_values[] = {
-    FMMCL_BBFMM_PLAN_KERNEL, FMMCL_BBFMM_PLAN_KERNEL, FMMCL_BBFMM_PLAN_KERNEL, FMMCL_BBFMM_INV_R2,
-    FMMCL_BBFMM_MULTIQUADRIC, FMMCL_BBFMM_INV_MULTIQUADRIC, FMMCL_BBFMM_YUKAWA};
-static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm", "auto"};
-static const fmmcl_method method_values[] = {FMMCL_DIRECT, FMMCL_TREECODE, FMMCL_FMM,
-                                             FMMCL_FGT, FMMCL_BBFMM, FMMCL_AUTO};
 static const char *const schedule_names[] = {"auto", "gpu", "cpu", "hybrid1", "hybrid2"};
 static const char *const precision_names[] = {"single", "double"};
 static const fmmcl_precision precision_values[] = {FMMCL_SINGLE, FMMCL_DOUBLE};
@@ -40,7 +27,10 @@ typedef struct config {
   const char *input, *targets, *output, *device, *device2;
   int schedule, has_schedule;   /* --schedule: a hybrid plan over --device and --device2 */
   const char *format, *output_format;
-  int kernel, method, precision, dim, order, leaf;
+  fmmcl_kernel kernel;          /* --kernel: a plan kernel, */
+  fmmcl_bbfmm_kernel bbfmm;     /* or one of the bbFMM's own functions (PLAN_KERNEL: none) */
+  fmmcl_method method;
+  int precision, dim, order, leaf;
   double sigma, softening, tol, theta, kernel_param;
   const char *expr;             /* --expr: a user kernel for the bbFMM */
   int has_kernel_param;
@@ -181,6 +171,65 @@ static const struct option long_options[] = {
 
 #define CHOICE(names, out) fmmcl_cli_parse_choice(name, arg, names, N_OF(names), out)
 
+/* The bbFMM functions --kernel names besides the plan kernels (3D,
+ * potential only; summed by --method bbfmm, their default, or direct): not
+ * the 1/r and Gaussian that laplace3d and gaussian already give, and not
+ * the user's, which --expr gives. */
+static int kernel_option_bbfmm(fmmcl_bbfmm_kernel b)
+{
+  return b != FMMCL_BBFMM_PLAN_KERNEL && b != FMMCL_BBFMM_LAPLACE && b != FMMCL_BBFMM_GAUSSIAN &&
+         b != FMMCL_BBFMM_USER;
+}
+
+/* Appends ", name" (no comma first) to list. */
+static void list_add(char *list, size_t len, const char *name)
+{
+  size_t used = strlen(list);
+  snprintf(list + used, len - used, "%s%s", used ? ", " : "", name);
+}
+
+/* --kernel K: the library's kernel names, then its names of the bbFMM
+ * functions kernel_option_bbfmm takes. */
+static int parse_kernel(const char *name, const char *arg, config *c)
+{
+  fmmcl_kernel k;
+  fmmcl_bbfmm_kernel b;
+  if (fmmcl_kernel_parse(arg, &k) == FMMCL_SUCCESS) {
+    c->kernel = k, c->bbfmm = FMMCL_BBFMM_PLAN_KERNEL;
+    return 0;
+  }
+  if (fmmcl_bbfmm_kernel_parse(arg, &b) == FMMCL_SUCCESS && kernel_option_bbfmm(b)) {
+    c->kernel = FMMCL_LAPLACE_3D, c->bbfmm = b;
+    return 0;
+  }
+  char list[256] = "";
+  for (int i = 0; strcmp(fmmcl_kernel_name((fmmcl_kernel)i), "unknown"); i++)
+    list_add(list, sizeof list, fmmcl_kernel_name((fmmcl_kernel)i));
+  for (int i = 0; strcmp(fmmcl_bbfmm_kernel_name((fmmcl_bbfmm_kernel)i), "unknown"); i++)
+    if (kernel_option_bbfmm((fmmcl_bbfmm_kernel)i))
+      list_add(list, sizeof list, fmmcl_bbfmm_kernel_name((fmmcl_bbfmm_kernel)i));
+  fmmcl_cli_usage_error("%s: '%s' is not one of %s", name, arg, list);
+  return -1;
+}
+
+/* --method M: the library's method names. */
+static int parse_method(const char *name, const char *arg, config *c)
+{
+  if (fmmcl_method_parse(arg, &c->method) == FMMCL_SUCCESS)
+    return 0;
+  char list[256] = "";
+  for (int i = 0; strcmp(fmmcl_method_name((fmmcl_method)i), "unknown"); i++)
+    list_add(list, sizeof list, fmmcl_method_name((fmmcl_method)i));
+  fmmcl_cli_usage_error("%s: '%s' is not one of %s", name, arg, list);
+  return -1;
+}
+
+/* The --kernel name in messages and the report. */
+static const char *kernel_label(const config *c)
+{
+  return c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL ? fmmcl_bbfmm_kernel_name(c->bbfmm) : fmmcl_kernel_name(c->kernel);
+}
+
 /* Options whose value names a file, a device or one of a list. */
 static int parse_word(int id, const char *name, const char *arg, config *c)
 {
@@ -195,8 +244,8 @@ static int parse_word(int id, const char *name, const char *arg, config *c)
   case OPT_SCHEDULE: c->has_schedule = 1; return CHOICE(schedule_names, &c->schedule);
   case OPT_FORMAT: c->format = arg; return CHOICE(format_names, &format);
   case OPT_OUTPUT_FORMAT: c->output_format = arg; return CHOICE(format_names, &format);
-  case OPT_KERNEL: return CHOICE(kernel_names, &c->kernel);
-  case OPT_METHOD: c->has_method = 1; return CHOICE(method_names, &c->method);
+  case OPT_KERNEL: return parse_kernel(name, arg, c);
+  case OPT_METHOD: c->has_method = 1; return parse_method(name, arg, c);
   case OPT_PRECISION: c->has_precision = 1; return CHOICE(precision_names, &c->precision);
   default: return 1; /* not a word option */
   }
@@ -272,24 +321,24 @@ static const char *option_name(int id)
 /* Nonzero when the command line names a black-box FMM function. */
 static int bbfmm_kernel_named(const config *c)
 {
-  return c->expr || bbfmm_kernel_values[c->kernel] != FMMCL_BBFMM_PLAN_KERNEL;
+  return c->expr || c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL;
 }
 
 /* The bbFMM's own functions: --method bbfmm unless direct is asked for;
  * -1 to go on, else the exit code. */
 static int check_bbfmm_kernel(config *c)
 {
-  if (c->expr && bbfmm_kernel_values[c->kernel] != FMMCL_BBFMM_PLAN_KERNEL)
-    return fmmcl_cli_usage_error("give --expr or --kernel %s, not both", kernel_names[c->kernel]);
+  if (c->expr && c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL)
+    return fmmcl_cli_usage_error("give --expr or --kernel %s, not both", kernel_label(c));
   if (!bbfmm_kernel_named(c))
     return -1;
   if (!c->has_method) {
     c->has_method = 1;
     c->method = FMMCL_BBFMM;
   }
-  if (method_values[c->method] != FMMCL_BBFMM && method_values[c->method] != FMMCL_DIRECT)
+  if (c->method != FMMCL_BBFMM && c->method != FMMCL_DIRECT)
     return fmmcl_cli_usage_error("%s needs --method bbfmm or direct",
-                                 c->expr ? "--expr" : kernel_names[c->kernel]);
+                                 c->expr ? "--expr" : kernel_label(c));
   return -1;
 }
 
@@ -343,10 +392,10 @@ static int resolve_format(const char *path, const char *named, const char *what,
 
 static int plan_options(const config *c, fmmcl_plan_options *opt)
 {
-  fmmcl_status st = fmmcl_plan_options_init(opt, kernel_values[c->kernel]);
+  fmmcl_status st = fmmcl_plan_options_init(opt, c->kernel);
   if (st != FMMCL_SUCCESS)
     return fmmcl_cli_status_error(NULL, st, "fmmcl_plan_options_init");
-  if (c->has_method) opt->method = method_values[c->method];
+  if (c->has_method) opt->method = c->method;
   if (c->has_precision) opt->precision = precision_values[c->precision];
   if (c->has_dim) opt->dim = c->dim;
   if (c->has_sigma) opt->sigma = c->sigma;
@@ -356,7 +405,7 @@ static int plan_options(const config *c, fmmcl_plan_options *opt)
   if (c->has_theta) opt->theta = c->theta;
   if (c->has_leaf) opt->leaf_size = c->leaf;
   if (c->no_gradient) opt->gradient = 0;
-  opt->bbfmm_kernel = c->expr ? FMMCL_BBFMM_USER : bbfmm_kernel_values[c->kernel];
+  opt->bbfmm_kernel = c->expr ? FMMCL_BBFMM_USER : c->bbfmm;
   opt->kernel_expression = c->expr;
   if (c->has_kernel_param) opt->kernel_param = c->kernel_param;
   /* the bbFMM and its functions give the potential only */
@@ -529,7 +578,7 @@ static void print_setup(const config *c, const fmmcl_device_info *dev, const job
   else
     printf("targets: %zu (the sources)\n", j->m);
   printf("kernel: %s, method: %s, precision: %s, dim: %d, gradient: %s\n",
-         c->expr ? c->expr : kernel_names[c->kernel], method_names[j->opt.method],
+         c->expr ? c->expr : kernel_label(c), fmmcl_method_name(j->opt.method),
          j->opt.precision == FMMCL_DOUBLE ? "double" : "single", j->opt.dim,
          j->opt.gradient ? "yes" : "no");
   fflush(stdout);

@@ -244,6 +244,25 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound)
  * values included), for inspection and tests. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);
 
+/* ---- names of kernels and methods ------------------------------------ */
+
+/* The names the fmmcl command line takes: kernels "laplace3d", "gaussian",
+ * "laplace2d"; methods "direct", "treecode", "fmm", "fgt", "bbfmm", "auto";
+ * bbFMM functions "plan_kernel", "laplace", "inv_r2", "gaussian",
+ * "multiquadric", "inverse_multiquadric", "yukawa", "user". A value that is
+ * no member of its enum is named "unknown". */
+FMMCL_EXPORT const char *fmmcl_kernel_name(fmmcl_kernel kernel);
+FMMCL_EXPORT const char *fmmcl_method_name(fmmcl_method method);
+FMMCL_EXPORT const char *fmmcl_bbfmm_kernel_name(fmmcl_bbfmm_kernel kernel);
+
+/* The value a name stands for (exact, case-sensitive: the inverse of the
+ * *_name calls). A name that is none of them is
+ * FMMCL_ERROR_INVALID_ARGUMENT with the valid names in fmmcl_last_error(NULL),
+ * and *out is untouched. */
+FMMCL_EXPORT fmmcl_status fmmcl_kernel_parse(const char *name, fmmcl_kernel *out);
+FMMCL_EXPORT fmmcl_status fmmcl_method_parse(const char *name, fmmcl_method *out);
+FMMCL_EXPORT fmmcl_status fmmcl_bbfmm_kernel_parse(const char *name, fmmcl_bbfmm_kernel *out);
+
 /* ---- two devices at once (hybrid CPU + GPU FMM) ----------------------- */
 
 /* How a hybrid plan splits the 3D FMM's phases over its two contexts

@@ -463,6 +463,14 @@ START_TEST(test_cli_usage_errors)
     free(out);
   }
   char *out;
+  /* the choices come from the library's names, in the order they always had */
+  ck_assert_int_eq(run_fmmcl("--demo 10 --kernel bessel", &out), 2);
+  ck_assert_msg(strstr(out, "laplace3d, gaussian, laplace2d, inv_r2, multiquadric, inverse_multiquadric, yukawa"),
+                "%s", out);
+  free(out);
+  ck_assert_int_eq(run_fmmcl("--demo 10 --method magic", &out), 2);
+  ck_assert_msg(strstr(out, "direct, treecode, fmm, fgt, bbfmm, auto"), "%s", out);
+  free(out);
   ck_assert_int_eq(run_program(NULL, "fmmcl-info", "--bogus", &out), 2);
   free(out);
 }

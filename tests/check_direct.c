@@ -1,7 +1,8 @@
 /* check_direct.c — the DIRECT method on the device, checked against the plain-C
  * reference and against closed forms: sizes that fill no work-group, both
  * precisions, both kernels, several tilings, plan reuse, phase timings, build
- * options, and the status of every kind of bad input. */
+ * options, the status of every kind of bad input, and the kernel and
+ * method names and registry that plans are made from. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "fmmcl.h"
 #include "core/internal.h" /* fmmcl_context_override_defines: the tilings under test */
+#include "plan/registry.h"  /* the method registry and kernel table under test */
 #include "test_util.h"
 
 /* Float: the device's arithmetic alone. Coordinates are grid points
@@ -778,9 +780,164 @@ START_TEST(test_unsupported) {
   ck_assert_int_eq(o.dim, 2);
   o.method = FMMCL_TREECODE;
   expect_create_fails(&o, 4, x, 0, NULL, FMMCL_ERROR_UNSUPPORTED, "LAPLACE_2D treecode");
+  /* the message names the method and kernel asked for and what would work */
+  const char *msg = fmmcl_last_error(ctx);
+  ck_assert_msg(strstr(msg, "treecode") && strstr(msg, "LAPLACE_2D") && strstr(msg, "LAPLACE_3D"), "%s", msg);
   o = options(FMMCL_LAPLACE_3D, FMMCL_SINGLE, 3);
   o.method = FMMCL_FGT;
   expect_create_fails(&o, 4, x, 0, NULL, FMMCL_ERROR_UNSUPPORTED, "FGT of LAPLACE_3D");
+  msg = fmmcl_last_error(ctx);
+  ck_assert_msg(strstr(msg, "fgt") && strstr(msg, "LAPLACE_3D") && strstr(msg, "GAUSSIAN"), "%s", msg);
+}
+END_TEST
+
+/* fmmcl.h promises an error bound of 0 for every direct plan, the bbFMM's
+ * functions summed directly (DIRECT with bbfmm_kernel set) included. */
+START_TEST(test_direct_error_bound) {
+  const size_t n = 40;
+  double x[3 * 40];
+  fmmcl_test_grid_points(2200, n, 3, x);
+  fmmcl_plan_options o = options(FMMCL_LAPLACE_3D, FMMCL_SINGLE, 3);
+  if (_i == 1) { /* Yukawa exp(-2 r)/r, potential only */
+    o.bbfmm_kernel = FMMCL_BBFMM_YUKAWA;
+    o.kernel_param = 2.0;
+    o.gradient = 0;
+  }
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  double bound = -1;
+  fmmcl_status st = fmmcl_plan_error_bound(plan, &bound);
+  ck_assert_msg(st == FMMCL_SUCCESS, "%s direct: %s (%s)", _i ? "bbFMM yukawa" : "laplace3d", fmmcl_strerror(st),
+                fmmcl_last_error(ctx));
+  ck_assert(bound == 0.0);
+  fmmcl_plan_destroy(plan);
+}
+END_TEST
+
+/* ---- names and the registry (no device) ------------------------------------ */
+
+/* Every enum value, its name (the command line's), and back; the value
+ * past the last is "unknown", so a new member without a name fails here. */
+START_TEST(test_kernel_names) {
+  static const struct { fmmcl_kernel k; const char *name; } all[] = {
+      {FMMCL_LAPLACE_3D, "laplace3d"}, {FMMCL_GAUSSIAN, "gaussian"}, {FMMCL_LAPLACE_2D, "laplace2d"}};
+  const size_t n = sizeof all / sizeof all[0];
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(fmmcl_kernel_name(all[i].k), all[i].name);
+    fmmcl_kernel back = (fmmcl_kernel)-7;
+    ck_assert_int_eq(fmmcl_kernel_parse(fmmcl_kernel_name(all[i].k), &back), FMMCL_SUCCESS);
+    ck_assert_int_eq(back, all[i].k);
+  }
+  ck_assert_str_eq(fmmcl_kernel_name((fmmcl_kernel)n), "unknown");
+  ck_assert_str_eq(fmmcl_kernel_name((fmmcl_kernel)-1), "unknown");
+}
+END_TEST
+
+START_TEST(test_method_names) {
+  static const struct { fmmcl_method m; const char *name; } all[] = {
+      {FMMCL_DIRECT, "direct"}, {FMMCL_TREECODE, "treecode"}, {FMMCL_FMM, "fmm"},
+      {FMMCL_FGT, "fgt"},       {FMMCL_BBFMM, "bbfmm"},       {FMMCL_AUTO, "auto"}};
+  const size_t n = sizeof all / sizeof all[0];
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(fmmcl_method_name(all[i].m), all[i].name);
+    fmmcl_method back = (fmmcl_method)-7;
+    ck_assert_int_eq(fmmcl_method_parse(fmmcl_method_name(all[i].m), &back), FMMCL_SUCCESS);
+    ck_assert_int_eq(back, all[i].m);
+  }
+  ck_assert_str_eq(fmmcl_method_name((fmmcl_method)n), "unknown");
+  ck_assert_str_eq(fmmcl_method_name((fmmcl_method)-1), "unknown");
+}
+END_TEST
+
+START_TEST(test_bbfmm_kernel_names) {
+  static const struct { fmmcl_bbfmm_kernel k; const char *name; } all[] = {
+      {FMMCL_BBFMM_PLAN_KERNEL, "plan_kernel"},
+      {FMMCL_BBFMM_LAPLACE, "laplace"},
+      {FMMCL_BBFMM_INV_R2, "inv_r2"},
+      {FMMCL_BBFMM_GAUSSIAN, "gaussian"},
+      {FMMCL_BBFMM_MULTIQUADRIC, "multiquadric"},
+      {FMMCL_BBFMM_INV_MULTIQUADRIC, "inverse_multiquadric"},
+      {FMMCL_BBFMM_YUKAWA, "yukawa"},
+      {FMMCL_BBFMM_USER, "user"}};
+  const size_t n = sizeof all / sizeof all[0];
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_str_eq(fmmcl_bbfmm_kernel_name(all[i].k), all[i].name);
+    fmmcl_bbfmm_kernel back = (fmmcl_bbfmm_kernel)-7;
+    ck_assert_int_eq(fmmcl_bbfmm_kernel_parse(fmmcl_bbfmm_kernel_name(all[i].k), &back), FMMCL_SUCCESS);
+    ck_assert_int_eq(back, all[i].k);
+  }
+  ck_assert_str_eq(fmmcl_bbfmm_kernel_name((fmmcl_bbfmm_kernel)n), "unknown");
+  ck_assert_str_eq(fmmcl_bbfmm_kernel_name((fmmcl_bbfmm_kernel)-1), "unknown");
+}
+END_TEST
+
+/* Names are exact: other spellings, "unknown" itself and "" fail with the
+ * valid names in the message and leave *out alone; NULL is NULL_POINTER. */
+START_TEST(test_parse_unknown) {
+  static const char *const bad[] = {"unknown", "", "LAPLACE_3D", "Laplace3d", "laplace3d ", "fmm3d", "bessel"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    fmmcl_kernel k = (fmmcl_kernel)-7;
+    ck_assert_int_eq(fmmcl_kernel_parse(bad[i], &k), FMMCL_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq((int)k, -7);
+    ck_assert_msg(strstr(fmmcl_last_error(NULL), "laplace2d"), "%s", fmmcl_last_error(NULL));
+    fmmcl_method m = (fmmcl_method)-7;
+    ck_assert_int_eq(fmmcl_method_parse(bad[i], &m), FMMCL_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq((int)m, -7);
+    ck_assert_msg(strstr(fmmcl_last_error(NULL), "treecode"), "%s", fmmcl_last_error(NULL));
+    fmmcl_bbfmm_kernel b = (fmmcl_bbfmm_kernel)-7;
+    ck_assert_int_eq(fmmcl_bbfmm_kernel_parse(bad[i], &b), FMMCL_ERROR_INVALID_ARGUMENT);
+    ck_assert_int_eq((int)b, -7);
+    ck_assert_msg(strstr(fmmcl_last_error(NULL), "yukawa"), "%s", fmmcl_last_error(NULL));
+  }
+  fmmcl_kernel k;
+  fmmcl_method m;
+  fmmcl_bbfmm_kernel b;
+  ck_assert_int_eq(fmmcl_kernel_parse(NULL, &k), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_kernel_parse("gaussian", NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_method_parse(NULL, &m), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_method_parse("fmm", NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_bbfmm_kernel_parse(NULL, &b), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_bbfmm_kernel_parse("user", NULL), FMMCL_ERROR_NULL_POINTER);
+}
+END_TEST
+
+/* Every row's ops is complete and named once; each kernel's row describes
+ * that kernel; the lookup picks the bbFMM's direct sum only when a bbFMM
+ * function is named. */
+START_TEST(test_registry_rows) {
+  size_t n;
+  const fmmcl_method_row *rows = fmmcl_method_rows(&n);
+  ck_assert_uint_gt(n, 0);
+  for (size_t i = 0; i < n; i++) {
+    const fmmcl_method_ops *ops = rows[i].ops;
+    ck_assert_ptr_nonnull(ops);
+    ck_assert_msg(ops->name && ops->create && ops->execute && ops->destroy, "row %zu incomplete", i);
+    ck_assert_str_ne(fmmcl_method_name(rows[i].method), "unknown");
+    for (size_t j = 0; j < i; j++)
+      ck_assert_msg(strcmp(rows[j].ops->name, ops->name) != 0 || rows[j].ops == ops, "two ops named %s", ops->name);
+  }
+  for (int k = 0; k < 3; k++) {
+    const fmmcl_kernel_desc *d = fmmcl_kernel_describe((fmmcl_kernel)k);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(d->kernel, k);
+    ck_assert_str_eq(d->name, fmmcl_kernel_name((fmmcl_kernel)k));
+    ck_assert_msg(d->dim_min >= 1 && d->dim_min <= d->default_dim && d->default_dim <= d->dim_max &&
+                      d->dim_max <= FMMCL_MAX_DIM, "%s: dims", d->name);
+    ck_assert_msg(d->p2p_kernel && d->reference, "%s: no pair kernel or reference", d->name);
+  }
+  ck_assert_ptr_null(fmmcl_kernel_describe((fmmcl_kernel)3));
+  ck_assert_ptr_null(fmmcl_kernel_describe((fmmcl_kernel)-1));
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  const fmmcl_method_ops *ops;
+  ck_assert_int_eq(fmmcl_method_lookup(NULL, &o, &ops), FMMCL_SUCCESS);
+  ck_assert_str_eq(ops->name, "direct");
+  o.bbfmm_kernel = FMMCL_BBFMM_YUKAWA;
+  ck_assert_int_eq(fmmcl_method_lookup(NULL, &o, &ops), FMMCL_SUCCESS);
+  ck_assert_str_eq(ops->name, "bbfmm_direct");
+  o.method = (fmmcl_method)99;
+  ck_assert_int_eq(fmmcl_method_lookup(NULL, &o, &ops), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(ops);
 }
 END_TEST
 
@@ -910,7 +1067,16 @@ static Suite *direct_suite(void) {
   tcase_add_loop_test(plans, test_build_options, 0, 4);
   tcase_add_loop_test(plans, test_override_tilings, 0, 2 * N_TILINGS);
   tcase_add_test(plans, test_override_invalid);
+  tcase_add_loop_test(plans, test_direct_error_bound, 0, 2);
   suite_add_tcase(s, plans);
+
+  TCase *names = tcase_create("names");
+  tcase_add_test(names, test_kernel_names);
+  tcase_add_test(names, test_method_names);
+  tcase_add_test(names, test_bbfmm_kernel_names);
+  tcase_add_test(names, test_parse_unknown);
+  tcase_add_test(names, test_registry_rows);
+  suite_add_tcase(s, names);
 
   TCase *bad = device_case("bad_input");
   tcase_add_loop_test(bad, test_nonfinite_points, 0, 6);

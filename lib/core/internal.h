@@ -132,6 +132,7 @@ fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kerne
 /* 48: a hybrid plan (hybrid.c) reports both sub-plans' phases */
 #define FMMCL_MAX_PHASES 48
 
+/* What a method implements: lib/plan/registry.h. */
 typedef struct fmmcl_method_ops fmmcl_method_ops;
 
 struct fmmcl_plan_s {
@@ -145,26 +146,6 @@ struct fmmcl_plan_s {
   fmmcl_phase_time phases[FMMCL_MAX_PHASES];
   size_t n_phases;
 };
-
-/* What a method implements; plan.c validates arguments before calling. */
-struct fmmcl_method_ops {
-  fmmcl_status (*create)(fmmcl_plan plan, const double *sources, const double *targets);
-  fmmcl_status (*execute)(fmmcl_plan plan, const double *charges, double *potential,
-                          double *gradient);
-  void (*destroy)(fmmcl_plan plan);
-  /* Optional (NULL: no counts): the work of phase, see fmmcl_plan_counts;
-   * called with a phase name fmmcl_plan_counts has already validated. */
-  fmmcl_status (*counts)(fmmcl_plan plan, const char *phase, double *work);
-};
-
-extern const fmmcl_method_ops fmmcl_direct_ops;
-extern const fmmcl_method_ops fmmcl_fmm3d_ops, fmmcl_treecode3d_ops;
-extern const fmmcl_method_ops fmmcl_fmm2d_ops;
-extern const fmmcl_method_ops fmmcl_fgt_ops; /* fgt_method.c */
-extern const fmmcl_method_ops fmmcl_bbfmm_ops;
-extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops; /* DIRECT with opt.bbfmm_kernel set */
-/* DIRECT's counts hook (plan_counts.c): every target against every source. */
-fmmcl_status fmmcl_direct_counts(fmmcl_plan plan, const char *phase, double *work);
 
 /* The expansion order of a tree method (3D and 2D FMM, treecode):
  * opt->order when set (1..max), else the smallest p <= max whose

@@ -9,6 +9,7 @@
 
 #include "methods/laplace3d/fmm3d.h"
 #include "model/model.h"
+#include "plan/registry.h"
 
 #define NEAR_PHASES FMMCL_FMM3D_P2P
 #define FAR_PHASES (FMMCL_FMM3D_FMM_PHASES & ~(unsigned)FMMCL_FMM3D_P2P)
@@ -148,8 +149,9 @@ static fmmcl_status hybrid_create_unused(fmmcl_plan plan, const double *s, const
   return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "hybrid plans are made by fmmcl_plan_create_hybrid");
 }
 
-static const fmmcl_method_ops hybrid_ops = {hybrid_create_unused, hybrid_execute, hybrid_destroy,
-                                            hybrid_counts};
+static const fmmcl_method_ops hybrid_ops = {.name = "hybrid", .create = hybrid_create_unused,
+                                            .execute = hybrid_execute, .destroy = hybrid_destroy,
+                                            .counts = hybrid_counts};
 
 /* The model's choices, where each device has a fitted model in the plan's
  * precision: for AUTO the schedule, and for every schedule the leaf size
@@ -226,9 +228,17 @@ static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options
   p->n_sources = ns;
   p->targets_are_sources = targets == NULL;
   p->n_targets = targets ? nt : ns;
-  p->ops = &fmmcl_fmm3d_ops;
+  /* o is a LAPLACE_3D FMM: the registry gives the 3D FMM's ops, whose state
+   * fmmcl_fmm3d_create_borrowing fills */
+  fmmcl_status st = fmmcl_method_lookup(ctx, o, &p->ops);
+  if (!st && !fmmcl_plan_runs(p, "fmm3d"))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a hybrid share runs %s, not the 3D FMM", p->ops->name);
+  if (st) {
+    free(p);
+    return st;
+  }
   const double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = fmmcl_fmm3d_create_borrowing(p, sources, targets ? targets : sources, donor);
+  st = fmmcl_fmm3d_create_borrowing(p, sources, targets ? targets : sources, donor);
   if (st) {
     p->ops->destroy(p);
     free(p);
@@ -360,12 +370,12 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   return FMMCL_SUCCESS;
 }
 
-static int is_hybrid(fmmcl_plan plan) { return plan && plan->ops == &hybrid_ops; }
+static int is_hybrid(fmmcl_plan plan) { return fmmcl_plan_runs(plan, hybrid_ops.name); }
 
 fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule) {
   if (!plan || !schedule)
     return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_schedule: NULL argument");
-  if (plan->ops != &hybrid_ops)
+  if (!is_hybrid(plan))
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   *schedule = ((const hybrid_state *)plan->impl)->schedule;
   return FMMCL_SUCCESS;

@@ -6,6 +6,7 @@
 
 #include "methods/laplace3d/fmm3d.h"
 #include "model/model.h"
+#include "plan/registry.h"
 
 /* Rows of a list with at least one entry: the work-groups its kernel runs. */
 static double nonempty_rows(const fmmcl_tree3d_csr *c) {
@@ -80,7 +81,7 @@ static int cmp_double(const void *a, const void *b) {
 fmmcl_status fmmcl_model_plan_sample(fmmcl_plan plan, const double *charges, int repeats,
                                      fmmcl_model_sample *out) {
   fmmcl_context ctx = plan->ctx;
-  if (plan->ops != &fmmcl_fmm3d_ops)
+  if (!fmmcl_plan_runs(plan, "fmm3d"))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "model samples come from 3D FMM plans");
   if (repeats < 1 || repeats > 64) repeats = 3;
   memset(out, 0, sizeof *out);

@@ -1,5 +1,5 @@
 /* plan.c — plan options, argument validation shared by every method, and
- * dispatch of create/execute/destroy to the chosen method. */
+ * dispatch of create/execute/destroy and the queries to the chosen method. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,14 +8,16 @@
 
 #include "core/internal.h"
 #include "model/model.h"
+#include "plan/registry.h"
 
 fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel) {
   if (!opt) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_options_init: opt is NULL");
   memset(opt, 0, sizeof *opt);
+  const fmmcl_kernel_desc *k = fmmcl_kernel_describe(kernel);
   opt->kernel = kernel;
   opt->method = FMMCL_DIRECT;
   opt->precision = FMMCL_SINGLE;
-  opt->dim = kernel == FMMCL_LAPLACE_2D ? 2 : 3;
+  opt->dim = k ? k->default_dim : 3; /* an unknown kernel fails in fmmcl_options_check */
   opt->gradient = 1;
   opt->softening = 0.0;
   opt->sigma = 1.0;
@@ -25,32 +27,19 @@ fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kerne
 
 /* Checks the options alone (not the points); shared with the reference. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *o) {
-  switch (o->kernel) {
-    case FMMCL_LAPLACE_3D:
-      if (o->dim != 3)
-        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "LAPLACE_3D needs dim = 3, got %d", o->dim);
-      if (!(o->softening >= 0) || !isfinite(o->softening))
-        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                          "softening must be finite and >= 0, got %g", o->softening);
-      break;
-    case FMMCL_GAUSSIAN:
-      if (o->dim < 1 || o->dim > FMMCL_MAX_DIM)
-        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "GAUSSIAN needs dim in 1..%d, got %d",
-                          FMMCL_MAX_DIM, o->dim);
-      if (!(o->sigma > 0) || !isfinite(o->sigma))
-        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                          "sigma must be finite and > 0, got %g", o->sigma);
-      break;
-    case FMMCL_LAPLACE_2D:
-      if (o->dim != 2)
-        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "LAPLACE_2D needs dim = 2, got %d", o->dim);
-      if (!(o->softening >= 0) || !isfinite(o->softening))
-        return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                          "softening must be finite and >= 0, got %g", o->softening);
-      break;
-    default:
-      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown kernel %d", (int)o->kernel);
-  }
+  const fmmcl_kernel_desc *k = fmmcl_kernel_describe(o->kernel);
+  if (!k) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown kernel %d", (int)o->kernel);
+  if (k->dim_min == k->dim_max && o->dim != k->dim_min)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s needs dim = %d, got %d", k->title, k->dim_min, o->dim);
+  if (o->dim < k->dim_min || o->dim > k->dim_max)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s needs dim in %d..%d, got %d", k->title, k->dim_min,
+                      k->dim_max, o->dim);
+  if (o->gradient && !k->gradient)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s has no gradient: set gradient = 0", k->title);
+  if (k->uses_softening && (!(o->softening >= 0) || !isfinite(o->softening)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "softening must be finite and >= 0, got %g", o->softening);
+  if (k->uses_sigma && (!(o->sigma > 0) || !isfinite(o->sigma)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "sigma must be finite and > 0, got %g", o->sigma);
   if (o->precision != FMMCL_SINGLE && o->precision != FMMCL_DOUBLE)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)o->precision);
   return FMMCL_SUCCESS;
@@ -65,25 +54,6 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
   if (!fmmcl_all_finite(x, n * (size_t)dim))
     return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_INPUT, "a %s coordinate is NaN or infinite", what);
   return FMMCL_SUCCESS;
-}
-
-static const fmmcl_method_ops *method_ops(fmmcl_context ctx, const fmmcl_plan_options *o) {
-  /* the bbFMM's kernel functions summed directly (bbfmm_direct.c) */
-  if (o->method == FMMCL_DIRECT && o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return &fmmcl_bbfmm_direct_ops;
-  if (o->method == FMMCL_DIRECT) return &fmmcl_direct_ops;
-  if (o->method == FMMCL_BBFMM) return &fmmcl_bbfmm_ops; /* checks its kernel itself */
-  if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_FMM) return &fmmcl_fmm3d_ops;
-  if (o->kernel == FMMCL_LAPLACE_3D && o->method == FMMCL_TREECODE) return &fmmcl_treecode3d_ops;
-  if (o->kernel == FMMCL_LAPLACE_2D && o->method == FMMCL_FMM) return &fmmcl_fmm2d_ops;
-  if (o->kernel == FMMCL_GAUSSIAN && o->method == FMMCL_FGT) return &fmmcl_fgt_ops;
-  if (o->method == FMMCL_FGT)
-    fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "the FGT (method %d) sums the GAUSSIAN kernel only", (int)o->method);
-  else if ((unsigned)o->method > FMMCL_AUTO)
-    fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
-  else
-    fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %d is not available for this kernel yet",
-               (int)o->method);
-  return NULL;
 }
 
 fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
@@ -106,8 +76,9 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
     if (st) return st;
     opt = &resolved;
   }
-  const fmmcl_method_ops *ops = method_ops(ctx, opt);
-  if (!ops) return (unsigned)opt->method > FMMCL_AUTO ? FMMCL_ERROR_INVALID_ARGUMENT : FMMCL_ERROR_UNSUPPORTED;
+  const fmmcl_method_ops *ops;
+  st = fmmcl_method_lookup(ctx, opt, &ops);
+  if (st) return st;
   fmmcl_plan plan = calloc(1, sizeof *plan);
   if (!plan) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->ctx = ctx;
@@ -158,8 +129,25 @@ fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan) {
 fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out, size_t capacity, size_t *count) {
   if (!plan || !count || (capacity && !out))
     return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_timings: NULL argument");
+  if (plan->ops->timings) return plan->ops->timings(plan, out, capacity, count);
   for (size_t i = 0; i < plan->n_phases && i < capacity; i++) out[i] = plan->phases[i];
   *count = plan->n_phases;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound) {
+  if (!plan || !bound)
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_error_bound: NULL argument");
+  if (!plan->ops->error_bound)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_UNSUPPORTED, "this plan's method (%s) reports no error bound",
+                      plan->ops->name);
+  return plan->ops->error_bound(plan, bound);
+}
+
+/* Every direct sum is exact up to the device's rounding. */
+fmmcl_status fmmcl_direct_error_bound(fmmcl_plan plan, double *bound) {
+  (void)plan;
+  *bound = 0;
   return FMMCL_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "plan/registry.h"
 
 /* Every phase name any method records for its operators; counts are only
  * defined for these, so a misspelt name fails instead of reading as 0. */

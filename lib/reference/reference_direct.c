@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "plan/registry.h"
 
 /* Laplace 1/sqrt(r^2 + eps^2) at one target; a pair with r^2 + eps^2 = 0 is skipped. */
-static void laplace_at(const double *t, size_t ns, const double *src, const double *q, double eps2,
-                       double *pot, double *grad) {
+void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
+                                  const double *q, double *pot, double *grad) {
+  const double eps2 = opt->softening * opt->softening;
   double p = 0, gx = 0, gy = 0, gz = 0;
   for (size_t j = 0; j < ns; j++) {
     double dx = src[3 * j] - t[0], dy = src[3 * j + 1] - t[1], dz = src[3 * j + 2] - t[2];
@@ -27,8 +29,9 @@ static void laplace_at(const double *t, size_t ns, const double *src, const doub
 /* Laplace in the plane, -log sqrt(r^2 + eps^2), at one target: the gradient
  * w.r.t. the target is -(t - s) / (r^2 + eps^2); a pair with r^2 + eps^2 = 0
  * is skipped (a point never sees itself). */
-static void laplace2d_at(const double *t, size_t ns, const double *src, const double *q, double eps2,
-                         double *pot, double *grad) {
+void fmmcl_reference_laplace2d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
+                                  const double *q, double *pot, double *grad) {
+  const double eps2 = opt->softening * opt->softening;
   double p = 0, gx = 0, gy = 0;
   for (size_t j = 0; j < ns; j++) {
     double dx = t[0] - src[2 * j], dy = t[1] - src[2 * j + 1];
@@ -44,8 +47,10 @@ static void laplace2d_at(const double *t, size_t ns, const double *src, const do
 }
 
 /* Gaussian exp(-r^2 / (2 sigma^2)) in dim dimensions at one target. */
-static void gaussian_at(const double *t, int dim, size_t ns, const double *src, const double *q,
-                        double sigma, double *pot, double *grad) {
+void fmmcl_reference_gaussian_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
+                                 const double *q, double *pot, double *grad) {
+  const int dim = opt->dim;
+  const double sigma = opt->sigma;
   double p = 0, g[FMMCL_MAX_DIM] = {0};
   const double inv_2s2 = 1.0 / (2.0 * sigma * sigma), inv_s2 = 1.0 / (sigma * sigma);
   for (size_t j = 0; j < ns; j++) {
@@ -79,17 +84,10 @@ fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, size_t n_sour
     targets = sources;
     n_targets = n_sources;
   }
-  const int dim = opt->dim;
-  const double eps2 = opt->softening * opt->softening;
+  const size_t dim = (size_t)opt->dim;
+  const fmmcl_reference_at sum_at = fmmcl_kernel_describe(opt->kernel)->reference; /* checked above */
 #pragma omp parallel for schedule(dynamic, 16)
-  for (size_t i = 0; i < n_targets; i++) {
-    double *g = gradient ? gradient + i * (size_t)dim : NULL;
-    if (opt->kernel == FMMCL_LAPLACE_3D)
-      laplace_at(targets + 3 * i, n_sources, sources, charges, eps2, &potential[i], g);
-    else if (opt->kernel == FMMCL_LAPLACE_2D)
-      laplace2d_at(targets + 2 * i, n_sources, sources, charges, eps2, &potential[i], g);
-    else
-      gaussian_at(targets + i * (size_t)dim, dim, n_sources, sources, charges, opt->sigma, &potential[i], g);
-  }
+  for (size_t i = 0; i < n_targets; i++)
+    sum_at(opt, targets + i * dim, n_sources, sources, charges, &potential[i], gradient ? gradient + i * dim : NULL);
   return FMMCL_SUCCESS;
 }

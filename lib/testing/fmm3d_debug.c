@@ -5,9 +5,10 @@
 #include <stdlib.h>
 
 #include "methods/laplace3d/fmm3d.h"
+#include "plan/registry.h"
 
 static int is_fmm3d_plan(fmmcl_plan plan) {
-  return plan && (plan->ops == &fmmcl_fmm3d_ops || plan->ops == &fmmcl_treecode3d_ops);
+  return fmmcl_plan_runs(plan, "fmm3d") || fmmcl_plan_runs(plan, "treecode3d");
 }
 
 fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, int *order) {

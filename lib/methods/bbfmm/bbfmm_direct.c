@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "methods/bbfmm/bbfmm.h"
+#include "plan/registry.h"
 
 typedef struct direct_state {
   fmmcl_bbfmm_kfun k;
@@ -142,4 +143,7 @@ static void direct_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_bbfmm_direct_ops = {direct_create, direct_execute, direct_destroy, fmmcl_direct_counts};
+const fmmcl_method_ops fmmcl_bbfmm_direct_ops = {.name = "bbfmm_direct", .create = direct_create,
+                                                 .execute = direct_execute, .destroy = direct_destroy,
+                                                 .counts = fmmcl_direct_counts,
+                                                 .error_bound = fmmcl_direct_error_bound};

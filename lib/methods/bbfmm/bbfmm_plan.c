@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "methods/bbfmm/bbfmm.h"
+#include "plan/registry.h"
 #include "tuning/tuning.h"
 
 /* The error of the host reference falls about 6x per order from ~2e-3 at
@@ -295,4 +296,5 @@ int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]) {
   return s->ad != NULL;
 }
 
-const fmmcl_method_ops fmmcl_bbfmm_ops = {bbfmm_create, fmmcl_bbfmm_execute, bbfmm_destroy, bbfmm_counts};
+const fmmcl_method_ops fmmcl_bbfmm_ops = {.name = "bbfmm", .create = bbfmm_create, .execute = fmmcl_bbfmm_execute,
+                                          .destroy = bbfmm_destroy, .counts = bbfmm_counts};

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "plan/registry.h"
 #include "tuning/tuning.h"
 
 typedef struct {
@@ -15,6 +16,7 @@ typedef struct {
   size_t wgs, tpw;       /* from the build's -D values */
   size_t ns_pad, nt_pad; /* padded counts: whole tiles and whole work-groups */
   size_t stride;         /* REALs per point in src (Laplace: 4; Gaussian: SoA) */
+  const fmmcl_kernel_desc *kd; /* the plan's kernel: pair kernel, layout, singularity */
   void *src_host;        /* packed sources, coordinates fixed, charges per execute */
   void *out_host;        /* src_host and out_host live in pinned staging memory */
   fmmcl_pinned src_pin, out_pin;
@@ -26,8 +28,8 @@ static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
  * array of n_pad points: Laplace interleaves (x, y, z, q) in 3D, (x, y, q, 0)
  * in 2D; the Gaussian is
  * structure-of-arrays. */
-static size_t packed_index(const fmmcl_plan_options *o, size_t n_pad, size_t i, int c) {
-  return o->kernel != FMMCL_GAUSSIAN ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
+static size_t packed_index(const fmmcl_kernel_desc *kd, size_t n_pad, size_t i, int c) {
+  return kd->p2p_layout == FMMCL_P2P_REAL4 ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
 /* Centre of the bounding box of both point sets and its largest half-side. */
@@ -61,10 +63,8 @@ static double *device_points(size_t n, const double *x, int dim, const double *c
 static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
-  const fmmcl_tuned_kernel tk = o->kernel == FMMCL_LAPLACE_3D   ? FMMCL_TUNED_P2P_LAPLACE3D
-                                 : o->kernel == FMMCL_LAPLACE_2D ? FMMCL_TUNED_P2P_LAPLACE2D
-                                                                 : FMMCL_TUNED_P2P_GAUSSIAN;
-  const char *name = fmmcl_tuned_kernel_name(tk);
+  const fmmcl_tuned_kernel tk = s->kd->p2p_tuned;
+  const char *name = s->kd->p2p_kernel;
   char cls[16], defines[512];
   snprintf(cls, sizeof cls, "dim%d", o->dim);
   fmmcl_params par;
@@ -81,7 +81,7 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
   snprintf(plan->build_options, sizeof plan->build_options,
            "%s %s -DDIM=%d -DHAS_SOFTENING=%d -DALL_SELECT=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
-           o->kernel != FMMCL_GAUSSIAN && o->softening > 0, all_select);
+           s->kd->uses_softening && o->softening > 0, all_select);
   st = fmmcl_program_build(ctx, "direct/p2p.cl", plan->build_options, &s->program, NULL);
   if (st) return st;
   cl_int err;
@@ -96,6 +96,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   direct_state *s = calloc(1, sizeof *s);
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
+  s->kd = fmmcl_kernel_describe(o->kernel);
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
   const int dim = o->dim;
   /* The sums depend only on differences, so shift every point by the centre
@@ -111,7 +112,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                     "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   /* Laplace without softening: is a singular pair possible off the diagonal? */
-  int all_select = !st && o->kernel != FMMCL_GAUSSIAN && o->softening == 0 &&
+  int all_select = !st && s->kd->singular_at_zero && o->softening == 0 &&
                    fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
   if (!st) st = build_kernel(plan, s, all_select);
   if (st) { /* wgs is unset when the build failed: stop before sizing with it */
@@ -119,7 +120,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     free(sx);
     return st;
   }
-  const size_t rows = o->kernel != FMMCL_GAUSSIAN ? 4 : (size_t)dim + 1; /* REALs per point */
+  const size_t rows = s->kd->p2p_layout == FMMCL_P2P_REAL4 ? 4 : (size_t)dim + 1; /* REALs per point */
   s->ns_pad = round_up(plan->n_sources, s->wgs);
   s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
@@ -136,13 +137,13 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   }
   if (!st) {
     for (size_t i = 0; i < plan->n_sources; i++)
-      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), sx[i * dim + c]);
+      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), sx[i * dim + c]);
     /* padding sources carry no charge and sit outside the box, so no target
      * ever meets one at distance 0 (the unguarded 1/r would give 0 * inf) */
     for (size_t i = plan->n_sources; i < s->ns_pad; i++)
-      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, c), 2 * half + 1);
+      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), 2 * half + 1);
     for (size_t i = 0; i < plan->n_targets; i++)
-      for (int c = 0; c < dim; c++) fmmcl_put_real(tgt_host, s->real_size, packed_index(o, s->nt_pad, i, c), tx[i * dim + c]);
+      for (int c = 0; c < dim; c++) fmmcl_put_real(tgt_host, s->real_size, packed_index(s->kd, s->nt_pad, i, c), tx[i * dim + c]);
   }
   if (tx != sx) free(tx);
   free(sx);
@@ -163,8 +164,9 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   cl_uint ns = (cl_uint)s->ns_pad, nt = (cl_uint)s->nt_pad;
+  const int soa = s->kd->p2p_layout == FMMCL_P2P_SOA; /* the argument lists of fmmcl_p2p_layout */
   double a = o->softening * o->softening, b = 0;
-  if (o->kernel == FMMCL_GAUSSIAN) {
+  if (soa) {
     a = 1.0 / (2.0 * o->sigma * o->sigma);
     b = 1.0 / (o->sigma * o->sigma);
   }
@@ -175,12 +177,12 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->src));
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof ns, &ns));
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->tgt));
-  if (o->kernel == FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof nt, &nt));
+  if (soa) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof nt, &nt));
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->out));
   FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pa));
-  if (o->kernel == FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pb));
+  if (soa) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pb));
   cl_uint same = (cl_uint)plan->targets_are_sources;
-  if (o->kernel != FMMCL_GAUSSIAN) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof same, &same));
+  if (!soa) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof same, &same));
   return FMMCL_SUCCESS;
 }
 
@@ -190,11 +192,11 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   direct_state *s = plan->impl;
   const fmmcl_plan_options *o = &plan->opt;
   const int dim = o->dim;
-  const size_t rows = o->kernel != FMMCL_GAUSSIAN ? 4 : (size_t)dim + 1;
+  const size_t rows = s->kd->p2p_layout == FMMCL_P2P_REAL4 ? 4 : (size_t)dim + 1;
   double t0 = fmmcl_wall_seconds();
   #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
-    fmmcl_put_real(s->src_host, s->real_size, packed_index(o, s->ns_pad, i, dim), charges[i]);
+    fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, dim), charges[i]);
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, rows * s->ns_pad * s->real_size,
                                          s->src_host, 0, NULL, NULL));
   double t1 = fmmcl_wall_seconds();
@@ -214,7 +216,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
                                         s->out_host, 0, NULL, NULL));
   /* Laplace out[i] = (gx, gy, gz, pot) ((gx, gy, 0, pot) in 2D); Gaussian
    * SoA rows (pot, g_1..g_dim) */
-  const int lap = o->kernel != FMMCL_GAUSSIAN;
+  const int lap = s->kd->p2p_layout == FMMCL_P2P_REAL4;
   #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
     potential[i] = fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
@@ -241,5 +243,6 @@ static void direct_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_direct_ops = {direct_create, direct_execute, direct_destroy,
-                                           fmmcl_direct_counts};
+const fmmcl_method_ops fmmcl_direct_ops = {.name = "direct", .create = direct_create, .execute = direct_execute,
+                                           .destroy = direct_destroy, .counts = fmmcl_direct_counts,
+                                           .error_bound = fmmcl_direct_error_bound};

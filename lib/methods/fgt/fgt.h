@@ -155,8 +155,6 @@ fmmcl_status fmmcl_fgt_ref_execute(const fmmcl_fgt_setup *s, const double *charg
  * sorted target order. OpenMP over targets (the benchmark's CPU reference). */
 void fmmcl_fgt_ref_hermite_phase(const fmmcl_fgt_setup *s, const double *A, double *pot);
 
-/* The FGT method's plan operations (fgt_method.c). */
-extern const fmmcl_method_ops fmmcl_fgt_ops;
 /* An FGT plan's geometry (NULL for another method): tests run the plain-C
  * reference on exactly the device's boxes and lists. */
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan);

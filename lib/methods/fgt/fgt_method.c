@@ -1,12 +1,13 @@
 /* fgt_method.c — the FGT method on the device: builds cl/fgt.cl for the
  * plan's order, uploads the sorted points, boxes and lists once, and per
  * execution runs moments, Taylor coefficients, H2T, direct, Hermite and
- * Taylor evaluation; plus fmmcl_plan_error_bound. */
+ * Taylor evaluation; and its error bound. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "methods/fgt/fgt.h"
+#include "plan/registry.h"
 #include "tuning/tuning.h"
 
 typedef struct tiles {
@@ -454,24 +455,19 @@ static fmmcl_status fgt_counts(fmmcl_plan plan, const char *phase, double *work)
   return FMMCL_SUCCESS;
 }
 
-const fmmcl_method_ops fmmcl_fgt_ops = {fgt_create, fgt_execute, fgt_destroy, fgt_counts};
-
-fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound) {
-  if (!plan || !bound)
-    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_error_bound: NULL argument");
-  if (plan->ops == &fmmcl_direct_ops) {
-    *bound = 0;
-    return FMMCL_SUCCESS;
-  }
-  if (plan->ops != &fmmcl_fgt_ops)
-    return fmmcl_fail(plan->ctx, FMMCL_ERROR_UNSUPPORTED, "this plan's method reports no error bound");
+/* The bound the parameters were chosen for (see fmmcl_plan_error_bound). */
+static fmmcl_status fgt_error_bound(fmmcl_plan plan, double *bound) {
   *bound = ((fgt_state *)plan->impl)->s.par.bound;
   return FMMCL_SUCCESS;
 }
 
+const fmmcl_method_ops fmmcl_fgt_ops = {.name = "fgt", .create = fgt_create, .execute = fgt_execute,
+                                        .destroy = fgt_destroy, .counts = fgt_counts,
+                                        .error_bound = fgt_error_bound};
+
 /* The plan's geometry, for tests comparing the device with the reference. */
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan) {
-  return plan && plan->ops == &fmmcl_fgt_ops ? &((fgt_state *)plan->impl)->s : NULL;
+  return fmmcl_plan_runs(plan, fmmcl_fgt_ops.name) ? &((fgt_state *)plan->impl)->s : NULL;
 }
 
 fmmcl_status fmmcl_fgt_plan_coefficients(fmmcl_plan plan, double *moments, double *taylor) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "methods/laplace2d/fmm2d.h"
+#include "plan/registry.h"
 
 static fmmcl_status fmm2d_create(fmmcl_plan plan, const double *sources, const double *targets) {
   fmm2d_state *s = calloc(1, sizeof *s);
@@ -50,11 +51,12 @@ fmmcl_status fmmcl_fmm2d_counts(fmmcl_plan plan, const char *phase, double *work
   return FMMCL_SUCCESS;
 }
 
-const fmmcl_method_ops fmmcl_fmm2d_ops = {fmm2d_create, fmm2d_execute, fmm2d_destroy, fmmcl_fmm2d_counts};
+const fmmcl_method_ops fmmcl_fmm2d_ops = {.name = "fmm2d", .create = fmm2d_create, .execute = fmm2d_execute,
+                                          .destroy = fmm2d_destroy, .counts = fmmcl_fmm2d_counts};
 
 /* ---- test hooks ----------------------------------------------------------- */
 
-static int is_fmm2d(fmmcl_plan plan) { return plan && plan->ops == &fmmcl_fmm2d_ops && plan->impl; }
+static int is_fmm2d(fmmcl_plan plan) { return fmmcl_plan_runs(plan, fmmcl_fmm2d_ops.name) && plan->impl; }
 
 fmmcl_status fmmcl_fmm2d_debug_tree(fmmcl_plan plan, const fmmcl_quadtree2d **tree, int *order) {
   if (!is_fmm2d(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 2D FMM plan");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "methods/laplace3d/fmm3d.h"
+#include "plan/registry.h"
 
 static fmmcl_status create_with(fmmcl_plan plan, const double *sources, const double *targets,
                                 int treecode) {
@@ -62,7 +63,8 @@ static void fmm3d_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_fmm3d_ops = {fmm_create, fmm3d_execute, fmm3d_destroy,
-                                          fmmcl_fmm3d_counts};
-const fmmcl_method_ops fmmcl_treecode3d_ops = {treecode_create, fmm3d_execute,
-                                               fmm3d_destroy, fmmcl_fmm3d_counts};
+const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d", .create = fmm_create, .execute = fmm3d_execute,
+                                          .destroy = fmm3d_destroy, .counts = fmmcl_fmm3d_counts};
+const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d", .create = treecode_create,
+                                               .execute = fmm3d_execute, .destroy = fmm3d_destroy,
+                                               .counts = fmmcl_fmm3d_counts};

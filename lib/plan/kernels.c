@@ -1,0 +1,73 @@
+/* kernels.c — the kernel descriptor table: one row per fmmcl_kernel, and the
+ * public names of kernels and of the bbFMM's functions. */
+#include <stddef.h>
+
+#include "plan/registry.h"
+
+/* Rows in enum order, so that a kernel's row is kernels[kernel]. */
+static const fmmcl_kernel_desc kernels[] = {
+    {.kernel = FMMCL_LAPLACE_3D, .name = "laplace3d", .title = "LAPLACE_3D", .dim_min = 3, .dim_max = 3,
+     .default_dim = 3, .gradient = 1, .singular_at_zero = 1, .uses_softening = 1, .uses_sigma = 0,
+     .p2p_kernel = "p2p_laplace3d", .p2p_tuned = FMMCL_TUNED_P2P_LAPLACE3D, .p2p_layout = FMMCL_P2P_REAL4,
+     .reference = fmmcl_reference_laplace3d_at},
+    {.kernel = FMMCL_GAUSSIAN, .name = "gaussian", .title = "GAUSSIAN", .dim_min = 1, .dim_max = FMMCL_MAX_DIM,
+     .default_dim = 3, .gradient = 1, .singular_at_zero = 0, .uses_softening = 0, .uses_sigma = 1,
+     .p2p_kernel = "p2p_gaussian", .p2p_tuned = FMMCL_TUNED_P2P_GAUSSIAN, .p2p_layout = FMMCL_P2P_SOA,
+     .reference = fmmcl_reference_gaussian_at},
+    {.kernel = FMMCL_LAPLACE_2D, .name = "laplace2d", .title = "LAPLACE_2D", .dim_min = 2, .dim_max = 2,
+     .default_dim = 2, .gradient = 1, .singular_at_zero = 1, .uses_softening = 1, .uses_sigma = 0,
+     .p2p_kernel = "p2p_laplace2d", .p2p_tuned = FMMCL_TUNED_P2P_LAPLACE2D, .p2p_layout = FMMCL_P2P_REAL4,
+     .reference = fmmcl_reference_laplace2d_at},
+};
+
+#define N_KERNELS (sizeof kernels / sizeof kernels[0])
+
+const fmmcl_kernel_desc *fmmcl_kernel_describe(fmmcl_kernel kernel) {
+  return (unsigned)kernel < N_KERNELS ? &kernels[kernel] : NULL;
+}
+
+const char *fmmcl_kernel_name(fmmcl_kernel kernel) {
+  const fmmcl_kernel_desc *k = fmmcl_kernel_describe(kernel);
+  return k ? k->name : "unknown";
+}
+
+fmmcl_status fmmcl_kernel_parse(const char *name, fmmcl_kernel *out) {
+  fmmcl_clear_error(NULL);
+  if (!name || !out) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_kernel_parse: NULL argument");
+  const char *names[N_KERNELS];
+  for (size_t i = 0; i < N_KERNELS; i++) names[i] = kernels[i].name;
+  int i = fmmcl_name_index(names, N_KERNELS, name);
+  if (i < 0) {
+    char list[256];
+    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_kernel_parse: no kernel named \"%s\" (%s)", name,
+                      fmmcl_name_list(names, N_KERNELS, list, sizeof list));
+  }
+  *out = kernels[i].kernel;
+  return FMMCL_SUCCESS;
+}
+
+/* In fmmcl_bbfmm_kernel order; the command line's --kernel spells the
+ * bbFMM's own functions this way. */
+static const char *const bbfmm_kernel_names[] = {"plan_kernel",  "laplace",
+                                                 "inv_r2",       "gaussian",
+                                                 "multiquadric", "inverse_multiquadric",
+                                                 "yukawa",       "user"};
+
+#define N_BBFMM_KERNELS (sizeof bbfmm_kernel_names / sizeof bbfmm_kernel_names[0])
+
+const char *fmmcl_bbfmm_kernel_name(fmmcl_bbfmm_kernel kernel) {
+  return (unsigned)kernel < N_BBFMM_KERNELS ? bbfmm_kernel_names[kernel] : "unknown";
+}
+
+fmmcl_status fmmcl_bbfmm_kernel_parse(const char *name, fmmcl_bbfmm_kernel *out) {
+  fmmcl_clear_error(NULL);
+  if (!name || !out) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_bbfmm_kernel_parse: NULL argument");
+  int i = fmmcl_name_index(bbfmm_kernel_names, N_BBFMM_KERNELS, name);
+  if (i < 0) {
+    char list[256];
+    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_bbfmm_kernel_parse: no bbFMM kernel named \"%s\" (%s)",
+                      name, fmmcl_name_list(bbfmm_kernel_names, N_BBFMM_KERNELS, list, sizeof list));
+  }
+  *out = (fmmcl_bbfmm_kernel)i;
+  return FMMCL_SUCCESS;
+}

@@ -1,0 +1,118 @@
+/* registry.h — the method registry (which ops run a kernel with a method)
+ * and the kernel descriptor table (what each fmmcl_kernel is). */
+#ifndef FMMCL_REGISTRY_H
+#define FMMCL_REGISTRY_H
+
+#include "core/internal.h"
+#include "tuning/tuning.h"
+
+/* ---- method operations ---------------------------------------------------- */
+
+/* What a method implements; plan.c validates arguments before calling.
+ * Optional hooks are NULL where the method has nothing to say, and the
+ * public call then answers for it (see each hook). */
+struct fmmcl_method_ops {
+  const char *name; /* unique among ops tables: messages, and fmmcl_plan_runs */
+  fmmcl_status (*create)(fmmcl_plan plan, const double *sources, const double *targets);
+  fmmcl_status (*execute)(fmmcl_plan plan, const double *charges, double *potential,
+                          double *gradient);
+  void (*destroy)(fmmcl_plan plan);
+  /* Optional (NULL: the phases the plan recorded, see fmmcl_plan_timings). */
+  fmmcl_status (*timings)(fmmcl_plan plan, fmmcl_phase_time *out, size_t capacity, size_t *count);
+  /* Optional (NULL: no counts): the work of phase, see fmmcl_plan_counts;
+   * called with a phase name fmmcl_plan_counts has already validated. */
+  fmmcl_status (*counts)(fmmcl_plan plan, const char *phase, double *work);
+  /* Optional (NULL: FMMCL_ERROR_UNSUPPORTED): see fmmcl_plan_error_bound. */
+  fmmcl_status (*error_bound)(fmmcl_plan plan, double *bound);
+};
+
+/* The ops tables, one per implementation; only the registry (registry.c)
+ * and hybrid plans, which build 3D FMM sub-plans, name them. */
+extern const fmmcl_method_ops fmmcl_direct_ops;       /* direct.c */
+extern const fmmcl_method_ops fmmcl_fmm3d_ops;        /* fmm3d_method.c */
+extern const fmmcl_method_ops fmmcl_treecode3d_ops;   /* fmm3d_method.c */
+extern const fmmcl_method_ops fmmcl_fmm2d_ops;        /* fmm2d_method.c */
+extern const fmmcl_method_ops fmmcl_fgt_ops;          /* fgt_method.c */
+extern const fmmcl_method_ops fmmcl_bbfmm_ops;        /* bbfmm_plan.c */
+extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops; /* bbfmm_direct.c: DIRECT with opt.bbfmm_kernel set */
+
+/* Hooks the direct sums share: every target against every source
+ * (plan_counts.c), and an error bound of 0 (plan.c). */
+fmmcl_status fmmcl_direct_counts(fmmcl_plan plan, const char *phase, double *work);
+fmmcl_status fmmcl_direct_error_bound(fmmcl_plan plan, double *bound);
+
+/* ---- method registry ------------------------------------------------------ */
+
+/* A row's kernel when the method sums any kernel (or checks it itself). */
+#define FMMCL_ANY_KERNEL ((fmmcl_kernel)-1)
+
+/* One way to run a plan: ops runs (kernel, method) where applicable(opt)
+ * holds (NULL: always). The first row that matches wins, so a row with a
+ * narrower applicable goes before the general row of the same pair. */
+typedef struct fmmcl_method_row {
+  fmmcl_kernel kernel;
+  fmmcl_method method;
+  const fmmcl_method_ops *ops;
+  int (*applicable)(const fmmcl_plan_options *opt);
+} fmmcl_method_row;
+
+/* The ops that run opt (its method already resolved from AUTO), or the
+ * failure naming kernel and method: INVALID_ARGUMENT for a method that is
+ * no fmmcl_method, UNSUPPORTED for a combination with no row. */
+fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops **ops);
+
+/* The rows in lookup order (tests check each ops table is complete). */
+const fmmcl_method_row *fmmcl_method_rows(size_t *count);
+
+/* Nonzero when plan runs the ops named ops_name: how a method's own hooks
+ * (tests, the model) make sure plan->impl is its state before reading it. */
+int fmmcl_plan_runs(fmmcl_plan plan, const char *ops_name);
+
+/* ---- kernel descriptors --------------------------------------------------- */
+
+/* How cl/direct/p2p.cl's pair kernel lays out points and which arguments it
+ * takes (direct.c packs and launches by this). */
+typedef enum fmmcl_p2p_layout {
+  FMMCL_P2P_REAL4, /* one REAL4 (x, y, z|0, q) per point; (src, ns, tgt, out, eps^2, same) */
+  FMMCL_P2P_SOA    /* rows x_1..x_dim, q of n_pad each; (src, ns, tgt, nt, out, 1/(2 sigma^2), 1/sigma^2) */
+} fmmcl_p2p_layout;
+
+/* One target's sum over every source in double precision (the plain-C
+ * reference): pot, and grad[0..dim) when grad is not NULL. */
+typedef void (*fmmcl_reference_at)(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
+                                   const double *sources, const double *charges, double *pot, double *grad);
+
+typedef struct fmmcl_kernel_desc {
+  fmmcl_kernel kernel;
+  const char *name;           /* "laplace3d": fmmcl_kernel_name, the command line's --kernel */
+  const char *title;          /* "LAPLACE_3D": messages, as the enum spells it */
+  int dim_min, dim_max;       /* opt.dim allowed; equal for a fixed dimension */
+  int default_dim;            /* what fmmcl_plan_options_init sets */
+  int gradient;               /* nonzero: the direct sum can give the gradient */
+  int singular_at_zero;       /* a pair at r = 0 without softening is skipped */
+  int uses_softening;         /* reads opt.softening (checked finite, >= 0) */
+  int uses_sigma;             /* reads opt.sigma (checked finite, > 0) */
+  const char *p2p_kernel;     /* the OpenCL kernel in cl/direct/p2p.cl */
+  fmmcl_tuned_kernel p2p_tuned; /* its tuning family (lib/tuning/) */
+  fmmcl_p2p_layout p2p_layout;
+  fmmcl_reference_at reference;
+} fmmcl_kernel_desc;
+
+/* The descriptor of kernel; NULL for a value that is no fmmcl_kernel. */
+const fmmcl_kernel_desc *fmmcl_kernel_describe(fmmcl_kernel kernel);
+
+/* The reference sums of the descriptors (reference_direct.c). */
+void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
+                                  const double *sources, const double *charges, double *pot, double *grad);
+void fmmcl_reference_laplace2d_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
+                                  const double *sources, const double *charges, double *pot, double *grad);
+void fmmcl_reference_gaussian_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
+                                 const double *sources, const double *charges, double *pot, double *grad);
+
+/* The position of name in names[0..n), or -1 (exact match): the name
+ * tables' parse functions share it. */
+int fmmcl_name_index(const char *const *names, size_t n, const char *name);
+/* "a, b, c" into buf (cut short when len is too small); returns buf. */
+const char *fmmcl_name_list(const char *const *names, size_t n, char *buf, size_t len);
+
+#endif /* FMMCL_REGISTRY_H */
