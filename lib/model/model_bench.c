@@ -123,7 +123,7 @@ fmmcl_status fmmcl_model_measure(fmmcl_context ctx, fmmcl_precision prec, double
   const size_t rs = prec == FMMCL_DOUBLE ? 8 : 4;
   st = measure_ulist(ctx, prog, rs, pairs_per_s);
   if (!st) st = measure_stream(ctx, prog, rs, bytes_per_s);
-  clReleaseProgram(prog);
+  fmmcl_release(&prog);
   if (!st && !(*pairs_per_s > 0 && *bytes_per_s > 0))
     st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "microbenchmarks measured no time (profiling broken?)");
   return st;

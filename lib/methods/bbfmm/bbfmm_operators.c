@@ -157,7 +157,7 @@ static fmmcl_status device_matrices(fmmcl_plan plan, fmmcl_bbfmm_state *s, doubl
     for (size_t i = 0; i < count; i++)
       kt[i] = s->real_size == sizeof(float) ? ((float *)tmp)[i] : ((double *)tmp)[i];
   free(tmp);
-  clReleaseMemObject(buf);
+  fmmcl_release(&buf);
   return st;
 }
 
@@ -255,6 +255,6 @@ fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   }
   fmmcl_bbfmm_m2l_free(&base);
   free(kt);
-  clReleaseMemObject(tv);
+  fmmcl_release(&tv);
   return st;
 }
