@@ -874,7 +874,7 @@ static const char launch_test_cl[] =
  * kernel adding v to every element. */
 static cl_program launch_test_program(void) {
   fresh_cache();
-  char dir[4096], sub[4096], file[4096];
+  char dir[4096], sub[4104], file[4128];
   snprintf(dir, sizeof dir, "%s", in_work("kernels"));
   snprintf(sub, sizeof sub, "%s/test", dir);
   snprintf(file, sizeof file, "%s/launch_test.cl", sub);
