@@ -1,7 +1,8 @@
 /* check_runtime.c — tests of the OpenCL runtime layer: status strings, device
  * listing and selection (FMMCL_DEVICE), contexts, kernel search
  * (FMMCL_KERNEL_PATH) and build failures, the program-binary cache (hits,
- * corrupt, stale and unwritable files, FMMCL_NO_CACHE), last-error messages. */
+ * corrupt, stale and unwritable files, FMMCL_NO_CACHE), last-error messages,
+ * and the launch helpers (event log, kernel creation, arguments, release). */
 #include <check.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -924,6 +925,172 @@ START_TEST(test_last_error_per_thread) {
 }
 END_TEST
 
+/* ---- launch helpers (core/launch.h) ----------------------------------------- */
+
+static const char launch_test_cl[] =
+    "__kernel void launch_test_add(__global uint *a, uint v) { a[get_global_id(0)] += v; }\n";
+
+/* work/kernels/test/launch_test.cl built through FMMCL_KERNEL_PATH: one
+ * kernel adding v to every element. */
+static cl_program launch_test_program(void) {
+  fresh_cache();
+  char dir[4096], sub[4104], file[4128];
+  snprintf(dir, sizeof dir, "%s", in_work("kernels"));
+  snprintf(sub, sizeof sub, "%s/test", dir);
+  snprintf(file, sizeof file, "%s/launch_test.cl", sub);
+  ck_assert(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0);
+  write_file(file, launch_test_cl, strlen(launch_test_cl));
+  setenv("FMMCL_KERNEL_PATH", dir, 1);
+  cl_program prog = NULL;
+  fmmcl_status st = fmmcl_program_build(ctx, "test/launch_test.cl", "-DFMMCL_SINGLE=1", &prog, NULL);
+  ck_assert_msg(st == FMMCL_SUCCESS, "building launch_test.cl: %s", fmmcl_last_error(ctx));
+  return prog;
+}
+
+static cl_kernel launch_test_kernel(cl_program prog) {
+  cl_kernel k = NULL;
+  fmmcl_status st = fmmcl_create_kernel(ctx, prog, "test/launch_test.cl", "launch_test_add", &k);
+  ck_assert_msg(st == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  return k;
+}
+
+/* Launches logged under phases, flushed once: each phase's time is the
+ * sum of its launches' event times, phases keep the order of their first
+ * entry, an empty launch logs nothing, a slot left NULL records its phase
+ * with no time, and the log grows past any fixed size. */
+START_TEST(test_event_log_sums_phases) {
+  cl_program prog = launch_test_program();
+  cl_kernel k = launch_test_kernel(prog);
+  enum { N = 256, MANY = 300 };
+  cl_uint host[N] = {0};
+  cl_mem buf = NULL;
+  ck_assert_int_eq(fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof host, host, &buf), FMMCL_SUCCESS);
+  double x[6] = {0, 0, 0, 1, 1, 1};
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  fmmcl_plan plan = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 2, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  plan->n_phases = 0; /* only what the log records */
+
+  fmmcl_event_log log = {0};
+  const char *phase[3] = {"alpha", "beta", "alpha"};
+  cl_event kept[3];
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(buf), FMMCL_ARG_UINT(i + 1)), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_launch(ctx, k, N, 64, &log, phase[i]), FMMCL_SUCCESS);
+    kept[i] = log.ev[log.n - 1];
+    ck_assert_ptr_nonnull(kept[i]);
+    ck_assert_int_eq(clRetainEvent(kept[i]), CL_SUCCESS);
+  }
+  ck_assert_int_eq(fmmcl_launch(ctx, k, 0, 64, &log, "gamma"), FMMCL_SUCCESS);
+  ck_assert_uint_eq(log.n, 3);
+  ck_assert_ptr_nonnull(fmmcl_event_log_slot(&log, "delta"));
+  ck_assert_int_eq(FMMCL_KERNEL_ARGS(ctx, k, 1, FMMCL_ARG_UINT(1)), FMMCL_SUCCESS);
+  for (int i = 0; i < MANY; i++) ck_assert_int_eq(fmmcl_launch(ctx, k, N, 64, &log, "beta"), FMMCL_SUCCESS);
+  ck_assert_uint_eq(log.n, 4 + MANY);
+  ck_assert_int_eq(fmmcl_event_log_flush(plan, &log), FMMCL_SUCCESS);
+  ck_assert_uint_eq(log.n, 0);
+  ck_assert_ptr_null(log.ev);
+
+  fmmcl_phase_time t[8];
+  size_t count = 0;
+  ck_assert_int_eq(fmmcl_plan_timings(plan, t, 8, &count), FMMCL_SUCCESS);
+  ck_assert_uint_eq(count, 3);
+  ck_assert_str_eq(t[0].name, "alpha");
+  ck_assert_str_eq(t[1].name, "beta");
+  ck_assert_str_eq(t[2].name, "delta");
+  const double s0 = fmmcl_event_seconds(kept[0]), s1 = fmmcl_event_seconds(kept[1]),
+               s2 = fmmcl_event_seconds(kept[2]);
+  ck_assert_double_eq_tol(t[0].seconds, s0 + s2, 1e-12);
+  ck_assert(t[1].seconds >= s1);
+  ck_assert_double_eq(t[2].seconds, 0.0);
+  /* nothing waited between the launches, yet the in-order queue ran them all */
+  ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL), CL_SUCCESS);
+  for (int i = 0; i < N; i++) ck_assert_uint_eq(host[i], 1 + 2 + 3 + MANY);
+
+  /* without a plan: the sum of every entry */
+  double total = -1;
+  ck_assert_int_eq(fmmcl_launch(ctx, k, N, 64, &log, "one"), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_event_log_total(ctx, &log, &total), FMMCL_SUCCESS);
+  ck_assert(total >= 0);
+  for (int i = 0; i < 3; i++) fmmcl_release(&kept[i]);
+  fmmcl_plan_destroy(plan);
+  fmmcl_release(&buf);
+  fmmcl_release(&k);
+  fmmcl_release(&prog);
+}
+END_TEST
+
+/* A kernel the program lacks: the message names it and the program's file. */
+START_TEST(test_create_kernel_bad_name) {
+  cl_program prog = launch_test_program();
+  cl_kernel k = launch_test_kernel(prog);
+  ck_assert_ptr_nonnull(k);
+  cl_kernel bad = k;
+  ck_assert_int_ne(fmmcl_create_kernel(ctx, prog, "test/launch_test.cl", "launch_test_no_such", &bad),
+                   FMMCL_SUCCESS);
+  ck_assert_ptr_null(bad);
+  const char *msg = fmmcl_last_error(ctx);
+  ck_assert_msg(contains(msg, "launch_test_no_such") && contains(msg, "test/launch_test.cl"), "message: %s", msg);
+  /* a list stops at its first bad name, and names that one */
+  const char *names[] = {"launch_test_add", "launch_test_missing", "launch_test_add"};
+  cl_kernel a = NULL, b = NULL, c = NULL;
+  cl_kernel *out[] = {&a, &b, &c};
+  ck_assert_int_ne(fmmcl_create_kernels(ctx, prog, "test/launch_test.cl", 3, names, out), FMMCL_SUCCESS);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_null(c);
+  ck_assert_msg(contains(fmmcl_last_error(ctx), "launch_test_missing"), "message: %s", fmmcl_last_error(ctx));
+  fmmcl_release(&a);
+  fmmcl_release(&k);
+  fmmcl_release(&prog);
+}
+END_TEST
+
+/* An argument that cannot be set: the message names the kernel and the
+ * index of the failing argument (past the last one; the wrong size). */
+START_TEST(test_kernel_args_failure_index) {
+  cl_program prog = launch_test_program();
+  cl_kernel k = launch_test_kernel(prog);
+  cl_mem buf = NULL;
+  ck_assert_int_eq(fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 64, NULL, &buf), FMMCL_SUCCESS);
+  ck_assert_int_ne(FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(buf), FMMCL_ARG_UINT(1), FMMCL_ARG_UINT(2)),
+                   FMMCL_SUCCESS);
+  const char *msg = fmmcl_last_error(ctx);
+  ck_assert_msg(contains(msg, "launch_test_add") && contains(msg, "argument 2"), "message: %s", msg);
+  ck_assert_int_ne(FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(buf), FMMCL_ARG_DOUBLE(1.0)), FMMCL_SUCCESS);
+  msg = fmmcl_last_error(ctx);
+  ck_assert_msg(contains(msg, "launch_test_add") && contains(msg, "argument 1"), "message: %s", msg);
+  ck_assert_int_eq(FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(buf), FMMCL_ARG_UINT(1)), FMMCL_SUCCESS);
+  fmmcl_release(&buf);
+  fmmcl_release(&k);
+  fmmcl_release(&prog);
+}
+END_TEST
+
+/* The release helpers take NULL and leave NULL behind, so twice is safe. */
+START_TEST(test_release_sets_null) {
+  cl_program prog = launch_test_program();
+  cl_kernel k = launch_test_kernel(prog);
+  cl_mem buf = NULL;
+  ck_assert_int_eq(fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 64, NULL, &buf), FMMCL_SUCCESS);
+  cl_int err;
+  cl_event ev = clCreateUserEvent(ctx->cl, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_int_eq(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+  for (int twice = 0; twice < 2; twice++) {
+    fmmcl_release(&buf);
+    fmmcl_release(&k);
+    fmmcl_release(&prog);
+    fmmcl_release(&ev);
+    ck_assert_ptr_null(buf);
+    ck_assert_ptr_null(k);
+    ck_assert_ptr_null(prog);
+    ck_assert_ptr_null(ev);
+  }
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------- */
 
 static Suite *runtime_suite(void) {
@@ -958,6 +1125,10 @@ static Suite *runtime_suite(void) {
   tcase_add_test(kernels, test_cache_key_covers_source);
   tcase_add_test(kernels, test_kernel_include);
   tcase_add_test(kernels, test_last_error_context);
+  tcase_add_test(kernels, test_event_log_sums_phases);
+  tcase_add_test(kernels, test_create_kernel_bad_name);
+  tcase_add_test(kernels, test_kernel_args_failure_index);
+  tcase_add_test(kernels, test_release_sets_null);
   suite_add_tcase(s, kernels);
 
   TCase *cache = tcase_create("binary_cache");

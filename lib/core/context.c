@@ -35,8 +35,8 @@ fmmcl_status fmmcl_context_destroy(fmmcl_context ctx) {
   if (!ctx) return FMMCL_SUCCESS;
   if (ctx->queue) {
     fmmcl_pinned_pool_release(ctx);
-    if (ctx->sort_program) clReleaseProgram(ctx->sort_program);
-    if (ctx->m2l_table) clReleaseMemObject(ctx->m2l_table);
+    fmmcl_release(&ctx->sort_program);
+    fmmcl_release(&ctx->m2l_table);
     clFinish(ctx->queue);
     clReleaseCommandQueue(ctx->queue);
   }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/cl_include.h"
+#include "core/launch.h"
 #include "fmmcl.h"
 
 /* ---- errors ----------------------------------------------------------- */

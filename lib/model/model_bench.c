@@ -12,13 +12,10 @@
 
 /* Runs k once over global items of local size wgs and returns its time. */
 static fmmcl_status timed(fmmcl_context ctx, cl_kernel k, size_t global, size_t wgs, double *sec) {
-  cl_event ev;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &wgs, 0, NULL, &ev));
-  cl_int err = clWaitForEvents(1, &ev);
-  *sec = err == CL_SUCCESS ? fmmcl_event_seconds(ev) : 0;
-  clReleaseEvent(ev);
-  FMMCL_CL_TRY(ctx, err);
-  return FMMCL_SUCCESS;
+  fmmcl_event_log log = {0};
+  fmmcl_status st = fmmcl_launch(ctx, k, global, wgs, &log, "run");
+  fmmcl_status fl = fmmcl_event_log_total(ctx, &log, sec);
+  return st ? st : fl;
 }
 
 /* Fills a REAL4 buffer of n points with values in [0, 1) (the charge too). */
@@ -44,22 +41,21 @@ static fmmcl_status measure_ulist(fmmcl_context ctx, cl_program prog, size_t rea
   /* enough work-groups to fill every compute unit several times over */
   const size_t global = (size_t)(d->compute_units ? d->compute_units : 1) * (d->is_gpu ? 64 : 4) * MODEL_WGS;
   cl_int err;
-  cl_kernel k = clCreateKernel(prog, "model_ulist", &err);
-  FMMCL_CL_TRY(ctx, err);
+  cl_kernel k = NULL;
+  fmmcl_status st = fmmcl_create_kernel(ctx, prog, "model/model.cl", "model_ulist", &k);
+  if (st) return st;
   cl_mem pts = NULL, out = NULL;
-  fmmcl_status st = random_points(ctx, global, real_size, &pts);
+  st = random_points(ctx, global, real_size, &pts);
   if (!st) {
     out = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, global * 4 * real_size, NULL, &err);
     if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
   }
   cl_int reps = 1;
   *rate = 0;
-  if (!st && ((err = clSetKernelArg(k, 0, sizeof pts, &pts)) || (err = clSetKernelArg(k, 1, sizeof out, &out))))
-    st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clSetKernelArg: %s", fmmcl_cl_error_name(err));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(pts), FMMCL_ARG_MEM(out));
   for (int run = 0; !st && run < RUNS + 12; run++) {
     double sec = 0;
-    if ((err = clSetKernelArg(k, 2, sizeof reps, &reps)))
-      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clSetKernelArg: %s", fmmcl_cl_error_name(err));
+    st = FMMCL_KERNEL_ARGS(ctx, k, 2, FMMCL_ARG_INT(reps));
     if (!st) st = timed(ctx, k, global, MODEL_WGS, &sec);
     if (st) break;
     if (sec < MIN_SECONDS && reps < (1 << 20)) { reps *= 2; run = -1; continue; } /* grow, then time */
@@ -67,9 +63,9 @@ static fmmcl_status measure_ulist(fmmcl_context ctx, cl_program prog, size_t rea
     if (r > *rate) *rate = r;
     if (run + 1 >= RUNS) break;
   }
-  if (pts) clReleaseMemObject(pts);
-  if (out) clReleaseMemObject(out);
-  clReleaseKernel(k);
+  fmmcl_release(&pts);
+  fmmcl_release(&out);
+  fmmcl_release(&k);
   return st;
 }
 
@@ -80,19 +76,16 @@ static fmmcl_status measure_stream(fmmcl_context ctx, cl_program prog, size_t re
   size_t n = (size_t)1 << (d->is_gpu ? 24 : 21); /* REAL4s per array */
   while (n > 4096 && 2 * n * 4 * real_size > d->global_mem_bytes / 4) n /= 2;
   cl_int err;
-  cl_kernel k = clCreateKernel(prog, "model_stream", &err);
-  FMMCL_CL_TRY(ctx, err);
+  cl_kernel k = NULL;
+  fmmcl_status st = fmmcl_create_kernel(ctx, prog, "model/model.cl", "model_stream", &k);
+  if (st) return st;
   cl_mem a = NULL, b = NULL;
-  fmmcl_status st = random_points(ctx, n, real_size, &a);
+  st = random_points(ctx, n, real_size, &a);
   if (!st) {
     b = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, n * 4 * real_size, NULL, &err);
     if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
   }
-  const float sf = 1.0001f;
-  const double sd = 1.0001;
-  if (!st && ((err = clSetKernelArg(k, 0, sizeof a, &a)) || (err = clSetKernelArg(k, 1, sizeof b, &b)) ||
-              (err = clSetKernelArg(k, 2, real_size, real_size == 4 ? (const void *)&sf : (const void *)&sd))))
-    st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clSetKernelArg: %s", fmmcl_cl_error_name(err));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(a), FMMCL_ARG_MEM(b), FMMCL_ARG_REAL(1.0001, real_size));
   static const size_t wgs[] = {64, 128, 256, 512};
   *rate = 0;
   for (size_t w = 0; !st && w < sizeof wgs / sizeof *wgs; w++) {
@@ -106,9 +99,9 @@ static fmmcl_status measure_stream(fmmcl_context ctx, cl_program prog, size_t re
       }
     }
   }
-  if (a) clReleaseMemObject(a);
-  if (b) clReleaseMemObject(b);
-  clReleaseKernel(k);
+  fmmcl_release(&a);
+  fmmcl_release(&b);
+  fmmcl_release(&k);
   return st;
 }
 
@@ -130,7 +123,7 @@ fmmcl_status fmmcl_model_measure(fmmcl_context ctx, fmmcl_precision prec, double
   const size_t rs = prec == FMMCL_DOUBLE ? 8 : 4;
   st = measure_ulist(ctx, prog, rs, pairs_per_s);
   if (!st) st = measure_stream(ctx, prog, rs, bytes_per_s);
-  clReleaseProgram(prog);
+  fmmcl_release(&prog);
   if (!st && !(*pairs_per_s > 0 && *bytes_per_s > 0))
     st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "microbenchmarks measured no time (profiling broken?)");
   return st;

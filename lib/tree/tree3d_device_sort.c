@@ -60,18 +60,10 @@ static fmmcl_status choose_parameters(sorter *s) {
   return FMMCL_SUCCESS;
 }
 
-static fmmcl_status create_kernel(sorter *s, const char *name, cl_kernel *k) {
-  cl_int err;
-  *k = clCreateKernel(s->program, name, &err);
-  FMMCL_CL_TRY(s->ctx, err);
-  return FMMCL_SUCCESS;
-}
-
 static void sorter_release(sorter *s) {
   cl_kernel *k[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter, &s->pack_float, &s->pack_double};
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-    if (*k[i]) clReleaseKernel(*k[i]);
-  if (s->program) clReleaseProgram(s->program);
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
+  fmmcl_release(&s->program);
 }
 
 static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
@@ -87,38 +79,30 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
     clRetainProgram(s->program);
   } else {
     if ((st = fmmcl_program_build(ctx, "tree/tree.cl", opt, &s->program, NULL))) return st;
-    if (ctx->sort_program) clReleaseProgram(ctx->sort_program);
+    fmmcl_release(&ctx->sort_program);
     ctx->sort_program = s->program;
     clRetainProgram(ctx->sort_program);
     snprintf(ctx->sort_options, sizeof ctx->sort_options, "%s", opt);
   }
-  st = create_kernel(s, "morton_keys", &s->keys);
-  if (!st) st = create_kernel(s, "radix_histogram", &s->hist);
-  if (!st) st = create_kernel(s, "scan_exclusive_blocks", &s->scan);
-  if (!st) st = create_kernel(s, "scan_add_block_offsets", &s->add);
-  if (!st) st = create_kernel(s, "radix_scatter", &s->scatter);
-  if (!st) st = create_kernel(s, "pack_sorted_float", &s->pack_float);
-  if (!st) st = create_kernel(s, "pack_sorted_double", &s->pack_double);
-  return st;
+  const char *names[] = {"morton_keys", "radix_histogram", "scan_exclusive_blocks", "scan_add_block_offsets",
+                         "radix_scatter", "pack_sorted_float", "pack_sorted_double"};
+  cl_kernel *ks[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter, &s->pack_float, &s->pack_double};
+  return fmmcl_create_kernels(ctx, s->program, "tree/tree.cl", 7, names, ks);
 }
-
-static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 static void buffers_release(sort_buffers *b) {
   cl_mem *m[] = {&b->xyz, &b->keys[0], &b->keys[1], &b->perm[0], &b->perm[1], &b->hist};
-  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-    if (*m[i]) clReleaseMemObject(*m[i]);
-  for (int k = 0; k < MAX_SCAN_LEVELS; k++)
-    if (b->scan[k]) clReleaseMemObject(b->scan[k]);
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
+  for (int k = 0; k < MAX_SCAN_LEVELS; k++) fmmcl_release(&b->scan[k]);
 }
 
 static fmmcl_status launch(sorter *s, cl_kernel k, size_t global) {
-  size_t local = s->wgs;
-  FMMCL_CL_TRY(s->ctx, clEnqueueNDRangeKernel(s->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
-  return FMMCL_SUCCESS;
+  return fmmcl_launch(s->ctx, k, global, s->wgs, NULL, NULL);
 }
 
-#define SET_ARG(s, k, i, v) FMMCL_CL_TRY((s)->ctx, clSetKernelArg((k), (i), sizeof(v), &(v)))
+#define M_ FMMCL_ARG_MEM
+#define U_ FMMCL_ARG_UINT
+#define D_ FMMCL_ARG_DOUBLE
 
 /* Exclusive scan of data[m] in place, level by level: block scans, the
  * block sums scanned the same way, then the sums added back. */
@@ -126,16 +110,12 @@ static fmmcl_status scan_exclusive(sorter *s, sort_buffers *b, cl_mem data, cl_u
   if (level >= MAX_SCAN_LEVELS)
     return fmmcl_fail(s->ctx, FMMCL_ERROR_INTERNAL, "tree sort: scan deeper than %d levels", MAX_SCAN_LEVELS);
   size_t blocks = (m + s->wgs - 1) / s->wgs;
-  SET_ARG(s, s->scan, 0, data);
-  SET_ARG(s, s->scan, 1, m);
-  SET_ARG(s, s->scan, 2, b->scan[level]);
-  fmmcl_status st = launch(s, s->scan, blocks * s->wgs);
+  fmmcl_status st = FMMCL_KERNEL_ARGS(s->ctx, s->scan, 0, M_(data), U_(m), M_(b->scan[level]));
+  if (!st) st = launch(s, s->scan, blocks * s->wgs);
   if (st || blocks == 1) return st;
   if ((st = scan_exclusive(s, b, b->scan[level], (cl_uint)blocks, level + 1))) return st;
-  SET_ARG(s, s->add, 0, data);
-  SET_ARG(s, s->add, 1, m);
-  SET_ARG(s, s->add, 2, b->scan[level]);
-  return launch(s, s->add, blocks * s->wgs);
+  st = FMMCL_KERNEL_ARGS(s->ctx, s->add, 0, M_(data), U_(m), M_(b->scan[level]));
+  return st ? st : launch(s, s->add, blocks * s->wgs);
 }
 
 /* The coordinates go up through pinned staging (pageable memory crawls
@@ -178,18 +158,13 @@ static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t g
   fmmcl_status st = FMMCL_SUCCESS;
   *src = 0;
   for (cl_uint shift = 0; !st && shift < bits; shift += (cl_uint)s->radix_bits) {
-    SET_ARG(s, s->hist, 0, b->keys[*src]);
-    SET_ARG(s, s->hist, 1, n);
-    SET_ARG(s, s->hist, 2, shift);
-    SET_ARG(s, s->hist, 3, b->hist);
-    st = launch(s, s->hist, global);
+    st = FMMCL_KERNEL_ARGS(s->ctx, s->hist, 0, M_(b->keys[*src]), U_(n), U_(shift), M_(b->hist));
+    if (!st) st = launch(s, s->hist, global);
     if (!st) st = scan_exclusive(s, b, b->hist, m, 0);
+    if (!st)
+      st = FMMCL_KERNEL_ARGS(s->ctx, s->scatter, 0, M_(b->keys[*src]), M_(b->perm[*src]), M_(b->keys[1 - *src]),
+                             M_(b->perm[1 - *src]), U_(n), U_(shift), M_(b->hist));
     if (st) return st;
-    cl_mem args[] = {b->keys[*src], b->perm[*src], b->keys[1 - *src], b->perm[1 - *src]};
-    for (cl_uint a = 0; a < 4; a++) SET_ARG(s, s->scatter, a, args[a]);
-    SET_ARG(s, s->scatter, 4, n);
-    SET_ARG(s, s->scatter, 5, shift);
-    SET_ARG(s, s->scatter, 6, b->hist);
     st = launch(s, s->scatter, global);
     *src = 1 - *src;
   }
@@ -198,17 +173,11 @@ static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t g
 
 static fmmcl_status compute_keys(sorter *s, sort_buffers *b, const fmmcl_morton3d_cube *cube, cl_uint n) {
   /* the scale the host uses, computed once in double here too */
-  cl_double ox = cube->origin[0], oy = cube->origin[1], oz = cube->origin[2];
   cl_double scale = (double)FMMCL_MORTON_CELLS_PER_AXIS / cube->width;
-  SET_ARG(s, s->keys, 0, b->xyz);
-  SET_ARG(s, s->keys, 1, n);
-  SET_ARG(s, s->keys, 2, ox);
-  SET_ARG(s, s->keys, 3, oy);
-  SET_ARG(s, s->keys, 4, oz);
-  SET_ARG(s, s->keys, 5, scale);
-  SET_ARG(s, s->keys, 6, b->keys[0]);
-  SET_ARG(s, s->keys, 7, b->perm[0]);
-  return launch(s, s->keys, round_up(n, s->wgs));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(s->ctx, s->keys, 0, M_(b->xyz), U_(n), D_(cube->origin[0]),
+                                      D_(cube->origin[1]), D_(cube->origin[2]), D_(scale), M_(b->keys[0]),
+                                      M_(b->perm[0]));
+  return st ? st : launch(s, s->keys, fmmcl_round_up(n, s->wgs));
 }
 
 /* Keys and permutation come back through the same pinned staging (the
@@ -242,23 +211,16 @@ static fmmcl_status pack_sorted(sorter *s, sort_buffers *b, int src, cl_uint n, 
   fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
   if (!st) {
-    cl_double sx = keep->shift[0], sy = keep->shift[1], sz = keep->shift[2];
-    cl_mem args[] = {b->xyz, b->perm[src]};
-    for (cl_uint a = 0; a < 2; a++) SET_ARG(s, k, a, args[a]);
-    SET_ARG(s, k, 2, n);
-    SET_ARG(s, k, 3, sx);
-    SET_ARG(s, k, 4, sy);
-    SET_ARG(s, k, 5, sz);
-    SET_ARG(s, k, 6, out->packed);
-    SET_ARG(s, k, 7, flag);
-    st = launch(s, k, round_up(n, s->wgs));
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(b->xyz), M_(b->perm[src]), U_(n), D_(keep->shift[0]), D_(keep->shift[1]),
+                           D_(keep->shift[2]), M_(out->packed), M_(flag));
+    if (!st) st = launch(s, k, fmmcl_round_up(n, s->wgs));
   }
   if (!st) {
     cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s", fmmcl_cl_error_name(err));
   }
-  if (flag) clReleaseMemObject(flag);
+  fmmcl_release(&flag);
   if (st) return st;
   out->finite = !bad;
   out->perm = b->perm[src];
@@ -317,8 +279,8 @@ static fmmcl_status sort_set(sorter *s, const fmmcl_morton3d_cube *cube, const d
 
 static void release_points(fmmcl_tree3d_device_points *p) {
   if (!p) return;
-  if (p->packed) clReleaseMemObject(p->packed);
-  if (p->perm) clReleaseMemObject(p->perm);
+  fmmcl_release(&p->packed);
+  fmmcl_release(&p->perm);
   memset(p, 0, sizeof *p);
 }
 

@@ -155,16 +155,6 @@ typedef struct fmmcl_bbfmm_level {
   size_t *a_off, *b_off, *c_off; /* 216 * 8 each */
 } fmmcl_bbfmm_level;
 
-/* Profiling events per phase, summed once the queue has drained
- * (bbfmm_execute.c). */
-typedef struct fmmcl_bbfmm_event_log {
-  const char *phase[16384]; /* the adaptive M2L: one launch per level and transfer vector */
-  cl_event ev[16384];
-  size_t n;
-} fmmcl_bbfmm_event_log;
-/* The event slot of the next command of phase (NULL when the log is full). */
-cl_event *fmmcl_bbfmm_log_slot(fmmcl_bbfmm_event_log *log, const char *phase);
-
 /* The adaptive path (bbfmm_adaptive.c): tree3d.h's octree and U/V/W/X lists;
  * multipoles and locals as n^3 x n_cells columns. */
 #include "tree/tree3d.h"
@@ -207,7 +197,7 @@ typedef struct fmmcl_bbfmm_state {
 fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, const double *sources,
                                          const double *targets);
 fmmcl_status fmmcl_bbfmm_adaptive_finish(fmmcl_plan plan, fmmcl_bbfmm_state *s);
-fmmcl_status fmmcl_bbfmm_adaptive_phases(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_event_log *log);
+fmmcl_status fmmcl_bbfmm_adaptive_phases(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_log *log);
 void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a);
 /* Whether points this uniform tree holds call for the adaptive tree: more
  * than half of its leaves empty. FMMCL_BBFMM_TREE=uniform|adaptive overrides. */

@@ -151,13 +151,7 @@ static fmmcl_status create_kernels(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmc
   const char *names[7] = {"bbfmm_a_p2m", "bbfmm_a_m2m", "bbfmm_a_l2l", "bbfmm_a_m2l",
                           "bbfmm_a_p2l", "bbfmm_a_m2p", "bbfmm_a_l2p"};
   cl_kernel *dst[7] = {&a->k_p2m, &a->k_m2m, &a->k_l2l, &a->k_m2l, &a->k_p2l, &a->k_m2p, &a->k_l2p};
-  for (int i = 0; i < 7; i++) {
-    cl_int err;
-    *dst[i] = clCreateKernel(s->program, names[i], &err);
-    if (err != CL_SUCCESS)
-      return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateKernel(%s): %s", names[i], fmmcl_cl_error_name(err));
-  }
-  return FMMCL_SUCCESS;
+  return fmmcl_create_kernels(ctx, s->program, "bbfmm/bbfmm.cl", 7, names, dst);
 }
 
 fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, const double *sources,
@@ -219,13 +213,12 @@ fmmcl_status fmmcl_bbfmm_adaptive_finish(fmmcl_plan plan, fmmcl_bbfmm_state *s) 
 
 void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a) {
   if (!a) return;
-  cl_kernel ks[7] = {a->k_p2m, a->k_m2m, a->k_l2l, a->k_m2l, a->k_p2l, a->k_m2p, a->k_l2p};
-  for (int i = 0; i < 7; i++)
-    if (ks[i]) clReleaseKernel(ks[i]);
-  cl_mem ms[] = {a->src_range, a->tgt_range, a->geo, a->child, a->oct, a->p2m_cells, a->l2p_cells, a->parents,
-                 a->eb, a->ea, a->wstart, a->wsrc, a->xstart, a->xsrc, a->w, a->l, a->wc, a->lc};
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-    if (ms[i]) clReleaseMemObject(ms[i]);
+  cl_kernel *ks[7] = {&a->k_p2m, &a->k_m2m, &a->k_l2l, &a->k_m2l, &a->k_p2l, &a->k_m2p, &a->k_l2p};
+  for (int i = 0; i < 7; i++) fmmcl_release(ks[i]);
+  cl_mem *ms[] = {&a->src_range, &a->tgt_range, &a->geo, &a->child, &a->oct, &a->p2m_cells, &a->l2p_cells,
+                  &a->parents, &a->eb, &a->ea, &a->wstart, &a->wsrc, &a->xstart, &a->xsrc, &a->w, &a->l, &a->wc,
+                  &a->lc};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   fmmcl_tree3d_fmm_lists_free(&a->lists);
   if (a->tree) fmmcl_tree3d_destroy(a->tree);
   free(a->t_first);
@@ -234,39 +227,36 @@ void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a) {
 
 /* ---- execution --------------------------------------------------------------- */
 
-static fmmcl_status launch(fmmcl_context ctx, cl_kernel k, size_t groups, size_t local, cl_event *ev) {
-  if (!groups) return FMMCL_SUCCESS;
-  size_t global = groups * local;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, ev));
-  return FMMCL_SUCCESS;
+/* groups work-groups of local work-items, timed under phase. */
+static fmmcl_status launch(fmmcl_context ctx, cl_kernel k, size_t groups, size_t local, fmmcl_event_log *log,
+                           const char *phase) {
+  return fmmcl_launch(ctx, k, groups * local, local, log, phase);
 }
 
-#define ARG(k, i, v) err |= clSetKernelArg(k, i, sizeof(v), &(v))
+#define MEM FMMCL_ARG_MEM
 
-static fmmcl_status upward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_event_log *log) {
+static fmmcl_status upward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_adaptive *a = s->ad;
-  cl_int err = CL_SUCCESS;
-  ARG(a->k_p2m, 0, s->src), ARG(a->k_p2m, 1, a->p2m_cells), ARG(a->k_p2m, 2, a->src_range);
-  ARG(a->k_p2m, 3, a->geo), ARG(a->k_p2m, 4, s->tk), ARG(a->k_p2m, 5, a->w);
-  ARG(a->k_m2m, 0, a->w), ARG(a->k_m2m, 1, a->parents), ARG(a->k_m2m, 3, a->child), ARG(a->k_m2m, 4, a->oct);
-  ARG(a->k_m2m, 5, s->schild);
-  FMMCL_CL_TRY(ctx, err);
-  fmmcl_status st = launch(ctx, a->k_p2m, a->n_p2m, s->n3, fmmcl_bbfmm_log_slot(log, "p2m"));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, a->k_p2m, 0, MEM(s->src), MEM(a->p2m_cells), MEM(a->src_range),
+                                      MEM(a->geo), MEM(s->tk), MEM(a->w));
+  /* argument 2 of M2M is the level's first parent, set per launch */
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, a->k_m2m, 0, MEM(a->w), MEM(a->parents));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, a->k_m2m, 3, MEM(a->child), MEM(a->oct), MEM(s->schild));
+  if (!st) st = launch(ctx, a->k_p2m, a->n_p2m, s->n3, log, "p2m");
   /* deepest parents first: a parent needs its children's multipoles */
   for (int l = a->tree->n_levels - 1; l >= 2 && !st; l--) {
     size_t b = a->parent_begin[l], e = a->parent_begin[l + 1];
     if (b == e) continue;
-    cl_uint first = (cl_uint)b;
-    FMMCL_CL_TRY(ctx, clSetKernelArg(a->k_m2m, 2, sizeof first, &first));
-    st = launch(ctx, a->k_m2m, e - b, s->n3, fmmcl_bbfmm_log_slot(log, "m2m"));
+    st = FMMCL_KERNEL_ARGS(ctx, a->k_m2m, 2, FMMCL_ARG_UINT(b));
+    if (!st) st = launch(ctx, a->k_m2m, e - b, s->n3, log, "m2m");
   }
   return st;
 }
 
 /* M2L of level l: wc = V^T W over the level's cells, lc = 0, then per
  * transfer vector t with pairs one launch lc[B] += C_t wc[A], L += U lc. */
-static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmcl_bbfmm_event_log *log) {
+static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_adaptive *a = s->ad;
   const fmmcl_tree3d *t = a->tree;
@@ -276,64 +266,62 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmc
   fmmcl_bbfmm_level *lv = &s->lv[l];
   cl_uint r = (cl_uint)lv->rank;
   fmmcl_status st = fmmcl_gemm(ctx, rs, 1, r, le - lb, n3, lv->v, 0, n3, a->w, lb * n3, n3, 0.0, a->wc,
-                                     lb * r, r, fmmcl_bbfmm_log_slot(log, "m2l"));
+                                     lb * r, r, fmmcl_event_log_slot(log, "m2l"));
   if (st) return st;
   unsigned char zero = 0;
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, a->lc, &zero, 1, lb * r * rs, (le - lb) * r * rs, 0, NULL,
-                                        fmmcl_bbfmm_log_slot(log, "m2l")));
+                                        fmmcl_event_log_slot(log, "m2l")));
   cl_kernel k = a->k_m2l;
-  cl_int err = CL_SUCCESS;
-  ARG(k, 0, a->wc), ARG(k, 1, a->lc), ARG(k, 2, r), ARG(k, 3, lv->c), ARG(k, 5, a->eb), ARG(k, 6, a->ea);
-  FMMCL_CL_TRY(ctx, err);
+  /* arguments 4, 7 and 8 (transfer vector, its first pair, their count) per launch */
+  st = FMMCL_KERNEL_ARGS(ctx, k, 0, MEM(a->wc), MEM(a->lc), FMMCL_ARG_UINT(r), MEM(lv->c));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 5, MEM(a->eb), MEM(a->ea));
   size_t batch = n3 <= 512 ? 8 : 4; /* M2L_BATCH in cl/bbfmm.cl */
   for (cl_uint ti = 0; ti < FMMCL_BBFMM_N_TRANSFER && !st; ti++) {
     cl_uint first = (cl_uint)tf[ti], count = (cl_uint)(tf[ti + 1] - tf[ti]);
     if (!count) continue;
-    ARG(k, 4, ti), ARG(k, 7, first), ARG(k, 8, count);
-    FMMCL_CL_TRY(ctx, err);
-    st = launch(ctx, k, (count + batch - 1) / batch, n3, fmmcl_bbfmm_log_slot(log, "m2l"));
+    st = FMMCL_KERNEL_ARGS(ctx, k, 4, FMMCL_ARG_UINT(ti));
+    if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 7, FMMCL_ARG_UINT(first), FMMCL_ARG_UINT(count));
+    if (!st) st = launch(ctx, k, (count + batch - 1) / batch, n3, log, "m2l");
   }
   if (!st)
     st = fmmcl_gemm(ctx, rs, 0, n3, le - lb, r, lv->u, 0, n3, a->lc, lb * r, r, 1.0, a->l, lb * n3, n3,
-                          fmmcl_bbfmm_log_slot(log, "m2l"));
+                          fmmcl_event_log_slot(log, "m2l"));
   return st;
 }
 
-static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_event_log *log) {
+static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_adaptive *a = s->ad;
   const fmmcl_tree3d *t = a->tree;
   size_t nc = t->n_cells, n3 = s->n3, rs = s->real_size;
   unsigned char zero = 0;
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, a->l, &zero, 1, 0, nc * n3 * rs, 0, NULL,
-                                        fmmcl_bbfmm_log_slot(log, "l2l")));
-  cl_int err = CL_SUCCESS;
-  ARG(a->k_p2l, 0, s->src), ARG(a->k_p2l, 1, a->src_range), ARG(a->k_p2l, 2, a->geo), ARG(a->k_p2l, 3, s->nodes);
-  ARG(a->k_p2l, 4, a->xstart), ARG(a->k_p2l, 5, a->xsrc), ARG(a->k_p2l, 6, a->l);
-  ARG(a->k_l2l, 0, a->l), ARG(a->k_l2l, 1, a->parents), ARG(a->k_l2l, 3, a->child), ARG(a->k_l2l, 4, a->oct);
-  ARG(a->k_l2l, 5, s->schild);
-  FMMCL_CL_TRY(ctx, err);
-  fmmcl_status st = a->entries[3] ? launch(ctx, a->k_p2l, nc, n3, fmmcl_bbfmm_log_slot(log, "p2l")) : FMMCL_SUCCESS;
+                                        fmmcl_event_log_slot(log, "l2l")));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, a->k_p2l, 0, MEM(s->src), MEM(a->src_range), MEM(a->geo),
+                                      MEM(s->nodes), MEM(a->xstart), MEM(a->xsrc), MEM(a->l));
+  /* argument 2 of L2L is the level's first parent, set per launch */
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, a->k_l2l, 0, MEM(a->l), MEM(a->parents));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, a->k_l2l, 3, MEM(a->child), MEM(a->oct), MEM(s->schild));
+  if (!st && a->entries[3]) st = launch(ctx, a->k_p2l, nc, n3, log, "p2l");
   for (int l = 2; l < t->n_levels && !st; l++) {
     st = m2l_level(plan, s, l, log);
     size_t b = a->parent_begin[l], e = a->parent_begin[l + 1];
     if (st || b == e) continue;
-    cl_uint first = (cl_uint)b;
-    FMMCL_CL_TRY(ctx, clSetKernelArg(a->k_l2l, 2, sizeof first, &first));
-    st = launch(ctx, a->k_l2l, e - b, n3, fmmcl_bbfmm_log_slot(log, "l2l"));
+    st = FMMCL_KERNEL_ARGS(ctx, a->k_l2l, 2, FMMCL_ARG_UINT(b));
+    if (!st) st = launch(ctx, a->k_l2l, e - b, n3, log, "l2l");
   }
   if (st) return st;
-  ARG(a->k_l2p, 0, s->tgt), ARG(a->k_l2p, 1, a->l2p_cells), ARG(a->k_l2p, 2, a->tgt_range), ARG(a->k_l2p, 3, a->geo);
-  ARG(a->k_l2p, 4, s->tk), ARG(a->k_l2p, 5, a->l), ARG(a->k_l2p, 6, s->pot);
-  ARG(a->k_m2p, 0, s->tgt), ARG(a->k_m2p, 1, a->tgt_range), ARG(a->k_m2p, 2, a->geo), ARG(a->k_m2p, 3, s->nodes);
-  ARG(a->k_m2p, 4, a->wstart), ARG(a->k_m2p, 5, a->wsrc), ARG(a->k_m2p, 6, a->w), ARG(a->k_m2p, 7, s->pot);
-  FMMCL_CL_TRY(ctx, err);
-  st = launch(ctx, a->k_l2p, a->n_l2p, n3, fmmcl_bbfmm_log_slot(log, "l2p"));
-  if (!st && a->entries[2]) st = launch(ctx, a->k_m2p, nc, s->p2p_wgs, fmmcl_bbfmm_log_slot(log, "m2p"));
+  st = FMMCL_KERNEL_ARGS(ctx, a->k_l2p, 0, MEM(s->tgt), MEM(a->l2p_cells), MEM(a->tgt_range), MEM(a->geo),
+                         MEM(s->tk), MEM(a->l), MEM(s->pot));
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, a->k_m2p, 0, MEM(s->tgt), MEM(a->tgt_range), MEM(a->geo), MEM(s->nodes),
+                           MEM(a->wstart), MEM(a->wsrc), MEM(a->w), MEM(s->pot));
+  if (!st) st = launch(ctx, a->k_l2p, a->n_l2p, n3, log, "l2p");
+  if (!st && a->entries[2]) st = launch(ctx, a->k_m2p, nc, s->p2p_wgs, log, "m2p");
   return st;
 }
 
-fmmcl_status fmmcl_bbfmm_adaptive_phases(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_bbfmm_event_log *log) {
+fmmcl_status fmmcl_bbfmm_adaptive_phases(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_log *log) {
   fmmcl_status st = upward(plan, s, log);
   if (!st) st = downward(plan, s, log);
   return st;

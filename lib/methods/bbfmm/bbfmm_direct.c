@@ -80,10 +80,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   st = fmmcl_program_build_prelude(ctx, "bbfmm/bbfmm.cl", pre, plan->build_options, &s->program, NULL);
   free(pre);
   if (st) return st;
-  cl_int err;
-  s->k_p2p = clCreateKernel(s->program, "bbfmm_p2p", &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateKernel(bbfmm_p2p): %s", fmmcl_cl_error_name(err));
+  if ((st = fmmcl_create_kernel(ctx, s->program, "bbfmm/bbfmm.cl", "bbfmm_p2p", &s->k_p2p))) return st;
   size_t rs = s->real_size;
   s->src_host = fmmcl_bbfmm_points_real4(s->center, sources, plan->n_sources, rs);
   unsigned char *tgt = fmmcl_bbfmm_points_real4(s->center, targets, plan->n_targets, rs);
@@ -110,17 +107,14 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, plan->n_sources * 4 * rs, s->src_host, 0,
                                          NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
-  cl_mem *args[8] = {&s->src, &s->tgt, &s->cluster, &s->nbr_start, &s->nbr_index, &s->src_start, &s->tgt_start, &s->pot};
-  cl_int err = CL_SUCCESS;
-  for (int i = 0; i < 8; i++) err |= clSetKernelArg(s->k_p2p, (cl_uint)i, sizeof(cl_mem), args[i]);
-  FMMCL_CL_TRY(ctx, err);
-  size_t local = s->wgs, global = s->n_chunks * local;
-  cl_event ev;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, s->k_p2p, 1, NULL, &global, &local, 0, NULL, &ev));
-  err = clWaitForEvents(1, &ev);
-  if (err == CL_SUCCESS) fmmcl_plan_record(plan, "p2p", fmmcl_event_seconds(ev));
-  clReleaseEvent(ev);
-  FMMCL_CL_TRY(ctx, err);
+  fmmcl_event_log log = {0};
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
+                                      FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start),
+                                      FMMCL_ARG_MEM(s->nbr_index), FMMCL_ARG_MEM(s->src_start),
+                                      FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
+  if (!st) st = fmmcl_launch(ctx, s->k_p2p, s->n_chunks * s->wgs, s->wgs, &log, "p2p");
+  fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
+  if (st || fl) return st ? st : fl;
   t0 = fmmcl_wall_seconds();
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->pot, CL_TRUE, 0, plan->n_targets * rs, s->pot_host, 0, NULL,
                                         NULL));
@@ -133,11 +127,11 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
 static void direct_destroy(fmmcl_plan plan) {
   direct_state *s = plan->impl;
   if (!s) return;
-  if (s->k_p2p) clReleaseKernel(s->k_p2p);
-  if (s->program) clReleaseProgram(s->program);
-  cl_mem ms[] = {s->src, s->tgt, s->cluster, s->nbr_start, s->nbr_index, s->src_start, s->tgt_start, s->pot};
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-    if (ms[i]) clReleaseMemObject(ms[i]);
+  fmmcl_release(&s->k_p2p);
+  fmmcl_release(&s->program);
+  cl_mem *ms[] = {&s->src, &s->tgt, &s->cluster, &s->nbr_start, &s->nbr_index, &s->src_start, &s->tgt_start,
+                  &s->pot};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   free(s->src_host), free(s->pot_host), free(s->expression);
   free(s);
   plan->impl = NULL;

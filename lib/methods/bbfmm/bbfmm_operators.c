@@ -141,19 +141,15 @@ static fmmcl_status device_matrices(fmmcl_plan plan, fmmcl_bbfmm_state *s, doubl
   cl_mem buf = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, count * s->real_size, NULL, &err);
   if (err != CL_SUCCESS)
     return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (M2L matrices): %s", fmmcl_cl_error_name(err));
-  float hf = (float)h;
   void *tmp = malloc(count * s->real_size);
   fmmcl_status st = tmp ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) {
     size_t global[3] = {(size_t)s->n3, (size_t)s->n3, FMMCL_BBFMM_N_TRANSFER};
-    err = s->real_size == sizeof(float) ? clSetKernelArg(s->k_matrix, 0, sizeof hf, &hf)
-                                        : clSetKernelArg(s->k_matrix, 0, sizeof h, &h);
-    err |= clSetKernelArg(s->k_matrix, 1, sizeof(cl_mem), &s->nodes);
-    err |= clSetKernelArg(s->k_matrix, 2, sizeof(cl_mem), &tv);
-    err |= clSetKernelArg(s->k_matrix, 3, sizeof(cl_mem), &buf);
-    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(ctx->queue, s->k_matrix, 3, NULL, global, NULL, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-      err = clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, count * s->real_size, tmp, 0, NULL, NULL);
+    st = FMMCL_KERNEL_ARGS(ctx, s->k_matrix, 0, FMMCL_ARG_REAL(h, s->real_size), FMMCL_ARG_MEM(s->nodes),
+                           FMMCL_ARG_MEM(tv), FMMCL_ARG_MEM(buf));
+    if (!st) st = fmmcl_launch_nd(ctx, s->k_matrix, 3, global, NULL, NULL, NULL);
+    err = st ? CL_SUCCESS
+             : clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, count * s->real_size, tmp, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "bbfmm_m2l_matrix: %s", fmmcl_cl_error_name(err));
   }
@@ -161,7 +157,7 @@ static fmmcl_status device_matrices(fmmcl_plan plan, fmmcl_bbfmm_state *s, doubl
     for (size_t i = 0; i < count; i++)
       kt[i] = s->real_size == sizeof(float) ? ((float *)tmp)[i] : ((double *)tmp)[i];
   free(tmp);
-  clReleaseMemObject(buf);
+  fmmcl_release(&buf);
   return st;
 }
 
@@ -259,6 +255,6 @@ fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   }
   fmmcl_bbfmm_m2l_free(&base);
   free(kt);
-  clReleaseMemObject(tv);
+  fmmcl_release(&tv);
   return st;
 }

@@ -178,13 +178,7 @@ static fmmcl_status build_program(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   if (st) return st;
   const char *names[6] = {"bbfmm_m2l_matrix", "bbfmm_p2m", "bbfmm_m2m", "bbfmm_l2l", "bbfmm_l2p", "bbfmm_p2p"};
   cl_kernel *dst[6] = {&s->k_matrix, &s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_p2p};
-  for (int i = 0; i < 6; i++) {
-    cl_int err;
-    *dst[i] = clCreateKernel(s->program, names[i], &err);
-    if (err != CL_SUCCESS)
-      return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateKernel(%s): %s", names[i], fmmcl_cl_error_name(err));
-  }
-  return FMMCL_SUCCESS;
+  return fmmcl_create_kernels(ctx, s->program, "bbfmm/bbfmm.cl", 6, names, dst);
 }
 
 static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const double *targets) {
@@ -239,25 +233,19 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
   return st;
 }
 
-static void release_mem(cl_mem *m) {
-  if (*m) clReleaseMemObject(*m);
-  *m = NULL;
-}
-
 static void bbfmm_destroy(fmmcl_plan plan) {
   fmmcl_bbfmm_state *s = plan->impl;
   if (!s) return;
-  cl_kernel ks[6] = {s->k_matrix, s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_p2p};
-  for (int i = 0; i < 6; i++)
-    if (ks[i]) clReleaseKernel(ks[i]);
-  if (s->program) clReleaseProgram(s->program);
+  cl_kernel *ks[6] = {&s->k_matrix, &s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_p2p};
+  for (int i = 0; i < 6; i++) fmmcl_release(ks[i]);
+  fmmcl_release(&s->program);
   cl_mem *ms[] = {&s->src, &s->tgt, &s->src_start, &s->tgt_start, &s->cluster, &s->nbr_start,
                   &s->nbr_index, &s->tk, &s->schild, &s->nodes, &s->pot};
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) release_mem(ms[i]);
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   for (int l = 0; l <= FMMCL_BBFMM_MAX_DEPTH; l++) {
     fmmcl_bbfmm_level *lv = &s->lv[l];
-    release_mem(&lv->w), release_mem(&lv->l), release_mem(&lv->wc), release_mem(&lv->lc);
-    release_mem(&lv->u), release_mem(&lv->v), release_mem(&lv->c);
+    fmmcl_release(&lv->w), fmmcl_release(&lv->l), fmmcl_release(&lv->wc), fmmcl_release(&lv->lc);
+    fmmcl_release(&lv->u), fmmcl_release(&lv->v), fmmcl_release(&lv->c);
     free(lv->a_off), free(lv->b_off), free(lv->c_off);
   }
   fmmcl_bbfmm_tree_free(&s->tree);

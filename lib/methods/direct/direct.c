@@ -83,11 +83,7 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
            s->kd->uses_softening && o->softening > 0, all_select);
   st = fmmcl_program_build(ctx, "direct/p2p.cl", plan->build_options, &s->program, NULL);
-  if (st) return st;
-  cl_int err;
-  s->kernel = clCreateKernel(s->program, name, &err);
-  FMMCL_CL_TRY(ctx, err);
-  return FMMCL_SUCCESS;
+  return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p.cl", name, &s->kernel);
 }
 
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
@@ -170,20 +166,14 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
     a = 1.0 / (2.0 * o->sigma * o->sigma);
     b = 1.0 / (o->sigma * o->sigma);
   }
-  float af = (float)a, bf = (float)b;
-  const void *pa = s->real_size == 4 ? (const void *)&af : (const void *)&a;
-  const void *pb = s->real_size == 4 ? (const void *)&bf : (const void *)&b;
-  cl_uint i = 0;
-  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->src));
-  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof ns, &ns));
-  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->tgt));
-  if (soa) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof nt, &nt));
-  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof(cl_mem), &s->out));
-  FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pa));
-  if (soa) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, s->real_size, pb));
-  cl_uint same = (cl_uint)plan->targets_are_sources;
-  if (!soa) FMMCL_CL_TRY(ctx, clSetKernelArg(s->kernel, i++, sizeof same, &same));
-  return FMMCL_SUCCESS;
+  const size_t rs = s->real_size;
+  /* the structure-of-arrays layout also takes the target count and a second
+   * constant; the REAL4 one whether targets are sources */
+  if (soa)
+    return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
+                             FMMCL_ARG_UINT(nt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_REAL(b, rs));
+  return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
+                           FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_UINT(plan->targets_are_sources));
 }
 
 static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential,
@@ -201,16 +191,11 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
                                          s->src_host, 0, NULL, NULL));
   double t1 = fmmcl_wall_seconds();
   fmmcl_plan_record(plan, "upload", t1 - t0);
+  fmmcl_event_log log = {0};
   fmmcl_status st = set_args(plan, s);
-  if (st) return st;
-  size_t local = s->wgs, global = s->nt_pad / s->tpw;
-  cl_event ev;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, s->kernel, 1, NULL, &global, &local, 0, NULL, &ev));
-  cl_int err = clWaitForEvents(1, &ev);
-  double kernel_s = fmmcl_event_seconds(ev);
-  clReleaseEvent(ev);
-  FMMCL_CL_TRY(ctx, err);
-  fmmcl_plan_record(plan, "p2p", kernel_s);
+  if (!st) st = fmmcl_launch(ctx, s->kernel, s->nt_pad / s->tpw, s->wgs, &log, "p2p");
+  fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
+  if (st || fl) return st ? st : fl;
   double t2 = fmmcl_wall_seconds();
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, rows * s->nt_pad * s->real_size,
                                         s->out_host, 0, NULL, NULL));
@@ -232,11 +217,11 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
 static void direct_destroy(fmmcl_plan plan) {
   direct_state *s = plan->impl;
   if (!s) return;
-  if (s->kernel) clReleaseKernel(s->kernel);
-  if (s->program) clReleaseProgram(s->program);
-  if (s->src) clReleaseMemObject(s->src);
-  if (s->tgt) clReleaseMemObject(s->tgt);
-  if (s->out) clReleaseMemObject(s->out);
+  fmmcl_release(&s->kernel);
+  fmmcl_release(&s->program);
+  fmmcl_release(&s->src);
+  fmmcl_release(&s->tgt);
+  fmmcl_release(&s->out);
   fmmcl_pinned_free(&s->src_pin);
   fmmcl_pinned_free(&s->out_pin);
   free(s);

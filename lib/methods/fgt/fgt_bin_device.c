@@ -20,8 +20,7 @@ int fmmcl_fgt_bin_device_available(fmmcl_context ctx, size_t n) {
 
 void fmmcl_fgt_device_set_release(fmmcl_fgt_device_set *d) {
   cl_mem *m[] = {&d->x, &d->perm, &d->start, &d->owner};
-  for (int i = 0; i < 4; i++)
-    if (*m[i]) clReleaseMemObject(*m[i]);
+  for (int i = 0; i < 4; i++) fmmcl_release(m[i]);
   memset(d, 0, sizeof *d);
 }
 
@@ -32,21 +31,13 @@ typedef struct binner {
 } binner;
 
 static fmmcl_status run(fmmcl_context ctx, cl_kernel k, size_t items) {
-  size_t local = WGS, global = (items + WGS - 1) / WGS * WGS;
-  if (global == 0) return FMMCL_SUCCESS;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
-  return FMMCL_SUCCESS;
+  return fmmcl_launch(ctx, k, fmmcl_round_up(items, WGS), WGS, NULL, NULL);
 }
 
-/* Sets the arguments of k from (size, pointer) pairs. */
-static fmmcl_status args(fmmcl_context ctx, cl_kernel k, int n, const size_t *sizes, const void *const *vals) {
-  for (int i = 0; i < n; i++) FMMCL_CL_TRY(ctx, clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]));
-  return FMMCL_SUCCESS;
-}
-#define M_ sizeof(cl_mem)
-#define U_ sizeof(cl_uint)
-#define I_ sizeof(cl_int)
-#define D_ sizeof(cl_double)
+#define M_ FMMCL_ARG_MEM
+#define U_ FMMCL_ARG_UINT
+#define I_ FMMCL_ARG_INT
+#define D_ FMMCL_ARG_DOUBLE
 
 /* An OpenCL call's failure as a status, without returning (buffers to free). */
 static fmmcl_status cl_check(fmmcl_context ctx, cl_int err, const char *what) {
@@ -56,10 +47,9 @@ static fmmcl_status cl_check(fmmcl_context ctx, cl_int err, const char *what) {
 }
 
 static void binner_release(binner *b) {
-  cl_kernel k[] = {b->keys, b->flags, b->boxes, b->cells, b->pack_float, b->pack_double};
-  for (int i = 0; i < 6; i++)
-    if (k[i]) clReleaseKernel(k[i]);
-  if (b->program) clReleaseProgram(b->program);
+  cl_kernel *k[] = {&b->keys, &b->flags, &b->boxes, &b->cells, &b->pack_float, &b->pack_double};
+  for (int i = 0; i < 6; i++) fmmcl_release(k[i]);
+  fmmcl_release(&b->program);
 }
 
 static fmmcl_status binner_init(binner *b, fmmcl_context ctx, int dim) {
@@ -71,14 +61,7 @@ static fmmcl_status binner_init(binner *b, fmmcl_context ctx, int dim) {
   const char *names[] = {"fgt_bin_keys", "fgt_bin_flags", "fgt_bin_boxes", "fgt_bin_cells",
                          "fgt_bin_pack_float", "fgt_bin_pack_double"};
   cl_kernel *ks[] = {&b->keys, &b->flags, &b->boxes, &b->cells, &b->pack_float, &b->pack_double};
-  for (int i = 0; i < 6 && !st; i++) {
-    cl_int err;
-    *ks[i] = clCreateKernel(b->program, names[i], &err);
-    if (err != CL_SUCCESS)
-      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "FGT binning: kernel %s: %s", names[i],
-                      fmmcl_cl_error_name(err));
-  }
-  return st;
+  return st ? st : fmmcl_create_kernels(ctx, b->program, "fgt/fgt_bin.cl", 6, names, ks);
 }
 
 /* Sorts perm by the cell tuples: axis groups whose bit fields fit 63 bits,
@@ -105,10 +88,8 @@ static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const do
   for (int end = dim, first = 1; end > 0 && !st; first = 0) {
     int lo = end, total = 0;
     while (lo > 0 && total + bits[lo - 1] <= 63) total += bits[--lo];
-    const cl_int f = first, l = lo, e = end;
-    const size_t sz[] = {M_, U_, M_, I_, I_, I_, D_, D_, M_, M_, M_};
-    const void *const v[] = {&x, &n, &perms[0], &f, &l, &e, &h, &side, &d_origin, &d_bits, &keys[0]};
-    st = args(ctx, bn->keys, 11, sz, v);
+    st = FMMCL_KERNEL_ARGS(ctx, bn->keys, 0, M_(x), U_(n), M_(perms[0]), I_(first), I_(lo), I_(end), D_(h),
+                           D_(side), M_(d_origin), M_(d_bits), M_(keys[0]));
     if (!st) st = run(ctx, bn->keys, n);
     int which = 0;
     if (!st) st = fmmcl_device_radix_sort(ctx, keys, perms, n, total, &which);
@@ -119,9 +100,8 @@ static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const do
     end = lo;
   }
   *perm = perms[0];
-  cl_mem rel[] = {d_bits, keys[0], keys[1], perms[1]};
-  for (int i = 0; i < 4; i++)
-    if (rel[i]) clReleaseMemObject(rel[i]);
+  cl_mem *rel[] = {&d_bits, &keys[0], &keys[1], &perms[1]};
+  for (int i = 0; i < 4; i++) fmmcl_release(rel[i]);
   return st;
 }
 
@@ -190,21 +170,15 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
   const cl_double h = par->h, side = par->side;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &flags);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &scan);
-  if (!st) {
-    const size_t sz[] = {M_, U_, M_, D_, D_, M_, M_};
-    const void *const v[] = {&d_x, &n32, &dev->perm, &h, &side, &d_origin, &flags};
-    st = args(ctx, bn.flags, 7, sz, v);
-  }
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, bn.flags, 0, M_(d_x), U_(n32), M_(dev->perm), D_(h), D_(side), M_(d_origin),
+                           M_(flags));
   if (!st) st = run(ctx, bn.flags, n);
   if (!st) st = cl_check(ctx, clEnqueueCopyBuffer(ctx->queue, flags, scan, 0, 0, n * 4, 0, NULL, NULL), "copy");
   if (!st) st = fmmcl_device_scan_exclusive(ctx, scan, n);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &dev->owner);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (n + 1) * 4, NULL, &dev->start);
-  if (!st) {
-    const size_t sz[] = {U_, M_, M_, M_, M_};
-    const void *const v[] = {&n32, &flags, &scan, &dev->owner, &dev->start};
-    st = args(ctx, bn.boxes, 5, sz, v);
-  }
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, bn.boxes, 0, U_(n32), M_(flags), M_(scan), M_(dev->owner), M_(dev->start));
   if (!st) st = run(ctx, bn.boxes, n);
   cl_uint last = 0;
   if (!st)
@@ -212,24 +186,19 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
                   "reading the box count");
   const cl_uint nbox = last + 1;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)nbox * dim * 8, NULL, &cell);
-  if (!st) {
-    const size_t sz[] = {M_, U_, M_, M_, D_, D_, M_, M_};
-    const void *const v[] = {&d_x, &nbox, &dev->perm, &dev->start, &h, &side, &d_origin, &cell};
-    st = args(ctx, bn.cells, 8, sz, v);
-  }
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, bn.cells, 0, M_(d_x), U_(nbox), M_(dev->perm), M_(dev->start), D_(h), D_(side),
+                           M_(d_origin), M_(cell));
   if (!st) st = run(ctx, bn.cells, nbox);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * dim * real_size, NULL, &dev->x);
   if (!st) {
     cl_kernel k = real_size == 4 ? bn.pack_float : bn.pack_double;
-    const size_t sz[] = {M_, U_, M_, D_, M_};
-    const void *const v[] = {&d_x, &n32, &dev->perm, &h, &dev->x};
-    st = args(ctx, k, 5, sz, v);
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(d_x), U_(n32), M_(dev->perm), D_(h), M_(dev->x));
     if (!st) st = run(ctx, k, n);
   }
   if (!st) st = read_boxes(&bn, par, origin, x, n, nbox, dev->perm, dev->start, cell, b);
-  cl_mem rel[] = {d_x, d_origin, flags, scan, cell};
-  for (int i = 0; i < 5; i++)
-    if (rel[i]) clReleaseMemObject(rel[i]);
+  cl_mem *rel[] = {&d_x, &d_origin, &flags, &scan, &cell};
+  for (int i = 0; i < 5; i++) fmmcl_release(rel[i]);
   binner_release(&bn);
   if (st) fmmcl_fgt_device_set_release(dev);
   return st;

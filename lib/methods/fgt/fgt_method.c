@@ -150,12 +150,7 @@ static fmmcl_status build_program(fmmcl_plan plan, fgt_state *st) {
                          "fgt_taylor_eval", "fgt_direct", "fgt_direct_points", "fgt_gather", "fgt_scatter"};
   cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct,
                      &st->k_direct_points, &st->k_gather, &st->k_scatter};
-  for (int i = 0; i < 9; i++) {
-    cl_int err;
-    *ks[i] = clCreateKernel(st->program, names[i], &err);
-    FMMCL_CL_TRY(ctx, err);
-  }
-  return FMMCL_SUCCESS;
+  return fmmcl_create_kernels(ctx, st->program, "fgt/fgt.cl", 9, names, ks);
 }
 
 /* Geometry on the device: HERMITE and H2T lists hold Hermite slots. */
@@ -298,28 +293,14 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
   return e;
 }
 
-/* Sets the arguments of k from a list of (size, pointer) pairs. */
-static fmmcl_status set_args(fmmcl_context ctx, cl_kernel k, int n, const size_t *sizes, const void *const *vals) {
-  for (int i = 0; i < n; i++) FMMCL_CL_TRY(ctx, clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]));
-  return FMMCL_SUCCESS;
-}
-#define M_ sizeof(cl_mem)
-#define U_ sizeof(cl_uint)
+#define M_ FMMCL_ARG_MEM
+#define U_ FMMCL_ARG_UINT
 
 /* Launches k on groups work-groups of wgs (or over n items when groups is
- * 0), waits, and records its time under name. */
-static fmmcl_status launch(fmmcl_plan plan, cl_kernel k, size_t groups, size_t items, size_t wgs, const char *name) {
-  fmmcl_context ctx = plan->ctx;
-  size_t global = groups ? groups * wgs : (items + wgs - 1) / wgs * wgs, local = wgs;
-  if (global == 0) return FMMCL_SUCCESS;
-  cl_event ev;
-  FMMCL_CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, &ev));
-  cl_int err = clWaitForEvents(1, &ev);
-  double sec = fmmcl_event_seconds(ev);
-  clReleaseEvent(ev);
-  FMMCL_CL_TRY(ctx, err);
-  fmmcl_plan_record(plan, name, sec);
-  return FMMCL_SUCCESS;
+ * 0), timed under name in log (flushed at the end of fgt_execute). */
+static fmmcl_status launch(fmmcl_plan plan, fmmcl_event_log *log, cl_kernel k, size_t groups, size_t items,
+                           size_t wgs, const char *name) {
+  return fmmcl_launch(plan->ctx, k, groups ? groups * wgs : fmmcl_round_up(items, wgs), wgs, log, name);
 }
 
 static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
@@ -336,69 +317,57 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, st->out, &zero, rs, 0, s->tgt.n * rs, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   cl_uint ns = (cl_uint)s->src.n, nt = (cl_uint)s->tgt.n, nh = (cl_uint)s->nh, ntb = (cl_uint)s->tgt.nbox;
-  fmmcl_status e;
-  { /* charges into the sorted order on the device */
-    const size_t sz[] = {U_, M_, M_, M_};
-    const void *const v[] = {&ns, &st->sperm, &st->q_in, &st->q};
-    e = set_args(ctx, st->k_gather, 4, sz, v);
-    if (!e) e = launch(plan, st->k_gather, 0, s->src.n, wgs, "permute");
-  }
+  fmmcl_event_log log = {0};
+  /* charges into the sorted order on the device */
+  fmmcl_status e = FMMCL_KERNEL_ARGS(ctx, st->k_gather, 0, U_(ns), M_(st->sperm), M_(st->q_in), M_(st->q));
+  if (!e) e = launch(plan, &log, st->k_gather, 0, s->src.n, wgs, "permute");
   if (!e && s->nh) {
-    const size_t sz[] = {M_, U_, M_, M_, M_, M_, U_, M_, M_};
-    const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->hbox, &st->hcentre, &nh, &st->alpha, &st->M};
-    e = set_args(ctx, st->k_mom, 9, sz, v);
-    if (!e) e = launch(plan, st->k_mom, 0, s->nh * (size_t)s->par.nterms, wgs, "hermite_moments");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_mom, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start), M_(st->hbox),
+                          M_(st->hcentre), U_(nh), M_(st->alpha), M_(st->M));
+    if (!e) e = launch(plan, &log, st->k_mom, 0, s->nh * (size_t)s->par.nterms, wgs, "hermite_moments");
   }
   if (!e && s->ntay) {
-    const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, M_, U_, M_, M_};
-    const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->lstart[FMMCL_FGT_TAYLOR],
-                             &st->list[FMMCL_FGT_TAYLOR], &st->tbox, &st->tb_centre, &ntb, &st->alpha, &st->B};
-    e = set_args(ctx, st->k_tcoef, 11, sz, v);
-    if (!e) e = launch(plan, st->k_tcoef, s->ntay, 0, wgs, "taylor_coefs");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_tcoef, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
+                          M_(st->lstart[FMMCL_FGT_TAYLOR]), M_(st->list[FMMCL_FGT_TAYLOR]), M_(st->tbox),
+                          M_(st->tb_centre), U_(ntb), M_(st->alpha), M_(st->B));
+    if (!e) e = launch(plan, &log, st->k_tcoef, s->ntay, 0, wgs, "taylor_coefs");
   }
   if (!e && s->ntay && s->pairs[FMMCL_FGT_H2T] > 0) {
-    const size_t sz[] = {M_, M_, M_, U_, M_, M_, M_, U_, M_, M_};
-    const void *const v[] = {&st->lstart[FMMCL_FGT_H2T], &st->list[FMMCL_FGT_H2T], &st->hcentre, &nh, &st->M,
-                             &st->tbox, &st->tb_centre, &ntb, &st->alpha, &st->B};
-    e = set_args(ctx, st->k_h2t, 10, sz, v);
-    if (!e) e = launch(plan, st->k_h2t, s->ntay, 0, wgs, "h2t");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_h2t, 0, M_(st->lstart[FMMCL_FGT_H2T]), M_(st->list[FMMCL_FGT_H2T]),
+                          M_(st->hcentre), U_(nh), M_(st->M), M_(st->tbox), M_(st->tb_centre), U_(ntb),
+                          M_(st->alpha), M_(st->B));
+    if (!e) e = launch(plan, &log, st->k_h2t, s->ntay, 0, wgs, "h2t");
   }
   if (!e && st->t_direct.n && st->direct_points) {
-    const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, U_, M_, M_};
-    const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->lstart[FMMCL_FGT_DIRECT],
-                             &st->list[FMMCL_FGT_DIRECT], &st->tx, &nt, &st->tgt_box, &st->out};
-    e = set_args(ctx, st->k_direct_points, 10, sz, v);
-    if (!e) e = launch(plan, st->k_direct_points, 0, s->tgt.n, wgs, "direct");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_direct_points, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
+                          M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx), U_(nt),
+                          M_(st->tgt_box), M_(st->out));
+    if (!e) e = launch(plan, &log, st->k_direct_points, 0, s->tgt.n, wgs, "direct");
   } else if (!e && st->t_direct.n) {
-    const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, U_, M_, M_, M_, M_};
-    const void *const v[] = {&st->sx, &ns, &st->q, &st->sb_start, &st->lstart[FMMCL_FGT_DIRECT],
-                             &st->list[FMMCL_FGT_DIRECT], &st->tx, &nt, &st->t_direct.box, &st->t_direct.first,
-                             &st->t_direct.count, &st->out};
-    e = set_args(ctx, st->k_direct, 12, sz, v);
-    if (!e) e = launch(plan, st->k_direct, st->t_direct.n, 0, wgs, "direct");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_direct, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
+                          M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx), U_(nt),
+                          M_(st->t_direct.box), M_(st->t_direct.first), M_(st->t_direct.count), M_(st->out));
+    if (!e) e = launch(plan, &log, st->k_direct, st->t_direct.n, 0, wgs, "direct");
   }
   if (!e && st->t_herm.n) {
-    const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, M_, U_, M_, M_, M_};
-    const void *const v[] = {&st->tx, &nt, &st->t_herm.box, &st->t_herm.first, &st->t_herm.count,
-                             &st->lstart[FMMCL_FGT_HERMITE], &st->list[FMMCL_FGT_HERMITE], &st->hcentre, &nh,
-                             &st->M, &st->alpha, &st->out};
-    e = set_args(ctx, st->k_heval, 12, sz, v);
-    if (!e) e = launch(plan, st->k_heval, st->t_herm.n, 0, wgs, "hermite_eval");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_heval, 0, M_(st->tx), U_(nt), M_(st->t_herm.box), M_(st->t_herm.first),
+                          M_(st->t_herm.count), M_(st->lstart[FMMCL_FGT_HERMITE]), M_(st->list[FMMCL_FGT_HERMITE]),
+                          M_(st->hcentre), U_(nh), M_(st->M), M_(st->alpha), M_(st->out));
+    if (!e) e = launch(plan, &log, st->k_heval, st->t_herm.n, 0, wgs, "hermite_eval");
   }
   if (!e && st->t_tay.n) {
-    const size_t sz[] = {M_, U_, M_, M_, M_, M_, M_, U_, M_, M_, M_};
-    const void *const v[] = {&st->tx, &nt, &st->t_tay.box, &st->t_tay.first, &st->t_tay.count, &st->tslot,
-                             &st->tb_centre, &ntb, &st->B, &st->alpha, &st->out};
-    e = set_args(ctx, st->k_teval, 11, sz, v);
-    if (!e) e = launch(plan, st->k_teval, st->t_tay.n, 0, wgs, "taylor_eval");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_teval, 0, M_(st->tx), U_(nt), M_(st->t_tay.box), M_(st->t_tay.first),
+                          M_(st->t_tay.count), M_(st->tslot), M_(st->tb_centre), U_(ntb), M_(st->B),
+                          M_(st->alpha), M_(st->out));
+    if (!e) e = launch(plan, &log, st->k_teval, st->t_tay.n, 0, wgs, "taylor_eval");
   }
   if (!e) { /* potentials back into the caller's order on the device */
-    const size_t sz[] = {U_, M_, M_, M_};
-    const void *const v[] = {&nt, &st->tperm, &st->out, &st->out_caller};
-    e = set_args(ctx, st->k_scatter, 4, sz, v);
-    if (!e) e = launch(plan, st->k_scatter, 0, s->tgt.n, wgs, "permute");
+    e = FMMCL_KERNEL_ARGS(ctx, st->k_scatter, 0, U_(nt), M_(st->tperm), M_(st->out), M_(st->out_caller));
+    if (!e) e = launch(plan, &log, st->k_scatter, 0, s->tgt.n, wgs, "permute");
   }
-  if (e) return e;
+  /* flushed on failure too: the events must not leak */
+  fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
+  if (e || fl) return e ? e : fl;
   double t1 = fmmcl_wall_seconds();
   void *ph = rs == 4 ? st->stage : (void *)potential;
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st->out_caller, CL_TRUE, 0, s->tgt.n * rs, ph, 0, NULL, NULL));
@@ -409,28 +378,26 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   return FMMCL_SUCCESS;
 }
 
-static void release_mem(cl_mem *m) {
-  if (*m) clReleaseMemObject(*m);
-  *m = NULL;
-}
-
 static void fgt_destroy(fmmcl_plan plan) {
   fgt_state *st = plan->impl;
   if (!st) return;
-  cl_kernel ks[] = {st->k_mom, st->k_heval, st->k_tcoef, st->k_h2t, st->k_teval, st->k_direct,
-                    st->k_direct_points, st->k_gather, st->k_scatter};
-  for (int i = 0; i < 9; i++)
-    if (ks[i]) clReleaseKernel(ks[i]);
-  if (st->program) clReleaseProgram(st->program);
+  cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct,
+                     &st->k_direct_points, &st->k_gather, &st->k_scatter};
+  for (int i = 0; i < 9; i++) fmmcl_release(ks[i]);
+  fmmcl_release(&st->program);
   cl_mem *ms[] = {&st->sx, &st->q, &st->sb_start, &st->hbox, &st->hcentre, &st->alpha, &st->M, &st->tx,
                   &st->tbox, &st->tb_centre, &st->tslot, &st->B, &st->out, &st->tgt_box,
                   &st->sperm, &st->tperm, &st->q_in, &st->out_caller};
   fmmcl_fgt_device_set_release(&st->bins.src);
   fmmcl_fgt_device_set_release(&st->bins.tgt);
-  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) release_mem(ms[i]);
-  for (int k = 0; k < FMMCL_FGT_KINDS; k++) { release_mem(&st->lstart[k]); release_mem(&st->list[k]); }
+  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) fmmcl_release(ms[i]);
+  for (int k = 0; k < FMMCL_FGT_KINDS; k++) { fmmcl_release(&st->lstart[k]); fmmcl_release(&st->list[k]); }
   tiles *ts[] = {&st->t_direct, &st->t_herm, &st->t_tay};
-  for (int i = 0; i < 3; i++) { release_mem(&ts[i]->box); release_mem(&ts[i]->first); release_mem(&ts[i]->count); }
+  for (int i = 0; i < 3; i++) {
+    fmmcl_release(&ts[i]->box);
+    fmmcl_release(&ts[i]->first);
+    fmmcl_release(&ts[i]->count);
+  }
   fmmcl_fgt_setup_free(&st->s);
   free(st->stage);
   free(st);

@@ -19,13 +19,6 @@ static size_t v_rows(const fmmcl_quadtree2d *t) {
   return rows;
 }
 
-static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
-  cl_int err;
-  *k = clCreateKernel(program, name, &err);
-  FMMCL_CL_TRY(ctx, err);
-  return FMMCL_SUCCESS;
-}
-
 fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const char *real = plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1";
@@ -94,23 +87,24 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d", real, s->order);
   snprintf(m2l_opt, sizeof m2l_opt, "%s -DP=%d %s", real, s->order, m2l_def);
   snprintf(plan->build_options, sizeof plan->build_options, "fmm2d.cl: %s; m2l2d.cl: %s", exp_opt, m2l_opt);
-  if ((st = fmmcl_program_build(ctx, "laplace2d/fmm2d.cl", exp_opt, &s->exp_program, NULL))) return st;
-  if ((st = fmmcl_program_build(ctx, "laplace2d/m2l2d.cl", m2l_opt, &s->m2l_program, NULL))) return st;
-  st = create_kernel(ctx, s->exp_program, "p2m", &s->k_p2m);
-  if (!st) st = create_kernel(ctx, s->exp_program, "m2m", &s->k_m2m);
-  if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
-  if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
-  if (!st) st = create_kernel(ctx, s->exp_program, "p2p", &s->k_p2p);
-  if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_put_charges", &s->k_charges);
-  if (!st) st = create_kernel(ctx, s->exp_program, "fmm2d_unsort", &s->k_unsort);
-  if (!st && s->m2l_tile) return create_kernel(ctx, s->m2l_program, "m2l2d_tile", &s->k_m2l);
-  if (!st && s->m2l_share && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused_share", &s->k_m2l);
+  const char *exp_file = "laplace2d/fmm2d.cl", *m2l_file = "laplace2d/m2l2d.cl";
+  if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
+  if ((st = fmmcl_program_build(ctx, m2l_file, m2l_opt, &s->m2l_program, NULL))) return st;
+  st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2m", &s->k_p2m);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m", &s->k_m2m);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2l", &s->k_l2l);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2p", &s->k_l2p);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2p", &s->k_p2p);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "fmm2d_put_charges", &s->k_charges);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "fmm2d_unsort", &s->k_unsort);
+  if (!st && s->m2l_tile) return fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_tile", &s->k_m2l);
+  if (!st && s->m2l_share && s->m2l_fused) return fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_fused_share", &s->k_m2l);
   if (!st && s->m2l_share) {
-    st = create_kernel(ctx, s->m2l_program, "m2l2d_share", &s->k_m2l);
-    return st ? st : create_kernel(ctx, s->m2l_program, "m2l2d_reduce_idx", &s->k_reduce);
+    st = fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_share", &s->k_m2l);
+    return st ? st : fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_reduce_idx", &s->k_reduce);
   }
-  if (!st && s->m2l_fused) return create_kernel(ctx, s->m2l_program, "m2l2d_fused", &s->k_m2l);
-  if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d", &s->k_m2l);
-  if (!st) st = create_kernel(ctx, s->m2l_program, "m2l2d_reduce", &s->k_reduce);
+  if (!st && s->m2l_fused) return fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_fused", &s->k_m2l);
+  if (!st) st = fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d", &s->k_m2l);
+  if (!st) st = fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_reduce", &s->k_reduce);
   return st;
 }

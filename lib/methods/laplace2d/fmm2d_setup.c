@@ -256,16 +256,16 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
 }
 
 void fmmcl_fmm2d_release(fmm2d_state *s) {
-  cl_kernel k[] = {s->k_p2m, s->k_m2m, s->k_l2l, s->k_l2p, s->k_m2l, s->k_reduce, s->k_p2p, s->k_charges, s->k_unsort};
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-    if (k[i]) clReleaseKernel(k[i]);
-  if (s->exp_program) clReleaseProgram(s->exp_program);
-  if (s->m2l_program) clReleaseProgram(s->m2l_program);
-  cl_mem m[] = {s->src, s->tgt, s->tgt_leaf, s->out, s->centre, s->M, s->L, s->binom, s->coef,
-                s->leaf_src, s->leaf_tgt, s->u_begin, s->u_leaf, s->trans_src, s->trans_w, s->v_rows, s->v_begin,
-                s->Lpart, s->b_src, s->b_w, s->b_aux, s->charges, s->src_perm, s->tgt_perm, s->out_user, s->tile_list};
-  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-    if (m[i]) clReleaseMemObject(m[i]);
+  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_m2l, &s->k_reduce, &s->k_p2p, &s->k_charges,
+                    &s->k_unsort};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
+  fmmcl_release(&s->exp_program);
+  fmmcl_release(&s->m2l_program);
+  cl_mem *m[] = {&s->src, &s->tgt, &s->tgt_leaf, &s->out, &s->centre, &s->M, &s->L, &s->binom, &s->coef,
+                 &s->leaf_src, &s->leaf_tgt, &s->u_begin, &s->u_leaf, &s->trans_src, &s->trans_w, &s->v_rows,
+                 &s->v_begin, &s->Lpart, &s->b_src, &s->b_w, &s->b_aux, &s->charges, &s->src_perm, &s->tgt_perm,
+                 &s->out_user, &s->tile_list};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   fmmcl_pinned_free(&s->q_pin);
   fmmcl_pinned_free(&s->out_pin);
   fmmcl_quadtree2d_free(s->tree);

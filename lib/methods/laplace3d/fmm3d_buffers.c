@@ -344,30 +344,24 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
   return st;
 }
 
-static void release_mem(cl_mem *m) {
-  if (*m) clReleaseMemObject(*m);
-  *m = NULL;
-}
-
 static void release_list(fmm3d_device_list *dl) {
-  release_mem(&dl->rows);
-  release_mem(&dl->begin);
-  release_mem(&dl->entries);
+  fmmcl_release(&dl->rows);
+  fmmcl_release(&dl->begin);
+  fmmcl_release(&dl->entries);
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
   cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p,
                     &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort};
-  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-    if (*k[i]) clReleaseKernel(*k[i]);
-  if (s->exp_program) clReleaseProgram(s->exp_program);
-  if (s->p2p_program) clReleaseProgram(s->p2p_program);
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
+  fmmcl_release(&s->exp_program);
+  fmmcl_release(&s->p2p_program);
   cl_mem *m[] = {&s->src, &s->tgt, &s->out, &s->src_perm, &s->tgt_perm, &s->charges, &s->out_user, &s->center, &s->cell_src, &s->cell_tgt, &s->M, &s->L,
                  &s->leaves, &s->leaf_src_begin, &s->leaf_tgt_begin, &s->m2m_parents,
                  &s->m2m_children, &s->l2l_pairs};
-  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) release_mem(m[i]);
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   cl_mem *kept[] = {&s->dev_src.packed, &s->dev_src.perm, &s->dev_tgt.packed, &s->dev_tgt.perm};
-  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) release_mem(kept[i]);
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) fmmcl_release(kept[i]);
   release_list(&s->m2l);
   fmmcl_fmm3d_release_m2l_table(s);
   release_list(&s->p2l);

@@ -29,13 +29,6 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
 }
 
-static fmmcl_status create_kernel(fmmcl_context ctx, cl_program program, const char *name, cl_kernel *k) {
-  cl_int err;
-  *k = clCreateKernel(program, name, &err);
-  FMMCL_CL_TRY(ctx, err);
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -77,18 +70,19 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s",
            exp_opt, p2p_opt);
-  if ((st = fmmcl_program_build(ctx, "laplace3d/expansions3d.cl", exp_opt, &s->exp_program, NULL))) return st;
-  if ((st = fmmcl_program_build(ctx, "laplace3d/fmm3d_p2p.cl", p2p_opt, &s->p2p_program, NULL))) return st;
-  st = create_kernel(ctx, s->exp_program, "p2m", &s->k_p2m);
-  if (!st) st = create_kernel(ctx, s->exp_program, "m2m", &s->k_m2m);
-  if (!st) st = create_kernel(ctx, s->exp_program, "m2p", &s->k_m2p);
-  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_p2p", &s->k_p2p);
-  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_put_charges", &s->k_charges);
-  if (!st) st = create_kernel(ctx, s->p2p_program, "fmm3d_unsort", &s->k_unsort);
+  const char *exp_file = "laplace3d/expansions3d.cl", *p2p_file = "laplace3d/fmm3d_p2p.cl";
+  if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
+  if ((st = fmmcl_program_build(ctx, p2p_file, p2p_opt, &s->p2p_program, NULL))) return st;
+  st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2m", &s->k_p2m);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m", &s->k_m2m);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2p", &s->k_m2p);
+  if (!st) st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_p2p", &s->k_p2p);
+  if (!st) st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_put_charges", &s->k_charges);
+  if (!st) st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_unsort", &s->k_unsort);
   if (st || s->treecode) return st;
-  st = create_kernel(ctx, s->exp_program, "m2l", &s->k_m2l);
-  if (!st) st = create_kernel(ctx, s->exp_program, "p2l", &s->k_p2l);
-  if (!st) st = create_kernel(ctx, s->exp_program, "l2l", &s->k_l2l);
-  if (!st) st = create_kernel(ctx, s->exp_program, "l2p", &s->k_l2p);
+  st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2l", &s->k_m2l);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2l", &s->k_p2l);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2l", &s->k_l2l);
+  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2p", &s->k_l2p);
   return st;
 }

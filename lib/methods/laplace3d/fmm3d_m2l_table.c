@@ -31,24 +31,26 @@ static fmmcl_status v_shift_ids(fmmcl_plan plan, fmm3d_state *s) {
     for (int a = 0; a < 4; a++) anchor[4 * c + a] = a < 3 ? (cl_int)t->cells[c].anchor[a] : t->cells[c].level;
   cl_mem anchors = NULL, bad = NULL;
   cl_kernel k = NULL;
-  cl_int bad_at = -1, err = CL_SUCCESS;
+  cl_int bad_at = -1;
   fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * t->n_cells * sizeof *anchor, anchor, &anchors);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, sizeof bad_at, &bad_at, &bad);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, entries * sizeof(cl_int), NULL, &s->m2l_shift);
   free(anchor);
   if (!st && s->m2l.n_rows) {
-    k = clCreateKernel(s->p2p_program, "fmm3d_m2l_shift_ids", &err);
-    cl_mem args[] = {s->m2l.rows, s->m2l.begin, s->m2l.entries, anchors, s->m2l_shift, bad};
-    for (cl_uint a = 0; err == CL_SUCCESS && a < 6; a++) err = clSetKernelArg(k, a, sizeof(cl_mem), &args[a]);
-    size_t local = 64, global = s->m2l.n_rows * local;
-    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err == CL_SUCCESS) err = clEnqueueReadBuffer(ctx->queue, bad, CL_TRUE, 0, sizeof bad_at, &bad_at, 0, NULL, NULL);
+    st = fmmcl_create_kernel(ctx, s->p2p_program, "laplace3d/fmm3d_p2p.cl", "fmm3d_m2l_shift_ids", &k);
+    if (!st)
+      st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->m2l.rows), FMMCL_ARG_MEM(s->m2l.begin),
+                             FMMCL_ARG_MEM(s->m2l.entries), FMMCL_ARG_MEM(anchors), FMMCL_ARG_MEM(s->m2l_shift),
+                             FMMCL_ARG_MEM(bad));
+    if (!st) st = fmmcl_launch(ctx, k, s->m2l.n_rows * 64, 64, NULL, NULL);
+    cl_int err = st ? CL_SUCCESS
+                    : clEnqueueReadBuffer(ctx->queue, bad, CL_TRUE, 0, sizeof bad_at, &bad_at, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "M2L shift ids: %s", fmmcl_cl_error_name(err));
   }
-  if (k) clReleaseKernel(k);
-  if (anchors) clReleaseMemObject(anchors);
-  if (bad) clReleaseMemObject(bad);
+  fmmcl_release(&k);
+  fmmcl_release(&anchors);
+  fmmcl_release(&bad);
   if (!st && bad_at >= 0)
     st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "M2L list entry %d (source cell %d) is not a well-separated same-level pair",
                     (int)bad_at, (int)s->fmm.v.indices[bad_at]);
@@ -115,7 +117,7 @@ static fmmcl_status shift_table_buffer(fmmcl_plan plan, fmm3d_state *s) {
       fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, fmmcl_fmm3d_m2l_table_bytes(s), table, &s->m2l_table);
   free(table);
   if (st) return st;
-  if (ctx->m2l_table) clReleaseMemObject(ctx->m2l_table);
+  fmmcl_release(&ctx->m2l_table);
   ctx->m2l_table = s->m2l_table;
   ctx->m2l_table_order = s->order, ctx->m2l_table_real_size = s->real_size;
   clRetainMemObject(ctx->m2l_table);
@@ -130,7 +132,6 @@ fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s) {
 }
 
 void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s) {
-  if (s->m2l_table) clReleaseMemObject(s->m2l_table);
-  if (s->m2l_shift) clReleaseMemObject(s->m2l_shift);
-  s->m2l_table = s->m2l_shift = NULL;
+  fmmcl_release(&s->m2l_table);
+  fmmcl_release(&s->m2l_shift);
 }
