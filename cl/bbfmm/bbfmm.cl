@@ -115,7 +115,7 @@ static void l2p_box(__global const REAL4 *tgt, uint b, uint e, REAL4 g, __consta
 /* The kernels launched with one work-item per Chebyshev node say so
  * (reqd_work_group_size): without it NVIDIA's compiler allows 1024-item
  * groups' worth of registers, and at n = 8 in double (512 items) the
- * launch failed with CL_OUT_OF_RESOURCES on the H100. */
+ * launch fails with CL_OUT_OF_RESOURCES. */
 __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
                         REAL loz, REAL h, __constant REAL *tk, __global REAL *w) {
   __local REAL ws[TILE * 3 * NORD];

@@ -510,8 +510,8 @@ void irregular_all(__local REAL2 *H, REAL q, REAL x, REAL y, REAL z)
 /* Sources per staging round of P2L: work-item j < P2L_TILE writes all
  * harmonics of source j into local memory, then each coefficient's
  * work-item sums the round. X lists of adaptive trees carry tens of
- * millions of (source, cell) pairs at N = 2e6, where the per-coefficient
- * recurrence made P2L 14x slower per pair than M2P. The tile fits in 16 KiB;
+ * millions of (source, cell) pairs, where the per-coefficient recurrence
+ * made P2L far slower per pair than M2P. The tile fits in 16 KiB;
  * below 4 sources a round (high p in double) the per-coefficient form is
  * kept, as its work-items stay busy. */
 #ifdef FMMCL_DOUBLE

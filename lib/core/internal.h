@@ -69,7 +69,7 @@ struct fmmcl_context_s {
   struct { cl_mem buf; void *ptr; size_t bytes; } pinned_pool[FMMCL_PINNED_POOL];
   size_t n_pinned_pool;
   /* the tree sort's program, kept for the next plan (tree3d_device_sort.c):
-   * loading it again costs ~4 ms and its first launch as much again */
+   * loading it again, and its first launch, would cost milliseconds a plan */
   cl_program sort_program;
   char sort_options[256];
   /* the FMM's M2L shift table of the last order and precision, kept for the
@@ -188,9 +188,10 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
 /* Records a phase time (seconds) on the plan; phases of the same name add. */
 void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds);
 /* Host staging memory the device reaches by DMA (pinned_host.c): ptr is
- * zeroed when zero is set (else uninitialised), valid until fmmcl_pinned_free, which hands the block back to its
- * context's pool for the next plan (pinning costs ~0.75 ms per MB on the
- * H100); falls back to malloc memory (buf NULL) where the driver cannot pin. */
+ * zeroed when zero is set (else uninitialised), valid until fmmcl_pinned_free,
+ * which hands the block back to its context's pool for the next plan
+ * (pinning is slow); falls back to malloc memory (buf NULL) where the
+ * driver cannot pin. */
 typedef struct fmmcl_pinned {
   fmmcl_context ctx;
   cl_mem buf;

@@ -6,9 +6,9 @@
 #include "core/internal.h"
 
 /* Transfers from ordinary (pageable) memory go through the driver's own
- * bounce buffer; on the H100 that made reading 16 MB of FMM results cost
- * ~40 ms. Memory the driver allocated and pinned itself moves at PCIe speed,
- * but pinning is slow too (~12 ms for 16 MB), so freed blocks stay in the
+ * bounce buffer, several times slower than the bus. Memory the driver
+ * allocated and pinned itself moves at PCIe speed, but pinning is slow
+ * too (about as slow as one pageable transfer), so freed blocks stay in the
  * context for the next plan: a simulation that rebuilds its plan every
  * step pins once. Where the driver cannot pin, malloc memory does the same
  * job more slowly. */

@@ -100,8 +100,8 @@ static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, doubl
   job jobs[2];
   int used[2] = {h->sub[0] != NULL, h->sub[1] != NULL};
   /* the first device used writes the caller's arrays; only a second share
-   * needs its own (a single-device schedule has no host sum at all: on the
-   * H100 summing into zeroed copies cost 7 ms of an 18 ms 1e6-point run) */
+   * needs its own (a single-device schedule has no host sum at all: summing
+   * into zeroed copies cost a large part of a GPU run) */
   const int first = used[0] ? 0 : 1;
   for (int k = 0; k < 2; k++)
     jobs[k] = (job){h->sub[k], charges, h->mask[k], k == first ? potential : h->pot[k],

@@ -16,8 +16,8 @@
  *   upload download   the caller's doubles over the bandwidth (PCIe or host
  *   overhead combine  copies in practice: the constant absorbs the ratio).
  * The granule term is what the first fit lacked: with a constant cost per
- * leaf pair, P2P's cost per pair falls as q grows (the CPU device's P2P at
- * q = 512 ran at twice the pair rate of the q <= 128 sweep), and a
+ * leaf pair, P2P's cost per pair falls as q grows (measured on a CPU
+ * device: benchmarks/README.md, bench-model), and a
  * work-group that holds an expansion pays for it however few points it has. */
 void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, int order,
                             const double work[FMMCL_MODEL_NWORK], size_t n_sources,

@@ -102,8 +102,8 @@ fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, cons
  * sizes it chooses from and the orders of tolerances 1e-3 .. 1e-5, on the
  * cube and the ellipsoid. A CPU device's sizes grow with its cores (2 cores:
  * 5000 to 80000 points); budget_s keeps the whole fit short: 60 s on a GPU,
- * 180 s on a CPU device (on the H100 host's 16-core PoCL, 60 s gave 14
- * plans and 13-17 % median error, 180 s 44 plans and 6-7 %). */
+ * 180 s on a CPU device, where a third of that left too few plans for a
+ * good fit (benchmarks/README.md, bench-model). */
 void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *sw) {
   static const size_t gpu_n[] = {100000, 300000, 1000000}, cpu_n[] = {5000, 20000, 80000};
   static const int q[] = {32, 64, 128, 256, 512, 1024}, cpu_q[] = {32, 128, 512};

@@ -119,7 +119,7 @@ static fmmcl_status scan_exclusive(sorter *s, sort_buffers *b, cl_mem data, cl_u
 }
 
 /* The coordinates go up through pinned staging (pageable memory crawls
- * through the driver's bounce buffer: 12 ms for 1M points on the H100). */
+ * through the driver's bounce buffer, pinned_host.c). */
 static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size_t n, size_t groups,
                              fmmcl_pinned *stage) {
   fmmcl_context ctx = s->ctx;

@@ -237,8 +237,8 @@ static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
 
 /* cl/p2p.cl: WGS = work-group size = sources per tile, TPW = targets per
  * work-item, UNROLL = unroll of the loop over a tile. Sizes: 2^17 points
- * keep an H100 busy (1,000+ work-groups at TPW=1) for ~10 ms; 8192 on a CPU
- * device is a few tens of ms, long enough to time and short to search. */
+ * give a large GPU a thousand work-groups at TPW=1, long enough to time;
+ * 8192 on a CPU device is long enough to time and short to search. */
 #define P2P_PARAMS                                               \
   {                                                              \
     {"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},     \

@@ -64,9 +64,8 @@ typedef struct fmmcl_bbfmm_tree {
 unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs);
 /* Points per leaf when the options leave it at 0: n^3 / 2, at least 64.
  * The M2L of a leaf costs ~189 rank^2 with rank ~ n^3 / 2, its P2P ~27 q^2,
- * so the balance moves with n^3: at n = 8 in double on the H100, q = 64
- * ran 0.69 s at 1e6 points and 3.3 s at 1e7, q = 128..512 0.21-0.25 s and
- * 1.07-1.10 s, q = 1024 0.35 s and 1.8 s (benchmarks/README, bench-bbfmm). */
+ * so the balance moves with n^3; the leaf-size sweep behind n^3 / 2 is in
+ * benchmarks/README.md (bench-bbfmm). */
 static inline int fmmcl_bbfmm_default_leaf(int n3) { return n3 / 2 > 64 ? n3 / 2 : 64; }
 fmmcl_status fmmcl_bbfmm_tree_build(size_t ns, const double *src, size_t nt, const double *tgt,
                                     int depth, int leaf_size, fmmcl_bbfmm_tree *t);

@@ -155,9 +155,8 @@ void fmmcl_m2l2d_bundles_free(fmmcl_m2l2d_bundles *b);
  * trees), else 1. */
 static inline size_t fmmcl_m2l2d_fused_share_tpw(size_t n_rows, size_t group, size_t nrow, unsigned compute_units) {
   const size_t slots = group / nrow, want = 4 * (size_t)(compute_units ? compute_units : 1);
-  /* 4 at most: on the H100 (level 8, p = 8/12/16) TPW 4 beat 8 and 16 by
-   * 1.3-1.5x (results/h100/m2l2d-h100-share-fused-sweep.csv): more
-   * registers per work-item than it saves */
+  /* 4 at most: more targets per work-item cost more registers than they
+   * save (the TPW sweep in benchmarks/README.md, bench-m2l2d) */
   for (size_t tpw = 4; tpw > 1; tpw /= 2)
     if (n_rows / (tpw * slots) >= want) return tpw;
   return 1;
@@ -174,9 +173,8 @@ static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_
  * per TB x TB tile of a level (a level narrower than TB: one partial tile),
  * the (TB+4)^2 cells its lists reach staged in local memory, rows at an odd
  * stride. A work-item holds its cell's NROW factors and sums (and in float
- * the P powers): in double at p = 16 that is all 255 registers of an H100
- * thread (8 bytes spilled), so above p = 16 double takes the fused shared-w
- * kernel instead. */
+ * the P powers): in double at p = 16 that fills a GPU thread's registers,
+ * so above p = 16 double takes the fused shared-w kernel instead. */
 static inline size_t fmmcl_m2l2d_tile_local_bytes(size_t tb, size_t nrow, size_t real_size) {
   return (tb + 4) * (tb + 4) * (nrow | 1) * 2 * real_size;
 }
@@ -195,9 +193,8 @@ fmmcl_status fmmcl_m2l2d_tile_list(int levels, size_t tb, const size_t *v_begin,
 /* Where the lists are short (clustered points) the tile kernel computes
  * the 27 offsets of every cell of an occupied tile, most of them zeros;
  * it stays the choice while that is at most this many times the lists'
- * translations: on the H100 at p = 8 it runs 3.2x the separate shared-w
- * kernel's rate per translation (49.8e9 vs 15.5e9/s, that one before its
- * reduction, bound by its partial locals' traffic). */
+ * translations, about its speed-up per translation over the separate
+ * shared-w kernel (benchmarks/README.md, the tile list). */
 #define FMMCL_M2L2D_TILE_WASTE 3
 /* Groups of a launch over all tiles of levels 2..levels. */
 static inline size_t fmmcl_m2l2d_tile_groups(int levels, size_t tb) {

@@ -19,7 +19,7 @@ static int shift_id(int dx, int dy, int dz) {
 
 /* Shift ids parallel to the V list's entries, computed on the device from
  * the cells' anchors (fmm3d_p2p.cl): on the host the 10^5..10^6 entries
- * took ~1.5 ms of plan creation on the H100. FMMCL_ERROR_INTERNAL when an
+ * were a visible part of plan creation. FMMCL_ERROR_INTERNAL when an
  * entry breaks the assumption above (the table would then be wrong). */
 static fmmcl_status v_shift_ids(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
@@ -102,7 +102,7 @@ size_t fmmcl_fmm3d_m2l_table_bytes(const fmm3d_state *s) {
 }
 
 /* The table of s's order and precision: the context's when it has that one
- * (computing and uploading it took ~10 ms at p = 17 in double on the H100),
+ * (computing and uploading it is milliseconds at high orders),
  * else built here and left in the context for the next plan. */
 static fmmcl_status shift_table_buffer(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;

@@ -7,11 +7,9 @@
 #include "methods/laplace3d/fmm3d.h"
 
 /* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
- * launch overhead of its expansion work; wider devices like larger leaves.
- * On the H100 (1M and 10M uniform points, float p = 8 and double p = 13)
- * q = 512 ran 2x faster than 128: M2L fell 16 -> 1.9 ms while P2P rose
- * 1.5 -> 6.7 ms at 1M; q = 1024 gave the same tree there. On PoCL (2
- * cores, 1e5 points, float) q = 256 beat 64: 0.91 s against 1.37 s. */
+ * launch overhead of its expansion work; wider devices like larger leaves
+ * (the leaf-size runs behind 512 and 256 are in benchmarks/README.md,
+ * bench-fmm3d). */
 static size_t default_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ? 512 : 256; }
 
 /* Depth limit: float coordinates carry 24 bits, so cells finer than 2^-20 of
