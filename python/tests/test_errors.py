@@ -91,7 +91,8 @@ def test_library_refusals(ctx):
         fmmcl.evaluate(y, q, method="bbfmm", gradient=True, device=ctx)
     with fmmcl.Plan(ctx, y, method="direct", precision="single") as plan:
         assert plan.error_bound() == 0                   # direct: exact up to rounding
-    with fmmcl.Plan(ctx, y, method="fmm", precision="single", tol=1e-3) as plan:
+    # the options of test_laplace3d_fmm_single: its programs are cached
+    with fmmcl.Plan(ctx, y, method="fmm", precision="single", tol=1e-4) as plan:
         with pytest.raises(fmmcl.UnsupportedError):
             plan.error_bound()
 
