@@ -92,8 +92,10 @@ static void print_usage(FILE *out)
       "                          --method bbfmm; a compile error prints the build log)\n"
       "      --kernel-param C    c of the multiquadrics, c of yukawa (default 0;\n"
       "                          the bbfmm gaussian's width is --sigma)\n"
-      "      --method M          direct (default), treecode, fmm, fgt, bbfmm, auto (the\n"
-      "                          performance model picks direct or fmm; laplace3d)\n"
+      "      --method M          auto (default: direct for small problems, else fmm,\n"
+      "                          fgt with --no-gradient, bbfmm; laplace3d: the\n"
+      "                          performance model's pick), direct, treecode, fmm,\n"
+      "                          fgt, bbfmm\n"
       "      --precision P       single (default) or double (needs fp64)\n"
       "      --dim D             coordinates per point (gaussian: 1..8)\n"
       "      --sigma S           gaussian bandwidth (default 1)\n"
@@ -395,7 +397,8 @@ static int plan_options(const config *c, fmmcl_plan_options *opt)
   fmmcl_status st = fmmcl_plan_options_init(opt, c->kernel);
   if (st != FMMCL_SUCCESS)
     return fmmcl_cli_status_error(NULL, st, "fmmcl_plan_options_init");
-  if (c->has_method) opt->method = c->method;
+  /* auto by default: the direct sum for small problems, else the kernel's fast method */
+  opt->method = c->has_method ? c->method : FMMCL_AUTO;
   if (c->has_precision) opt->precision = precision_values[c->precision];
   if (c->has_dim) opt->dim = c->dim;
   if (c->has_sigma) opt->sigma = c->sigma;

@@ -123,8 +123,11 @@ typedef enum fmmcl_method {
   FMMCL_BBFMM,        /* black-box Chebyshev FMM */
   FMMCL_AUTO          /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
                          when leaf_size is 0, the FMM's leaf size, from the device's
-                         model file (fmmtune --fit); without a fitted model, DIRECT
-                         below 2^26 source-target pairs and FMM above */
+                         model file (fmmtune --fit); without a fitted model, and for
+                         the other kernels, DIRECT below 2^26 source-target pairs and
+                         above it the kernel's fast method: FMM (LAPLACE_3D without
+                         softening, LAPLACE_2D), FGT (GAUSSIAN without gradient),
+                         BBFMM (a bbfmm_kernel); DIRECT where none applies */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {

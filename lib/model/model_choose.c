@@ -47,20 +47,35 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
  * dominating on the devices measured so far (2^26 pairs, ~8k points). */
 #define AUTO_FALLBACK_PAIRS 67108864.0
 
+/* The pairs rule for the sums the model does not cover: above it, the
+ * kernel's fast method where that computes what was asked (the FMM has
+ * no softening, the FGT no gradient), else the direct sum. */
+static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs) {
+  if (pairs < AUTO_FALLBACK_PAIRS) return FMMCL_DIRECT;
+  if (opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return FMMCL_BBFMM; /* the only fast one */
+  switch (opt->kernel) {
+  case FMMCL_LAPLACE_3D: return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM;
+  case FMMCL_LAPLACE_2D: return FMMCL_FMM;
+  case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
+  }
+  return FMMCL_DIRECT;
+}
+
 fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                  const double *sources, size_t n_targets, const double *targets,
                                  fmmcl_plan_options *resolved) {
   *resolved = *opt;
-  if (opt->kernel != FMMCL_LAPLACE_3D)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method AUTO is only available for LAPLACE_3D");
   const size_t nt = targets ? n_targets : n_sources;
+  /* the model times the 3D Laplace FMM only */
+  const int modelled = opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL &&
+                       opt->softening == 0;
   char path[4200];
   fmmcl_model m;
-  const int have = fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
+  const int have = modelled && fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
                    fmmcl_model_load(path, &ctx->dev.info, &m) == FMMCL_SUCCESS &&
                    m.prec[opt->precision].measured && m.prec[opt->precision].fitted;
   if (!have) {
-    resolved->method = (double)n_sources * (double)nt < AUTO_FALLBACK_PAIRS ? FMMCL_DIRECT : FMMCL_FMM;
+    resolved->method = fallback_method(opt, (double)n_sources * (double)nt);
     return FMMCL_SUCCESS;
   }
   fmmcl_model_choice c;

@@ -1,0 +1,48 @@
+# test_plan.py — plans: reuse with new charges, timings, counts, error bounds, build options.
+import numpy as np
+import pytest
+
+import fmmcl
+from conftest import charges, direct, points, rel
+
+
+def test_plan_executed_with_new_charges(ctx, fp64):
+    y, x = points(2000, 3, 1), points(300, 3, 2)
+    q1, q2 = charges(2000, 1), charges(2000, 2)
+    with fmmcl.Plan(ctx, y, x, method="fmm", tol=1e-6) as plan:
+        r1 = plan.execute(q1)
+        r2 = plan.execute(q2)
+        r12 = plan(q1 + q2)                      # a plan is callable too
+        counts = plan.counts()
+        timings = plan.timings()
+    for r, q in ((r1, q1), (r2, q2)):
+        assert rel(r.potential, direct("laplace3d", y, q, x)[0]) <= 1e-6
+    # the sum is linear in the charges: the same tree and operators serve each
+    np.testing.assert_allclose(r12.potential, r1.potential + r2.potential,
+                               atol=1e-12 * np.abs(r12.potential).max())
+    assert counts["m2l"] > 0 and counts["p2p"] > 0
+    assert "build" in timings and "p2p" in timings
+    assert all(v >= 0 for v in timings.values())
+
+
+def test_direct_plan_counts_and_options(ctx, fp64):
+    y = points(100, 3, 3)
+    with fmmcl.Plan(ctx, y, points(30, 3, 4), method="direct") as plan:
+        plan.execute(charges(100, 3))
+        assert plan.counts()["p2p"] == 100 * 30
+        assert plan.error_bound() == 0
+        assert "-DFMMCL_DOUBLE=1" in plan.build_options()
+        assert (plan.n_sources, plan.n_targets, plan.dim) == (100, 30, 3)
+        assert plan.method == "direct" and plan.precision == "double" and plan.gradient
+        assert plan.schedule is None
+        assert "direct" in repr(plan)
+
+
+def test_fgt_error_bound_follows_tol(ctx, fp64):
+    y = points(500, 2, 5)
+    bounds = []
+    for tol in (1e-3, 1e-6):
+        with fmmcl.Plan(ctx, y, kernel="gaussian", method="fgt", sigma=0.2, tol=tol) as plan:
+            bounds.append(plan.error_bound())
+            assert 0 < bounds[-1] <= tol
+    assert bounds[1] < bounds[0]
