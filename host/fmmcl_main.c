@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "fmmcl.h"
 #include "particles_io.h"
+#include "check_targets.h"
 
 #define MAX_PHASES 64
 #define ERR_LEN 1024
@@ -116,10 +117,17 @@ static void print_usage(FILE *out)
       "                          field on --device, far field on --device2), hybrid2\n"
       "      --device2 SEL       the second device of --schedule (default cpu)\n"
       "      --repeat R          execute R times and report the best (default 1)\n"
-      "      --check K           compare K random targets with the double-precision\n"
-      "                          host reference (the bbfmm kernels and --expr: the\n"
-      "                          direct sum of the same kernel on the device, in\n"
-      "                          double where it has fp64); print relative L2 errors\n"
+      "      --check K           compare K targets with a double-precision reference:\n"
+      "                          half of them those whose nearest source is closest\n"
+      "                          (where rounding hurts most), the rest random; the\n"
+      "                          reference is the host's direct sum (the bbfmm\n"
+      "                          kernels and --expr: the direct sum of the same\n"
+      "                          kernel on the device, in double where it has fp64);\n"
+      "                          print relative L2 and max-norm errors\n"
+      "      --check all         compare every target: against the host's direct\n"
+      "                          sum where that is at most 2e9 pairs, else on the\n"
+      "                          device in double (fp64 needed): an FMM at a\n"
+      "                          tolerance 1000 times tighter, or the direct sum\n"
       "  -q, --quiet             print only --check results and errors\n"
       "  -h, --help              this text\n"
       "  -V, --version           the version\n"
@@ -273,7 +281,12 @@ static int parse_number(int id, const char *name, const char *arg, config *c)
     c->has_kernel_param = 1;
     return fmmcl_cli_parse_double(name, arg, &c->kernel_param);
   case OPT_DEMO: c->has_demo = 1; return fmmcl_cli_parse_count(name, arg, &c->demo);
-  case OPT_CHECK: return fmmcl_cli_parse_count(name, arg, &c->check);
+  case OPT_CHECK:
+    if (strcmp(arg, "all") == 0) {
+      c->check = SIZE_MAX;
+      return 0;
+    }
+    return fmmcl_cli_parse_count(name, arg, &c->check);
   case OPT_SEED:
     if (fmmcl_cli_parse_count(name, arg, &seed))
       return -1;
@@ -601,22 +614,36 @@ static void print_timing(const config *c, const job *j, const timing *t)
     printf("interactions/s: %.3e\n", (double)j->n * (double)j->m / t->execute_s);
 }
 
-/* sqrt(sum (a-b)^2 / sum b^2) over n values; *relative is 0 when b is all
- * zeros and the absolute norm is returned instead. */
-static double l2_error(const double *a, const double *b, size_t n, int *relative)
+/* Errors of a against b over n points of width w values each (1: the
+ * potential, dim: the gradient as a vector): the relative L2 error
+ * sqrt(sum |a-b|^2 / sum |b|^2) and the max-norm one max |a-b| / max |b|;
+ * *relative is 0 when b is all zeros and absolute norms are given. */
+static void errors(const double *a, const double *b, size_t n, int w, double *l2, double *maxnorm,
+                   int *relative)
 {
-  double diff = 0, norm = 0;
+  double diff = 0, norm = 0, worst = 0, largest = 0;
   for (size_t i = 0; i < n; i++) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    norm += b[i] * b[i];
+    double d2 = 0, b2 = 0;
+    for (int c = 0; c < w; c++) {
+      double d = a[i * (size_t)w + (size_t)c] - b[i * (size_t)w + (size_t)c];
+      d2 += d * d;
+      b2 += b[i * (size_t)w + (size_t)c] * b[i * (size_t)w + (size_t)c];
+    }
+    diff += d2, norm += b2;
+    worst = fmax(worst, sqrt(d2)), largest = fmax(largest, sqrt(b2));
   }
   *relative = norm > 0;
-  return sqrt(norm > 0 ? diff / norm : diff);
+  *l2 = sqrt(norm > 0 ? diff / norm : diff);
+  *maxnorm = largest > 0 ? worst / largest : worst;
 }
 
-static void print_error(const char *what, double err, int relative)
+static void print_error(const char *what, const double *a, const double *b, size_t n, int w)
 {
-  printf("%s L2 error (%s): %.3e\n", relative ? "relative" : "absolute", what, err);
+  double l2, maxnorm;
+  int relative;
+  errors(a, b, n, w, &l2, &maxnorm, &relative);
+  printf("%s L2 error (%s): %.3e\n", relative ? "relative" : "absolute", what, l2);
+  printf("%s max-norm error (%s): %.3e\n", relative ? "relative" : "absolute", what, maxnorm);
 }
 
 /* Knuth's selection sampling: k distinct indices of 0..m-1, ascending, with
@@ -630,33 +657,77 @@ static void sample_indices(uint64_t seed, size_t m, size_t k, size_t *out)
       out[chosen++] = i;
 }
 
-/* The direct sum of a bbFMM function at the k points pts on the device
- * (the host cannot run a user's OpenCL C expression), in double where the
- * device has fp64. */
-static fmmcl_status device_direct(fmmcl_context ctx, const job *j, size_t k, const double *pts, double *pot)
+/* The reference at the k points pts on the device, in double where it has
+ * fp64: method (DIRECT, or FMM at tol) of the run's kernel. */
+static fmmcl_status device_reference(fmmcl_context ctx, const job *j, fmmcl_method method, double tol,
+                                     size_t k, const double *pts, double *pot, double *grad)
 {
   fmmcl_device_info dev;
   fmmcl_plan_options o = j->opt;
-  o.method = FMMCL_DIRECT;
-  o.gradient = 0;
+  o.method = method;
+  o.tolerance = tol;
+  o.order = 0;
+  o.leaf_size = 0;
+  o.gradient = grad != NULL;
   if (fmmcl_context_device(ctx, &dev) == FMMCL_SUCCESS && dev.has_fp64)
     o.precision = FMMCL_DOUBLE;
   fmmcl_plan plan;
   fmmcl_status st = fmmcl_plan_create(ctx, &o, j->n, j->sources, k, pts, &plan);
   if (st != FMMCL_SUCCESS)
     return st;
-  st = fmmcl_plan_execute(plan, j->charges, pot, NULL);
+  st = fmmcl_plan_execute(plan, j->charges, pot, grad);
   fmmcl_plan_destroy(plan);
   return st;
 }
 
-/* Device results at k random targets against fmmcl_reference_direct (the
- * bbFMM's own functions: device_direct). */
+/* The host's direct sum up to this many pairs; --check all goes to the
+ * device above it (about ten seconds of a few cores). */
+#define HOST_REFERENCE_PAIRS 2e9
+
+/* Which targets to check: all of them, or k of which half have the closest
+ * neighbours and half are random. *idx is malloc'ed; says how they were
+ * chosen into how (NULL on failure). */
+static size_t choose_targets(const config *c, const job *j, size_t **idx, char *how, size_t how_len)
+{
+  size_t m = j->m, k = c->check < m ? c->check : m;
+  *idx = malloc((k + 1) * sizeof **idx);
+  size_t *random = malloc((k + 1) * sizeof *random);
+  if (!*idx || !random) {
+    free(*idx);
+    free(random);
+    *idx = NULL;
+    return 0;
+  }
+  if (k == m) {
+    for (size_t i = 0; i < m; i++) (*idx)[i] = i;
+    snprintf(how, how_len, "every target");
+    free(random);
+    return m;
+  }
+  sample_indices(c->seed, m, k, random);
+  const double *tgt = j->targets ? j->targets : j->sources;
+  size_t n_close = 0;
+  double closest = NAN;
+  size_t chosen = fmmcl_cli_check_targets(j->sources, j->n, tgt, m, j->opt.dim, j->targets == NULL, k, random,
+                                          k, *idx, &n_close, &closest);
+  free(random);
+  if (n_close)
+    snprintf(how, how_len, "%zu targets: %zu whose nearest source is closest (the closest %.3g away), %zu random",
+             chosen, n_close, closest, chosen - n_close);
+  else
+    snprintf(how, how_len, "%zu random targets", chosen);
+  return chosen;
+}
+
+/* Device results at the chosen targets against a double-precision
+ * reference: fmmcl_reference_direct; the bbFMM's own functions (which the
+ * host cannot evaluate): the direct sum on the device; --check all beyond
+ * the host's reach: the device in double. */
 static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
 {
   int dim = j->opt.dim, grad = j->opt.gradient;
-  size_t k = c->check < j->m ? c->check : j->m;
-  size_t *idx = malloc((k + 1) * sizeof *idx);
+  char how[256];
+  size_t *idx = NULL, k = choose_targets(c, j, &idx, how, sizeof how);
   double *pts = alloc_values(k, dim), *pot = alloc_values(k, 1);
   double *g = alloc_values(k, dim), *dev_pot = alloc_values(k, 1);
   double *dev_g = alloc_values(k, dim);
@@ -665,7 +736,6 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
     rc = fmmcl_cli_error("out of memory for --check");
     goto done;
   }
-  sample_indices(c->seed, j->m, k, idx);
   const double *all = j->targets ? j->targets : j->sources;
   for (size_t i = 0; i < k; i++) {
     memcpy(pts + i * (size_t)dim, all + idx[i] * (size_t)dim, (size_t)dim * sizeof(double));
@@ -675,32 +745,39 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
              (size_t)dim * sizeof(double));
   }
   double t0 = fmmcl_cli_now();
-  int on_device = j->opt.bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL;
-  fmmcl_status st = on_device ? device_direct(ctx, j, k, pts, pot)
-                              : fmmcl_reference_direct(&j->opt, j->n, j->sources, j->charges, k, pts,
-                                                       pot, grad ? g : NULL);
+  const char *against = "double-precision host reference";
+  fmmcl_status st;
+  if (j->opt.bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) {
+    against = "direct sum on the device";
+    st = device_reference(ctx, j, FMMCL_DIRECT, 0, k, pts, pot, NULL);
+  } else if ((double)j->n * (double)k <= HOST_REFERENCE_PAIRS) {
+    st = fmmcl_reference_direct(&j->opt, j->n, j->sources, j->charges, k, pts, pot, grad ? g : NULL);
+  } else {
+    /* the FMM of the same kernel where there is one, 1000 times tighter */
+    double tol = j->opt.tolerance > 0 ? j->opt.tolerance : j->opt.precision == FMMCL_DOUBLE ? 1e-6 : 1e-4;
+    against = "device's double-precision FMM at a 1000 times tighter tolerance";
+    st = j->opt.kernel == FMMCL_GAUSSIAN ? FMMCL_ERROR_UNSUPPORTED
+         : device_reference(ctx, j, FMMCL_FMM, tol / 1000, k, pts, pot, grad ? g : NULL);
+    if (st != FMMCL_SUCCESS) {
+      against = "direct sum on the device in double";
+      st = device_reference(ctx, j, FMMCL_DIRECT, 0, k, pts, pot, grad ? g : NULL);
+    }
+  }
   if (st != FMMCL_SUCCESS) {
-    rc = fmmcl_cli_status_error(on_device ? ctx : NULL, st,
-                                on_device ? "the direct sum for --check" : "fmmcl_reference_direct");
+    rc = fmmcl_cli_status_error(ctx, st, "the reference of --check");
     goto done;
   }
   if (!c->quiet)
-    printf("check: %zu targets against the %s (%.1f ms)\n", k,
-           on_device ? "direct sum on the device" : "double-precision host reference",
-           1e3 * (fmmcl_cli_now() - t0));
-  int relative;
-  double e = l2_error(dev_pot, pot, k, &relative);
-  print_error("potential", e, relative);
+    printf("check: %s, against the %s (%.1f ms)\n", how, against, 1e3 * (fmmcl_cli_now() - t0));
+  print_error("potential", dev_pot, pot, k, 1);
   if (j->opt.method == FMMCL_FGT) { /* the quantity the FGT's tolerance bounds */
     double worst = 0, q = 0;
     for (size_t i = 0; i < k; i++) worst = fmax(worst, fabs(dev_pot[i] - pot[i]));
     for (size_t i = 0; i < j->n; i++) q += fabs(j->charges[i]);
     printf("max error / sum |q| (potential): %.3e\n", q > 0 ? worst / q : worst);
   }
-  if (grad) {
-    e = l2_error(dev_g, g, k * (size_t)dim, &relative);
-    print_error("gradient", e, relative);
-  }
+  if (grad)
+    print_error("gradient", dev_g, g, k, dim);
 done:
   free(idx);
   free(pts);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../host/check_targets.h"
 #include "../host/particles_io.h"
 #include "fmmcl.h"
 #include "tuning/tuning.h" /* the cache line format, to write a tuning file */
@@ -779,6 +780,91 @@ START_TEST(test_cli_bbfmm_bad_expression)
 }
 END_TEST
 
+/* ---- --check's choice of targets -------------------------------------------- */
+
+/* Squared distance from target i to its nearest distinct source, brute force. */
+static double nearest_brute(const double *src, size_t n, const double *tgt, size_t i, int dim, int same)
+{
+  double best = INFINITY;
+  for (size_t j = 0; j < n; j++) {
+    if (same && j == i) continue;
+    double r2 = 0;
+    for (int d = 0; d < dim; d++) r2 += (tgt[i * dim + d] - src[j * dim + d]) * (tgt[i * dim + d] - src[j * dim + d]);
+    if (r2 > 0 && r2 < best) best = r2;
+  }
+  return sqrt(best);
+}
+
+static int by_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The closest targets are found as a brute-force search ranks them, in
+ * 1, 2 and 3 dimensions, with targets apart from the sources and not; a
+ * planted pair 1e-7 apart near (1000, 1000, 1000) comes first, and the
+ * --check choice holds it besides the random half. */
+START_TEST(test_check_targets_closest)
+{
+  enum { N = 1500, M = 700, K = 20 };
+  int dim = 1 + _i % 3, same = _i >= 3;
+  double *src = malloc(N * 3 * sizeof *src), *tgt = same ? src : malloc(M * 3 * sizeof *tgt);
+  size_t m = same ? N : M, idx[K], chosen[K];
+  double dist[K], brute[N];
+  uint64_t state = 12345 + (uint64_t)_i;
+  for (size_t i = 0; i < N * 3; i++) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    src[i] = 1000 + (double)(state >> 11) / 9007199254740992.0;
+  }
+  if (!same)
+    for (size_t i = 0; i < M * 3; i++) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      tgt[i] = 1000 + (double)(state >> 11) / 9007199254740992.0;
+    }
+  /* the planted pair: target 7 (or point 7) 1e-7 from source 11 */
+  for (int d = 0; d < dim; d++) tgt[7 * dim + d] = src[11 * dim + d] + (d == 0 ? 1e-7 : 0);
+  size_t found = fmmcl_cli_closest_targets(src, N, tgt, m, dim, same, K, idx, dist);
+  ck_assert_uint_eq(found, K);
+  ck_assert_msg(idx[0] == 7 || (same && idx[0] == 11), "closest target %zu", idx[0]);
+  ck_assert_msg(fabs(dist[0] - 1e-7) < 1e-9, "closest distance %g", dist[0]);
+  for (size_t i = 0; i < m; i++) brute[i] = nearest_brute(src, N, tgt, i, dim, same);
+  for (size_t i = 0; i < K; i++)
+    ck_assert_msg(fabs(dist[i] - brute[idx[i]]) <= 1e-12 * (1 + brute[idx[i]]), "distance %zu", i);
+  qsort(brute, m, sizeof brute[0], by_double);
+  for (size_t i = 0; i < K; i++)
+    ck_assert_msg(fabs(dist[i] - brute[i]) <= 1e-12 * (1 + brute[i]), "rank %zu: %g vs %g", i, dist[i], brute[i]);
+  size_t random[K], n_close = 0;
+  double closest = 0;
+  for (size_t i = 0; i < K; i++) random[i] = 3 * i + 100; /* ascending, none of the planted ones */
+  size_t k = fmmcl_cli_check_targets(src, N, tgt, m, dim, same, K, random, K, chosen, &n_close, &closest);
+  ck_assert_uint_eq(k, K);
+  ck_assert_uint_eq(n_close, K / 2);
+  ck_assert_msg(chosen[0] == idx[0] && fabs(closest - 1e-7) < 1e-9, "first %zu at %g", chosen[0], closest);
+  for (size_t a = 0; a < K; a++)
+    for (size_t b = a + 1; b < K; b++) ck_assert_msg(chosen[a] != chosen[b], "target %zu twice", chosen[a]);
+  if (!same) free(tgt);
+  free(src);
+}
+END_TEST
+
+/* --check all compares every target and prints the max-norm error too;
+ * --check K says how its targets were chosen. */
+START_TEST(test_cli_check_all)
+{
+  char *out;
+  ck_assert_int_eq(run_fmmcl("--demo 2000 --method fmm --check all", &out), 0);
+  ck_assert_msg(strstr(out, "check: every target"), "%s", out);
+  double ep = number_after(out, "relative max-norm error (potential):");
+  double eg = number_after(out, "relative max-norm error (gradient):");
+  ck_assert_msg(ep < 1e-3 && eg < 1e-3, "errors %g %g: %s", ep, eg, out);
+  free(out);
+  ck_assert_int_eq(run_fmmcl("--demo 2000 --method fmm --check 40", &out), 0);
+  ck_assert_msg(strstr(out, "check: 40 targets: 20 whose nearest source is closest"), "%s", out);
+  free(out);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
   Suite *s = suite_create("cli");
@@ -791,6 +877,7 @@ static Suite *cli_suite(void)
   tcase_add_test(io, test_io_bin_size);
   tcase_add_test(io, test_io_npy_variants);
   tcase_add_test(io, test_io_no_overwrite);
+  tcase_add_loop_test(io, test_check_targets_closest, 0, 6);
   suite_add_tcase(s, io);
 
   TCase *cli = tcase_create("programs");
@@ -801,6 +888,7 @@ static Suite *cli_suite(void)
   tcase_add_test(cli, test_cli_help);
   tcase_add_test(cli, test_cli_usage_errors);
   tcase_add_test(cli, test_cli_demo_check_double);
+  tcase_add_test(cli, test_cli_check_all);
   tcase_add_test(cli, test_cli_library_errors);
   tcase_add_test(cli, test_cli_no_overwrite);
   tcase_add_test(cli, test_cli_csv_file);
