@@ -687,6 +687,11 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
            1e3 * (fmmcl_cli_now() - t0));
   int relative;
   double e = l2_error(dev_pot, pot, k, &relative);
+  if (!isfinite(e)) { /* a NaN never passes for an error figure */
+    rc = fmmcl_cli_error("--check: the %s potential is not finite at a checked target",
+                         on_device ? "device's direct" : "reference");
+    goto done;
+  }
   print_error("potential", e, relative);
   if (j->opt.method == FMMCL_FGT) { /* the quantity the FGT's tolerance bounds */
     double worst = 0, q = 0;
@@ -696,6 +701,10 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
   }
   if (grad) {
     e = l2_error(dev_g, g, k * (size_t)dim, &relative);
+    if (!isfinite(e)) {
+      rc = fmmcl_cli_error("--check: the reference gradient is not finite at a checked target");
+      goto done;
+    }
     print_error("gradient", e, relative);
   }
 done:
