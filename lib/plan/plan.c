@@ -217,15 +217,16 @@ static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, cons
   size_t i = first_nonfinite(potential, plan->n_targets);
   if (i < plan->n_targets)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
-                      "the potential at target %zu is %g: the %s sum overflowed %s precision; %s", i,
-                      potential[i], plan->ops->name, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
+                      "the potential at target %zu is %s: the %s sum overflowed %s precision; %s", i,
+                      isnan(potential[i]) ? "NaN" : "infinite", plan->ops->name, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
                       hint);
   const size_t ng = plan->n_targets * (size_t)plan->opt.dim;
   i = gradient ? first_nonfinite(gradient, ng) : ng;
   if (i < ng)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
-                      "gradient component %d at target %zu is %g: the %s sum overflowed %s precision; %s",
-                      (int)(i % (size_t)plan->opt.dim), i / (size_t)plan->opt.dim, gradient[i], plan->ops->name,
+                      "gradient component %d at target %zu is %s: the %s sum overflowed %s precision; %s",
+                      (int)(i % (size_t)plan->opt.dim), i / (size_t)plan->opt.dim,
+                      isnan(gradient[i]) ? "NaN" : "infinite", plan->ops->name,
                       plan->opt.precision == FMMCL_SINGLE ? "single" : "double", hint);
   return FMMCL_SUCCESS;
 }
