@@ -637,13 +637,17 @@ static void errors(const double *a, const double *b, size_t n, int w, double *l2
   *maxnorm = largest > 0 ? worst / largest : worst;
 }
 
-static void print_error(const char *what, const double *a, const double *b, size_t n, int w)
+/* Prints the errors; nonzero (and nothing printed) when they are not finite. */
+static int print_error(const char *what, const double *a, const double *b, size_t n, int w)
 {
   double l2, maxnorm;
   int relative;
   errors(a, b, n, w, &l2, &maxnorm, &relative);
+  if (!isfinite(l2) || !isfinite(maxnorm))
+    return -1;
   printf("%s L2 error (%s): %.3e\n", relative ? "relative" : "absolute", what, l2);
   printf("%s max-norm error (%s): %.3e\n", relative ? "relative" : "absolute", what, maxnorm);
+  return 0;
 }
 
 /* Knuth's selection sampling: k distinct indices of 0..m-1, ascending, with
@@ -769,15 +773,20 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
   }
   if (!c->quiet)
     printf("check: %s, against the %s (%.1f ms)\n", how, against, 1e3 * (fmmcl_cli_now() - t0));
-  print_error("potential", dev_pot, pot, k, 1);
+  if (print_error("potential", dev_pot, pot, k, 1)) { /* a NaN never passes for an error figure */
+    rc = fmmcl_cli_error("--check: the reference potential is not finite at a checked target");
+    goto done;
+  }
   if (j->opt.method == FMMCL_FGT) { /* the quantity the FGT's tolerance bounds */
     double worst = 0, q = 0;
     for (size_t i = 0; i < k; i++) worst = fmax(worst, fabs(dev_pot[i] - pot[i]));
     for (size_t i = 0; i < j->n; i++) q += fabs(j->charges[i]);
     printf("max error / sum |q| (potential): %.3e\n", q > 0 ? worst / q : worst);
   }
-  if (grad)
-    print_error("gradient", dev_g, g, k, dim);
+  if (grad && print_error("gradient", dev_g, g, k, dim)) {
+    rc = fmmcl_cli_error("--check: the reference gradient is not finite at a checked target");
+    goto done;
+  }
 done:
   free(idx);
   free(pts);

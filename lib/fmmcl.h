@@ -38,6 +38,7 @@ typedef enum fmmcl_status {
   FMMCL_ERROR_IO,                /* a file could not be read or written */
   FMMCL_ERROR_CORRUPT_FILE,      /* a file exists but its content is malformed */
   FMMCL_ERROR_INTERNAL,          /* a bug in libfmmcl: please report it */
+  FMMCL_ERROR_NONFINITE_OUTPUT,  /* the result overflowed the plan's precision (NaN or infinite) */
   FMMCL_STATUS_COUNT
 } fmmcl_status;
 
@@ -200,7 +201,10 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_
 
 /* Evaluates with charges q[n_sources]. potential[n_targets] receives the sum;
  * gradient[n_targets*dim] (may be NULL; needs opt.gradient) its gradient with
- * respect to the target position. On failure the outputs are untouched. */
+ * respect to the target position. On failure the outputs are untouched, but
+ * for FMMCL_ERROR_NONFINITE_OUTPUT: a potential or gradient value came out NaN
+ * or infinite (an overflow in the plan's precision), the outputs hold that
+ * result and fmmcl_last_error says which value and what to change. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges,
                                 double *potential, double *gradient);
 

@@ -105,15 +105,28 @@ fmmcl_status fmmcl_program_build_prelude(fmmcl_context ctx, const char *file, co
                                          const char *options, cl_program *program, int *from_cache);
 
 /* Binary cache primitives (lib/binary_cache.c). The key is a 64-bit FNV-1a
- * hash of everything that changes the binary; load validates magic, key,
- * length and checksum and returns FMMCL_ERROR_CORRUPT_FILE or
- * FMMCL_ERROR_IO (absent) without touching *data on any mismatch. */
+ * hash of everything that changes the binary; the tag a second hash of what
+ * the payload was made from (0 for the untagged calls); load validates
+ * magic, key, tag, length and a checksum keyed by the cache's secret, and
+ * returns FMMCL_ERROR_CORRUPT_FILE or FMMCL_ERROR_IO (absent) without
+ * touching *data on any mismatch. */
 uint64_t fmmcl_hash64(uint64_t h, const void *data, size_t len);
 #define FMMCL_HASH64_INIT 14695981039346656037ULL /* FNV-1a 64-bit offset basis */
 int fmmcl_cache_enabled(void);
 fmmcl_status fmmcl_cache_dir_path(char *buf, size_t len);
 fmmcl_status fmmcl_cache_load(uint64_t key, unsigned char **data, size_t *len);
 fmmcl_status fmmcl_cache_store(uint64_t key, const unsigned char *data, size_t len);
+fmmcl_status fmmcl_cache_load_tagged(uint64_t key, uint64_t tag, unsigned char **data, size_t *len);
+fmmcl_status fmmcl_cache_store_tagged(uint64_t key, uint64_t tag, const unsigned char *data, size_t len);
+/* Deletes key's file: a payload the driver refused is never offered twice. */
+void fmmcl_cache_discard(uint64_t key);
+/* Around handing a cached binary to the driver: begin marks it (0: a mark
+ * was already there, from a process that died in the driver, so the file
+ * is discarded and must not be used), end removes the mark. */
+int fmmcl_cache_try_begin(uint64_t key);
+void fmmcl_cache_try_end(uint64_t key);
+/* The tag fmmcl_program_build stores with a binary: source and options. */
+uint64_t fmmcl_program_source_tag(const char *source, const char *options);
 /* The file a key is stored in (for tests that corrupt it). */
 fmmcl_status fmmcl_cache_file_path(uint64_t key, char *buf, size_t len);
 /* The key fmmcl_program_build uses for (ctx's device, source, options). */
@@ -184,6 +197,12 @@ double fmmcl_median(double *v, size_t n);
 /* Validation shared by plans and the reference sums. */
 fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);
 fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, const double *x, int dim);
+/* Refuses points and options whose r^2, 1/r^k or 1/(2 sigma^2) cannot be
+ * represented in opt->precision (plan.c says how each limit is derived). */
+fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                const double *sources, size_t n_targets, const double *targets);
+/* Largest |coordinate| whose pairs' r^2 is finite in precision p and dimension dim. */
+double fmmcl_coordinate_limit(fmmcl_precision p, int dim);
 
 /* Records a phase time (seconds) on the plan; phases of the same name add. */
 void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds);

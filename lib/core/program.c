@@ -1,5 +1,6 @@
 /* program.c — building OpenCL programs from the .cl sources with vendor and
- * tuned options, through the binary cache (a bad cached binary is rebuilt). */
+ * tuned options, through the binary cache (a bad cached binary is rebuilt,
+ * and a binary the driver refuses or builds wrong is deleted). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,36 +129,109 @@ static fmmcl_status build_log_failure(fmmcl_context ctx, cl_program prog, const 
   return FMMCL_ERROR_BUILD_FAILED;
 }
 
-/* A program from a cached binary, or NULL when absent, corrupt or refused. */
-static cl_program from_cache(fmmcl_context ctx, uint64_t key, const char *options) {
-  unsigned char *bin = NULL;
+uint64_t fmmcl_program_source_tag(const char *source, const char *options) {
+  /* another hash than the key's (other seed, no device), so that a file
+   * must match both to be used */
+  uint64_t h = fmmcl_hash64(FMMCL_HASH64_INIT ^ 0x736f75726365ULL, source, strlen(source) + 1);
+  return fmmcl_hash64(h, options, strlen(options) + 1);
+}
+
+/* The kernel names of a built program, ';'-separated, malloc'ed; NULL on failure. */
+static char *kernel_names(cl_program prog) {
+  size_t n = 0;
+  if (clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &n) != CL_SUCCESS || n == 0) return NULL;
+  char *names = malloc(n + 1);
+  if (names && clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, n, names, NULL) != CL_SUCCESS) {
+    free(names);
+    return NULL;
+  }
+  if (names) names[n] = '\0';
+  return names;
+}
+
+/* Whether two ';'-separated name lists hold the same names, in any order. */
+static int same_names(const char *a, const char *b) {
+  size_t count_a = 0, count_b = 0;
+  for (const char *p = a; *p;) {
+    size_t n = strcspn(p, ";");
+    int found = 0;
+    for (const char *q = b; *q && !found;) {
+      size_t m = strcspn(q, ";");
+      found = m == n && strncmp(p, q, n) == 0;
+      q += m + (q[m] == ';');
+    }
+    if (!found) return 0;
+    count_a++;
+    p += n + (p[n] == ';');
+  }
+  for (const char *q = b; *q; count_b++) {
+    size_t m = strcspn(q, ";");
+    q += m + (q[m] == ';');
+  }
+  return count_a == count_b;
+}
+
+/* A program from a cached binary, or NULL when absent, corrupt or refused.
+ * The payload is the kernel names the source build had, a NUL, then the
+ * binary. A file that passed the keyed checksum but that the driver
+ * refuses, or whose program lacks those kernels, is deleted: no payload
+ * reaches the driver twice (and the try mark covers a driver that crashes). */
+static cl_program from_cache(fmmcl_context ctx, uint64_t key, uint64_t tag, const char *options) {
+  unsigned char *payload = NULL;
   size_t len = 0;
-  if (fmmcl_cache_load(key, &bin, &len) != FMMCL_SUCCESS) return NULL;
+  if (fmmcl_cache_load_tagged(key, tag, &payload, &len) != FMMCL_SUCCESS) return NULL;
+  const unsigned char *nul = memchr(payload, '\0', len);
+  if (!nul || (size_t)(nul - payload) + 1 >= len) { /* not a payload of this format */
+    free(payload);
+    fmmcl_cache_discard(key);
+    return NULL;
+  }
+  if (!fmmcl_cache_try_begin(key)) { /* marked: the driver died on it once */
+    free(payload);
+    return NULL;
+  }
+  const char *expected = (const char *)payload;
+  const unsigned char *bins[1] = {nul + 1};
+  size_t bin_len = len - (size_t)(nul + 1 - payload);
   cl_int err, bin_status;
-  const unsigned char *bins[1] = {bin};
-  cl_program prog = clCreateProgramWithBinary(ctx->cl, 1, &ctx->dev.device, &len, bins, &bin_status, &err);
-  free(bin);
-  if (err != CL_SUCCESS || bin_status != CL_SUCCESS) {
+  cl_program prog = clCreateProgramWithBinary(ctx->cl, 1, &ctx->dev.device, &bin_len, bins, &bin_status, &err);
+  int ok = err == CL_SUCCESS && bin_status == CL_SUCCESS &&
+           clBuildProgram(prog, 1, &ctx->dev.device, options, NULL, NULL) == CL_SUCCESS;
+  char *names = ok ? kernel_names(prog) : NULL;
+  ok = ok && names && same_names(names, expected);
+  free(names);
+  free(payload);
+  if (!ok) {
     if (prog) clReleaseProgram(prog);
-    return NULL;
+    prog = NULL;
+    fmmcl_cache_discard(key);
   }
-  if (clBuildProgram(prog, 1, &ctx->dev.device, options, NULL, NULL) != CL_SUCCESS) {
-    clReleaseProgram(prog);
-    return NULL;
-  }
+  fmmcl_cache_try_end(key);
   return prog;
 }
 
-static void to_cache(fmmcl_context ctx, cl_program prog, uint64_t key) {
+static void to_cache(fmmcl_context ctx, cl_program prog, uint64_t key, uint64_t tag) {
   size_t len = 0;
-  if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || len == 0)
+  char *names = kernel_names(prog);
+  if (!names || clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
+      len == 0) {
+    free(names);
     return;
-  unsigned char *bin = malloc(len);
-  if (!bin) return;
-  unsigned char *bins[1] = {bin};
-  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
-    fmmcl_cache_store(key, bin, len); /* a cache that cannot be written only costs time */
-  free(bin);
+  }
+  size_t nlen = strlen(names) + 1;
+  unsigned char *payload = malloc(nlen + len);
+  if (!payload) {
+    free(names);
+    return;
+  }
+  memcpy(payload, names, nlen);
+  unsigned char *bins[1] = {payload + nlen};
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS &&
+      fmmcl_cache_store_tagged(key, tag, payload, nlen + len) == FMMCL_SUCCESS)
+    fmmcl_cache_try_end(key); /* a fresh binary replaces one a crashed process left marked */
+  /* a cache that cannot be written only costs time */
+  free(payload);
+  free(names);
 }
 
 fmmcl_status fmmcl_program_build(fmmcl_context ctx, const char *file, const char *options,
@@ -178,9 +252,9 @@ fmmcl_status fmmcl_program_build_prelude(fmmcl_context ctx, const char *file, co
   char *full = malloc(olen);
   if (!full) { free(source); return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); }
   snprintf(full, olen, "%s %s %s", fmmcl_vendor_build_options(ctx->dev.info.vendor), options, extra);
-  uint64_t key = fmmcl_program_cache_key(ctx, source, full);
+  uint64_t key = fmmcl_program_cache_key(ctx, source, full), tag = fmmcl_program_source_tag(source, full);
   int use_cache = fmmcl_cache_enabled();
-  cl_program prog = use_cache ? from_cache(ctx, key, full) : NULL;
+  cl_program prog = use_cache ? from_cache(ctx, key, tag, full) : NULL;
   if (cached) *cached = prog != NULL;
   if (!prog) {
     cl_int err;
@@ -196,7 +270,7 @@ fmmcl_status fmmcl_program_build_prelude(fmmcl_context ctx, const char *file, co
         clReleaseProgram(prog);
         prog = NULL;
       } else if (use_cache) {
-        to_cache(ctx, prog, key);
+        to_cache(ctx, prog, key, tag);
       }
     }
   }

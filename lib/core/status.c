@@ -40,6 +40,7 @@ const char *fmmcl_strerror(fmmcl_status status) {
     case FMMCL_ERROR_IO: return "input/output error";
     case FMMCL_ERROR_CORRUPT_FILE: return "corrupt file";
     case FMMCL_ERROR_INTERNAL: return "internal error";
+    case FMMCL_ERROR_NONFINITE_OUTPUT: return "the result is NaN or infinite (overflow)";
     default: return "unknown status";
   }
 }

@@ -303,6 +303,7 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   fmmcl_status st = fmmcl_options_check(a, opt);
   if (!st) st = fmmcl_points_check(a, "sources", n_sources, sources, opt->dim);
   if (!st && targets) st = fmmcl_points_check(a, "targets", n_targets, targets, opt->dim);
+  if (!st) st = fmmcl_ranges_check(a, opt, n_sources, sources, n_targets, targets);
   if (st) return st;
   fmmcl_plan_options o = *opt;
   o.method = FMMCL_FMM;

@@ -1,5 +1,6 @@
 /* plan.c — plan options, argument validation shared by every method, and
  * dispatch of create/execute/destroy and the queries to the chosen method. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,104 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
   return FMMCL_SUCCESS;
 }
 
+/* The largest finite value of a precision: every limit below derives from it. */
+static double precision_max(fmmcl_precision p) { return p == FMMCL_DOUBLE ? DBL_MAX : FLT_MAX; }
+static const char *precision_word(fmmcl_precision p) { return p == FMMCL_DOUBLE ? "double" : "single"; }
+
+/* Largest |coordinate| whose pairs' r^2 stays finite in precision p:
+ * differences reach twice the magnitude, so r^2 <= dim (2 |x|)^2 < max. */
+double fmmcl_coordinate_limit(fmmcl_precision p, int dim) { return sqrt(precision_max(p) / (4.0 * dim)); }
+
+/* Largest |x| over a point set, and its extent (the longest side of its box). */
+static void magnitude_extent(size_t n, const double *x, int dim, double *mag, double *extent) {
+  double lo[FMMCL_MAX_DIM], hi[FMMCL_MAX_DIM];
+  for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+  for (size_t i = 0; i < n; i++)
+    for (int d = 0; d < dim; d++) {
+      double v = x[i * (size_t)dim + (size_t)d];
+      lo[d] = fmin(lo[d], v), hi[d] = fmax(hi[d], v);
+    }
+  for (int d = 0; d < dim; d++) {
+    *mag = fmax(*mag, fmax(fabs(lo[d]), fabs(hi[d])));
+    *extent = fmax(*extent, hi[d] - lo[d]);
+  }
+}
+
+/* The power of 1/r the plan evaluates at a pair's distance (0: none, or
+ * softened): 1/r^3 for the 3D Laplace gradient. */
+static int inverse_power(const fmmcl_plan_options *o) {
+  if (o->method == FMMCL_BBFMM || o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) {
+    if (o->bbfmm_kernel == FMMCL_BBFMM_INV_R2) return 2;
+    if (o->bbfmm_kernel == FMMCL_BBFMM_LAPLACE || o->bbfmm_kernel == FMMCL_BBFMM_YUKAWA) return 1;
+    if (o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return 0;
+  }
+  if (o->kernel != FMMCL_LAPLACE_3D || o->softening > 0) return 0;
+  return o->gradient ? 3 : 1;
+}
+
+/* Refuses inputs whose arithmetic cannot be represented in the plan's
+ * precision, before any work: r^2 of the coordinates, 1/(2 sigma^2), and a
+ * 1/r^k that must overflow at some pair. The last uses the pigeonhole
+ * principle: of N points in a cube of side E, split into k^3 < N cells, two
+ * share a cell, so some pair is at most sqrt(dim) E / k apart (coincident
+ * points, which are skipped, aside). */
+fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, size_t n_sources,
+                                const double *sources, size_t n_targets, const double *targets) {
+  const double max = precision_max(o->precision), limit = fmmcl_coordinate_limit(o->precision, o->dim);
+  const char *word = precision_word(o->precision);
+  double mag = 0, extent = 0;
+  magnitude_extent(n_sources, sources, o->dim, &mag, &extent);
+  if (targets) magnitude_extent(n_targets, targets, o->dim, &mag, &extent);
+  if (!(mag <= limit))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "a coordinate of magnitude %g exceeds %g, beyond which r^2 overflows %s precision "
+                      "(sqrt(max / (4 dim))); %s",
+                      mag, limit, word, o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or rescale" : "rescale");
+  const fmmcl_kernel_desc *k = fmmcl_kernel_describe(o->kernel);
+  const int gaussian = (k && k->uses_sigma && o->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL) ||
+                       o->bbfmm_kernel == FMMCL_BBFMM_GAUSSIAN;
+  /* sigma^2 a normal number (a device may flush subnormals to zero), so
+   * 1/(2 sigma^2) <= 1/(2 min) is finite: else the self pair is inf * 0 */
+  const double sigma_min = sqrt(o->precision == FMMCL_DOUBLE ? DBL_MIN : FLT_MIN);
+  if (gaussian && !(o->sigma >= sigma_min))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "sigma = %g is below %g (the square root of the smallest normal number), where "
+                      "1/(2 sigma^2) overflows %s precision; rescale the coordinates and sigma",
+                      o->sigma, sigma_min, word);
+  if (k && k->uses_softening && !(o->softening <= limit))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "softening %g exceeds %g, beyond which eps^2 overflows %s precision", o->softening, limit,
+                      word);
+  const int power = inverse_power(o);
+  /* only where the targets are the sources is the close pair one that is summed */
+  const double n = (double)n_sources;
+  const double cells = floor(cbrt(n - 1) + 1e-9); /* k with k^3 < n, as large as possible */
+  if (power && !targets && extent > 0 && cells >= 1) {
+    const double r_max = sqrt((double)o->dim) * extent / cells, r_min = pow(max, -1.0 / power);
+    if (r_max < r_min)
+      return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                        "%zu points within an extent of %g must have a pair closer than %g, where 1/r^%d "
+                        "overflows %s precision (max^(-1/%d) = %g); %s",
+                        (size_t)n, extent, r_max, power, word, power, r_min,
+                        o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or rescale" : "rescale");
+  }
+  return FMMCL_SUCCESS;
+}
+
+/* Sum |q| within the precision's range, with headroom for the partial
+ * sums and expansion coefficients that reach a few times the total. */
+static fmmcl_status charges_check(fmmcl_plan plan, const double *charges) {
+  const double max = precision_max(plan->opt.precision), limit = ldexp(max, -4);
+  double total = 0;
+  for (size_t i = 0; i < plan->n_sources; i++) total += fabs(charges[i]);
+  if (!(total <= limit))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "the charges' sum of |q| = %g exceeds %g (max / 16), beyond which the sums overflow %s "
+                      "precision; rescale the charges",
+                      total, limit, precision_word(plan->opt.precision));
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                const double *sources, size_t n_targets, const double *targets,
                                fmmcl_plan *out) {
@@ -66,6 +165,7 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
   fmmcl_status st = fmmcl_options_check(ctx, opt);
   if (!st) st = fmmcl_points_check(ctx, "sources", n_sources, sources, opt->dim);
   if (!st && targets) st = fmmcl_points_check(ctx, "targets", n_targets, targets, opt->dim);
+  if (!st) st = fmmcl_ranges_check(ctx, opt, n_sources, sources, n_targets, targets);
   if (st) return st;
   if (opt->precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision (cl_khr_fp64)",
@@ -99,6 +199,38 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
   return FMMCL_SUCCESS;
 }
 
+/* The first index of v[0..n) that is NaN or infinite, or n. */
+static size_t first_nonfinite(const double *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(v[i])) return i;
+  return n;
+}
+
+/* A method returns whatever its arithmetic produced; an overflow of the
+ * plan's precision (1/r^3 at tiny r, huge charges, 1/(2 sigma^2)) shows as
+ * NaN or infinity, which must never pass as a result. Checked here, after
+ * every method, so no method can forget it. */
+static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, const double *gradient) {
+  const char *hint = plan->opt.precision == FMMCL_SINGLE
+                         ? "use FMMCL_DOUBLE, or rescale coordinates and charges"
+                         : "rescale coordinates and charges";
+  size_t i = first_nonfinite(potential, plan->n_targets);
+  if (i < plan->n_targets)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
+                      "the potential at target %zu is %s: the %s sum overflowed %s precision; %s", i,
+                      isnan(potential[i]) ? "NaN" : "infinite", plan->ops->name, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
+                      hint);
+  const size_t ng = plan->n_targets * (size_t)plan->opt.dim;
+  i = gradient ? first_nonfinite(gradient, ng) : ng;
+  if (i < ng)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
+                      "gradient component %d at target %zu is %s: the %s sum overflowed %s precision; %s",
+                      (int)(i % (size_t)plan->opt.dim), i / (size_t)plan->opt.dim,
+                      isnan(gradient[i]) ? "NaN" : "infinite", plan->ops->name,
+                      plan->opt.precision == FMMCL_SINGLE ? "single" : "double", hint);
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
   if (!plan) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_execute: plan is NULL");
   fmmcl_context ctx = plan->ctx;
@@ -111,12 +243,16 @@ fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *
                       "a gradient array was passed but the plan was created without gradient");
   if (!fmmcl_all_finite(charges, plan->n_sources))
     return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_INPUT, "a charge is NaN or infinite");
+  fmmcl_status st = charges_check(plan, charges);
+  if (st) return st;
   /* keep only the build time; execution phases start afresh */
   size_t keep = 0;
   for (size_t i = 0; i < plan->n_phases; i++)
     if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
   plan->n_phases = keep;
-  return plan->ops->execute(plan, charges, potential, gradient);
+  st = plan->ops->execute(plan, charges, potential, gradient);
+  if (!st) st = outputs_check(plan, potential, gradient);
+  return st;
 }
 
 fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan) {

@@ -1,5 +1,6 @@
 /* morton3d.c — Morton keys of 3D points: bit interleaving, the root cube and
  * the key of each point in it. */
+#include <float.h>
 #include <math.h>
 
 #include "core/internal.h"
@@ -67,8 +68,15 @@ fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const doub
   /* Zero extent (one point, or all coincide): any cube holds them. */
   if (!(width > 0.0)) width = 1.0;
   /* The enlargement keeps the largest coordinate strictly below the upper
-   * face, so its integer coordinate is < 2^21 without relying on the clamp. */
-  width *= 1.0 + ldexp(1.0, -20);
+   * face, so its integer coordinate is < 2^21 without relying on the clamp.
+   * The origin and x - origin are rounded to ulps of the coordinates, not of
+   * the width: for a small set far from 0 (extent 1e-12 at 0.5) those ulps
+   * exceed any relative enlargement of the width, so a few of them are added
+   * too, lest the extreme points round outside the cube and be clamped into
+   * cells that do not hold them. */
+  double mag = 0.0;
+  for (int d = 0; d < 3; d++) mag = fmax(mag, fmax(fabs(lo[d]), fabs(hi[d])));
+  width = width * (1.0 + ldexp(1.0, -20)) + 8.0 * mag * DBL_EPSILON;
   if (!isfinite(width))
     return fmmcl_fail(NULL, FMMCL_ERROR_NONFINITE_INPUT,
                       "fmmcl_morton3d_bounding_cube: the points span more than the double range");

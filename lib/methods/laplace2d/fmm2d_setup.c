@@ -238,10 +238,11 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
   if (st) return fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
   fmmcl_plan_record(plan, "tree", fmmcl_wall_seconds() - t0);
   /* the device sees coordinates relative to the root's centre */
-  if (s->real_size == 4 && !(s->tree->side < 1e30))
+  const fmmcl_precision prec = s->real_size == 4 ? FMMCL_SINGLE : FMMCL_DOUBLE;
+  if (!(s->tree->side < 2 * fmmcl_coordinate_limit(prec, 2))) /* r^2 of two points on the root's corners */
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "coordinate differences (%g) exceed the range of single precision; use FMMCL_DOUBLE",
-                      s->tree->side);
+                      "coordinate differences (%g) exceed the range of %s precision%s", s->tree->side,
+                      prec == FMMCL_SINGLE ? "single" : "double", prec == FMMCL_SINGLE ? "; use FMMCL_DOUBLE" : "");
   if (s->tree->n_cells * s->nrow > (size_t)UINT32_MAX / 4 || s->tree->n_v * s->nrow > (size_t)UINT32_MAX / 4)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "quadtree of %d levels too large for the device", levels);
   st = fmmcl_fmm2d_build_kernels(plan, s);
