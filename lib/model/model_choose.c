@@ -51,9 +51,18 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
                                  const double *sources, size_t n_targets, const double *targets,
                                  fmmcl_plan_options *resolved) {
   *resolved = *opt;
-  if (opt->kernel != FMMCL_LAPLACE_3D)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method AUTO is only available for LAPLACE_3D");
   const size_t nt = targets ? n_targets : n_sources;
+  /* Yukawa has no fitted model: the Laplace crossover, and the bbFMM only
+   * where it can give what was asked (potential only, no softening) */
+  if (opt->kernel == FMMCL_YUKAWA_3D) {
+    const int bbfmm_can = !opt->gradient && opt->softening == 0;
+    const int large = (double)n_sources * (double)nt >= AUTO_FALLBACK_PAIRS;
+    resolved->method = bbfmm_can && large ? FMMCL_BBFMM : FMMCL_DIRECT;
+    return FMMCL_SUCCESS;
+  }
+  if (opt->kernel != FMMCL_LAPLACE_3D)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "method AUTO is only available for LAPLACE_3D and YUKAWA_3D");
   char path[4200];
   fmmcl_model m;
   const int have = fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
