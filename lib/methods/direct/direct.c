@@ -25,8 +25,8 @@ typedef struct {
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 /* Element index of coordinate c (c = dim: the charge) of point i in a packed
- * array of n_pad points: Laplace interleaves (x, y, z, q) in 3D, (x, y, q, 0)
- * in 2D; the Gaussian is
+ * array of n_pad points: the REAL4 layouts interleave (x, y, z, q) in 3D,
+ * (x, y, q, 0) in 2D; the Gaussian is
  * structure-of-arrays. */
 static size_t packed_index(const fmmcl_kernel_desc *kd, size_t n_pad, size_t i, int c) {
   return kd->p2p_layout != FMMCL_P2P_SOA ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
