@@ -113,7 +113,9 @@ FMMCL_EXPORT fmmcl_status fmmcl_cache_info(char *dir, size_t dir_len, int *enabl
 typedef enum fmmcl_kernel {
   FMMCL_LAPLACE_3D,   /* 1/sqrt(r^2 + eps^2): potential and gradient */
   FMMCL_GAUSSIAN,     /* exp(-r^2 / (2 sigma^2)) in dim = 1..8 dimensions */
-  FMMCL_LAPLACE_2D    /* -log r in the plane (FMM issue) */
+  FMMCL_LAPLACE_2D,   /* -log r in the plane (FMM issue) */
+  FMMCL_YUKAWA_3D     /* exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), kappa = kernel_param:
+                         potential and gradient (kappa = 0: LAPLACE_3D) */
 } fmmcl_kernel;
 
 typedef enum fmmcl_method {
@@ -128,7 +130,8 @@ typedef enum fmmcl_method {
                          the other kernels, DIRECT below 2^26 source-target pairs and
                          above it the kernel's fast method: FMM (LAPLACE_3D without
                          softening, LAPLACE_2D), FGT (GAUSSIAN without gradient),
-                         BBFMM (a bbfmm_kernel); DIRECT where none applies */
+                         BBFMM (a bbfmm_kernel; YUKAWA_3D without gradient or
+                         softening); DIRECT where none applies */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {
@@ -143,7 +146,8 @@ typedef enum fmmcl_precision {
  * kernel's r = 0 pair counts only where its value is finite. */
 typedef enum fmmcl_bbfmm_kernel {
   FMMCL_BBFMM_PLAN_KERNEL = 0,  /* from opt.kernel: LAPLACE_3D -> 1/sqrt(r^2 + eps^2),
-                                   GAUSSIAN (dim 3) -> exp(-r^2 / (2 sigma^2)) */
+                                   GAUSSIAN (dim 3) -> exp(-r^2 / (2 sigma^2)),
+                                   YUKAWA_3D (eps = 0) -> YUKAWA */
   FMMCL_BBFMM_LAPLACE,          /* 1/r */
   FMMCL_BBFMM_INV_R2,           /* 1/r^2 */
   FMMCL_BBFMM_GAUSSIAN,         /* exp(-r^2 / (2 sigma^2)), sigma = opt.sigma */
@@ -157,9 +161,9 @@ typedef struct fmmcl_plan_options {
   fmmcl_kernel kernel;
   fmmcl_method method;
   fmmcl_precision precision;
-  int dim;            /* coordinates per point: 3 for LAPLACE_3D, 2 for LAPLACE_2D, 1..8 for GAUSSIAN */
+  int dim;            /* coordinates per point: 3 for LAPLACE_3D and YUKAWA_3D, 2 for LAPLACE_2D, 1..8 for GAUSSIAN */
   int gradient;       /* nonzero: also compute the gradient of the potential */
-  double softening;   /* LAPLACE_3D: eps >= 0 in 1/sqrt(r^2 + eps^2) */
+  double softening;   /* LAPLACE_3D, YUKAWA_3D: eps >= 0 in rho = sqrt(r^2 + eps^2) */
   double sigma;       /* GAUSSIAN: bandwidth > 0 */
   /* tree methods (used by later methods; ignored by DIRECT) */
   int order;          /* expansion order p; 0: chosen from tolerance */
@@ -172,7 +176,8 @@ typedef struct fmmcl_plan_options {
   fmmcl_bbfmm_kernel bbfmm_kernel; /* which function; 0: from kernel. Set with
                                       DIRECT: that function summed directly (dim 3,
                                       potential only), e.g. to check a BBFMM plan */
-  double kernel_param;             /* c of the multiquadrics, k of Yukawa (>= 0) */
+  double kernel_param;             /* c of the multiquadrics, k of Yukawa, kappa of
+                                      YUKAWA_3D (finite, >= 0) */
   /* USER: an OpenCL C expression of type REAL in r, r2 (= r^2) and the
    * difference vector dx, dy, dz (target - source), e.g. "exp(-r) / r";
    * compiled into the plan's kernels: one that fails to compile makes
@@ -192,7 +197,7 @@ typedef struct fmmcl_plan_s *fmmcl_plan;
  * targets == NULL means the targets are the sources (n_targets is then
  * ignored). The plan copies what it needs; the caller's arrays may be freed
  * afterwards. Kernels are built (or loaded from the binary cache) here.
- * In LAPLACE_3D a pair at distance 0 with eps = 0 contributes nothing, so a
+ * In LAPLACE_3D and YUKAWA_3D a pair at distance 0 with eps = 0 contributes nothing, so a
  * point never sees itself; the Gaussian counts every pair, itself included. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
                                size_t n_sources, const double *sources,
@@ -254,7 +259,7 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, s
 /* ---- names of kernels and methods ------------------------------------ */
 
 /* The names the fmmcl command line takes: kernels "laplace3d", "gaussian",
- * "laplace2d"; methods "direct", "treecode", "fmm", "fgt", "bbfmm", "auto";
+ * "laplace2d", "yukawa3d"; methods "direct", "treecode", "fmm", "fgt", "bbfmm", "auto";
  * bbFMM functions "plan_kernel", "laplace", "inv_r2", "gaussian",
  * "multiquadric", "inverse_multiquadric", "yukawa", "user". A value that is
  * no member of its enum is named "unknown". */

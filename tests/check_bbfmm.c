@@ -11,6 +11,7 @@
 
 #include "methods/bbfmm/bbfmm.h"
 #include "core/internal.h"
+#include "plan/registry.h" /* fmmcl_plan_runs */
 #include "test_util.h"
 
 /* The direct sum of a kernel with the bbFMM's r = 0 rule. */
@@ -482,6 +483,58 @@ START_TEST(test_direct_bbfmm_kernel) {
 }
 END_TEST
 
+/* The YUKAWA_3D plan kernel (bbfmm_kernel PLAN_KERNEL) sums the bbFMM's
+ * Yukawa: against the device's direct sum of YUKAWA_3D (p2p_yukawa3d, in
+ * double) its error is that of the host reference on the same tree, as in
+ * test_device_double_vs_direct; that direct sum is the bbFMM's own function
+ * to rounding. Softening (no bbFMM form), the gradient and a negative kappa
+ * are refused. */
+START_TEST(test_plan_kernel_yukawa3d) {
+  static const fmmcl_bbfmm_kfun yuk = {FMMCL_BBFMM_YUKAWA, 2.0, NULL};
+  problem p = make_problem(3000, 41);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_YUKAWA_3D);
+  o.method = FMMCL_BBFMM;
+  o.gradient = 0;
+  o.kernel_param = 2.0;
+  o.order = 4;
+  o.precision = FMMCL_DOUBLE;
+  o.leaf_size = 8; /* depth 3, as bb_options */
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert(fmmcl_plan_runs(plan, "bbfmm"));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  fmmcl_plan_options d = o;
+  d.method = FMMCL_DIRECT;
+  double *dev = malloc(p.n * sizeof *dev), *f = malloc(p.n * sizeof *f);
+  ck_assert_msg(fmmcl_plan_create(ctx, &d, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, dev, NULL), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  direct_sum(&yuk, p.n, p.x, p.q, p.n, p.x, p.ref);
+  const double ed = fmmcl_test_rel_l2(dev, p.ref, p.n);
+  ck_assert_msg(ed < 1e-12, "YUKAWA_3D direct sum vs the bbFMM's Yukawa: %g", ed);
+  fmmcl_bbfmm_tree t;
+  fmmcl_bbfmm_tree_build(p.n, p.x, p.n, p.x, 3, 0, &t);
+  ck_assert_int_eq(fmmcl_bbfmm_reference(&yuk, 4, &t, NULL, p.q, f), FMMCL_SUCCESS);
+  const double e = fmmcl_test_rel_l2(p.f, dev, p.n), eref = fmmcl_test_rel_l2(f, dev, p.n);
+  printf("bbfmm device double yukawa3d plan kernel n = 4: error %.3e (host reference %.3e)\n", e, eref);
+  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "yukawa3d: device error %g vs host %g", e,
+                eref);
+  fmmcl_bbfmm_tree_free(&t);
+  o.softening = 0.1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  o.softening = 0;
+  o.gradient = 1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  o.gradient = 0;
+  o.kernel_param = -1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  free(dev), free(f);
+  free_problem(&p);
+}
+END_TEST
+
 /* ---- the adaptive tree ------------------------------------------------------- */
 
 /* Clustered points: half on the unit sphere's surface, half in three tight
@@ -627,6 +680,11 @@ static Suite *bbfmm_suite(void) {
   tcase_add_test(tc, test_uniform_input_keeps_uniform_tree);
   tcase_add_test(tc, test_adaptive_single_targets);
   tcase_add_test(tc, test_adaptive_user_kernel);
+  suite_add_tcase(s, tc);
+  /* a plan kernel summed by the bbFMM (CK_RUN_CASE=plan_kernel runs it alone) */
+  tc = tcase_create("plan_kernel");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_plan_kernel_yukawa3d);
   suite_add_tcase(s, tc);
   return s;
 }

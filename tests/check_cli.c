@@ -466,7 +466,8 @@ START_TEST(test_cli_usage_errors)
   char *out;
   /* the choices come from the library's names, in the order they always had */
   ck_assert_int_eq(run_fmmcl("--demo 10 --kernel bessel", &out), 2);
-  ck_assert_msg(strstr(out, "laplace3d, gaussian, laplace2d, inv_r2, multiquadric, inverse_multiquadric, yukawa"),
+  ck_assert_msg(strstr(out, "laplace3d, gaussian, laplace2d, yukawa3d, inv_r2, multiquadric, inverse_multiquadric, "
+                            "yukawa"),
                 "%s", out);
   free(out);
   ck_assert_int_eq(run_fmmcl("--demo 10 --method magic", &out), 2);
@@ -526,6 +527,34 @@ START_TEST(test_cli_library_errors)
   free(out);
   ck_assert_int_eq(run_fmmcl("--input no-such-file.csv", &out), 1);
   ck_assert_msg(strstr(out, "no-such-file.csv"), "%s", out);
+  free(out);
+}
+END_TEST
+
+/* --kernel yukawa3d --kernel-param 2 with --method direct, auto (the direct
+ * sum at 5000 points: 2.5e7 pairs) and bbfmm, checked against the double
+ * host reference: direct and auto to single precision's SINGLE_TOL,
+ * potential and gradient; bbfmm the potential to 1e-4, its default order
+ * 5's interpolation error (~5e-5, check_bbfmm) with float on top. */
+START_TEST(test_cli_yukawa3d)
+{
+  static const char *const methods[] = {"direct", "auto", "bbfmm"};
+  const int bbfmm = _i == 2;
+  char cmd[256], *out;
+  snprintf(cmd, sizeof cmd, "--kernel yukawa3d --kernel-param 2 --demo 5000 --check 100 --method %s", methods[_i]);
+  int status = run_fmmcl(cmd, &out);
+  ck_assert_msg(status == 0, "fmmcl %s: exit %d: %s", cmd, status, out);
+  char shown[64];
+  snprintf(shown, sizeof shown, "kernel: yukawa3d, method: %s", methods[_i]);
+  ck_assert_msg(strstr(out, shown) && strstr(out, "double-precision host reference"), "%s", out);
+  const double ep = number_after(out, "relative L2 error (potential):");
+  const double eg = number_after(out, "relative L2 error (gradient):");
+  const double bound = bbfmm ? 1e-4 : SINGLE_TOL;
+  ck_assert_msg(ep < bound, "fmmcl %s: potential error %g above %g: %s", cmd, ep, bound, out);
+  if (bbfmm)
+    ck_assert_msg(isnan(eg) && strstr(out, "m2l"), "%s", out);
+  else /* auto: the direct sum's phases, and its gradient */
+    ck_assert_msg(eg < SINGLE_TOL && strstr(out, "p2p") && !strstr(out, "m2l"), "gradient error %g: %s", eg, out);
   free(out);
 }
 END_TEST
@@ -895,6 +924,7 @@ static Suite *cli_suite(void)
   tcase_add_test(cli, test_cli_bin_npy_targets);
   tcase_add_test(cli, test_cli_gaussian_2d);
   tcase_add_test(cli, test_cli_fgt);
+  tcase_add_loop_test(cli, test_cli_yukawa3d, 0, 3);
   tcase_add_test(cli, test_cli_malformed_input);
   tcase_add_test(cli, test_info_lists_devices);
   tcase_add_test(cli, test_info_shows_tuning);

@@ -1,6 +1,6 @@
 /* check_direct.c — the DIRECT method on the device, checked against the plain-C
  * reference and against closed forms: sizes that fill no work-group, both
- * precisions, both kernels, several tilings, plan reuse, phase timings, build
+ * precisions, every kernel, several tilings, plan reuse, phase timings, build
  * options, the status of every kind of bad input, and the kernel and
  * method names and registry that plans are made from. */
 #include <check.h>
@@ -12,6 +12,7 @@
 #include "fmmcl.h"
 #include "core/internal.h" /* fmmcl_context_override_defines: the tilings under test */
 #include "plan/registry.h"  /* the method registry and kernel table under test */
+#include "model/model.h"    /* fmmcl_model_resolve: what AUTO becomes */
 #include "test_util.h"
 
 /* Float: the device's arithmetic alone. Coordinates are grid points
@@ -400,6 +401,148 @@ START_TEST(test_laplace_float_twins) {
 }
 END_TEST
 
+/* ---- Yukawa 3D ------------------------------------------------------------ */
+
+static fmmcl_plan_options yukawa(fmmcl_precision p, double kappa) {
+  fmmcl_plan_options o = options(FMMCL_YUKAWA_3D, p, 3);
+  o.kernel_param = kappa;
+  return o;
+}
+
+/* kappa from a range of several boxes (almost 1/r) to a tenth of the box
+ * (each point sees mostly its neighbours), on every target: targets =
+ * sources (the guarded tiles), separate targets, and softened. exp adds
+ * one rounding (native_exp: ~1e-7 in float) and kappa r's ~kappa r 6e-8
+ * per pair, whose weight exp(-kappa r) makes it at most 0.4 ulp: the
+ * tolerances of the 1/r kernel hold. */
+static const double kappas[] = {0.5, 2, 10};
+#define N_KAPPAS (sizeof kappas / sizeof kappas[0])
+
+START_TEST(test_yukawa_vs_reference) {
+  fmmcl_plan_options o = yukawa(precision_of(_i % 2), kappas[_i / 2]);
+  if (!device_has(o.precision)) return;
+  const double t = tol(o.precision);
+  const size_t n = 1531, ns = 300, nt = 77;
+  double *x = doubles(3 * n), *q = doubles(n), *y = doubles(3 * nt);
+  fmmcl_test_grid_points(1300 + (unsigned)_i, n, 3, x);
+  fmmcl_test_grid_points(1310 + (unsigned)_i, nt, 3, y);
+  fmmcl_test_random_values(1320 + (unsigned)_i, n, -1, 1, q);
+  expect_close(&o, n, x, 0, NULL, q, t, t, "yukawa, targets = sources");
+  expect_close(&o, ns, x, nt, y, q, t, t, "yukawa, separate targets");
+  o.softening = 0.05;
+  expect_close(&o, n, x, 0, NULL, q, t, t, "yukawa softened, targets = sources");
+  free(x); free(q); free(y);
+}
+END_TEST
+
+/* kappa = 0 is the Laplace kernel: the device sums agree to the roundings
+ * of one pair (exp(0) = 1 and 1 + 0 r = 1 are exact), and so do the
+ * references. */
+START_TEST(test_yukawa_kappa_zero) {
+  fmmcl_plan_options oy = yukawa(precision_of(_i), 0), ol = options(FMMCL_LAPLACE_3D, precision_of(_i), 3);
+  if (!device_has(oy.precision)) return;
+  const size_t n = 1000;
+  double *x = doubles(3 * n), *q = doubles(n), *py = doubles(n), *gy = doubles(3 * n), *pl = doubles(n),
+         *gl = doubles(3 * n);
+  fmmcl_test_grid_points(1400, n, 3, x);
+  fmmcl_test_random_values(1401, n, -1, 1, q);
+  device_sum(&oy, n, x, 0, NULL, q, py, gy);
+  device_sum(&ol, n, x, 0, NULL, q, pl, gl);
+  const double tp = tol_pair(oy.precision);
+  double ep = fmmcl_test_rel_l2(py, pl, n), eg = fmmcl_test_rel_l2(gy, gl, 3 * n);
+  ck_assert_msg(ep <= tp && eg <= tp, "device, kappa = 0 vs laplace3d (%s): errors %.3g %.3g",
+                precision_name(oy.precision), ep, eg);
+  reference_sum(&oy, n, x, 0, NULL, q, py, gy);
+  reference_sum(&ol, n, x, 0, NULL, q, pl, gl);
+  ep = fmmcl_test_rel_l2(py, pl, n), eg = fmmcl_test_rel_l2(gy, gl, 3 * n);
+  ck_assert_msg(ep <= TOL_PAIR_DOUBLE && eg <= TOL_PAIR_DOUBLE, "reference, kappa = 0 vs laplace3d: %.3g %.3g", ep,
+                eg);
+  free(x); free(q); free(py); free(gy); free(pl); free(gl);
+}
+END_TEST
+
+/* One pair in closed form, x - y = (1/4, 1/2, 1/2), r = 3/4, kappa = 2:
+ * phi = q e^{-kappa r} / r, grad phi = -q e^{-kappa r} (1 + kappa r) (x - y) / r^3;
+ * a lone point and two coincident points see nothing. */
+START_TEST(test_yukawa_two_points) {
+  fmmcl_plan_options o = yukawa(precision_of(_i), 2);
+  if (!device_has(o.precision)) return;
+  const double y[3] = {0.125, 0.25, 0.5}, d[3] = {0.25, 0.5, 0.5}, r = 0.75, k = 2;
+  double x[3], pot, grad[3], q = -1.5;
+  for (int c = 0; c < 3; c++) x[c] = y[c] + d[c];
+  const double tp = tol_pair(o.precision), e = exp(-k * r), want = q * e / r;
+  device_sum(&o, 1, y, 1, x, &q, &pot, grad);
+  ck_assert_msg(fabs(pot - want) <= tp * fabs(want), "potential %.17g, want %.17g", pot, want);
+  for (int c = 0; c < 3; c++) {
+    const double g = -q * e * (1 + k * r) * d[c] / (r * r * r);
+    ck_assert_msg(fabs(grad[c] - g) <= tp * fabs(q) * e * (1 + k * r) / (r * r), "gradient[%d] %.17g, want %.17g",
+                  c, grad[c], g);
+  }
+  double two[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, q2[2] = {1, 2}, p2[2], g2[6];
+  device_sum(&o, 1, two, 0, NULL, q2, p2, g2);
+  ck_assert_msg(p2[0] == 0.0 && all_equal(g2, 3, 0.0), "N = 1: potential %g", p2[0]);
+  device_sum(&o, 2, two, 0, NULL, q2, p2, g2);
+  ck_assert_msg(all_equal(p2, 2, 0.0) && all_equal(g2, 6, 0.0), "coincident points: potentials %g %g", p2[0], p2[1]);
+}
+END_TEST
+
+/* The reference's gradient is the derivative of its potential: central
+ * differences with step h = 1e-4 d (d: the target's nearest source) err by
+ * ~(h/d)^2 = 1e-8 relative (truncation) plus ~1e-16 d / h = 1e-12
+ * (rounding); 1e-6 still catches a wrong sign or a missing 1 + kappa r. */
+START_TEST(test_yukawa_reference_gradient) {
+  const double k_eps[][2] = {{2, 0}, {0.5, 0}, {2, 0.1}};
+  fmmcl_plan_options o = yukawa(FMMCL_DOUBLE, k_eps[_i][0]);
+  o.softening = k_eps[_i][1];
+  const size_t ns = 200, nt = 40;
+  double *y = doubles(3 * ns), *x = doubles(3 * nt), *q = doubles(ns), *g = doubles(3 * nt), *fd = doubles(3 * nt);
+  double *p = doubles(nt);
+  fmmcl_test_grid_points(1500, ns, 3, y);
+  fmmcl_test_grid_points(1501, nt, 3, x);
+  fmmcl_test_random_values(1502, ns, -1, 1, q);
+  reference_sum(&o, ns, y, nt, x, q, p, g);
+  for (size_t i = 0; i < nt; i++) {
+    double d2 = INFINITY;
+    for (size_t j = 0; j < ns; j++) {
+      double r2 = 0;
+      for (int c = 0; c < 3; c++) r2 += (x[3 * i + c] - y[3 * j + c]) * (x[3 * i + c] - y[3 * j + c]);
+      d2 = r2 < d2 ? r2 : d2;
+    }
+    ck_assert(d2 > 0);
+    const double h = 1e-4 * sqrt(d2);
+    for (int c = 0; c < 3; c++) {
+      double t[3] = {x[3 * i], x[3 * i + 1], x[3 * i + 2]}, pp, pm;
+      t[c] += h;
+      reference_sum(&o, ns, y, 1, t, q, &pp, NULL);
+      t[c] -= 2 * h;
+      reference_sum(&o, ns, y, 1, t, q, &pm, NULL);
+      fd[3 * i + c] = (pp - pm) / (2 * h);
+    }
+  }
+  const double e = fmmcl_test_rel_l2(g, fd, 3 * nt);
+  ck_assert_msg(e <= 1e-6, "kappa %g, eps %g: gradient vs central differences %.3g", o.kernel_param, o.softening, e);
+  free(y); free(x); free(q); free(g); free(fd); free(p);
+}
+END_TEST
+
+/* AUTO: the direct sum for small problems, on the device. */
+START_TEST(test_yukawa_auto_small) {
+  fmmcl_plan_options o = yukawa(FMMCL_SINGLE, 2);
+  o.method = FMMCL_AUTO;
+  const size_t n = 500;
+  double *x = doubles(3 * n), *q = doubles(n);
+  fmmcl_test_grid_points(1600, n, 3, x);
+  fmmcl_test_random_values(1601, n, -1, 1, q);
+  fmmcl_plan plan = make_plan(&o, n, x, 0, NULL);
+  ck_assert(fmmcl_plan_runs(plan, "direct"));
+  o.method = FMMCL_DIRECT;
+  rel_errors e = plan_errors(plan, &o, n, x, 0, NULL, q);
+  ck_assert_msg(e.pot <= TOL_SINGLE && e.grad <= TOL_SINGLE, "auto: errors %.3g %.3g", e.pot, e.grad);
+  fmmcl_plan_destroy(plan);
+  free(x); free(q);
+}
+END_TEST
+
 /* ---- Gaussian ------------------------------------------------------------ */
 
 static const int gauss_dims[] = {1, 2, 3, 5, 8};
@@ -744,6 +887,15 @@ START_TEST(test_bad_options) {
     o.softening = bad_eps[k];
     expect_create_fails(&o, n, x, 0, NULL, FMMCL_ERROR_INVALID_ARGUMENT, "bad softening");
   }
+  const double bad_kappa[] = {-1e-3, NAN, INFINITY};
+  for (int k = 0; k < 3; k++) {
+    fmmcl_plan_options o = options(FMMCL_YUKAWA_3D, FMMCL_SINGLE, 3);
+    o.kernel_param = bad_kappa[k];
+    expect_create_fails(&o, n, x, 0, NULL, FMMCL_ERROR_INVALID_ARGUMENT, "bad kappa");
+    o = options(FMMCL_YUKAWA_3D, FMMCL_SINGLE, 3);
+    o.softening = bad_eps[k];
+    expect_create_fails(&o, n, x, 0, NULL, FMMCL_ERROR_INVALID_ARGUMENT, "bad Yukawa softening");
+  }
   const int bad_gauss_dim[] = {0, 9, -1};
   for (int k = 0; k < 3; k++) {
     fmmcl_plan_options o = options(FMMCL_GAUSSIAN, FMMCL_SINGLE, bad_gauss_dim[k]);
@@ -820,7 +972,8 @@ END_TEST
  * past the last is "unknown", so a new member without a name fails here. */
 START_TEST(test_kernel_names) {
   static const struct { fmmcl_kernel k; const char *name; } all[] = {
-      {FMMCL_LAPLACE_3D, "laplace3d"}, {FMMCL_GAUSSIAN, "gaussian"}, {FMMCL_LAPLACE_2D, "laplace2d"}};
+      {FMMCL_LAPLACE_3D, "laplace3d"}, {FMMCL_GAUSSIAN, "gaussian"}, {FMMCL_LAPLACE_2D, "laplace2d"},
+      {FMMCL_YUKAWA_3D, "yukawa3d"}};
   const size_t n = sizeof all / sizeof all[0];
   for (size_t i = 0; i < n; i++) {
     ck_assert_str_eq(fmmcl_kernel_name(all[i].k), all[i].name);
@@ -916,7 +1069,7 @@ START_TEST(test_registry_rows) {
     for (size_t j = 0; j < i; j++)
       ck_assert_msg(strcmp(rows[j].ops->name, ops->name) != 0 || rows[j].ops == ops, "two ops named %s", ops->name);
   }
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     const fmmcl_kernel_desc *d = fmmcl_kernel_describe((fmmcl_kernel)k);
     ck_assert_ptr_nonnull(d);
     ck_assert_int_eq(d->kernel, k);
@@ -925,7 +1078,7 @@ START_TEST(test_registry_rows) {
                       d->dim_max <= FMMCL_MAX_DIM, "%s: dims", d->name);
     ck_assert_msg(d->p2p_kernel && d->reference, "%s: no pair kernel or reference", d->name);
   }
-  ck_assert_ptr_null(fmmcl_kernel_describe((fmmcl_kernel)3));
+  ck_assert_ptr_null(fmmcl_kernel_describe((fmmcl_kernel)4));
   ck_assert_ptr_null(fmmcl_kernel_describe((fmmcl_kernel)-1));
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
@@ -938,6 +1091,35 @@ START_TEST(test_registry_rows) {
   o.method = (fmmcl_method)99;
   ck_assert_int_eq(fmmcl_method_lookup(NULL, &o, &ops), FMMCL_ERROR_INVALID_ARGUMENT);
   ck_assert_ptr_null(ops);
+  /* YUKAWA_3D: the direct sum and the bbFMM */
+  fmmcl_plan_options_init(&o, FMMCL_YUKAWA_3D);
+  ck_assert_int_eq(fmmcl_method_lookup(NULL, &o, &ops), FMMCL_SUCCESS);
+  ck_assert_str_eq(ops->name, "direct");
+  o.method = FMMCL_BBFMM;
+  ck_assert_int_eq(fmmcl_method_lookup(NULL, &o, &ops), FMMCL_SUCCESS);
+  ck_assert_ptr_eq(ops, &fmmcl_bbfmm_ops);
+}
+END_TEST
+
+/* What AUTO becomes for YUKAWA_3D: the direct sum below 2^26 pairs; above,
+ * the bbFMM when it can give what is asked (the potential, unsoftened),
+ * else still the direct sum. */
+START_TEST(test_yukawa_auto_rule) {
+  fmmcl_plan_options o, r;
+  fmmcl_plan_options_init(&o, FMMCL_YUKAWA_3D);
+  o.method = FMMCL_AUTO;
+  o.kernel_param = 2;
+  const double x[3] = {0, 0, 0}; /* not read by the rule */
+  const struct { size_t n; int gradient; double eps; fmmcl_method want; } cases[] = {
+      {5000, 1, 0, FMMCL_DIRECT}, {5000, 0, 0, FMMCL_DIRECT},  {9000, 0, 0, FMMCL_BBFMM},
+      {9000, 1, 0, FMMCL_DIRECT}, {9000, 0, 0.1, FMMCL_DIRECT}, {1u << 20, 0, 0, FMMCL_BBFMM}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    o.gradient = cases[i].gradient;
+    o.softening = cases[i].eps;
+    ck_assert_int_eq(fmmcl_model_resolve(NULL, &o, cases[i].n, x, 0, NULL, &r), FMMCL_SUCCESS);
+    ck_assert_msg(r.method == cases[i].want, "N = %zu, gradient %d, eps %g: method %s", cases[i].n,
+                  cases[i].gradient, cases[i].eps, fmmcl_method_name(r.method));
+  }
 }
 END_TEST
 
@@ -1028,6 +1210,11 @@ START_TEST(test_reference_bad_input) {
   o = options(FMMCL_LAPLACE_2D, FMMCL_SINGLE, 2);
   o.dim = 3;
   expect_reference_fails(&o, 4, x, q, 0, NULL, 1, FMMCL_ERROR_INVALID_ARGUMENT, "LAPLACE_2D dim 3");
+  o = options(FMMCL_YUKAWA_3D, FMMCL_SINGLE, 3);
+  o.kernel_param = -2;
+  expect_reference_fails(&o, 4, x, q, 0, NULL, 1, FMMCL_ERROR_INVALID_ARGUMENT, "negative kappa");
+  o.kernel_param = NAN;
+  expect_reference_fails(&o, 4, x, q, 0, NULL, 1, FMMCL_ERROR_INVALID_ARGUMENT, "NaN kappa");
 }
 END_TEST
 
@@ -1054,6 +1241,14 @@ static Suite *direct_suite(void) {
   tcase_add_test(lap, test_laplace_float_twins);
   suite_add_tcase(s, lap);
 
+  TCase *yuk = device_case("yukawa3d");
+  tcase_add_loop_test(yuk, test_yukawa_vs_reference, 0, 2 * N_KAPPAS);
+  tcase_add_loop_test(yuk, test_yukawa_kappa_zero, 0, 2);
+  tcase_add_loop_test(yuk, test_yukawa_two_points, 0, 2);
+  tcase_add_loop_test(yuk, test_yukawa_reference_gradient, 0, 3);
+  tcase_add_test(yuk, test_yukawa_auto_small);
+  suite_add_tcase(s, yuk);
+
   TCase *gauss = device_case("gaussian");
   tcase_add_loop_test(gauss, test_gaussian_dims, 0, 2 * N_GAUSS_DIMS);
   tcase_add_loop_test(gauss, test_gaussian_single_point, 0, 2);
@@ -1076,6 +1271,7 @@ static Suite *direct_suite(void) {
   tcase_add_test(names, test_bbfmm_kernel_names);
   tcase_add_test(names, test_parse_unknown);
   tcase_add_test(names, test_registry_rows);
+  tcase_add_test(names, test_yukawa_auto_rule);
   suite_add_tcase(s, names);
 
   TCase *bad = device_case("bad_input");

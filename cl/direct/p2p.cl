@@ -1,5 +1,5 @@
-/* p2p.cl — direct all-pairs sums (P2P): the 3D Laplace potential and
- * gradient, and the Gaussian in DIM dimensions. Sources are staged through
+/* p2p.cl — direct all-pairs sums (P2P): the 3D Laplace and Yukawa potential
+ * and gradient, the 2D Laplace, and the Gaussian in DIM dimensions. Sources are staged through
  * local memory a tile at a time (GPU Gems 3 ch. 31; Yokota & Barba listing 2);
  * every work-item keeps TPW targets in registers so each source read from
  * local memory feeds TPW interactions. Inputs are padded to whole tiles with
@@ -27,6 +27,7 @@
 #endif
 
 #include "kernels/laplace3d.h"
+#include "kernels/yukawa3d.h"
 
 /* One source against the work-item's TPW targets. SELECT(r2) guards the
  * singular pair: a point never sees itself (nor a point on top of it). */
@@ -200,4 +201,52 @@ void p2p_laplace2d(__global const REAL4 *restrict src, const uint n_src,
   }
   FMMCL_UNROLL(TPW)
   for (int k = 0; k < TPW; k++) out[first + k * WGS] = (REAL4)(gx[k], gy[k], 0, pot[k]);
+}
+
+/* Yukawa exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2): p2p_laplace3d's
+ * layout, tiling and guard, with kappa (>= 0) as one more argument so a
+ * plan's programs do not depend on it. */
+#define YUKAWA_PAIRS(SELECT)                                               \
+  {                                                                        \
+    const REAL4 s = tile[j];                                               \
+    FMMCL_UNROLL(TPW)                                                      \
+    for (int k = 0; k < TPW; k++)                                          \
+      YUKAWA3D_PAIR(s, tx[k], ty[k], tz[k], eps2, kappa, SELECT, pot[k], gx[k], gy[k], gz[k]) \
+  }
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_yukawa3d(__global const REAL4 *restrict src, const uint n_src,
+                  __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
+                  const REAL eps2, const uint targets_are_sources, const REAL kappa) {
+  __local REAL4 tile[WGS];
+  const uint lid = get_local_id(0);
+  const uint own_lo = get_group_id(0) * (WGS * TPW), own_hi = own_lo + WGS * TPW;
+  const uint first = own_lo + lid;
+  REAL tx[TPW], ty[TPW], tz[TPW], pot[TPW], gx[TPW], gy[TPW], gz[TPW];
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) {
+    REAL4 t = tgt[first + k * WGS];
+    tx[k] = t.x; ty[k] = t.y; tz[k] = t.z;
+    pot[k] = gx[k] = gy[k] = gz[k] = 0;
+  }
+  for (uint base = 0; base < n_src; base += WGS) {
+    tile[lid] = src[base + lid];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if HAS_SOFTENING
+    FMMCL_UNROLL(UNROLL)
+    for (int j = 0; j < WGS; j++) YUKAWA_PAIRS(RSQRT_PLAIN)
+#else
+    const bool guard = ALL_SELECT || (targets_are_sources && base < own_hi && base + WGS > own_lo);
+    if (guard) {
+      FMMCL_UNROLL(UNROLL)
+      for (int j = 0; j < WGS; j++) YUKAWA_PAIRS(RSQRT_GUARDED)
+    } else {
+      FMMCL_UNROLL(UNROLL)
+      for (int j = 0; j < WGS; j++) YUKAWA_PAIRS(RSQRT_PLAIN)
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) out[first + k * WGS] = (REAL4)(gx[k], gy[k], gz[k], pot[k]);
 }

@@ -207,7 +207,9 @@ void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, co
 /* What FMMCL_AUTO becomes for a plan (plan.c): with a fitted model of
  * ctx's device in opt's precision, fmmcl_model_choose's method and (when
  * opt leaves it 0) leaf size; without one, DIRECT below 2^26 pairs and FMM
- * with the default leaf size above. LAPLACE_3D only (else UNSUPPORTED). */
+ * with the default leaf size above. YUKAWA_3D: DIRECT below 2^26 pairs,
+ * BBFMM above where it can answer (no gradient, no softening). Other
+ * kernels: UNSUPPORTED. */
 fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                  const double *sources, size_t n_targets, const double *targets,
                                  fmmcl_plan_options *resolved);

@@ -49,7 +49,8 @@ fmmcl_status fmmcl_model_choose(fmmcl_context ctx, const fmmcl_model_precision *
 
 /* The pairs rule for the sums the model does not cover: above it, the
  * kernel's fast method where that computes what was asked (the FMM has
- * no softening, the FGT no gradient), else the direct sum. */
+ * no softening, the FGT and the bbFMM no gradient, the bbFMM's Yukawa no
+ * softening), else the direct sum. */
 static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs) {
   if (pairs < AUTO_FALLBACK_PAIRS) return FMMCL_DIRECT;
   if (opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return FMMCL_BBFMM; /* the only fast one */
@@ -57,6 +58,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
   case FMMCL_LAPLACE_3D: return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM;
   case FMMCL_LAPLACE_2D: return FMMCL_FMM;
   case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
+  case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
   }
   return FMMCL_DIRECT;
 }

@@ -18,6 +18,10 @@ static const fmmcl_kernel_desc kernels[] = {
      .default_dim = 2, .gradient = 1, .singular_at_zero = 1, .uses_softening = 1, .uses_sigma = 0,
      .p2p_kernel = "p2p_laplace2d", .p2p_tuned = FMMCL_TUNED_P2P_LAPLACE2D, .p2p_layout = FMMCL_P2P_REAL4,
      .reference = fmmcl_reference_laplace2d_at},
+    {.kernel = FMMCL_YUKAWA_3D, .name = "yukawa3d", .title = "YUKAWA_3D", .dim_min = 3, .dim_max = 3,
+     .default_dim = 3, .gradient = 1, .singular_at_zero = 1, .uses_softening = 1, .uses_sigma = 0,
+     .uses_kernel_param = 1, .p2p_kernel = "p2p_yukawa3d", .p2p_tuned = FMMCL_TUNED_P2P_YUKAWA3D,
+     .p2p_layout = FMMCL_P2P_REAL4_PARAM, .reference = fmmcl_reference_yukawa3d_at},
 };
 
 #define N_KERNELS (sizeof kernels / sizeof kernels[0])

@@ -41,6 +41,9 @@ fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *o)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "softening must be finite and >= 0, got %g", o->softening);
   if (k->uses_sigma && (!(o->sigma > 0) || !isfinite(o->sigma)))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "sigma must be finite and > 0, got %g", o->sigma);
+  if (k->uses_kernel_param && (!(o->kernel_param >= 0) || !isfinite(o->kernel_param)))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "kernel_param must be finite and >= 0, got %g",
+                      o->kernel_param);
   if (o->precision != FMMCL_SINGLE && o->precision != FMMCL_DOUBLE)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)o->precision);
   return FMMCL_SUCCESS;

@@ -73,8 +73,9 @@ int fmmcl_plan_runs(fmmcl_plan plan, const char *ops_name);
 /* How cl/direct/p2p.cl's pair kernel lays out points and which arguments it
  * takes (direct.c packs and launches by this). */
 typedef enum fmmcl_p2p_layout {
-  FMMCL_P2P_REAL4, /* one REAL4 (x, y, z|0, q) per point; (src, ns, tgt, out, eps^2, same) */
-  FMMCL_P2P_SOA    /* rows x_1..x_dim, q of n_pad each; (src, ns, tgt, nt, out, 1/(2 sigma^2), 1/sigma^2) */
+  FMMCL_P2P_REAL4,       /* one REAL4 (x, y, z|0, q) per point; (src, ns, tgt, out, eps^2, same) */
+  FMMCL_P2P_SOA,         /* rows x_1..x_dim, q of n_pad each; (src, ns, tgt, nt, out, 1/(2 sigma^2), 1/sigma^2) */
+  FMMCL_P2P_REAL4_PARAM  /* REAL4's points and arguments, then kernel_param */
 } fmmcl_p2p_layout;
 
 /* One target's sum over every source in double precision (the plain-C
@@ -92,6 +93,7 @@ typedef struct fmmcl_kernel_desc {
   int singular_at_zero;       /* a pair at r = 0 without softening is skipped */
   int uses_softening;         /* reads opt.softening (checked finite, >= 0) */
   int uses_sigma;             /* reads opt.sigma (checked finite, > 0) */
+  int uses_kernel_param;      /* reads opt.kernel_param (checked finite, >= 0) */
   const char *p2p_kernel;     /* the OpenCL kernel in cl/direct/p2p.cl */
   fmmcl_tuned_kernel p2p_tuned; /* its tuning family (lib/tuning/) */
   fmmcl_p2p_layout p2p_layout;
@@ -106,6 +108,8 @@ void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t
                                   const double *sources, const double *charges, double *pot, double *grad);
 void fmmcl_reference_laplace2d_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
                                   const double *sources, const double *charges, double *pot, double *grad);
+void fmmcl_reference_yukawa3d_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
+                                 const double *sources, const double *charges, double *pot, double *grad);
 void fmmcl_reference_gaussian_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
                                  const double *sources, const double *charges, double *pot, double *grad);
 

@@ -143,6 +143,7 @@ static int cached_defines(const fmmcl_device_info *dev, const char *kernel, fmmc
 
 static const char *const kernel_names[FMMCL_TUNED_COUNT] = {
     [FMMCL_TUNED_P2P_LAPLACE3D] = "p2p_laplace3d", [FMMCL_TUNED_P2P_LAPLACE2D] = "p2p_laplace2d",
+    [FMMCL_TUNED_P2P_YUKAWA3D] = "p2p_yukawa3d",
     [FMMCL_TUNED_P2P_GAUSSIAN] = "p2p_gaussian",   [FMMCL_TUNED_FMM3D_P2P] = "fmm3d_p2p",
     [FMMCL_TUNED_FMM3D_EXPANSIONS] = "fmm3d_expansions", [FMMCL_TUNED_M2L2D] = "m2l2d",
     [FMMCL_TUNED_TREE_SORT] = "tree_sort",         [FMMCL_TUNED_FGT] = "fgt",

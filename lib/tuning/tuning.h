@@ -154,6 +154,7 @@ void fmmcl_params_format(const fmmcl_params *p, char *buf, size_t len);
 typedef enum fmmcl_tuned_kernel {
   FMMCL_TUNED_P2P_LAPLACE3D,
   FMMCL_TUNED_P2P_LAPLACE2D,
+  FMMCL_TUNED_P2P_YUKAWA3D,
   FMMCL_TUNED_P2P_GAUSSIAN,
   FMMCL_TUNED_FMM3D_P2P,
   FMMCL_TUNED_FMM3D_EXPANSIONS,

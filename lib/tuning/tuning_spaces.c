@@ -267,6 +267,14 @@ static const fmmcl_tuning_space spaces[] = {
      .class_prefix = "dim", .class_min = 2, .class_max = 2,
      .tune_classes = "dim2", .plan_kernel = FMMCL_LAPLACE_2D, .plan_method = FMMCL_DIRECT,
      .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
+    /* cl/p2p.cl's Yukawa kernel: p2p_laplace3d's (x, y, z, q) tiles with an
+     * exp per pair, so the same limits */
+    {.kernel = "p2p_yukawa3d", .file = "direct/p2p.cl", .params = P2P_PARAMS,
+     .fits = xyzq_tile_fits,
+     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+     .class_prefix = "dim", .class_min = 3, .class_max = 3,
+     .tune_classes = "dim3", .plan_kernel = FMMCL_YUKAWA_3D, .plan_method = FMMCL_DIRECT,
+     .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
     /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
      * targets per pass and sources per tile. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU

@@ -18,8 +18,15 @@ fmmcl_status fmmcl_bbfmm_kfun_from_options(fmmcl_context ctx, const fmmcl_plan_o
       } else if (o->kernel == FMMCL_GAUSSIAN && o->dim == 3) {
         k->kind = FMMCL_BBFMM_GAUSSIAN;
         k->param = o->sigma;
+      } else if (o->kernel == FMMCL_YUKAWA_3D) {
+        /* the bbFMM's Yukawa has no softened form */
+        if (o->softening > 0)
+          return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "BBFMM sums YUKAWA_3D without softening, got %g",
+                            o->softening);
+        k->kind = FMMCL_BBFMM_YUKAWA; /* kernel_param checked with the options */
       } else {
-        return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "BBFMM needs a 3D kernel (LAPLACE_3D or GAUSSIAN with dim 3)");
+        return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                          "BBFMM needs a 3D kernel (LAPLACE_3D, YUKAWA_3D or GAUSSIAN with dim 3)");
       }
       return FMMCL_SUCCESS;
     case FMMCL_BBFMM_GAUSSIAN:

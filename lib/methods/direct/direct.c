@@ -25,11 +25,11 @@ typedef struct {
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 /* Element index of coordinate c (c = dim: the charge) of point i in a packed
- * array of n_pad points: Laplace interleaves (x, y, z, q) in 3D, (x, y, q, 0)
- * in 2D; the Gaussian is
+ * array of n_pad points: the REAL4 layouts interleave (x, y, z, q) in 3D,
+ * (x, y, q, 0) in 2D; the Gaussian is
  * structure-of-arrays. */
 static size_t packed_index(const fmmcl_kernel_desc *kd, size_t n_pad, size_t i, int c) {
-  return kd->p2p_layout == FMMCL_P2P_REAL4 ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
+  return kd->p2p_layout != FMMCL_P2P_SOA ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
 /* Centre of the bounding box of both point sets and its largest half-side. */
@@ -116,7 +116,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     free(sx);
     return st;
   }
-  const size_t rows = s->kd->p2p_layout == FMMCL_P2P_REAL4 ? 4 : (size_t)dim + 1; /* REALs per point */
+  const size_t rows = s->kd->p2p_layout != FMMCL_P2P_SOA ? 4 : (size_t)dim + 1; /* REALs per point */
   s->ns_pad = round_up(plan->n_sources, s->wgs);
   s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
@@ -172,6 +172,10 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
   if (soa)
     return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
                              FMMCL_ARG_UINT(nt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_REAL(b, rs));
+  if (s->kd->p2p_layout == FMMCL_P2P_REAL4_PARAM)
+    return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
+                             FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_UINT(plan->targets_are_sources),
+                             FMMCL_ARG_REAL(o->kernel_param, rs));
   return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
                            FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_UINT(plan->targets_are_sources));
 }
@@ -182,7 +186,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   direct_state *s = plan->impl;
   const fmmcl_plan_options *o = &plan->opt;
   const int dim = o->dim;
-  const size_t rows = s->kd->p2p_layout == FMMCL_P2P_REAL4 ? 4 : (size_t)dim + 1;
+  const size_t rows = s->kd->p2p_layout != FMMCL_P2P_SOA ? 4 : (size_t)dim + 1;
   double t0 = fmmcl_wall_seconds();
   #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
@@ -201,7 +205,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
                                         s->out_host, 0, NULL, NULL));
   /* Laplace out[i] = (gx, gy, gz, pot) ((gx, gy, 0, pot) in 2D); Gaussian
    * SoA rows (pot, g_1..g_dim) */
-  const int lap = s->kd->p2p_layout == FMMCL_P2P_REAL4;
+  const int lap = s->kd->p2p_layout != FMMCL_P2P_SOA;
   #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
     potential[i] = fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
