@@ -23,8 +23,8 @@ from ._core import (Context, Device, Plan, Result, devices, evaluate, reference,
 from ._names import KERNELS as _KERNELS, METHODS as _METHODS
 from .errors import (BuildError, CorruptFileError, DeviceNotFoundError, EmptyInputError, Error,
                      FileError, InternalError, InvalidArgumentError, KernelNotFoundError,
-                     LibraryNotFoundError, NoDeviceError, NonFiniteInputError, NullPointerError,
-                     OpenCLError, OutOfMemoryError, UnsupportedError)
+                     LibraryNotFoundError, NoDeviceError, NonFiniteInputError, NonFiniteOutputError,
+                     NullPointerError, OpenCLError, OutOfMemoryError, UnsupportedError)
 
 __version__ = "0.1.0"
 
@@ -37,5 +37,5 @@ __all__ = ["Context", "Device", "Plan", "Result", "devices", "evaluate", "refere
            "relative_error", "KERNELS", "METHODS", "Error", "BuildError", "CorruptFileError",
            "DeviceNotFoundError", "EmptyInputError", "FileError", "InternalError",
            "InvalidArgumentError", "KernelNotFoundError", "LibraryNotFoundError",
-           "NoDeviceError", "NonFiniteInputError", "NullPointerError", "OpenCLError",
+           "NoDeviceError", "NonFiniteInputError", "NonFiniteOutputError", "NullPointerError", "OpenCLError",
            "OutOfMemoryError", "UnsupportedError"]

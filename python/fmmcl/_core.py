@@ -164,7 +164,8 @@ def _gradient_default(kernel, method, expr):
 
 
 def _kernel_dim(kernel_id, bb, expr):
-    if expr is not None or bb != names.BBFMM_PLAN_KERNEL or kernel_id == names.LAPLACE_3D:
+    if expr is not None or bb != names.BBFMM_PLAN_KERNEL or kernel_id in (names.LAPLACE_3D,
+                                                                            names.YUKAWA_3D):
         return 3
     return 2 if kernel_id == names.LAPLACE_2D else None  # Gaussian: from the array
 

@@ -88,6 +88,11 @@ class InternalError(Error):
     status, status_name = 14, "ERROR_INTERNAL"
 
 
+class NonFiniteOutputError(Error, ArithmeticError):
+    """The result overflowed the plan's precision: use double precision or rescale."""
+    status, status_name = 15, "ERROR_NONFINITE_OUTPUT"
+
+
 class LibraryNotFoundError(Error, ImportError):
     """libfmmcl.so itself could not be loaded (no library status: it never ran)."""
     status_name = "LIBRARY_NOT_FOUND"
@@ -96,7 +101,8 @@ class LibraryNotFoundError(Error, ImportError):
 _BY_STATUS = {cls.status: cls for cls in (
     NullPointerError, InvalidArgumentError, EmptyInputError, NonFiniteInputError,
     UnsupportedError, OutOfMemoryError, NoDeviceError, DeviceNotFoundError,
-    KernelNotFoundError, BuildError, OpenCLError, FileError, CorruptFileError, InternalError)}
+    KernelNotFoundError, BuildError, OpenCLError, FileError, CorruptFileError, InternalError,
+    NonFiniteOutputError)}
 
 
 def from_status(status, reason, message):

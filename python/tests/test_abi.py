@@ -48,7 +48,7 @@ def test_enums_match(header):
         _enum(header, "fmmcl_schedule")
     assert ["FMMCL_VENDOR_" + v.upper() for v in _names.VENDORS] == _enum(header, "fmmcl_vendor")
     assert _enum(header, "fmmcl_kernel") == ["FMMCL_LAPLACE_3D", "FMMCL_GAUSSIAN",
-                                             "FMMCL_LAPLACE_2D"]
+                                             "FMMCL_LAPLACE_2D", "FMMCL_YUKAWA_3D"]
     assert len(_enum(header, "fmmcl_bbfmm_kernel")) == 8
 
 

@@ -32,6 +32,24 @@ def test_laplace3d_softening(ctx, fp64):
     assert rel(phi, ref_phi) < 1e-12 and rel(grad, ref_grad) < 1e-12
 
 
+@pytest.mark.parametrize("precision", ["single", "double"])
+def test_yukawa3d_direct(ctx, precision):
+    """exp(-kappa r) / r and its gradient with respect to the target, against NumPy."""
+    if precision == "double" and not ctx.device.has_fp64:
+        pytest.skip("no fp64")
+    kappa = 2.0
+    y, q, x = points(300, 3, 21), charges(300, 21), points(200, 3, 22)
+    phi, grad = fmmcl.evaluate(y, q, x, kernel="yukawa3d", kernel_param=kappa, method="direct",
+                               precision=precision, device=ctx)
+    d = y[None, :, :] - x[:, None, :]  # source - target
+    r = np.linalg.norm(d, axis=2)
+    e = np.exp(-kappa * r)
+    ref_phi = (q * e / r).sum(axis=1)
+    ref_grad = ((q * e * (1 + kappa * r) / r**3)[:, :, None] * d).sum(axis=1)
+    assert rel(phi, ref_phi) < ROUND[precision]
+    assert rel(grad, ref_grad) < ROUND[precision]
+
+
 @pytest.mark.parametrize("method,tol", [("fmm", 1e-6), ("treecode", 1e-3)])
 def test_laplace3d_tree_methods(ctx, fp64, method, tol):
     y, q = points(2000, 3, 4), charges(2000, 4)
