@@ -149,6 +149,7 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
 static fmmcl_status charges_check(fmmcl_plan plan, const double *charges) {
   const double max = precision_max(plan->opt.precision), limit = ldexp(max, -4);
   double total = 0;
+#pragma omp parallel for reduction(+ : total) if (plan->n_sources > 100000)
   for (size_t i = 0; i < plan->n_sources; i++) total += fabs(charges[i]);
   if (!(total <= limit))
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -214,6 +215,10 @@ static size_t first_nonfinite(const double *v, size_t n) {
  * NaN or infinity, which must never pass as a result. Checked here, after
  * every method, so no method can forget it. */
 static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, const double *gradient) {
+  const size_t ng = plan->n_targets * (size_t)plan->opt.dim;
+  /* the common case in one parallel pass; the search below only names the culprit */
+  if (fmmcl_all_finite(potential, plan->n_targets) && (!gradient || fmmcl_all_finite(gradient, ng)))
+    return FMMCL_SUCCESS;
   const char *hint = plan->opt.precision == FMMCL_SINGLE
                          ? "use FMMCL_DOUBLE, or rescale coordinates and charges"
                          : "rescale coordinates and charges";
@@ -223,7 +228,6 @@ static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, cons
                       "the potential at target %zu is %s: the %s sum overflowed %s precision; %s", i,
                       isnan(potential[i]) ? "NaN" : "infinite", plan->ops->name, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
                       hint);
-  const size_t ng = plan->n_targets * (size_t)plan->opt.dim;
   i = gradient ? first_nonfinite(gradient, ng) : ng;
   if (i < ng)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
