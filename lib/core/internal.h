@@ -133,6 +133,20 @@ fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kerne
 /* 48: a hybrid plan (hybrid.c) reports both sub-plans' phases */
 #define FMMCL_MAX_PHASES 48
 
+/* The operators of the tree methods (3D and 2D FMM, treecode), as bits in
+ * launch order, for the test hooks and hybrid schedules that run some of
+ * them; a method ignores the bits of operators it does not have. */
+enum {
+  FMMCL_PHASE_P2M = 1 << 0,
+  FMMCL_PHASE_M2M = 1 << 1,
+  FMMCL_PHASE_M2L = 1 << 2,
+  FMMCL_PHASE_P2L = 1 << 3,
+  FMMCL_PHASE_L2L = 1 << 4,
+  FMMCL_PHASE_L2P = 1 << 5,
+  FMMCL_PHASE_M2P = 1 << 6,
+  FMMCL_PHASE_P2P = 1 << 7
+};
+
 /* What a method implements: lib/plan/registry.h. */
 typedef struct fmmcl_method_ops fmmcl_method_ops;
 

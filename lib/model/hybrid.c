@@ -11,8 +11,8 @@
 #include "model/model.h"
 #include "plan/registry.h"
 
-#define NEAR_PHASES FMMCL_FMM3D_P2P
-#define FAR_PHASES (FMMCL_FMM3D_FMM_PHASES & ~(unsigned)FMMCL_FMM3D_P2P)
+#define NEAR_PHASES FMMCL_PHASE_P2P
+#define FAR_PHASES (FMMCL_FMM3D_FMM_PHASES & ~(unsigned)FMMCL_PHASE_P2P)
 
 typedef struct hybrid_state {
   fmmcl_schedule schedule;
@@ -137,7 +137,7 @@ static fmmcl_status hybrid_counts(fmmcl_plan plan, const char *phase, double *wo
   static const char *const names[] = {"p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p"};
   unsigned bit = 0;
   for (unsigned i = 0; i < 8; i++)
-    if (strcmp(phase, names[i]) == 0) bit = 1u << i; /* the order of the FMMCL_FMM3D_ bits */
+    if (strcmp(phase, names[i]) == 0) bit = 1u << i; /* the order of the FMMCL_PHASE_ bits */
   for (int k = 0; k < 2; k++)
     if (h->sub[k] && (h->mask[k] & bit)) return fmmcl_plan_counts(h->sub[k], phase, work);
   *work = 0;
@@ -195,11 +195,11 @@ static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_opt
  * W near brings Up along (it reads multipoles), X near brings Down (its
  * locals must reach the targets); the far device keeps Up and Down for V. */
 static void set_masks(hybrid_state *h) {
-  const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M;
-  const unsigned down = FMMCL_FMM3D_L2L | FMMCL_FMM3D_L2P;
+  const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_PHASE_P2M | FMMCL_PHASE_M2M;
+  const unsigned down = FMMCL_PHASE_L2L | FMMCL_PHASE_L2P;
   unsigned near = NEAR_PHASES, far = FAR_PHASES;
-  if (h->w_near) near |= up | FMMCL_FMM3D_M2P, far &= ~(unsigned)FMMCL_FMM3D_M2P;
-  if (h->x_near) near |= down | FMMCL_FMM3D_P2L, far &= ~(unsigned)FMMCL_FMM3D_P2L;
+  if (h->w_near) near |= up | FMMCL_PHASE_M2P, far &= ~(unsigned)FMMCL_PHASE_M2P;
+  if (h->x_near) near |= down | FMMCL_PHASE_P2L, far &= ~(unsigned)FMMCL_PHASE_P2L;
   h->mask[0] = h->mask[1] = 0;
   switch (h->schedule) {
     case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;

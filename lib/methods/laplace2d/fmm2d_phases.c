@@ -53,14 +53,14 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmmcl
   const fmmcl_quadtree2d *t = s->tree;
   const int L = t->levels;
   fmmcl_status st = FMMCL_SUCCESS;
-  if (mask & FMMCL_FMM2D_P2M) {
+  if (mask & FMMCL_PHASE_P2M) {
     const size_t nl = (size_t)1 << (2 * L);
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2m, 0, UINT(nl), UINT(fmmcl_quadtree2d_level_offset(L)),
                            REAL(1.0 / fmmcl_quadtree2d_cell_side(t, L)), MEM(s->src), MEM(s->leaf_src),
                            MEM(s->centre), MEM(s->M));
     if (!st) st = launch(plan, events, s->k_p2m, nl * s->nrow, LOCAL, "p2m");
   }
-  for (int l = L - 1; !st && (mask & FMMCL_FMM2D_M2M) && l >= 2; l--) {
+  for (int l = L - 1; !st && (mask & FMMCL_PHASE_M2M) && l >= 2; l--) {
     const size_t n = (size_t)1 << (2 * l);
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2m, 0, UINT(n), UINT(fmmcl_quadtree2d_level_offset(l)),
                            UINT(fmmcl_quadtree2d_level_offset(l + 1)), REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)),
@@ -123,7 +123,7 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmm
   const fmmcl_quadtree2d *t = s->tree;
   const int L = t->levels;
   fmmcl_status st = FMMCL_SUCCESS;
-  for (int l = 2; (mask & FMMCL_FMM2D_L2L) && !st && l < L; l++) {
+  for (int l = 2; (mask & FMMCL_PHASE_L2L) && !st && l < L; l++) {
     const size_t n = (size_t)1 << (2 * (l + 1));
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_l2l, 0, UINT(n), UINT(fmmcl_quadtree2d_level_offset(l)),
                            UINT(fmmcl_quadtree2d_level_offset(l + 1)), REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)),
@@ -131,13 +131,13 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmm
                            MEM(s->leaf_tgt));
     if (!st) st = launch(plan, events, s->k_l2l, n * s->nrow, LOCAL, "l2l");
   }
-  if (!st && (mask & FMMCL_FMM2D_L2P)) {
+  if (!st && (mask & FMMCL_PHASE_L2P)) {
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_l2p, 0, UINT(t->n_targets), UINT(fmmcl_quadtree2d_level_offset(L)),
                            REAL(1.0 / fmmcl_quadtree2d_cell_side(t, L)), MEM(s->tgt), MEM(s->tgt_leaf),
                            MEM(s->centre), MEM(s->L), MEM(s->out));
     if (!st) st = launch(plan, events, s->k_l2p, t->n_targets, LOCAL, "l2p");
   }
-  if (!st && (mask & FMMCL_FMM2D_P2P)) {
+  if (!st && (mask & FMMCL_PHASE_P2P)) {
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2p, 0, UINT(t->n_targets), MEM(s->src), MEM(s->leaf_src),
                            MEM(s->u_begin), MEM(s->u_leaf), MEM(s->tgt), MEM(s->tgt_leaf), MEM(s->out));
     if (!st) st = launch(plan, events, s->k_p2p, t->n_targets, LOCAL, "p2p");
@@ -152,7 +152,7 @@ static fmmcl_status run_masked(fmmcl_plan plan, fmm2d_state *s, unsigned mask, i
   if (!st && zero_l) st = zero(ctx, s->L, 2 * s->tree->n_cells * s->nrow * s->real_size);
   fmmcl_event_log events = {0};
   if (!st) st = upward(plan, s, mask, &events);
-  if (!st && (mask & FMMCL_FMM2D_M2L)) st = m2l(plan, s, &events);
+  if (!st && (mask & FMMCL_PHASE_M2L)) st = m2l(plan, s, &events);
   if (!st) st = downward(plan, s, mask, &events);
   /* flushed on failure too: the events must not leak */
   fmmcl_status fl = fmmcl_event_log_flush(plan, &events);

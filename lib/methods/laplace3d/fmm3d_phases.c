@@ -143,9 +143,9 @@ static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
   typedef fmmcl_status (*phase_fn)(fmmcl_plan, fmm3d_state *, fmmcl_event_log *);
   static const struct { unsigned bit; phase_fn run; } phases[] = {
-      {FMMCL_FMM3D_P2M, run_p2m}, {FMMCL_FMM3D_M2M, run_m2m}, {FMMCL_FMM3D_M2L, run_m2l},
-      {FMMCL_FMM3D_P2L, run_p2l}, {FMMCL_FMM3D_L2L, run_l2l}, {FMMCL_FMM3D_L2P, run_l2p},
-      {FMMCL_FMM3D_M2P, run_m2p}, {FMMCL_FMM3D_P2P, run_p2p}};
+      {FMMCL_PHASE_P2M, run_p2m}, {FMMCL_PHASE_M2M, run_m2m}, {FMMCL_PHASE_M2L, run_m2l},
+      {FMMCL_PHASE_P2L, run_p2l}, {FMMCL_PHASE_L2L, run_l2l}, {FMMCL_PHASE_L2P, run_l2p},
+      {FMMCL_PHASE_M2P, run_m2p}, {FMMCL_PHASE_P2P, run_p2p}};
   /* the treecode has no local expansions: never run their phases */
   if (s->treecode) mask &= FMMCL_FMM3D_TREECODE_PHASES;
   fmmcl_event_log log = {0};
