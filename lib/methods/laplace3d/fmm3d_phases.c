@@ -83,24 +83,27 @@ static fmmcl_status run_m2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   return st ? st : run_levels(plan, s, log, k, &s->m2m_levels, 4, "m2m");
 }
 
+/* A phase over a list: the kernel takes the list (rows, begin, entries) as
+ * its first arguments, then more, and runs a work-group per row. */
+static fmmcl_status run_list(fmmcl_plan plan, fmmcl_event_log *log, cl_kernel k, const fmm3d_device_list *l,
+                             size_t wgs, const char *phase, size_t n_more, const fmmcl_arg *more) {
+  fmmcl_status st = FMMCL_KERNEL_ARGS(plan->ctx, k, 0, FMMCL_ARG_MEM(l->rows), FMMCL_ARG_MEM(l->begin),
+                                      FMMCL_ARG_MEM(l->entries));
+  if (!st) st = fmmcl_kernel_args(plan->ctx, k, 3, n_more, more);
+  return st ? st : launch(plan, log, k, l->n_rows, wgs, phase);
+}
+#define RUN_LIST(plan, log, k, l, wgs, phase, ...) \
+  run_list((plan), (log), (k), (l), (wgs), (phase), sizeof((fmmcl_arg[]){__VA_ARGS__}) / sizeof(fmmcl_arg), \
+           (fmmcl_arg[]){__VA_ARGS__})
+
 static fmmcl_status run_m2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_m2l;
-  const fmm3d_device_list *v = &s->m2l;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(v->rows), FMMCL_ARG_MEM(v->begin),
-                                      FMMCL_ARG_MEM(v->entries), FMMCL_ARG_MEM(s->m2l_shift),
-                                      FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->L));
-  return st ? st : launch(plan, log, k, v->n_rows, s->exp_wgs, "m2l");
+  return RUN_LIST(plan, log, s->k_m2l, &s->m2l, s->exp_wgs, "m2l", FMMCL_ARG_MEM(s->m2l_shift),
+                  FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->L));
 }
 
 static fmmcl_status run_p2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_p2l;
-  const fmm3d_device_list *x = &s->p2l;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(x->rows), FMMCL_ARG_MEM(x->begin),
-                                      FMMCL_ARG_MEM(x->entries), FMMCL_ARG_MEM(s->cell_src), FMMCL_ARG_MEM(s->src),
-                                      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L));
-  return st ? st : launch(plan, log, k, x->n_rows, s->exp_wgs, "p2l");
+  return RUN_LIST(plan, log, s->k_p2l, &s->p2l, s->exp_wgs, "p2l", FMMCL_ARG_MEM(s->cell_src),
+                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L));
 }
 
 static fmmcl_status run_l2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
@@ -121,23 +124,13 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 }
 
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_m2p;
-  const fmm3d_device_list *w = &s->m2p;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(w->rows), FMMCL_ARG_MEM(w->begin),
-                                      FMMCL_ARG_MEM(w->entries), FMMCL_ARG_MEM(s->cell_tgt), FMMCL_ARG_MEM(s->tgt),
-                                      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out));
-  return st ? st : launch(plan, log, k, w->n_rows, s->exp_wgs, "m2p");
+  return RUN_LIST(plan, log, s->k_m2p, &s->m2p, s->exp_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out));
 }
 
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_p2p;
-  const fmm3d_device_list *u = &s->p2p;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(u->rows), FMMCL_ARG_MEM(u->begin),
-                                      FMMCL_ARG_MEM(u->entries), FMMCL_ARG_MEM(s->cell_tgt), FMMCL_ARG_MEM(s->src),
-                                      FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
-  return st ? st : launch(plan, log, k, u->n_rows, s->p2p_wgs, "p2p");
+  return RUN_LIST(plan, log, s->k_p2p, &s->p2p, s->p2p_wgs, "p2p", FMMCL_ARG_MEM(s->cell_tgt),
+                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
