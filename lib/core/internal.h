@@ -190,6 +190,11 @@ static inline double fmmcl_get_real(const void *buf, size_t real_size, size_t i)
  * only after the queue has passed the write). */
 fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
                                 cl_mem buf);
+/* Reads n REAL4 results from buf (waiting) into the pinned host stage and
+ * splits each into potential[i] (component pot) and, when gradient is not
+ * NULL, gradient[dim * i + c] (components grad .. grad + dim - 1). */
+fmmcl_status fmmcl_download_real4(fmmcl_context ctx, size_t real_size, cl_mem buf, size_t n, void *stage, int pot,
+                                  int grad, int dim, double *potential, double *gradient);
 
 /* Median of v[0..n) (v is reordered; NAN when n is 0): benchmarks and the
  * tuner report medians of repeated timings. */

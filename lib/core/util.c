@@ -103,3 +103,15 @@ fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const doubl
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, n * real_size, stage, 0, NULL, NULL));
   return FMMCL_SUCCESS;
 }
+
+fmmcl_status fmmcl_download_real4(fmmcl_context ctx, size_t real_size, cl_mem buf, size_t n, void *stage, int pot,
+                                  int grad, int dim, double *potential, double *gradient) {
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, 4 * n * real_size, stage, 0, NULL, NULL));
+  #pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++) {
+    potential[i] = fmmcl_get_real(stage, real_size, 4 * i + pot);
+    if (gradient)
+      for (int c = 0; c < dim; c++) gradient[dim * i + c] = fmmcl_get_real(stage, real_size, 4 * i + grad + c);
+  }
+  return FMMCL_SUCCESS;
+}

@@ -176,18 +176,10 @@ fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *poten
                                       MEM(s->out_user));
   if (!st) st = launch_elementwise(plan, s->k_unsort, t->n_targets);
   if (st) return st;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out_user, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
-                                        s->out_pin.ptr, 0, NULL, NULL));
   /* out_user[k] = (phi, dphi/dx, dphi/dy, 0) of the caller's target k */
-  const void *out = s->out_pin.ptr;
-  #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
-  for (size_t k = 0; k < t->n_targets; k++) {
-    double v[3];
-    for (int c = 0; c < 3; c++)
-      v[c] = s->real_size == 4 ? ((const float *)out)[4 * k + c] : ((const double *)out)[4 * k + c];
-    potential[k] = v[0];
-    if (gradient) gradient[2 * k] = v[1], gradient[2 * k + 1] = v[2];
-  }
+  st = fmmcl_download_real4(ctx, s->real_size, s->out_user, t->n_targets, s->out_pin.ptr, 0, 1, 2, potential,
+                            gradient);
+  if (st) return st;
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }

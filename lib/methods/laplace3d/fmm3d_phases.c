@@ -160,19 +160,10 @@ fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *poten
                                       FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(s->out_user));
   if (!st) st = launch_elementwise(ctx, k, n);
   if (st) return st;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out_user, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
-                                        s->out_pin.ptr, 0, NULL, NULL));
   /* out_user[j] = (d/dx, d/dy, d/dz, phi) of the caller's target j */
-  const void *out = s->out_pin.ptr;
-  #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
-  for (size_t j = 0; j < t->n_targets; j++) {
-    double v[4];
-    for (int c = 0; c < 4; c++)
-      v[c] = s->real_size == 4 ? (double)((const float *)out)[4 * j + c] : ((const double *)out)[4 * j + c];
-    potential[j] = v[3];
-    if (gradient)
-      for (int c = 0; c < 3; c++) gradient[3 * j + c] = v[c];
-  }
+  st = fmmcl_download_real4(ctx, s->real_size, s->out_user, t->n_targets, s->out_pin.ptr, 3, 0, 3, potential,
+                            gradient);
+  if (st) return st;
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }
