@@ -256,35 +256,28 @@ fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) {
+/* Where the W (x_list 0) or X (x_list 1) list runs: near (1) or far (0). */
+static fmmcl_status list_near(fmmcl_plan plan, int x_list, int *near) {
   if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
-  *near = ((const hybrid_state *)plan->impl)->w_near;
+  const hybrid_state *h = plan->impl;
+  *near = x_list ? h->x_near : h->w_near;
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) {
+/* Moves the W or X list; only the hybrid schedules split them. */
+static fmmcl_status place_list(fmmcl_plan plan, int x_list, int near) {
   if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   hybrid_state *h = plan->impl;
   if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
-  h->w_near = near != 0;
+  *(x_list ? &h->x_near : &h->w_near) = near != 0;
   set_masks(h);
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near) {
-  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
-  *near = ((const hybrid_state *)plan->impl)->x_near;
-  return FMMCL_SUCCESS;
-}
-
-fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) {
-  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
-  hybrid_state *h = plan->impl;
-  if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
-  h->x_near = near != 0;
-  set_masks(h);
-  return FMMCL_SUCCESS;
-}
+fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) { return list_near(plan, 0, near); }
+fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) { return place_list(plan, 0, near); }
+fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near) { return list_near(plan, 1, near); }
+fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) { return place_list(plan, 1, near); }
 
 fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
                                       size_t n_sources, const double *sources, size_t n_targets,
