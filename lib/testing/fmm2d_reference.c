@@ -24,7 +24,10 @@ static void laplace2d_at(const double *t, size_t ns, const double *src, const do
 
 static double complex *cell_exp(double complex *E, int p, size_t cell) { return E + cell * (size_t)(p + 1); }
 
-void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M) {
+/* The leaves' expansions: P2M of the sorted charges into M when M is
+ * given, else L2P of L into out. */
+static void leaf_pass(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M,
+                      const double complex *L, double *out) {
   const size_t nl = (size_t)1 << (2 * t->levels), off = fmmcl_quadtree2d_level_offset(t->levels);
   const double r = fmmcl_quadtree2d_cell_side(t, t->levels);
 #pragma omp parallel for schedule(dynamic, 64)
@@ -32,8 +35,15 @@ void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorte
     double c[2];
     fmmcl_quadtree2d_cell_centre(t, t->levels, m, c);
     size_t b = t->leaf_src[m];
-    fmmcl_exp2d_p2m(p, t->leaf_src[m + 1] - b, t->src + 2 * b, q_sorted + b, c, r, cell_exp(M, p, off + m));
+    if (M) fmmcl_exp2d_p2m(p, t->leaf_src[m + 1] - b, t->src + 2 * b, q_sorted + b, c, r, cell_exp(M, p, off + m));
+    else
+      for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++)
+        fmmcl_exp2d_l2p(p, L + (off + m) * (size_t)(p + 1), c, r, t->tgt + 2 * i, out + 3 * i);
   }
+}
+
+void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M) {
+  leaf_pass(t, p, q_sorted, M, NULL, NULL);
 }
 
 /* The translations between level l and its children: child multipoles
@@ -83,15 +93,7 @@ void fmmcl_fmm2d_ref_l2l(const fmmcl_quadtree2d *t, int p, double complex *L) {
 }
 
 void fmmcl_fmm2d_ref_l2p(const fmmcl_quadtree2d *t, int p, const double complex *L, double *out) {
-  const size_t nl = (size_t)1 << (2 * t->levels), off = fmmcl_quadtree2d_level_offset(t->levels);
-  const double r = fmmcl_quadtree2d_cell_side(t, t->levels);
-#pragma omp parallel for schedule(dynamic, 64)
-  for (size_t m = 0; m < nl; m++) {
-    double c[2];
-    fmmcl_quadtree2d_cell_centre(t, t->levels, m, c);
-    for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++)
-      fmmcl_exp2d_l2p(p, L + (off + m) * (size_t)(p + 1), c, r, t->tgt + 2 * i, out + 3 * i);
-  }
+  leaf_pass(t, p, NULL, NULL, L, out);
 }
 
 void fmmcl_fmm2d_ref_p2p(const fmmcl_quadtree2d *t, const double *q_sorted, double *out) {
