@@ -211,6 +211,11 @@ static void set_masks(hybrid_state *h) {
 
 static int is_hybrid(fmmcl_plan plan);
 
+static fmmcl_status borrow_state(fmmcl_plan plan, const double *sources, const double *targets,
+                                 const void *donor) {
+  return fmmcl_fmm3d_create_borrowing(plan, sources, targets, donor);
+}
+
 /* What fmmcl_plan_create does for a 3D FMM plan (options and points are
  * checked by the caller), with donor's tree and lists borrowed. */
 static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
@@ -221,32 +226,13 @@ static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options
   if (o->precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision (cl_khr_fp64)",
                       ctx->dev.info.device_name);
-  fmmcl_plan p = calloc(1, sizeof *p);
-  if (!p) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  p->ctx = ctx;
-  p->opt = *o;
-  p->n_sources = ns;
-  p->targets_are_sources = targets == NULL;
-  p->n_targets = targets ? nt : ns;
   /* o is a LAPLACE_3D FMM: the registry gives the 3D FMM's ops, whose state
    * fmmcl_fmm3d_create_borrowing fills */
-  fmmcl_status st = fmmcl_method_lookup(ctx, o, &p->ops);
-  if (!st && !fmmcl_plan_runs(p, "fmm3d"))
-    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a hybrid share runs %s, not the 3D FMM", p->ops->name);
-  if (st) {
-    free(p);
-    return st;
-  }
-  const double t0 = fmmcl_wall_seconds();
-  st = fmmcl_fmm3d_create_borrowing(p, sources, targets ? targets : sources, donor);
-  if (st) {
-    p->ops->destroy(p);
-    free(p);
-    return st;
-  }
-  fmmcl_plan_record(p, "build", fmmcl_wall_seconds() - t0);
-  *out = p;
-  return FMMCL_SUCCESS;
+  const fmmcl_method_ops *ops;
+  fmmcl_status st = fmmcl_method_lookup(ctx, o, &ops);
+  if (!st && strcmp(ops->name, "fmm3d") != 0)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a hybrid share runs %s, not the 3D FMM", ops->name);
+  return st ? st : fmmcl_plan_build(ctx, o, ops, ns, sources, nt, targets, borrow_state, donor, out);
 }
 
 fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
