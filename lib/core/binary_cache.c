@@ -52,19 +52,6 @@ fmmcl_status fmmcl_cache_file_path(uint64_t key, char *buf, size_t len) {
   return n > 0 && (size_t)n < len ? FMMCL_SUCCESS : FMMCL_ERROR_INVALID_ARGUMENT;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 fmmcl_status fmmcl_cache_load(uint64_t key, unsigned char **data, size_t *len) {
   char path[4200];
   if (fmmcl_cache_file_path(key, path, sizeof path)) return FMMCL_ERROR_IO;
@@ -91,7 +78,7 @@ fmmcl_status fmmcl_cache_load(uint64_t key, unsigned char **data, size_t *len) {
 
 fmmcl_status fmmcl_cache_store(uint64_t key, const unsigned char *data, size_t len) {
   char dir[4096], path[4200], tmp[4300];
-  if (fmmcl_cache_dir_path(dir, sizeof dir) || make_dirs(dir) != 0) return FMMCL_ERROR_IO;
+  if (fmmcl_cache_dir_path(dir, sizeof dir) || fmmcl_make_dirs(dir, 0) != 0) return FMMCL_ERROR_IO;
   fmmcl_cache_file_path(key, path, sizeof path);
   /* a unique temporary name, then rename: readers never see half a file */
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%p", path, (long)getpid(), (const void *)data);

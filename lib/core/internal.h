@@ -196,6 +196,10 @@ fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const doubl
 fmmcl_status fmmcl_download_real4(fmmcl_context ctx, size_t real_size, cl_mem buf, size_t n, void *stage, int pot,
                                   int grad, int dim, double *potential, double *gradient);
 
+/* mkdir -p of path (of its directory part only when parent_only, path
+ * then naming a file): 0, or -1 with errno set. */
+int fmmcl_make_dirs(const char *path, int parent_only);
+
 /* Median of v[0..n) (v is reordered; NAN when n is 0): benchmarks and the
  * tuner report medians of repeated timings. */
 double fmmcl_median(double *v, size_t n);

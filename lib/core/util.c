@@ -1,8 +1,11 @@
 /* util.c — small shared helpers: clocks, event timing, finiteness checks,
  * phase-time bookkeeping on plans. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -78,6 +81,19 @@ fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t byte
                       ctx->dev.info.device_name, fmmcl_cl_error_name(err));
   }
   return FMMCL_SUCCESS;
+}
+
+int fmmcl_make_dirs(const char *path, int parent_only) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  if (parent_only) return 0;
+  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 static int cmp_double(const void *a, const void *b) {
