@@ -190,11 +190,32 @@ static inline double fmmcl_get_real(const void *buf, size_t real_size, size_t i)
  * only after the queue has passed the write). */
 fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
                                 cl_mem buf);
-/* Reads n REAL4 results from buf (waiting) into the pinned host stage and
- * splits each into potential[i] (component pot) and, when gradient is not
- * NULL, gradient[dim * i + c] (components grad .. grad + dim - 1). */
-fmmcl_status fmmcl_download_real4(fmmcl_context ctx, size_t real_size, cl_mem buf, size_t n, void *stage, int pot,
-                                  int grad, int dim, double *potential, double *gradient);
+/* A permutation on the device: k(in, perm, n, out), one work-item per
+ * element in groups of local (the tree methods sort and unsort with it). */
+typedef struct fmmcl_permutation {
+  cl_kernel k;
+  size_t local;
+  cl_mem in, perm, out;
+} fmmcl_permutation;
+/* Enqueues p over n elements (without waiting). */
+fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n);
+/* fmmcl_upload_reals of v into p->in, then p enqueued over the n values. */
+fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                   const fmmcl_permutation *p);
+/* A tree method's REAL4 results on the device and what brings them back:
+ * the unsort permutation (sorted results in, caller's order out), the
+ * pinned host stage, and where each REAL4 holds the potential (component
+ * pot) and the gradient (components grad .. grad + dim - 1). */
+typedef struct fmmcl_real4_results {
+  fmmcl_permutation unsort;
+  void *stage;
+  int pot, grad, dim;
+} fmmcl_real4_results;
+/* Puts n results of r into the caller's order on the device, reads them
+ * (waiting) and splits them into potential[i] and, when gradient is not
+ * NULL, gradient[dim * i + c]; timed as the plan's "download". */
+fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r, size_t n, size_t real_size,
+                                  double *potential, double *gradient);
 
 /* mkdir -p of path (of its directory part only when parent_only, path
  * then naming a file): 0, or -1 with errno set. */

@@ -120,14 +120,34 @@ fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const doubl
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_download_real4(fmmcl_context ctx, size_t real_size, cl_mem buf, size_t n, void *stage, int pot,
-                                  int grad, int dim, double *potential, double *gradient) {
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, 4 * n * real_size, stage, 0, NULL, NULL));
+fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n) {
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, p->k, 0, FMMCL_ARG_MEM(p->in), FMMCL_ARG_MEM(p->perm), FMMCL_ARG_UINT(n),
+                                      FMMCL_ARG_MEM(p->out));
+  return st ? st : fmmcl_launch(ctx, p->k, fmmcl_round_up(n, p->local), p->local, NULL, NULL);
+}
+
+fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                   const fmmcl_permutation *p) {
+  fmmcl_status st = fmmcl_upload_reals(ctx, real_size, v, n, stage, p->in);
+  return st ? st : fmmcl_permute(ctx, p, n);
+}
+
+fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r, size_t n, size_t real_size,
+                                  double *potential, double *gradient) {
+  fmmcl_context ctx = plan->ctx;
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = fmmcl_permute(ctx, &r->unsort, n);
+  if (st) return st;
+  const void *stage = r->stage;
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->unsort.out, CL_TRUE, 0, 4 * n * real_size, r->stage, 0, NULL,
+                                        NULL));
   #pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++) {
-    potential[i] = fmmcl_get_real(stage, real_size, 4 * i + pot);
+    potential[i] = fmmcl_get_real(stage, real_size, 4 * i + r->pot);
     if (gradient)
-      for (int c = 0; c < dim; c++) gradient[dim * i + c] = fmmcl_get_real(stage, real_size, 4 * i + grad + c);
+      for (int c = 0; c < r->dim; c++)
+        gradient[r->dim * i + c] = fmmcl_get_real(stage, real_size, 4 * i + r->grad + c);
   }
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }

@@ -17,28 +17,20 @@ static fmmcl_status launch(fmmcl_plan plan, fmmcl_event_log *events, cl_kernel k
 
 #define LOCAL 64 /* the simple operators: any size works; 64 fills a warp pair */
 
-/* The permutations run on the device (as the 3D FMM's): the host only
- * streams the charges up in the caller's order and the results down. */
-static fmmcl_status launch_elementwise(fmmcl_plan plan, cl_kernel k, size_t n) {
-  return fmmcl_launch(plan->ctx, k, fmmcl_round_up(n, LOCAL), LOCAL, NULL, NULL);
-}
-
 /* Argument shorthands: a REAL in the plan's precision, a size as uint. */
 #define MEM FMMCL_ARG_MEM
 #define UINT FMMCL_ARG_UINT
 #define REAL(v) FMMCL_ARG_REAL((v), s->real_size)
 
+/* The permutations run on the device (as the 3D FMM's): the host only
+ * streams the charges up in the caller's order and the results down. */
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges) {
-  fmmcl_context ctx = plan->ctx;
-  const fmmcl_quadtree2d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  fmmcl_status up = fmmcl_upload_reals(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, s->charges);
-  if (up) return up;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_charges, 0, MEM(s->charges), MEM(s->src_perm), UINT(t->n_sources),
-                                      MEM(s->src));
-  if (!st) st = launch_elementwise(plan, s->k_charges, t->n_sources);
+  const fmmcl_permutation put = {.k = s->k_charges, .local = LOCAL, .in = s->charges, .perm = s->src_perm,
+                                 .out = s->src};
+  fmmcl_status st = fmmcl_upload_permuted(plan->ctx, s->real_size, charges, s->tree->n_sources, s->q_pin.ptr, &put);
   if (st) return st;
-  FMMCL_CL_TRY(ctx, clFinish(ctx->queue)); /* q_pin is reused by the next execute */
+  FMMCL_CL_TRY(plan->ctx, clFinish(plan->ctx->queue)); /* q_pin is reused by the next execute */
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }
@@ -169,17 +161,9 @@ fmmcl_status fmmcl_fmm2d_run_phases_keep_l(fmmcl_plan plan, fmm2d_state *s, unsi
 }
 
 fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *potential, double *gradient) {
-  fmmcl_context ctx = plan->ctx;
-  const fmmcl_quadtree2d *t = s->tree;
-  double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_unsort, 0, MEM(s->out), MEM(s->tgt_perm), UINT(t->n_targets),
-                                      MEM(s->out_user));
-  if (!st) st = launch_elementwise(plan, s->k_unsort, t->n_targets);
-  if (st) return st;
   /* out_user[k] = (phi, dphi/dx, dphi/dy, 0) of the caller's target k */
-  st = fmmcl_download_real4(ctx, s->real_size, s->out_user, t->n_targets, s->out_pin.ptr, 0, 1, 2, potential,
-                            gradient);
-  if (st) return st;
-  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
-  return FMMCL_SUCCESS;
+  const fmmcl_real4_results r = {
+      .unsort = {.k = s->k_unsort, .local = LOCAL, .in = s->out, .perm = s->tgt_perm, .out = s->out_user},
+      .stage = s->out_pin.ptr, .pot = 0, .grad = 1, .dim = 2};
+  return fmmcl_download_real4(plan, &r, s->tree->n_targets, s->real_size, potential, gradient);
 }

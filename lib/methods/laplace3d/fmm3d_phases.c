@@ -26,10 +26,9 @@ static fmmcl_status zero_buffer(fmmcl_context ctx, cl_mem buf, size_t bytes) {
   return FMMCL_SUCCESS;
 }
 
-/* One work-item per element, n of them, in groups of up to 256. */
-static fmmcl_status launch_elementwise(fmmcl_context ctx, cl_kernel k, size_t n) {
-  size_t local = ctx->dev.info.max_work_group_size < 256 ? ctx->dev.info.max_work_group_size : 256;
-  return fmmcl_launch(ctx, k, fmmcl_round_up(n, local), local, NULL, NULL);
+/* The permutations run one work-item per element, in groups of up to 256. */
+static size_t elementwise_local(fmmcl_context ctx) {
+  return ctx->dev.info.max_work_group_size < 256 ? ctx->dev.info.max_work_group_size : 256;
 }
 
 fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges) {
@@ -37,13 +36,9 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
   /* a streaming copy in the caller's order; the device does the gather */
-  fmmcl_status up = fmmcl_upload_reals(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, s->charges);
-  if (up) return up;
-  const cl_uint n = (cl_uint)t->n_sources;
-  cl_kernel k = s->k_charges;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->charges), FMMCL_ARG_MEM(s->src_perm),
-                                      FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(s->src));
-  if (!st) st = launch_elementwise(ctx, k, n);
+  const fmmcl_permutation put = {.k = s->k_charges, .local = elementwise_local(ctx), .in = s->charges,
+                                 .perm = s->src_perm, .out = s->src};
+  fmmcl_status st = fmmcl_upload_permuted(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, &put);
   const size_t exp_bytes = t->n_cells * s->ncoef * 2 * s->real_size;
   if (!st) st = zero_buffer(ctx, s->M, exp_bytes);
   if (!st) st = zero_buffer(ctx, s->L, exp_bytes);
@@ -151,19 +146,9 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
 }
 
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient) {
-  fmmcl_context ctx = plan->ctx;
-  const fmmcl_tree3d *t = s->tree;
-  double t0 = fmmcl_wall_seconds();
-  const cl_uint n = (cl_uint)t->n_targets;
-  cl_kernel k = s->k_unsort;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->tgt_perm),
-                                      FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(s->out_user));
-  if (!st) st = launch_elementwise(ctx, k, n);
-  if (st) return st;
   /* out_user[j] = (d/dx, d/dy, d/dz, phi) of the caller's target j */
-  st = fmmcl_download_real4(ctx, s->real_size, s->out_user, t->n_targets, s->out_pin.ptr, 3, 0, 3, potential,
-                            gradient);
-  if (st) return st;
-  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
-  return FMMCL_SUCCESS;
+  const fmmcl_real4_results r = {.unsort = {.k = s->k_unsort, .local = elementwise_local(plan->ctx), .in = s->out,
+                                            .perm = s->tgt_perm, .out = s->out_user},
+                                 .stage = s->out_pin.ptr, .pot = 3, .grad = 0, .dim = 3};
+  return fmmcl_download_real4(plan, &r, s->tree->n_targets, s->real_size, potential, gradient);
 }
