@@ -47,6 +47,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   for (int k = 0; k < 2; k++)
     for (size_t i = 0; i < counts[k]; i++)
       for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], sets[k][3 * i + d]), hi[d] = fmax(hi[d], sets[k][3 * i + d]);
+  /* no tree: its centre is the points' bounding box's, which they are sent relative to */
   for (int d = 0; d < 3; d++) s->tree.center[d] = 0.5 * (lo[d] + hi[d]);
   char *pre = fmmcl_bbfmm_prelude(&s->k, s->real_size == sizeof(float));
   if (!pre) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
