@@ -211,6 +211,8 @@ static void set_masks(hybrid_state *h) {
 
 static int is_hybrid(fmmcl_plan plan);
 
+/* fmmcl_plan_build's create for a sub-plan: the 3D FMM's state on the
+ * donor's tree and lists. */
 static fmmcl_status borrow_state(fmmcl_plan plan, const double *sources, const double *targets,
                                  const void *donor) {
   return fmmcl_fmm3d_create_borrowing(plan, sources, targets, donor);

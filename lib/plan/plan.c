@@ -85,6 +85,7 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
 fmmcl_status fmmcl_plan_build(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops *ops,
                               size_t n_sources, const double *sources, size_t n_targets, const double *targets,
                               fmmcl_plan_state_fn create, const void *arg, fmmcl_plan *out) {
+  *out = NULL;
   fmmcl_plan plan = calloc(1, sizeof *plan);
   if (!plan) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->ctx = ctx;
