@@ -285,33 +285,33 @@ START_TEST(test_operators) {
   const size_t leaf0 = fmmcl_quadtree2d_level_offset(L), lev2 = fmmcl_quadtree2d_level_offset(2);
   const double tol = op_tol(prec);
   /* P2M: the leaves */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_FMM2D_P2M, NULL, NULL, f.M, NULL, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_PHASE_P2M, NULL, NULL, f.M, NULL, NULL), FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_p2m(t, f.p, f.qs, f.Mr);
   double e = cells_err(&f, f.M, f.Mr, leaf0, t->n_cells);
   ck_assert_msg(e < tol, "%s %s P2M: %.2e", dist_name[kind], prec ? "double" : "float", e);
   /* M2M from the reference leaves: levels 2..L-1 */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_FMM2D_M2M, f.Mr, NULL, f.M, NULL, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_M2M, f.Mr, NULL, f.M, NULL, NULL), FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_m2m(t, f.p, f.Mr);
   e = cells_err(&f, f.M, f.Mr, lev2, leaf0);
   ck_assert_msg(e < tol, "M2M: %.2e", e);
   /* M2L with the row-traversal kernel and the reduction, all levels */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_FMM2D_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_m2l(t, f.p, f.Mr, f.Lr);
   e = cells_err(&f, f.L, f.Lr, lev2, t->n_cells);
   ck_assert_msg(e < tol, "M2L: %.2e", e);
   /* L2L from the reference M2L results */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_FMM2D_L2L, NULL, f.Lr, NULL, f.L, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_L2L, NULL, f.Lr, NULL, f.L, NULL), FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_l2l(t, f.p, f.Lr);
   drop_empty_targets(&f, f.L, f.Lr);
   e = cells_err(&f, f.L, f.Lr, lev2, t->n_cells);
   ck_assert_msg(e < tol, "L2L: %.2e", e);
   /* L2P from the reference leaf locals */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_FMM2D_L2P, NULL, f.Lr, NULL, NULL, f.out), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_L2P, NULL, f.Lr, NULL, NULL, f.out), FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_l2p(t, f.p, f.Lr, f.outr);
   e = fmmcl_test_rel_l2(f.out, f.outr, f.no);
   ck_assert_msg(e < tol, "L2P: %.2e", e);
   /* P2P over the U lists */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_FMM2D_P2P, NULL, NULL, NULL, NULL, f.out), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_P2P, NULL, NULL, NULL, NULL, f.out), FMMCL_SUCCESS);
   memset(f.outr, 0, f.no * sizeof *f.outr);
   fmmcl_fmm2d_ref_p2p(t, f.qs, f.outr);
   e = fmmcl_test_rel_l2(f.out, f.outr, f.no);
@@ -355,7 +355,7 @@ START_TEST(test_m2l_tilings) {
       for (size_t m = 0; m < ((size_t)1 << (2 * l)); m++)
         if (fmmcl_quadtree2d_cell_sources(f.t, l, m) == 0)
           for (int k = 0; k <= f.p; k++) f.Mr[(fmmcl_quadtree2d_level_offset(l) + m) * (f.p + 1) + k] = 0;
-    ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_FMM2D_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
     fmmcl_fmm2d_ref_m2l(f.t, f.p, f.Mr, f.Lr);
     drop_empty_targets(&f, f.L, f.Lr); /* the tile kernel gives them an L too, which nothing reads */
     double e = cells_err(&f, f.L, f.Lr, fmmcl_quadtree2d_level_offset(2), f.t->n_cells);

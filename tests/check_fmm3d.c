@@ -259,7 +259,7 @@ static void expect_close(const char *what, const double *dev, const double *ref,
 START_TEST(test_operator_p2m) {
   op_fixture f;
   op_open(&f, FMMCL_FMM, 3000);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2M, NULL, NULL, f.M, NULL, NULL), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_P2M, NULL, NULL, f.M, NULL, NULL), 0);
   ref_p2m(&f, f.Mr);
   expect_close("P2M", f.M, f.Mr, f.t->n_cells * f.nc);
   op_close(&f);
@@ -270,7 +270,7 @@ START_TEST(test_operator_m2m) {
   op_fixture f;
   op_open(&f, FMMCL_FMM, 3000);
   ref_p2m(&f, f.Mr);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2M, f.Mr, NULL, f.M, NULL, NULL), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2M, f.Mr, NULL, f.M, NULL, NULL), 0);
   ref_m2m(&f, f.Mr);
   expect_close("M2M", f.M, f.Mr, f.t->n_cells * f.nc);
   op_close(&f);
@@ -282,7 +282,7 @@ START_TEST(test_operator_m2l) {
   op_open(&f, FMMCL_FMM, 3000);
   ref_p2m(&f, f.Mr);
   ref_m2m(&f, f.Mr);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2L, f.Mr, NULL, NULL, f.L, NULL), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), 0);
   ref_m2l(&f, f.Mr, f.Lr);
   expect_close("M2L", f.L, f.Lr, f.t->n_cells * f.nc);
   op_close(&f);
@@ -292,7 +292,7 @@ END_TEST
 START_TEST(test_operator_p2l) {
   op_fixture f;
   op_open(&f, FMMCL_FMM, 3000);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2L, NULL, NULL, NULL, f.L, NULL), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_P2L, NULL, NULL, NULL, f.L, NULL), 0);
   ref_p2l(&f, f.Lr);
   expect_close("P2L", f.L, f.Lr, f.t->n_cells * f.nc);
   op_close(&f);
@@ -306,7 +306,7 @@ START_TEST(test_operator_l2l) {
   ref_m2m(&f, f.Mr);
   ref_m2l(&f, f.Mr, f.Lr);
   ref_p2l(&f, f.Lr);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_L2L, NULL, f.Lr, NULL, f.L, NULL), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_L2L, NULL, f.Lr, NULL, f.L, NULL), 0);
   ref_l2l(&f, f.Lr);
   expect_close("L2L", f.L, f.Lr, f.t->n_cells * f.nc);
   op_close(&f);
@@ -321,7 +321,7 @@ START_TEST(test_operator_l2p) {
   ref_m2l(&f, f.Mr, f.Lr);
   ref_p2l(&f, f.Lr);
   ref_l2l(&f, f.Lr);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_L2P, NULL, f.Lr, NULL, NULL, f.out), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_L2P, NULL, f.Lr, NULL, NULL, f.out), 0);
   ref_l2p(&f, f.Lr, f.outr);
   expect_close("L2P", f.out, f.outr, 4 * f.t->n_targets);
   op_close(&f);
@@ -333,7 +333,7 @@ START_TEST(test_operator_m2p) {
   op_open(&f, FMMCL_FMM, 3000);
   ref_p2m(&f, f.Mr);
   ref_m2m(&f, f.Mr);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
   ref_m2p(&f, &f.lists.w, f.Mr, f.outr);
   expect_close("M2P (W list)", f.out, f.outr, 4 * f.t->n_targets);
   op_close(&f);
@@ -343,7 +343,7 @@ END_TEST
 START_TEST(test_operator_p2p) {
   op_fixture f;
   op_open(&f, FMMCL_FMM, 3000);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2P, NULL, NULL, NULL, NULL, f.out), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_P2P, NULL, NULL, NULL, NULL, f.out), 0);
   ref_p2p(&f, &f.lists.u, f.outr);
   expect_close("P2P (U list)", f.out, f.outr, 4 * f.t->n_targets);
   op_close(&f);
@@ -356,11 +356,11 @@ START_TEST(test_operator_treecode_lists) {
   op_open(&f, FMMCL_TREECODE, 3000);
   ref_p2m(&f, f.Mr);
   ref_m2m(&f, f.Mr);
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
   ref_m2p(&f, &f.tc.far, f.Mr, f.outr);
   expect_close("M2P (far list)", f.out, f.outr, 4 * f.t->n_targets);
   memset(f.outr, 0, 4 * f.t->n_targets * sizeof(double));
-  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_FMM3D_P2P, NULL, NULL, NULL, NULL, f.out), 0);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_P2P, NULL, NULL, NULL, NULL, f.out), 0);
   ref_p2p(&f, &f.tc.near, f.outr);
   expect_close("P2P (near list)", f.out, f.outr, 4 * f.t->n_targets);
   op_close(&f);

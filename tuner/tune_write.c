@@ -36,22 +36,6 @@ static void clear(line_list *l) {
   memset(l, 0, sizeof *l);
 }
 
-/* mkdir -p of the directory part of path */
-static int make_parent_dirs(const char *path) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  char *slash = strrchr(tmp, '/');
-  if (!slash || slash == tmp) return 0;
-  *slash = '\0';
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The file without dev's section (other devices' lines kept as they are,
  * garbled ones dropped) into others, and dev's entry lines into ours. A
  * file that is not a cache is renamed to <path>.corrupt first. */
@@ -143,7 +127,7 @@ typedef int (*edit_fn)(line_list *ours, const void *arg, size_t *count);
 
 static int rewrite(const char *path, const fmmcl_device_info *dev, edit_fn edit, const void *arg,
                    size_t *count, char *why, size_t len) {
-  if (make_parent_dirs(path) != 0) {
+  if (fmmcl_make_dirs(path, 1) != 0) {
     snprintf(why, len, "cannot create the directory of %s: %s", path, strerror(errno));
     return 0;
   }

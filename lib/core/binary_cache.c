@@ -57,19 +57,6 @@ fmmcl_status fmmcl_cache_file_path(uint64_t key, char *buf, size_t len) {
   return n > 0 && (size_t)n < len ? FMMCL_SUCCESS : FMMCL_ERROR_INVALID_ARGUMENT;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* ---- the keyed checksum ----------------------------------------------------
  * A plain checksum only catches accidents: anyone can recompute it over a
  * changed payload, and a forged binary then reaches the OpenCL driver, which
@@ -225,7 +212,7 @@ fmmcl_status fmmcl_cache_load_tagged(uint64_t key, uint64_t tag, unsigned char *
 fmmcl_status fmmcl_cache_store_tagged(uint64_t key, uint64_t tag, const unsigned char *data, size_t len) {
   char dir[4096], path[4200], tmp[4300];
   unsigned char secret[SECRET_LEN];
-  if (fmmcl_cache_dir_path(dir, sizeof dir) || make_dirs(dir) != 0 || !cache_secret(dir, 1, secret))
+  if (fmmcl_cache_dir_path(dir, sizeof dir) || fmmcl_make_dirs(dir, 0) != 0 || !cache_secret(dir, 1, secret))
     return FMMCL_ERROR_IO;
   fmmcl_cache_file_path(key, path, sizeof path);
   /* a unique temporary name, then rename: readers never see half a file */

@@ -40,25 +40,19 @@ static fmmcl_vendor classify(const char *platform_name, const char *platform_ven
   return FMMCL_VENDOR_OTHER;
 }
 
-/* A string property, truncated to fit rather than lost when it is long. */
-static void platform_string(cl_platform_id p, cl_platform_info what, char *buf, size_t len) {
-  size_t n = 0;
-  buf[0] = '\0';
-  if (clGetPlatformInfo(p, what, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
-  char *tmp = malloc(n + 1);
-  if (tmp && clGetPlatformInfo(p, what, n, tmp, NULL) == CL_SUCCESS) {
-    tmp[n] = '\0';
-    snprintf(buf, len, "%s", tmp);
-  }
-  free(tmp);
+/* clGetPlatformInfo on p, or clGetDeviceInfo on d when p is NULL. */
+static cl_int get_info(cl_platform_id p, cl_device_id d, cl_uint what, size_t size, void *value, size_t *ret) {
+  return p ? clGetPlatformInfo(p, what, size, value, ret) : clGetDeviceInfo(d, what, size, value, ret);
 }
 
-static void device_string(cl_device_id d, cl_device_info what, char *buf, size_t len) {
+/* A string property of p (or of d when p is NULL), truncated to fit rather
+ * than lost when it is long. */
+static void info_string(cl_platform_id p, cl_device_id d, cl_uint what, char *buf, size_t len) {
   size_t n = 0;
   buf[0] = '\0';
-  if (clGetDeviceInfo(d, what, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+  if (get_info(p, d, what, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
   char *tmp = malloc(n + 1);
-  if (tmp && clGetDeviceInfo(d, what, n, tmp, NULL) == CL_SUCCESS) {
+  if (tmp && get_info(p, d, what, n, tmp, NULL) == CL_SUCCESS) {
     tmp[n] = '\0';
     snprintf(buf, len, "%s", tmp);
   }
@@ -69,11 +63,11 @@ static void fill_info(cl_platform_id p, cl_device_id d, int pi, int di, fmmcl_de
   memset(info, 0, sizeof *info);
   info->platform_index = pi;
   info->device_index = di;
-  platform_string(p, CL_PLATFORM_NAME, info->platform_name, sizeof info->platform_name);
-  platform_string(p, CL_PLATFORM_VENDOR, info->platform_vendor, sizeof info->platform_vendor);
-  device_string(d, CL_DEVICE_NAME, info->device_name, sizeof info->device_name);
-  device_string(d, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
-  device_string(d, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
+  info_string(p, NULL, CL_PLATFORM_NAME, info->platform_name, sizeof info->platform_name);
+  info_string(p, NULL, CL_PLATFORM_VENDOR, info->platform_vendor, sizeof info->platform_vendor);
+  info_string(NULL, d, CL_DEVICE_NAME, info->device_name, sizeof info->device_name);
+  info_string(NULL, d, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+  info_string(NULL, d, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
   cl_device_type type = 0;
   clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
   info->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;

@@ -146,6 +146,20 @@ fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kerne
 /* 48: a hybrid plan (hybrid.c) reports both sub-plans' phases */
 #define FMMCL_MAX_PHASES 48
 
+/* The operators of the tree methods (3D and 2D FMM, treecode), as bits in
+ * launch order, for the test hooks and hybrid schedules that run some of
+ * them; a method ignores the bits of operators it does not have. */
+enum {
+  FMMCL_PHASE_P2M = 1 << 0,
+  FMMCL_PHASE_M2M = 1 << 1,
+  FMMCL_PHASE_M2L = 1 << 2,
+  FMMCL_PHASE_P2L = 1 << 3,
+  FMMCL_PHASE_L2L = 1 << 4,
+  FMMCL_PHASE_L2P = 1 << 5,
+  FMMCL_PHASE_M2P = 1 << 6,
+  FMMCL_PHASE_P2P = 1 << 7
+};
+
 /* What a method implements: lib/plan/registry.h. */
 typedef struct fmmcl_method_ops fmmcl_method_ops;
 
@@ -189,6 +203,36 @@ static inline double fmmcl_get_real(const void *buf, size_t real_size, size_t i)
  * only after the queue has passed the write). */
 fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
                                 cl_mem buf);
+/* A permutation on the device: k(in, perm, n, out), one work-item per
+ * element in groups of local (the tree methods sort and unsort with it). */
+typedef struct fmmcl_permutation {
+  cl_kernel k;
+  size_t local;
+  cl_mem in, perm, out;
+} fmmcl_permutation;
+/* Enqueues p over n elements (without waiting). */
+fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n);
+/* fmmcl_upload_reals of v into p->in, then p enqueued over the n values. */
+fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                   const fmmcl_permutation *p);
+/* A tree method's REAL4 results on the device and what brings them back:
+ * the unsort permutation (sorted results in, caller's order out), the
+ * pinned host stage, and where each REAL4 holds the potential (component
+ * pot) and the gradient (components grad .. grad + dim - 1). */
+typedef struct fmmcl_real4_results {
+  fmmcl_permutation unsort;
+  void *stage;
+  int pot, grad, dim;
+} fmmcl_real4_results;
+/* Puts n results of r into the caller's order on the device, reads them
+ * (waiting) and splits them into potential[i] and, when gradient is not
+ * NULL, gradient[dim * i + c]; timed as the plan's "download". */
+fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r, size_t n, size_t real_size,
+                                  double *potential, double *gradient);
+
+/* mkdir -p of path (of its directory part only when parent_only, path
+ * then naming a file): 0, or -1 with errno set. */
+int fmmcl_make_dirs(const char *path, int parent_only);
 
 /* Median of v[0..n) (v is reordered; NAN when n is 0): benchmarks and the
  * tuner report medians of repeated timings. */

@@ -1,8 +1,11 @@
 /* util.c — small shared helpers: clocks, event timing, finiteness checks,
  * phase-time bookkeeping on plans. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -80,6 +83,19 @@ fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t byte
   return FMMCL_SUCCESS;
 }
 
+int fmmcl_make_dirs(const char *path, int parent_only) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  if (parent_only) return 0;
+  return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -101,5 +117,37 @@ fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const doubl
     memcpy(stage, v, n * sizeof(double));
   }
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, n * real_size, stage, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n) {
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, p->k, 0, FMMCL_ARG_MEM(p->in), FMMCL_ARG_MEM(p->perm), FMMCL_ARG_UINT(n),
+                                      FMMCL_ARG_MEM(p->out));
+  return st ? st : fmmcl_launch(ctx, p->k, fmmcl_round_up(n, p->local), p->local, NULL, NULL);
+}
+
+fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
+                                   const fmmcl_permutation *p) {
+  fmmcl_status st = fmmcl_upload_reals(ctx, real_size, v, n, stage, p->in);
+  return st ? st : fmmcl_permute(ctx, p, n);
+}
+
+fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r, size_t n, size_t real_size,
+                                  double *potential, double *gradient) {
+  fmmcl_context ctx = plan->ctx;
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = fmmcl_permute(ctx, &r->unsort, n);
+  if (st) return st;
+  const void *stage = r->stage;
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->unsort.out, CL_TRUE, 0, 4 * n * real_size, r->stage, 0, NULL,
+                                        NULL));
+  #pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++) {
+    potential[i] = fmmcl_get_real(stage, real_size, 4 * i + r->pot);
+    if (gradient)
+      for (int c = 0; c < r->dim; c++)
+        gradient[r->dim * i + c] = fmmcl_get_real(stage, real_size, 4 * i + r->grad + c);
+  }
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }

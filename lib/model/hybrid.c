@@ -11,8 +11,8 @@
 #include "model/model.h"
 #include "plan/registry.h"
 
-#define NEAR_PHASES FMMCL_FMM3D_P2P
-#define FAR_PHASES (FMMCL_FMM3D_FMM_PHASES & ~(unsigned)FMMCL_FMM3D_P2P)
+#define NEAR_PHASES FMMCL_PHASE_P2P
+#define FAR_PHASES (FMMCL_FMM3D_FMM_PHASES & ~(unsigned)FMMCL_PHASE_P2P)
 
 typedef struct hybrid_state {
   fmmcl_schedule schedule;
@@ -137,7 +137,7 @@ static fmmcl_status hybrid_counts(fmmcl_plan plan, const char *phase, double *wo
   static const char *const names[] = {"p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p"};
   unsigned bit = 0;
   for (unsigned i = 0; i < 8; i++)
-    if (strcmp(phase, names[i]) == 0) bit = 1u << i; /* the order of the FMMCL_FMM3D_ bits */
+    if (strcmp(phase, names[i]) == 0) bit = 1u << i; /* the order of the FMMCL_PHASE_ bits */
   for (int k = 0; k < 2; k++)
     if (h->sub[k] && (h->mask[k] & bit)) return fmmcl_plan_counts(h->sub[k], phase, work);
   *work = 0;
@@ -195,11 +195,11 @@ static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_opt
  * W near brings Up along (it reads multipoles), X near brings Down (its
  * locals must reach the targets); the far device keeps Up and Down for V. */
 static void set_masks(hybrid_state *h) {
-  const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M;
-  const unsigned down = FMMCL_FMM3D_L2L | FMMCL_FMM3D_L2P;
+  const unsigned all = FMMCL_FMM3D_FMM_PHASES, up = FMMCL_PHASE_P2M | FMMCL_PHASE_M2M;
+  const unsigned down = FMMCL_PHASE_L2L | FMMCL_PHASE_L2P;
   unsigned near = NEAR_PHASES, far = FAR_PHASES;
-  if (h->w_near) near |= up | FMMCL_FMM3D_M2P, far &= ~(unsigned)FMMCL_FMM3D_M2P;
-  if (h->x_near) near |= down | FMMCL_FMM3D_P2L, far &= ~(unsigned)FMMCL_FMM3D_P2L;
+  if (h->w_near) near |= up | FMMCL_PHASE_M2P, far &= ~(unsigned)FMMCL_PHASE_M2P;
+  if (h->x_near) near |= down | FMMCL_PHASE_P2L, far &= ~(unsigned)FMMCL_PHASE_P2L;
   h->mask[0] = h->mask[1] = 0;
   switch (h->schedule) {
     case FMMCL_SCHEDULE_CPU: h->mask[1] = all; break;
@@ -211,6 +211,13 @@ static void set_masks(hybrid_state *h) {
 
 static int is_hybrid(fmmcl_plan plan);
 
+/* fmmcl_plan_build's create for a sub-plan: the 3D FMM's state on the
+ * donor's tree and lists. */
+static fmmcl_status borrow_state(fmmcl_plan plan, const double *sources, const double *targets,
+                                 const void *donor) {
+  return fmmcl_fmm3d_create_borrowing(plan, sources, targets, donor);
+}
+
 /* What fmmcl_plan_create does for a 3D FMM plan (options and points are
  * checked by the caller), with donor's tree and lists borrowed. */
 static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
@@ -221,32 +228,13 @@ static fmmcl_status create_borrowing(fmmcl_context ctx, const fmmcl_plan_options
   if (o->precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision (cl_khr_fp64)",
                       ctx->dev.info.device_name);
-  fmmcl_plan p = calloc(1, sizeof *p);
-  if (!p) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  p->ctx = ctx;
-  p->opt = *o;
-  p->n_sources = ns;
-  p->targets_are_sources = targets == NULL;
-  p->n_targets = targets ? nt : ns;
   /* o is a LAPLACE_3D FMM: the registry gives the 3D FMM's ops, whose state
    * fmmcl_fmm3d_create_borrowing fills */
-  fmmcl_status st = fmmcl_method_lookup(ctx, o, &p->ops);
-  if (!st && !fmmcl_plan_runs(p, "fmm3d"))
-    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a hybrid share runs %s, not the 3D FMM", p->ops->name);
-  if (st) {
-    free(p);
-    return st;
-  }
-  const double t0 = fmmcl_wall_seconds();
-  st = fmmcl_fmm3d_create_borrowing(p, sources, targets ? targets : sources, donor);
-  if (st) {
-    p->ops->destroy(p);
-    free(p);
-    return st;
-  }
-  fmmcl_plan_record(p, "build", fmmcl_wall_seconds() - t0);
-  *out = p;
-  return FMMCL_SUCCESS;
+  const fmmcl_method_ops *ops;
+  fmmcl_status st = fmmcl_method_lookup(ctx, o, &ops);
+  if (!st && strcmp(ops->name, "fmm3d") != 0)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a hybrid share runs %s, not the 3D FMM", ops->name);
+  return st ? st : fmmcl_plan_build(ctx, o, ops, ns, sources, nt, targets, borrow_state, donor, out);
 }
 
 fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
@@ -256,35 +244,28 @@ fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) {
+/* Where the W (x_list 0) or X (x_list 1) list runs: near (1) or far (0). */
+static fmmcl_status list_near(fmmcl_plan plan, int x_list, int *near) {
   if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
-  *near = ((const hybrid_state *)plan->impl)->w_near;
+  const hybrid_state *h = plan->impl;
+  *near = x_list ? h->x_near : h->w_near;
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) {
+/* Moves the W or X list; only the hybrid schedules split them. */
+static fmmcl_status place_list(fmmcl_plan plan, int x_list, int near) {
   if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   hybrid_state *h = plan->impl;
   if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
-  h->w_near = near != 0;
+  *(x_list ? &h->x_near : &h->w_near) = near != 0;
   set_masks(h);
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near) {
-  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
-  *near = ((const hybrid_state *)plan->impl)->x_near;
-  return FMMCL_SUCCESS;
-}
-
-fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) {
-  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
-  hybrid_state *h = plan->impl;
-  if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
-  h->x_near = near != 0;
-  set_masks(h);
-  return FMMCL_SUCCESS;
-}
+fmmcl_status fmmcl_hybrid_w_near(fmmcl_plan plan, int *near) { return list_near(plan, 0, near); }
+fmmcl_status fmmcl_hybrid_place_w(fmmcl_plan plan, int near) { return place_list(plan, 0, near); }
+fmmcl_status fmmcl_hybrid_x_near(fmmcl_plan plan, int *near) { return list_near(plan, 1, near); }
+fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) { return place_list(plan, 1, near); }
 
 fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
                                       size_t n_sources, const double *sources, size_t n_targets,

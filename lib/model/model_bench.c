@@ -36,20 +36,27 @@ static fmmcl_status random_points(fmmcl_context ctx, size_t n, size_t real_size,
   return FMMCL_SUCCESS;
 }
 
+/* A benchmark's kernel (name in cl/model.cl), n random points as its input
+ * and room for n REAL4 results; the caller releases all three. */
+static fmmcl_status bench_setup(fmmcl_context ctx, cl_program prog, const char *name, size_t n, size_t real_size,
+                                cl_kernel *k, cl_mem *in, cl_mem *out) {
+  fmmcl_status st = fmmcl_create_kernel(ctx, prog, "model/model.cl", name, k);
+  if (!st) st = random_points(ctx, n, real_size, in);
+  if (!st) {
+    cl_int err;
+    *out = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, n * 4 * real_size, NULL, &err);
+    if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
+  }
+  return st;
+}
+
 static fmmcl_status measure_ulist(fmmcl_context ctx, cl_program prog, size_t real_size, double *rate) {
   const fmmcl_device_info *d = &ctx->dev.info;
   /* enough work-groups to fill every compute unit several times over */
   const size_t global = (size_t)(d->compute_units ? d->compute_units : 1) * (d->is_gpu ? 64 : 4) * MODEL_WGS;
-  cl_int err;
   cl_kernel k = NULL;
-  fmmcl_status st = fmmcl_create_kernel(ctx, prog, "model/model.cl", "model_ulist", &k);
-  if (st) return st;
   cl_mem pts = NULL, out = NULL;
-  st = random_points(ctx, global, real_size, &pts);
-  if (!st) {
-    out = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, global * 4 * real_size, NULL, &err);
-    if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
-  }
+  fmmcl_status st = bench_setup(ctx, prog, "model_ulist", global, real_size, &k, &pts, &out);
   cl_int reps = 1;
   *rate = 0;
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(pts), FMMCL_ARG_MEM(out));
@@ -75,16 +82,9 @@ static fmmcl_status measure_stream(fmmcl_context ctx, cl_program prog, size_t re
   const fmmcl_device_info *d = &ctx->dev.info;
   size_t n = (size_t)1 << (d->is_gpu ? 24 : 21); /* REAL4s per array */
   while (n > 4096 && 2 * n * 4 * real_size > d->global_mem_bytes / 4) n /= 2;
-  cl_int err;
   cl_kernel k = NULL;
-  fmmcl_status st = fmmcl_create_kernel(ctx, prog, "model/model.cl", "model_stream", &k);
-  if (st) return st;
   cl_mem a = NULL, b = NULL;
-  st = random_points(ctx, n, real_size, &a);
-  if (!st) {
-    b = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, n * 4 * real_size, NULL, &err);
-    if (err) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
-  }
+  fmmcl_status st = bench_setup(ctx, prog, "model_stream", n, real_size, &k, &a, &b);
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(a), FMMCL_ARG_MEM(b), FMMCL_ARG_REAL(1.0001, real_size));
   static const size_t wgs[] = {64, 128, 256, 512};
   *rate = 0;

@@ -66,25 +66,13 @@ static uint64_t checksum(const char *body) {
   return fmmcl_hash64(FMMCL_HASH64_INIT, body, strlen(body));
 }
 
-static int make_parent_dirs(const char *path) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return 0;
-}
-
 fmmcl_status fmmcl_model_store(const char *path, const fmmcl_device_info *dev, const fmmcl_model *m) {
   if (!path || !dev || !m) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_store: NULL argument");
   char *body = format_body(dev, m);
   if (!body) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  if (make_parent_dirs(path) != 0) {
+  if (fmmcl_make_dirs(path, 1) != 0) {
     free(body);
     return fmmcl_fail(NULL, FMMCL_ERROR_IO, "cannot create the directory of %s: %s", path, strerror(errno));
   }

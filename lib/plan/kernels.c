@@ -36,18 +36,12 @@ const char *fmmcl_kernel_name(fmmcl_kernel kernel) {
 }
 
 fmmcl_status fmmcl_kernel_parse(const char *name, fmmcl_kernel *out) {
-  fmmcl_clear_error(NULL);
-  if (!name || !out) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_kernel_parse: NULL argument");
   const char *names[N_KERNELS];
   for (size_t i = 0; i < N_KERNELS; i++) names[i] = kernels[i].name;
-  int i = fmmcl_name_index(names, N_KERNELS, name);
-  if (i < 0) {
-    char list[256];
-    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_kernel_parse: no kernel named \"%s\" (%s)", name,
-                      fmmcl_name_list(names, N_KERNELS, list, sizeof list));
-  }
-  *out = kernels[i].kernel;
-  return FMMCL_SUCCESS;
+  int i;
+  fmmcl_status st = fmmcl_name_parse("fmmcl_kernel_parse", "kernel", names, N_KERNELS, name, out ? &i : NULL);
+  if (!st) *out = kernels[i].kernel;
+  return st;
 }
 
 /* In fmmcl_bbfmm_kernel order; the command line's --kernel spells the
@@ -64,14 +58,9 @@ const char *fmmcl_bbfmm_kernel_name(fmmcl_bbfmm_kernel kernel) {
 }
 
 fmmcl_status fmmcl_bbfmm_kernel_parse(const char *name, fmmcl_bbfmm_kernel *out) {
-  fmmcl_clear_error(NULL);
-  if (!name || !out) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_bbfmm_kernel_parse: NULL argument");
-  int i = fmmcl_name_index(bbfmm_kernel_names, N_BBFMM_KERNELS, name);
-  if (i < 0) {
-    char list[256];
-    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_bbfmm_kernel_parse: no bbFMM kernel named \"%s\" (%s)",
-                      name, fmmcl_name_list(bbfmm_kernel_names, N_BBFMM_KERNELS, list, sizeof list));
-  }
-  *out = (fmmcl_bbfmm_kernel)i;
-  return FMMCL_SUCCESS;
+  int i;
+  fmmcl_status st = fmmcl_name_parse("fmmcl_bbfmm_kernel_parse", "bbFMM kernel", bbfmm_kernel_names, N_BBFMM_KERNELS,
+                                     name, out ? &i : NULL);
+  if (!st) *out = (fmmcl_bbfmm_kernel)i;
+  return st;
 }

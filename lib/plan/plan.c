@@ -183,6 +183,13 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
   const fmmcl_method_ops *ops;
   st = fmmcl_method_lookup(ctx, opt, &ops);
   if (st) return st;
+  return fmmcl_plan_build(ctx, opt, ops, n_sources, sources, n_targets, targets, NULL, NULL, out);
+}
+
+fmmcl_status fmmcl_plan_build(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops *ops,
+                              size_t n_sources, const double *sources, size_t n_targets, const double *targets,
+                              fmmcl_plan_state_fn create, const void *arg, fmmcl_plan *out) {
+  *out = NULL;
   fmmcl_plan plan = calloc(1, sizeof *plan);
   if (!plan) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->ctx = ctx;
@@ -192,7 +199,8 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
   plan->n_targets = targets ? n_targets : n_sources;
   plan->ops = ops;
   double t0 = fmmcl_wall_seconds();
-  st = ops->create(plan, sources, targets ? targets : sources);
+  const double *tgt = targets ? targets : sources;
+  fmmcl_status st = create ? create(plan, sources, tgt, arg) : ops->create(plan, sources, tgt);
   if (st) {
     ops->destroy(plan);
     free(plan);

@@ -35,16 +35,10 @@ const char *fmmcl_method_name(fmmcl_method method) {
 }
 
 fmmcl_status fmmcl_method_parse(const char *name, fmmcl_method *out) {
-  fmmcl_clear_error(NULL);
-  if (!name || !out) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_method_parse: NULL argument");
-  int i = fmmcl_name_index(method_names, N_METHODS, name);
-  if (i < 0) {
-    char list[256];
-    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_method_parse: no method named \"%s\" (%s)", name,
-                      fmmcl_name_list(method_names, N_METHODS, list, sizeof list));
-  }
-  *out = (fmmcl_method)i;
-  return FMMCL_SUCCESS;
+  int i;
+  fmmcl_status st = fmmcl_name_parse("fmmcl_method_parse", "method", method_names, N_METHODS, name, out ? &i : NULL);
+  if (!st) *out = (fmmcl_method)i;
+  return st;
 }
 
 /* A kernel as messages spell it ("LAPLACE_3D", as the options' checks do). */
@@ -101,4 +95,18 @@ const char *fmmcl_name_list(const char *const *names, size_t n, char *buf, size_
     used += (size_t)w;
   }
   return buf;
+}
+
+fmmcl_status fmmcl_name_parse(const char *fn, const char *what, const char *const *names, size_t n,
+                              const char *name, int *index) {
+  fmmcl_clear_error(NULL);
+  if (!name || !index) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "%s: NULL argument", fn);
+  int i = fmmcl_name_index(names, n, name);
+  if (i < 0) {
+    char list[256];
+    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "%s: no %s named \"%s\" (%s)", fn, what, name,
+                      fmmcl_name_list(names, n, list, sizeof list));
+  }
+  *index = i;
+  return FMMCL_SUCCESS;
 }

@@ -64,6 +64,17 @@ fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *op
 /* The rows in lookup order (tests check each ops table is complete). */
 const fmmcl_method_row *fmmcl_method_rows(size_t *count);
 
+/* The last steps of a plan create, options and points checked and ops
+ * chosen: the plan of ops for opt and these points (targets NULL: the
+ * sources), its state made by create(plan, sources, targets, arg), or by
+ * ops->create when create is NULL, and timed as "build"; on failure the
+ * plan is destroyed and *out left NULL. */
+typedef fmmcl_status (*fmmcl_plan_state_fn)(fmmcl_plan plan, const double *sources, const double *targets,
+                                            const void *arg);
+fmmcl_status fmmcl_plan_build(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops *ops,
+                              size_t n_sources, const double *sources, size_t n_targets, const double *targets,
+                              fmmcl_plan_state_fn create, const void *arg, fmmcl_plan *out);
+
 /* Nonzero when plan runs the ops named ops_name: how a method's own hooks
  * (tests, the model) make sure plan->impl is its state before reading it. */
 int fmmcl_plan_runs(fmmcl_plan plan, const char *ops_name);
@@ -118,5 +129,10 @@ void fmmcl_reference_gaussian_at(const fmmcl_plan_options *opt, const double *ta
 int fmmcl_name_index(const char *const *names, size_t n, const char *name);
 /* "a, b, c" into buf (cut short when len is too small); returns buf. */
 const char *fmmcl_name_list(const char *const *names, size_t n, char *buf, size_t len);
+/* The parse functions' body: clears the last error, then *index = the
+ * position of name in names[0..n); else fails as "fn: NULL argument" or
+ * "fn: no what named "name" (the names)". */
+fmmcl_status fmmcl_name_parse(const char *fn, const char *what, const char *const *names, size_t n,
+                              const char *name, int *index);
 
 #endif /* FMMCL_REGISTRY_H */

@@ -87,34 +87,42 @@ static void fmmcl_exp3d_add_result(size_t i, double phi, const double grad[3],
       out_grad[3 * i + c] += grad[c];
 }
 
-void fmmcl_exp3d_l2p(int p, const double center[3], const double *L, size_t n,
-                     const double *xyz, double *pot, double *grad)
+/* Both evaluations, target by target: the harmonics of r = x - center
+ * (irregular for a multipole expansion E, one order more for the gradient;
+ * regular for a local one), then the potential and gradient they give. */
+static void fmmcl_exp3d_evaluate(int p, int multipole, const double center[3], const double *E,
+                                 size_t n, const double *xyz, double *pot, double *grad)
 {
-  double R[FMMCL_EXP3D_SCRATCH];
+  double H[FMMCL_EXP3D_SCRATCH];
   for (size_t i = 0; i < n; i++) {
     const double r[3] = {xyz[3 * i] - center[0], xyz[3 * i + 1] - center[1],
                          xyz[3 * i + 2] - center[2]};
-    double g[3] = {0.0, 0.0, 0.0};
-    fmmcl_exp3d_regular(p, r, R);
-    const double phi = pot ? fmmcl_exp3d_local_potential(p, L, R) : 0.0;
-    if (grad)
-      fmmcl_exp3d_local_gradient(p, L, R, g);
+    double g[3] = {0.0, 0.0, 0.0}, phi = 0.0;
+    if (multipole) {
+      fmmcl_exp3d_irregular(grad ? p + 1 : p, r, H);
+      if (pot)
+        phi = fmmcl_exp3d_multipole_potential(p, E, H);
+      if (grad)
+        fmmcl_exp3d_multipole_gradient(p, E, H, g);
+    } else {
+      fmmcl_exp3d_regular(p, r, H);
+      if (pot)
+        phi = fmmcl_exp3d_local_potential(p, E, H);
+      if (grad)
+        fmmcl_exp3d_local_gradient(p, E, H, g);
+    }
     fmmcl_exp3d_add_result(i, phi, g, pot, grad);
   }
+}
+
+void fmmcl_exp3d_l2p(int p, const double center[3], const double *L, size_t n,
+                     const double *xyz, double *pot, double *grad)
+{
+  fmmcl_exp3d_evaluate(p, 0, center, L, n, xyz, pot, grad);
 }
 
 void fmmcl_exp3d_m2p(int p, const double center[3], const double *M, size_t n,
                      const double *xyz, double *pot, double *grad)
 {
-  double S[FMMCL_EXP3D_SCRATCH];
-  for (size_t i = 0; i < n; i++) {
-    const double r[3] = {xyz[3 * i] - center[0], xyz[3 * i + 1] - center[1],
-                         xyz[3 * i + 2] - center[2]};
-    double g[3] = {0.0, 0.0, 0.0};
-    fmmcl_exp3d_irregular(grad ? p + 1 : p, r, S);
-    const double phi = pot ? fmmcl_exp3d_multipole_potential(p, M, S) : 0.0;
-    if (grad)
-      fmmcl_exp3d_multipole_gradient(p, M, S, g);
-    fmmcl_exp3d_add_result(i, phi, g, pot, grad);
-  }
+  fmmcl_exp3d_evaluate(p, 1, center, M, n, xyz, pot, grad);
 }

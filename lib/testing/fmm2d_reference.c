@@ -24,7 +24,10 @@ static void laplace2d_at(const double *t, size_t ns, const double *src, const do
 
 static double complex *cell_exp(double complex *E, int p, size_t cell) { return E + cell * (size_t)(p + 1); }
 
-void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M) {
+/* The leaves' expansions: P2M of the sorted charges into M when M is
+ * given, else L2P of L into out. */
+static void leaf_pass(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M,
+                      const double complex *L, double *out) {
   const size_t nl = (size_t)1 << (2 * t->levels), off = fmmcl_quadtree2d_level_offset(t->levels);
   const double r = fmmcl_quadtree2d_cell_side(t, t->levels);
 #pragma omp parallel for schedule(dynamic, 64)
@@ -32,26 +35,40 @@ void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorte
     double c[2];
     fmmcl_quadtree2d_cell_centre(t, t->levels, m, c);
     size_t b = t->leaf_src[m];
-    fmmcl_exp2d_p2m(p, t->leaf_src[m + 1] - b, t->src + 2 * b, q_sorted + b, c, r, cell_exp(M, p, off + m));
+    if (M) fmmcl_exp2d_p2m(p, t->leaf_src[m + 1] - b, t->src + 2 * b, q_sorted + b, c, r, cell_exp(M, p, off + m));
+    else
+      for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++)
+        fmmcl_exp2d_l2p(p, L + (off + m) * (size_t)(p + 1), c, r, t->tgt + 2 * i, out + 3 * i);
+  }
+}
+
+void fmmcl_fmm2d_ref_p2m(const fmmcl_quadtree2d *t, int p, const double *q_sorted, double complex *M) {
+  leaf_pass(t, p, q_sorted, M, NULL, NULL);
+}
+
+/* The translations between level l and its children: child multipoles
+ * into their parent's (upward) or the parent's local expansion into its
+ * children's (downward). */
+static void parent_child(const fmmcl_quadtree2d *t, int p, int l, int upward, double complex *E) {
+  const size_t n = (size_t)1 << (2 * l), off = fmmcl_quadtree2d_level_offset(l),
+               coff = fmmcl_quadtree2d_level_offset(l + 1);
+  const double r = fmmcl_quadtree2d_cell_side(t, l);
+#pragma omp parallel for schedule(static)
+  for (size_t m = 0; m < n; m++) {
+    double cp[2], cc[2];
+    fmmcl_quadtree2d_cell_centre(t, l, m, cp);
+    for (size_t c = 0; c < 4; c++) {
+      fmmcl_quadtree2d_cell_centre(t, l + 1, 4 * m + c, cc);
+      double complex *parent = cell_exp(E, p, off + m), *child = cell_exp(E, p, coff + 4 * m + c);
+      if (upward) fmmcl_exp2d_m2m(p, child, cc, 0.5 * r, cp, r, parent);
+      else fmmcl_exp2d_l2l(p, parent, cp, r, cc, 0.5 * r, child);
+    }
   }
 }
 
 /* Levels L-1 .. 2: the V lists start at level 2, nothing above is used. */
 void fmmcl_fmm2d_ref_m2m(const fmmcl_quadtree2d *t, int p, double complex *M) {
-  for (int l = t->levels - 1; l >= 2; l--) {
-    const size_t n = (size_t)1 << (2 * l), off = fmmcl_quadtree2d_level_offset(l),
-                 coff = fmmcl_quadtree2d_level_offset(l + 1);
-    const double r = fmmcl_quadtree2d_cell_side(t, l);
-#pragma omp parallel for schedule(static)
-    for (size_t m = 0; m < n; m++) {
-      double cp[2], cc[2];
-      fmmcl_quadtree2d_cell_centre(t, l, m, cp);
-      for (size_t c = 0; c < 4; c++) {
-        fmmcl_quadtree2d_cell_centre(t, l + 1, 4 * m + c, cc);
-        fmmcl_exp2d_m2m(p, cell_exp(M, p, coff + 4 * m + c), cc, 0.5 * r, cp, r, cell_exp(M, p, off + m));
-      }
-    }
-  }
+  for (int l = t->levels - 1; l >= 2; l--) parent_child(t, p, l, 1, M);
 }
 
 void fmmcl_fmm2d_ref_m2l(const fmmcl_quadtree2d *t, int p, const double complex *M, double complex *L) {
@@ -72,32 +89,11 @@ void fmmcl_fmm2d_ref_m2l(const fmmcl_quadtree2d *t, int p, const double complex 
 }
 
 void fmmcl_fmm2d_ref_l2l(const fmmcl_quadtree2d *t, int p, double complex *L) {
-  for (int l = 2; l < t->levels; l++) {
-    const size_t n = (size_t)1 << (2 * l), off = fmmcl_quadtree2d_level_offset(l),
-                 coff = fmmcl_quadtree2d_level_offset(l + 1);
-    const double r = fmmcl_quadtree2d_cell_side(t, l);
-#pragma omp parallel for schedule(static)
-    for (size_t m = 0; m < n; m++) {
-      double cp[2], cc[2];
-      fmmcl_quadtree2d_cell_centre(t, l, m, cp);
-      for (size_t c = 0; c < 4; c++) {
-        fmmcl_quadtree2d_cell_centre(t, l + 1, 4 * m + c, cc);
-        fmmcl_exp2d_l2l(p, cell_exp(L, p, off + m), cp, r, cc, 0.5 * r, cell_exp(L, p, coff + 4 * m + c));
-      }
-    }
-  }
+  for (int l = 2; l < t->levels; l++) parent_child(t, p, l, 0, L);
 }
 
 void fmmcl_fmm2d_ref_l2p(const fmmcl_quadtree2d *t, int p, const double complex *L, double *out) {
-  const size_t nl = (size_t)1 << (2 * t->levels), off = fmmcl_quadtree2d_level_offset(t->levels);
-  const double r = fmmcl_quadtree2d_cell_side(t, t->levels);
-#pragma omp parallel for schedule(dynamic, 64)
-  for (size_t m = 0; m < nl; m++) {
-    double c[2];
-    fmmcl_quadtree2d_cell_centre(t, t->levels, m, c);
-    for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++)
-      fmmcl_exp2d_l2p(p, L + (off + m) * (size_t)(p + 1), c, r, t->tgt + 2 * i, out + 3 * i);
-  }
+  leaf_pass(t, p, NULL, NULL, L, out);
 }
 
 void fmmcl_fmm2d_ref_p2p(const fmmcl_quadtree2d *t, const double *q_sorted, double *out) {

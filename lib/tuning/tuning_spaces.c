@@ -246,35 +246,27 @@ static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
     {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},               \
   }
 
+/* The Laplace kernels of cl/p2p.cl, one class each (its dimension): the 2D
+ * one stages sources as (x, y, q, 0) REAL4 like the 3D one's (x, y, z, q),
+ * so the same limits. */
+#define LAPLACE_P2P_SPACE(name, dim, plan_kernel_)                                                    \
+  {.kernel = name, .file = "direct/p2p.cl", .params = P2P_PARAMS, .fits = xyzq_tile_fits,             \
+   .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",        \
+   .class_prefix = "dim", .class_min = dim, .class_max = dim, .tune_classes = "dim" #dim,             \
+   .plan_kernel = plan_kernel_, .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192}
+
 static const fmmcl_tuning_space spaces[] = {
-    {.kernel = "p2p_laplace3d", .file = "direct/p2p.cl", .params = P2P_PARAMS,
-     .fits = xyzq_tile_fits,
-     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
-     .class_prefix = "dim", .class_min = 3, .class_max = 3,
-     .tune_classes = "dim3", .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_DIRECT,
-     .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
+    LAPLACE_P2P_SPACE("p2p_laplace3d", 3, FMMCL_LAPLACE_3D),
     {.kernel = "p2p_gaussian", .file = "direct/p2p.cl", .params = P2P_PARAMS,
      .fits = p2p_gaussian_fits,
      .constraints = "WGS <= max work-group size; (DIM+1)*WGS REALs of local memory; UNROLL divides WGS",
      .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM,
      .tune_classes = "dim1 dim2 dim3 dim4 dim8", .plan_kernel = FMMCL_GAUSSIAN,
      .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 4096},
-    /* cl/p2p.cl's 2D Laplace kernel: sources staged as (x, y, q, 0) REAL4
-     * like the 3D one's (x, y, z, q), so the same limits */
-    {.kernel = "p2p_laplace2d", .file = "direct/p2p.cl", .params = P2P_PARAMS,
-     .fits = xyzq_tile_fits,
-     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
-     .class_prefix = "dim", .class_min = 2, .class_max = 2,
-     .tune_classes = "dim2", .plan_kernel = FMMCL_LAPLACE_2D, .plan_method = FMMCL_DIRECT,
-     .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
-    /* cl/p2p.cl's Yukawa kernel: p2p_laplace3d's (x, y, z, q) tiles with an
-     * exp per pair, so the same limits */
-    {.kernel = "p2p_yukawa3d", .file = "direct/p2p.cl", .params = P2P_PARAMS,
-     .fits = xyzq_tile_fits,
-     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
-     .class_prefix = "dim", .class_min = 3, .class_max = 3,
-     .tune_classes = "dim3", .plan_kernel = FMMCL_YUKAWA_3D, .plan_method = FMMCL_DIRECT,
-     .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192},
+    /* cl/direct/p2p.cl's 2D Laplace and 3D Yukawa kernels tile (x, y, q, 0) and
+     * (x, y, z, q) REAL4s like p2p_laplace3d, so the same space and limits */
+    LAPLACE_P2P_SPACE("p2p_laplace2d", 2, FMMCL_LAPLACE_2D),
+    LAPLACE_P2P_SPACE("p2p_yukawa3d", 3, FMMCL_YUKAWA_3D),
     /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
      * targets per pass and sources per tile. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU

@@ -190,6 +190,19 @@ typedef struct fmmcl_bbfmm_state {
   fmmcl_bbfmm_adaptive *ad;         /* non-NULL: the adaptive path (tree: depth, half, center only) */
 } fmmcl_bbfmm_state;
 
+/* The state of a plan with a bbFMM kernel (the bbFMM's, and the direct
+ * sum's of bbfmm_direct.c): zeroed, as plan->impl, with the options'
+ * kernel function, its user expression copied into s->expression; refused
+ * with the message no_gradient when the options ask for the gradient. */
+fmmcl_status fmmcl_bbfmm_state_new(fmmcl_plan plan, const char *no_gradient, fmmcl_bbfmm_state **out);
+/* The sorted points as REAL4 relative to center: sources on the host
+ * (src_host, charges filled per execute) and the device (src), targets on
+ * the device (tgt); and room for the potentials (pot_host, pot). */
+fmmcl_status fmmcl_bbfmm_point_buffers(fmmcl_context ctx, fmmcl_bbfmm_state *s, const double center[3],
+                                       const double *sources, size_t ns, const double *targets, size_t nt);
+/* A plan's destroy: releases all the state holds and the state. */
+void fmmcl_bbfmm_destroy(fmmcl_plan plan);
+
 /* The adaptive path: tree, lists and device data (after the program is
  * built), the M2L work space (after fmmcl_bbfmm_operators), the phases
  * after P2P, and freeing. */

@@ -178,14 +178,7 @@ fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, 
   for (int i = 0; i < 4; i++) a->entries[i] = c[i]->offsets[c[i]->n_rows];
   s->work_m2l = (double)a->entries[1];
   size_t rs = s->real_size, n3 = s->n3, nc = t->n_cells;
-  s->src_host = fmmcl_bbfmm_points_real4(a->center, t->source_xyz, t->n_sources, rs);
-  unsigned char *tgt = fmmcl_bbfmm_points_real4(a->center, t->target_xyz, t->n_targets, rs);
-  s->pot_host = malloc(t->n_targets * rs);
-  if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->n_sources * 4 * rs, NULL, &s->src);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->n_targets * 4 * rs, tgt, &s->tgt);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->n_targets * rs, NULL, &s->pot);
-  free(tgt);
+  st = fmmcl_bbfmm_point_buffers(ctx, s, a->center, t->source_xyz, t->n_sources, t->target_xyz, t->n_targets);
   if (!st) st = p2p_arrays(ctx, s, a);
   if (!st) st = cell_arrays(ctx, s, a);
   if (!st) st = csr_upload(ctx, &a->lists.w, &a->wstart, &a->wsrc);

@@ -10,29 +10,18 @@
 #include "methods/bbfmm/bbfmm.h"
 #include "plan/registry.h"
 
-typedef struct direct_state {
-  fmmcl_bbfmm_kfun k;
-  char *expression;
-  size_t real_size, n_chunks, wgs;
-  double center[3];
-  cl_program program;
-  cl_kernel k_p2p;
-  cl_mem src, tgt, cluster, nbr_start, nbr_index, src_start, tgt_start, pot;
-  unsigned char *src_host, *pot_host;
-} direct_state;
-
 /* The P2P kernel's lists for all pairs: one source "leaf" holding every
  * source; targets cut into chunks of one work-group, each chunk a cluster
  * whose only neighbour is that leaf. */
-static fmmcl_status lists(fmmcl_plan plan, direct_state *s) {
+static fmmcl_status lists(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   fmmcl_context ctx = plan->ctx;
-  size_t nc = (plan->n_targets + s->wgs - 1) / s->wgs;
-  s->n_chunks = nc;
+  size_t nc = (plan->n_targets + s->p2p_wgs - 1) / s->p2p_wgs;
+  s->n_clusters = nc;
   uint32_t *cl = malloc(nc * sizeof *cl), *ns = malloc((nc + 1) * sizeof *ns), *ni = calloc(nc, sizeof *ni),
            *ts = malloc((nc + 1) * sizeof *ts), ss[2] = {0, (uint32_t)plan->n_sources};
   fmmcl_status st = FMMCL_SUCCESS;
   if (!cl || !ns || !ni || !ts) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * s->wgs);
+  for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * s->p2p_wgs);
   if (!st) ns[nc] = (uint32_t)nc, ts[nc] = (uint32_t)plan->n_targets;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
@@ -46,18 +35,11 @@ static fmmcl_status lists(fmmcl_plan plan, direct_state *s) {
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
-  direct_state *s = calloc(1, sizeof *s);
-  if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  plan->impl = s;
-  fmmcl_status st = fmmcl_bbfmm_kfun_from_options(ctx, o, &s->k);
+  fmmcl_bbfmm_state *s;
+  fmmcl_status st = fmmcl_bbfmm_state_new(
+      plan, "the bbFMM kernels (bbfmm_kernel set) give the potential only: set gradient = 0", &s);
   if (st) return st;
-  if (o->gradient)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "the bbFMM kernels (bbfmm_kernel set) give the potential only: set gradient = 0");
   if (o->dim != 3) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "the bbFMM kernels need dim = 3");
-  if (s->k.expression && !(s->expression = strdup(s->k.expression)))
-    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  s->k.expression = s->expression;
   s->real_size = o->precision == FMMCL_DOUBLE ? sizeof(double) : sizeof(float);
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   const double *sets[2] = {sources, targets};
@@ -65,12 +47,13 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   for (int k = 0; k < 2; k++)
     for (size_t i = 0; i < counts[k]; i++)
       for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], sets[k][3 * i + d]), hi[d] = fmax(hi[d], sets[k][3 * i + d]);
-  for (int d = 0; d < 3; d++) s->center[d] = 0.5 * (lo[d] + hi[d]);
+  /* no tree: its centre is the points' bounding box's, which they are sent relative to */
+  for (int d = 0; d < 3; d++) s->tree.center[d] = 0.5 * (lo[d] + hi[d]);
   char *pre = fmmcl_bbfmm_prelude(&s->k, s->real_size == sizeof(float));
   if (!pre) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   /* NORD does not matter to the P2P kernel; 2 keeps the other kernels small */
   char defines[96];
-  st = fmmcl_bbfmm_params(ctx, o->precision, 2, &s->wgs, defines, sizeof defines);
+  st = fmmcl_bbfmm_params(ctx, o->precision, 2, &s->p2p_wgs, defines, sizeof defines);
   if (st) {
     free(pre);
     return st;
@@ -81,15 +64,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   free(pre);
   if (st) return st;
   if ((st = fmmcl_create_kernel(ctx, s->program, "bbfmm/bbfmm.cl", "bbfmm_p2p", &s->k_p2p))) return st;
-  size_t rs = s->real_size;
-  s->src_host = fmmcl_bbfmm_points_real4(s->center, sources, plan->n_sources, rs);
-  unsigned char *tgt = fmmcl_bbfmm_points_real4(s->center, targets, plan->n_targets, rs);
-  s->pot_host = malloc(plan->n_targets * rs);
-  if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_sources * 4 * rs, NULL, &s->src);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_targets * 4 * rs, tgt, &s->tgt);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, plan->n_targets * rs, NULL, &s->pot);
-  free(tgt);
+  st = fmmcl_bbfmm_point_buffers(ctx, s, s->tree.center, sources, plan->n_sources, targets, plan->n_targets);
   if (!st) st = lists(plan, s);
   if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
   return st;
@@ -98,7 +73,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
 static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
   (void)gradient; /* plan.c refuses a gradient array: the plan has gradient = 0 */
   fmmcl_context ctx = plan->ctx;
-  direct_state *s = plan->impl;
+  fmmcl_bbfmm_state *s = plan->impl;
   size_t rs = s->real_size;
   double t0 = fmmcl_wall_seconds();
   for (size_t j = 0; j < plan->n_sources; j++)
@@ -112,7 +87,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
                                       FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start),
                                       FMMCL_ARG_MEM(s->nbr_index), FMMCL_ARG_MEM(s->src_start),
                                       FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
-  if (!st) st = fmmcl_launch(ctx, s->k_p2p, s->n_chunks * s->wgs, s->wgs, &log, "p2p");
+  if (!st) st = fmmcl_launch(ctx, s->k_p2p, s->n_clusters * s->p2p_wgs, s->p2p_wgs, &log, "p2p");
   fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
   if (st || fl) return st ? st : fl;
   t0 = fmmcl_wall_seconds();
@@ -124,20 +99,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   return FMMCL_SUCCESS;
 }
 
-static void direct_destroy(fmmcl_plan plan) {
-  direct_state *s = plan->impl;
-  if (!s) return;
-  fmmcl_release(&s->k_p2p);
-  fmmcl_release(&s->program);
-  cl_mem *ms[] = {&s->src, &s->tgt, &s->cluster, &s->nbr_start, &s->nbr_index, &s->src_start, &s->tgt_start,
-                  &s->pot};
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
-  free(s->src_host), free(s->pot_host), free(s->expression);
-  free(s);
-  plan->impl = NULL;
-}
-
 const fmmcl_method_ops fmmcl_bbfmm_direct_ops = {.name = "bbfmm_direct", .create = direct_create,
-                                                 .execute = direct_execute, .destroy = direct_destroy,
+                                                 .execute = direct_execute, .destroy = fmmcl_bbfmm_destroy,
                                                  .counts = fmmcl_direct_counts,
                                                  .error_bound = fmmcl_direct_error_bound};

@@ -181,21 +181,43 @@ static fmmcl_status build_program(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   return fmmcl_create_kernels(ctx, s->program, "bbfmm/bbfmm.cl", 6, names, dst);
 }
 
-static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const double *targets) {
+fmmcl_status fmmcl_bbfmm_state_new(fmmcl_plan plan, const char *no_gradient, fmmcl_bbfmm_state **out) {
   fmmcl_context ctx = plan->ctx;
-  const fmmcl_plan_options *o = &plan->opt;
-  fmmcl_bbfmm_state *s = calloc(1, sizeof *s);
+  fmmcl_bbfmm_state *s = *out = calloc(1, sizeof *s);
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
-  fmmcl_status st = fmmcl_bbfmm_kfun_from_options(ctx, o, &s->k);
+  fmmcl_status st = fmmcl_bbfmm_kfun_from_options(ctx, &plan->opt, &s->k);
   if (st) return st;
-  if (o->gradient)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "BBFMM computes the potential only: set gradient = 0");
+  if (plan->opt.gradient) return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "%s", no_gradient);
   if (s->k.expression) {
     s->expression = strdup(s->k.expression);
     if (!s->expression) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
     s->k.expression = s->expression;
   }
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_bbfmm_point_buffers(fmmcl_context ctx, fmmcl_bbfmm_state *s, const double center[3],
+                                       const double *sources, size_t ns, const double *targets, size_t nt) {
+  const size_t rs = s->real_size;
+  s->src_host = fmmcl_bbfmm_points_real4(center, sources, ns, rs);
+  unsigned char *tgt = fmmcl_bbfmm_points_real4(center, targets, nt, rs);
+  s->pot_host = malloc(nt * rs);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, ns * 4 * rs, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nt * 4 * rs, tgt, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nt * rs, NULL, &s->pot);
+  free(tgt);
+  return st;
+}
+
+static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  fmmcl_bbfmm_state *s;
+  fmmcl_status st = fmmcl_bbfmm_state_new(plan, "BBFMM computes the potential only: set gradient = 0", &s);
+  if (st) return st;
   s->n = order_for(o);
   if (s->n < FMMCL_BBFMM_MIN_ORDER || s->n > FMMCL_BBFMM_MAX_ORDER)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "BBFMM order must be in %d..%d, got %d",
@@ -233,7 +255,7 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
   return st;
 }
 
-static void bbfmm_destroy(fmmcl_plan plan) {
+void fmmcl_bbfmm_destroy(fmmcl_plan plan) {
   fmmcl_bbfmm_state *s = plan->impl;
   if (!s) return;
   cl_kernel *ks[6] = {&s->k_matrix, &s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_p2p};
@@ -285,4 +307,4 @@ int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]) {
 }
 
 const fmmcl_method_ops fmmcl_bbfmm_ops = {.name = "bbfmm", .create = bbfmm_create, .execute = fmmcl_bbfmm_execute,
-                                          .destroy = bbfmm_destroy, .counts = bbfmm_counts};
+                                          .destroy = fmmcl_bbfmm_destroy, .counts = bbfmm_counts};

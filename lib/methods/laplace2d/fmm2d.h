@@ -14,16 +14,9 @@
 #define FMMCL_FMM2D_MAX_ORDER_SINGLE 24
 #define FMMCL_FMM2D_MAX_ORDER_DOUBLE 40
 
-/* Phases, as bits for the test hook, in launch order. */
-enum {
-  FMMCL_FMM2D_P2M = 1 << 0,
-  FMMCL_FMM2D_M2M = 1 << 1,
-  FMMCL_FMM2D_M2L = 1 << 2,
-  FMMCL_FMM2D_L2L = 1 << 3,
-  FMMCL_FMM2D_L2P = 1 << 4,
-  FMMCL_FMM2D_P2P = 1 << 5,
-  FMMCL_FMM2D_ALL = 0x3f
-};
+/* The phases of the 2D FMM (FMMCL_PHASE_* bits): all but P2L and M2P. */
+#define FMMCL_FMM2D_PHASES \
+  (FMMCL_PHASE_P2M | FMMCL_PHASE_M2M | FMMCL_PHASE_M2L | FMMCL_PHASE_L2L | FMMCL_PHASE_L2P | FMMCL_PHASE_P2P)
 
 typedef struct fmm2d_state {
   int order;                  /* p: NROW = p + 1 coefficients per cell */

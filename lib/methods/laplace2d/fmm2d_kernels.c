@@ -90,13 +90,10 @@ fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s) {
   const char *exp_file = "laplace2d/fmm2d.cl", *m2l_file = "laplace2d/m2l2d.cl";
   if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
   if ((st = fmmcl_program_build(ctx, m2l_file, m2l_opt, &s->m2l_program, NULL))) return st;
-  st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2m", &s->k_p2m);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m", &s->k_m2m);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2l", &s->k_l2l);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2p", &s->k_l2p);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2p", &s->k_p2p);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "fmm2d_put_charges", &s->k_charges);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "fmm2d_unsort", &s->k_unsort);
+  static const char *const exp_names[] = {"p2m", "m2m", "l2l", "l2p", "p2p", "fmm2d_put_charges", "fmm2d_unsort"};
+  cl_kernel *const exp_kernels[] = {&s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_p2p, &s->k_charges,
+                                    &s->k_unsort};
+  st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, 7, exp_names, exp_kernels);
   if (!st && s->m2l_tile) return fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_tile", &s->k_m2l);
   if (!st && s->m2l_share && s->m2l_fused) return fmmcl_create_kernel(ctx, s->m2l_program, m2l_file, "m2l2d_fused_share", &s->k_m2l);
   if (!st && s->m2l_share) {

@@ -17,7 +17,7 @@ static fmmcl_status fmm2d_execute(fmmcl_plan plan, const double *charges, double
                                   double *gradient) {
   fmm2d_state *s = plan->impl;
   fmmcl_status st = fmmcl_fmm2d_upload_charges(plan, s, charges);
-  if (!st) st = fmmcl_fmm2d_run_phases(plan, s, FMMCL_FMM2D_ALL);
+  if (!st) st = fmmcl_fmm2d_run_phases(plan, s, FMMCL_FMM2D_PHASES);
   if (!st) st = fmmcl_fmm2d_download(plan, s, potential, gradient);
   return st;
 }

@@ -17,28 +17,20 @@ static fmmcl_status launch(fmmcl_plan plan, fmmcl_event_log *events, cl_kernel k
 
 #define LOCAL 64 /* the simple operators: any size works; 64 fills a warp pair */
 
-/* The permutations run on the device (as the 3D FMM's): the host only
- * streams the charges up in the caller's order and the results down. */
-static fmmcl_status launch_elementwise(fmmcl_plan plan, cl_kernel k, size_t n) {
-  return fmmcl_launch(plan->ctx, k, fmmcl_round_up(n, LOCAL), LOCAL, NULL, NULL);
-}
-
 /* Argument shorthands: a REAL in the plan's precision, a size as uint. */
 #define MEM FMMCL_ARG_MEM
 #define UINT FMMCL_ARG_UINT
 #define REAL(v) FMMCL_ARG_REAL((v), s->real_size)
 
+/* The permutations run on the device (as the 3D FMM's): the host only
+ * streams the charges up in the caller's order and the results down. */
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges) {
-  fmmcl_context ctx = plan->ctx;
-  const fmmcl_quadtree2d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
-  fmmcl_status up = fmmcl_upload_reals(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, s->charges);
-  if (up) return up;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_charges, 0, MEM(s->charges), MEM(s->src_perm), UINT(t->n_sources),
-                                      MEM(s->src));
-  if (!st) st = launch_elementwise(plan, s->k_charges, t->n_sources);
+  const fmmcl_permutation put = {.k = s->k_charges, .local = LOCAL, .in = s->charges, .perm = s->src_perm,
+                                 .out = s->src};
+  fmmcl_status st = fmmcl_upload_permuted(plan->ctx, s->real_size, charges, s->tree->n_sources, s->q_pin.ptr, &put);
   if (st) return st;
-  FMMCL_CL_TRY(ctx, clFinish(ctx->queue)); /* q_pin is reused by the next execute */
+  FMMCL_CL_TRY(plan->ctx, clFinish(plan->ctx->queue)); /* q_pin is reused by the next execute */
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }
@@ -53,14 +45,14 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmmcl
   const fmmcl_quadtree2d *t = s->tree;
   const int L = t->levels;
   fmmcl_status st = FMMCL_SUCCESS;
-  if (mask & FMMCL_FMM2D_P2M) {
+  if (mask & FMMCL_PHASE_P2M) {
     const size_t nl = (size_t)1 << (2 * L);
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2m, 0, UINT(nl), UINT(fmmcl_quadtree2d_level_offset(L)),
                            REAL(1.0 / fmmcl_quadtree2d_cell_side(t, L)), MEM(s->src), MEM(s->leaf_src),
                            MEM(s->centre), MEM(s->M));
     if (!st) st = launch(plan, events, s->k_p2m, nl * s->nrow, LOCAL, "p2m");
   }
-  for (int l = L - 1; !st && (mask & FMMCL_FMM2D_M2M) && l >= 2; l--) {
+  for (int l = L - 1; !st && (mask & FMMCL_PHASE_M2M) && l >= 2; l--) {
     const size_t n = (size_t)1 << (2 * l);
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2m, 0, UINT(n), UINT(fmmcl_quadtree2d_level_offset(l)),
                            UINT(fmmcl_quadtree2d_level_offset(l + 1)), REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)),
@@ -123,7 +115,7 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmm
   const fmmcl_quadtree2d *t = s->tree;
   const int L = t->levels;
   fmmcl_status st = FMMCL_SUCCESS;
-  for (int l = 2; (mask & FMMCL_FMM2D_L2L) && !st && l < L; l++) {
+  for (int l = 2; (mask & FMMCL_PHASE_L2L) && !st && l < L; l++) {
     const size_t n = (size_t)1 << (2 * (l + 1));
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_l2l, 0, UINT(n), UINT(fmmcl_quadtree2d_level_offset(l)),
                            UINT(fmmcl_quadtree2d_level_offset(l + 1)), REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)),
@@ -131,13 +123,13 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmm
                            MEM(s->leaf_tgt));
     if (!st) st = launch(plan, events, s->k_l2l, n * s->nrow, LOCAL, "l2l");
   }
-  if (!st && (mask & FMMCL_FMM2D_L2P)) {
+  if (!st && (mask & FMMCL_PHASE_L2P)) {
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_l2p, 0, UINT(t->n_targets), UINT(fmmcl_quadtree2d_level_offset(L)),
                            REAL(1.0 / fmmcl_quadtree2d_cell_side(t, L)), MEM(s->tgt), MEM(s->tgt_leaf),
                            MEM(s->centre), MEM(s->L), MEM(s->out));
     if (!st) st = launch(plan, events, s->k_l2p, t->n_targets, LOCAL, "l2p");
   }
-  if (!st && (mask & FMMCL_FMM2D_P2P)) {
+  if (!st && (mask & FMMCL_PHASE_P2P)) {
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2p, 0, UINT(t->n_targets), MEM(s->src), MEM(s->leaf_src),
                            MEM(s->u_begin), MEM(s->u_leaf), MEM(s->tgt), MEM(s->tgt_leaf), MEM(s->out));
     if (!st) st = launch(plan, events, s->k_p2p, t->n_targets, LOCAL, "p2p");
@@ -152,7 +144,7 @@ static fmmcl_status run_masked(fmmcl_plan plan, fmm2d_state *s, unsigned mask, i
   if (!st && zero_l) st = zero(ctx, s->L, 2 * s->tree->n_cells * s->nrow * s->real_size);
   fmmcl_event_log events = {0};
   if (!st) st = upward(plan, s, mask, &events);
-  if (!st && (mask & FMMCL_FMM2D_M2L)) st = m2l(plan, s, &events);
+  if (!st && (mask & FMMCL_PHASE_M2L)) st = m2l(plan, s, &events);
   if (!st) st = downward(plan, s, mask, &events);
   /* flushed on failure too: the events must not leak */
   fmmcl_status fl = fmmcl_event_log_flush(plan, &events);
@@ -169,25 +161,9 @@ fmmcl_status fmmcl_fmm2d_run_phases_keep_l(fmmcl_plan plan, fmm2d_state *s, unsi
 }
 
 fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *potential, double *gradient) {
-  fmmcl_context ctx = plan->ctx;
-  const fmmcl_quadtree2d *t = s->tree;
-  double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_unsort, 0, MEM(s->out), MEM(s->tgt_perm), UINT(t->n_targets),
-                                      MEM(s->out_user));
-  if (!st) st = launch_elementwise(plan, s->k_unsort, t->n_targets);
-  if (st) return st;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out_user, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
-                                        s->out_pin.ptr, 0, NULL, NULL));
   /* out_user[k] = (phi, dphi/dx, dphi/dy, 0) of the caller's target k */
-  const void *out = s->out_pin.ptr;
-  #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
-  for (size_t k = 0; k < t->n_targets; k++) {
-    double v[3];
-    for (int c = 0; c < 3; c++)
-      v[c] = s->real_size == 4 ? ((const float *)out)[4 * k + c] : ((const double *)out)[4 * k + c];
-    potential[k] = v[0];
-    if (gradient) gradient[2 * k] = v[1], gradient[2 * k + 1] = v[2];
-  }
-  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
-  return FMMCL_SUCCESS;
+  const fmmcl_real4_results r = {
+      .unsort = {.k = s->k_unsort, .local = LOCAL, .in = s->out, .perm = s->tgt_perm, .out = s->out_user},
+      .stage = s->out_pin.ptr, .pot = 0, .grad = 1, .dim = 2};
+  return fmmcl_download_real4(plan, &r, s->tree->n_targets, s->real_size, potential, gradient);
 }

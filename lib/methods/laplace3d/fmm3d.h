@@ -16,19 +16,10 @@
 #define FMMCL_FMM3D_MAX_ORDER_DOUBLE 32
 #define FMMCL_FMM3D_MAX_ORDER_SINGLE 16
 
-/* Phases, as bits for the test hook; also the launch order of execute. */
-enum {
-  FMMCL_FMM3D_P2M = 1 << 0,
-  FMMCL_FMM3D_M2M = 1 << 1,
-  FMMCL_FMM3D_M2L = 1 << 2,
-  FMMCL_FMM3D_P2L = 1 << 3,
-  FMMCL_FMM3D_L2L = 1 << 4,
-  FMMCL_FMM3D_L2P = 1 << 5,
-  FMMCL_FMM3D_M2P = 1 << 6,
-  FMMCL_FMM3D_P2P = 1 << 7,
-  FMMCL_FMM3D_FMM_PHASES = 0xff,
-  FMMCL_FMM3D_TREECODE_PHASES = FMMCL_FMM3D_P2M | FMMCL_FMM3D_M2M | FMMCL_FMM3D_M2P | FMMCL_FMM3D_P2P
-};
+/* The phases of the FMM (FMMCL_PHASE_* bits, also the launch order of
+ * execute): all eight; of the treecode: those without local expansions. */
+#define FMMCL_FMM3D_FMM_PHASES 0xffu
+#define FMMCL_FMM3D_TREECODE_PHASES (FMMCL_PHASE_P2M | FMMCL_PHASE_M2M | FMMCL_PHASE_M2P | FMMCL_PHASE_P2P)
 
 /* A list on the device: group g works on cell rows[g] with entries
  * entries[begin[g] .. begin[g+1]); only rows with entries are kept.

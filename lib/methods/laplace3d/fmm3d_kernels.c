@@ -73,16 +73,11 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   const char *exp_file = "laplace3d/expansions3d.cl", *p2p_file = "laplace3d/fmm3d_p2p.cl";
   if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
   if ((st = fmmcl_program_build(ctx, p2p_file, p2p_opt, &s->p2p_program, NULL))) return st;
-  st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2m", &s->k_p2m);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m", &s->k_m2m);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2p", &s->k_m2p);
-  if (!st) st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_p2p", &s->k_p2p);
-  if (!st) st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_put_charges", &s->k_charges);
-  if (!st) st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_unsort", &s->k_unsort);
-  if (st || s->treecode) return st;
-  st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2l", &s->k_m2l);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2l", &s->k_p2l);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2l", &s->k_l2l);
-  if (!st) st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "l2p", &s->k_l2p);
-  return st;
+  /* the treecode has no local expansions: only the first three */
+  static const char *const exp_names[] = {"p2m", "m2m", "m2p", "m2l", "p2l", "l2l", "l2p"};
+  cl_kernel *const exp_kernels[] = {&s->k_p2m, &s->k_m2m, &s->k_m2p, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p};
+  static const char *const p2p_names[] = {"fmm3d_p2p", "fmm3d_put_charges", "fmm3d_unsort"};
+  cl_kernel *const p2p_kernels[] = {&s->k_p2p, &s->k_charges, &s->k_unsort};
+  st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, s->treecode ? 3 : 7, exp_names, exp_kernels);
+  return st ? st : fmmcl_create_kernels(ctx, s->p2p_program, p2p_file, 3, p2p_names, p2p_kernels);
 }

@@ -26,10 +26,9 @@ static fmmcl_status zero_buffer(fmmcl_context ctx, cl_mem buf, size_t bytes) {
   return FMMCL_SUCCESS;
 }
 
-/* One work-item per element, n of them, in groups of up to 256. */
-static fmmcl_status launch_elementwise(fmmcl_context ctx, cl_kernel k, size_t n) {
-  size_t local = ctx->dev.info.max_work_group_size < 256 ? ctx->dev.info.max_work_group_size : 256;
-  return fmmcl_launch(ctx, k, fmmcl_round_up(n, local), local, NULL, NULL);
+/* The permutations run one work-item per element, in groups of up to 256. */
+static size_t elementwise_local(fmmcl_context ctx) {
+  return ctx->dev.info.max_work_group_size < 256 ? ctx->dev.info.max_work_group_size : 256;
 }
 
 fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges) {
@@ -37,13 +36,9 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
   /* a streaming copy in the caller's order; the device does the gather */
-  fmmcl_status up = fmmcl_upload_reals(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, s->charges);
-  if (up) return up;
-  const cl_uint n = (cl_uint)t->n_sources;
-  cl_kernel k = s->k_charges;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->charges), FMMCL_ARG_MEM(s->src_perm),
-                                      FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(s->src));
-  if (!st) st = launch_elementwise(ctx, k, n);
+  const fmmcl_permutation put = {.k = s->k_charges, .local = elementwise_local(ctx), .in = s->charges,
+                                 .perm = s->src_perm, .out = s->src};
+  fmmcl_status st = fmmcl_upload_permuted(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, &put);
   const size_t exp_bytes = t->n_cells * s->ncoef * 2 * s->real_size;
   if (!st) st = zero_buffer(ctx, s->M, exp_bytes);
   if (!st) st = zero_buffer(ctx, s->L, exp_bytes);
@@ -83,24 +78,27 @@ static fmmcl_status run_m2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   return st ? st : run_levels(plan, s, log, k, &s->m2m_levels, 4, "m2m");
 }
 
+/* A phase over a list: the kernel takes the list (rows, begin, entries) as
+ * its first arguments, then more, and runs a work-group per row. */
+static fmmcl_status run_list(fmmcl_plan plan, fmmcl_event_log *log, cl_kernel k, const fmm3d_device_list *l,
+                             size_t wgs, const char *phase, size_t n_more, const fmmcl_arg *more) {
+  fmmcl_status st = FMMCL_KERNEL_ARGS(plan->ctx, k, 0, FMMCL_ARG_MEM(l->rows), FMMCL_ARG_MEM(l->begin),
+                                      FMMCL_ARG_MEM(l->entries));
+  if (!st) st = fmmcl_kernel_args(plan->ctx, k, 3, n_more, more);
+  return st ? st : launch(plan, log, k, l->n_rows, wgs, phase);
+}
+#define RUN_LIST(plan, log, k, l, wgs, phase, ...) \
+  run_list((plan), (log), (k), (l), (wgs), (phase), sizeof((fmmcl_arg[]){__VA_ARGS__}) / sizeof(fmmcl_arg), \
+           (fmmcl_arg[]){__VA_ARGS__})
+
 static fmmcl_status run_m2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_m2l;
-  const fmm3d_device_list *v = &s->m2l;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(v->rows), FMMCL_ARG_MEM(v->begin),
-                                      FMMCL_ARG_MEM(v->entries), FMMCL_ARG_MEM(s->m2l_shift),
-                                      FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->L));
-  return st ? st : launch(plan, log, k, v->n_rows, s->exp_wgs, "m2l");
+  return RUN_LIST(plan, log, s->k_m2l, &s->m2l, s->exp_wgs, "m2l", FMMCL_ARG_MEM(s->m2l_shift),
+                  FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->L));
 }
 
 static fmmcl_status run_p2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_p2l;
-  const fmm3d_device_list *x = &s->p2l;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(x->rows), FMMCL_ARG_MEM(x->begin),
-                                      FMMCL_ARG_MEM(x->entries), FMMCL_ARG_MEM(s->cell_src), FMMCL_ARG_MEM(s->src),
-                                      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L));
-  return st ? st : launch(plan, log, k, x->n_rows, s->exp_wgs, "p2l");
+  return RUN_LIST(plan, log, s->k_p2l, &s->p2l, s->exp_wgs, "p2l", FMMCL_ARG_MEM(s->cell_src),
+                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L));
 }
 
 static fmmcl_status run_l2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
@@ -121,31 +119,21 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 }
 
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_m2p;
-  const fmm3d_device_list *w = &s->m2p;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(w->rows), FMMCL_ARG_MEM(w->begin),
-                                      FMMCL_ARG_MEM(w->entries), FMMCL_ARG_MEM(s->cell_tgt), FMMCL_ARG_MEM(s->tgt),
-                                      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out));
-  return st ? st : launch(plan, log, k, w->n_rows, s->exp_wgs, "m2p");
+  return RUN_LIST(plan, log, s->k_m2p, &s->m2p, s->exp_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out));
 }
 
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_p2p;
-  const fmm3d_device_list *u = &s->p2p;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(u->rows), FMMCL_ARG_MEM(u->begin),
-                                      FMMCL_ARG_MEM(u->entries), FMMCL_ARG_MEM(s->cell_tgt), FMMCL_ARG_MEM(s->src),
-                                      FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
-  return st ? st : launch(plan, log, k, u->n_rows, s->p2p_wgs, "p2p");
+  return RUN_LIST(plan, log, s->k_p2p, &s->p2p, s->p2p_wgs, "p2p", FMMCL_ARG_MEM(s->cell_tgt),
+                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
   typedef fmmcl_status (*phase_fn)(fmmcl_plan, fmm3d_state *, fmmcl_event_log *);
   static const struct { unsigned bit; phase_fn run; } phases[] = {
-      {FMMCL_FMM3D_P2M, run_p2m}, {FMMCL_FMM3D_M2M, run_m2m}, {FMMCL_FMM3D_M2L, run_m2l},
-      {FMMCL_FMM3D_P2L, run_p2l}, {FMMCL_FMM3D_L2L, run_l2l}, {FMMCL_FMM3D_L2P, run_l2p},
-      {FMMCL_FMM3D_M2P, run_m2p}, {FMMCL_FMM3D_P2P, run_p2p}};
+      {FMMCL_PHASE_P2M, run_p2m}, {FMMCL_PHASE_M2M, run_m2m}, {FMMCL_PHASE_M2L, run_m2l},
+      {FMMCL_PHASE_P2L, run_p2l}, {FMMCL_PHASE_L2L, run_l2l}, {FMMCL_PHASE_L2P, run_l2p},
+      {FMMCL_PHASE_M2P, run_m2p}, {FMMCL_PHASE_P2P, run_p2p}};
   /* the treecode has no local expansions: never run their phases */
   if (s->treecode) mask &= FMMCL_FMM3D_TREECODE_PHASES;
   fmmcl_event_log log = {0};
@@ -158,28 +146,9 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
 }
 
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient) {
-  fmmcl_context ctx = plan->ctx;
-  const fmmcl_tree3d *t = s->tree;
-  double t0 = fmmcl_wall_seconds();
-  const cl_uint n = (cl_uint)t->n_targets;
-  cl_kernel k = s->k_unsort;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->tgt_perm),
-                                      FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(s->out_user));
-  if (!st) st = launch_elementwise(ctx, k, n);
-  if (st) return st;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out_user, CL_TRUE, 0, 4 * t->n_targets * s->real_size,
-                                        s->out_pin.ptr, 0, NULL, NULL));
   /* out_user[j] = (d/dx, d/dy, d/dz, phi) of the caller's target j */
-  const void *out = s->out_pin.ptr;
-  #pragma omp parallel for schedule(static) if (t->n_targets > 65536)
-  for (size_t j = 0; j < t->n_targets; j++) {
-    double v[4];
-    for (int c = 0; c < 4; c++)
-      v[c] = s->real_size == 4 ? (double)((const float *)out)[4 * j + c] : ((const double *)out)[4 * j + c];
-    potential[j] = v[3];
-    if (gradient)
-      for (int c = 0; c < 3; c++) gradient[3 * j + c] = v[c];
-  }
-  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
-  return FMMCL_SUCCESS;
+  const fmmcl_real4_results r = {.unsort = {.k = s->k_unsort, .local = elementwise_local(plan->ctx), .in = s->out,
+                                            .perm = s->tgt_perm, .out = s->out_user},
+                                 .stage = s->out_pin.ptr, .pot = 3, .grad = 0, .dim = 3};
+  return fmmcl_download_real4(plan, &r, s->tree->n_targets, s->real_size, potential, gradient);
 }
