@@ -7,16 +7,20 @@
 #include "core/internal.h"
 #include "plan/registry.h"
 
-/* Laplace 1/sqrt(r^2 + eps^2) at one target; a pair with r^2 + eps^2 = 0 is skipped. */
-void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
-                                  const double *q, double *pot, double *grad) {
+/* Yukawa exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), at one target,
+ * kappa = 0 being Laplace 1/rho: the gradient w.r.t. the target is
+ * q exp(-kappa rho) (1 + kappa rho) (s - t) / rho^3; a pair with rho = 0 is
+ * skipped. */
+static void screened3d_at(double kappa, const fmmcl_plan_options *opt, const double *t, size_t ns,
+                          const double *src, const double *q, double *pot, double *grad) {
   const double eps2 = opt->softening * opt->softening;
   double p = 0, gx = 0, gy = 0, gz = 0;
   for (size_t j = 0; j < ns; j++) {
     double dx = src[3 * j] - t[0], dy = src[3 * j + 1] - t[1], dz = src[3 * j + 2] - t[2];
     double r2 = dx * dx + dy * dy + dz * dz + eps2;
     if (r2 == 0) continue;
-    double rinv = 1.0 / sqrt(r2), qr = q[j] * rinv, qr3 = qr * rinv * rinv;
+    double r = sqrt(r2), e = kappa == 0 ? 1.0 : exp(-kappa * r);
+    double qr = q[j] * e / r, qr3 = qr * (1 + kappa * r) / r2;
     p += qr;
     gx += qr3 * dx;
     gy += qr3 * dy;
@@ -26,25 +30,16 @@ void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t
   if (grad) { grad[0] = gx; grad[1] = gy; grad[2] = gz; }
 }
 
-/* Yukawa exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), kappa = kernel_param,
- * at one target: the gradient w.r.t. the target is
- * q exp(-kappa rho) (1 + kappa rho) (s - t) / rho^3; a pair with rho = 0 is skipped. */
+/* Laplace 1/sqrt(r^2 + eps^2) at one target. */
+void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
+                                  const double *q, double *pot, double *grad) {
+  screened3d_at(0.0, opt, t, ns, src, q, pot, grad);
+}
+
+/* Yukawa with kappa = kernel_param at one target. */
 void fmmcl_reference_yukawa3d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
                                  const double *q, double *pot, double *grad) {
-  const double eps2 = opt->softening * opt->softening, kappa = opt->kernel_param;
-  double p = 0, gx = 0, gy = 0, gz = 0;
-  for (size_t j = 0; j < ns; j++) {
-    double dx = src[3 * j] - t[0], dy = src[3 * j + 1] - t[1], dz = src[3 * j + 2] - t[2];
-    double r2 = dx * dx + dy * dy + dz * dz + eps2;
-    if (r2 == 0) continue;
-    double r = sqrt(r2), qr = q[j] * exp(-kappa * r) / r, qr3 = qr * (1 + kappa * r) / r2;
-    p += qr;
-    gx += qr3 * dx;
-    gy += qr3 * dy;
-    gz += qr3 * dz;
-  }
-  *pot = p;
-  if (grad) { grad[0] = gx; grad[1] = gy; grad[2] = gz; }
+  screened3d_at(opt->kernel_param, opt, t, ns, src, q, pot, grad);
 }
 
 /* Laplace in the plane, -log sqrt(r^2 + eps^2), at one target: the gradient
