@@ -71,7 +71,8 @@ static void usage(void) {
 static size_t parse_n(const char *s) { return (size_t)llround(atof(s)); }
 
 static void parse(int argc, char **argv, config *c) {
-  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 0, 1, 1, 0, 1e-6, 25, 0, 3350};
+  *c = (config){NULL, "out-bbfmm", FMMCL_DOUBLE, 10000, 10000000, 1000000, 131072, 1000, 5, 0, 1,
+                1,    0,           1e-6,         25,    0,        3350};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help")) usage(), exit(0);
@@ -127,7 +128,8 @@ static void lattice(int m, double *x) {
   size_t k = 0;
   for (int i = 0; i < m; i++)
     for (int j = 0; j < m; j++)
-      for (int l = 0; l < m; l++, k++) x[3 * k] = (i + 0.5) / m, x[3 * k + 1] = (j + 0.5) / m, x[3 * k + 2] = (l + 0.5) / m;
+      for (int l = 0; l < m; l++, k++)
+        x[3 * k] = (i + 0.5) / m, x[3 * k + 1] = (j + 0.5) / m, x[3 * k + 2] = (l + 0.5) / m;
 }
 
 /* One core, same tree and lists as the device, same precision's arithmetic
@@ -160,8 +162,10 @@ static void analysis(fmmcl_context ctx, const config *c) {
   char path[4096];
   snprintf(path, sizeof path, "%s/p2p_analysis.csv", c->out);
   FILE *f = bench_open_csv(path);
-  fprintf(f, "n,precision,leaf_size,depth,clusters,pairs,gflop,dram_bytes,intensity_flop_per_byte,pcie_bytes,"
-             "est_pcie_ms,est_dram_ms,est_compute_ms,device_p2p_ms,device_gflops,cpu1_p2p_ms,cpu1_gflops,speedup\n");
+  fprintf(
+      f,
+      "n,precision,leaf_size,depth,clusters,pairs,gflop,dram_bytes,intensity_flop_per_byte,pcie_bytes,"
+      "est_pcie_ms,est_dram_ms,est_compute_ms,device_p2p_ms,device_gflops,cpu1_p2p_ms,cpu1_gflops,speedup\n");
   const int sides[] = {17, 21, 24, 29, 46};
   size_t rs = c->precision == FMMCL_SINGLE ? 4 : 8;
   for (int k = 0; k < 5; k++) {
@@ -176,7 +180,8 @@ static void analysis(fmmcl_context ctx, const config *c) {
     fmmcl_plan plan;
     bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "fmmcl_plan_create");
     double *ts = malloc(c->repeat * sizeof *ts), pairs = 0;
-    bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "fmmcl_plan_execute"); /* warm-up: first launches */
+    bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL),
+                "fmmcl_plan_execute"); /* warm-up: first launches */
     for (int r = 0; r < c->repeat; r++) {
       bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "fmmcl_plan_execute");
       ts[r] = phase_time(plan, "p2p");
@@ -211,11 +216,13 @@ static void analysis(fmmcl_context ctx, const config *c) {
     double cpu = cpu_p2p(&t, qs, pot);
     double gflop = pairs * P2P_FLOPS_PER_PAIR * 1e-9, pcie = n * (4.0 * rs + rs);
     fprintf(f, "%zu,%s,%d,%d,%.0f,%.0f,%.6f,%.0f,%.3f,%.0f,%.6f,%.6f,%.6f,%.6f,%.1f,%.3f,%.2f,%.1f\n", n,
-            rs == 4 ? "single" : "double", c->leaf_size > 0 ? c->leaf_size : 64, t.depth, clusters, pairs, gflop, dram, gflop * 1e9 / dram,
-            pcie, pcie / (c->pcie_gbs * 1e9) * 1e3, dram / (c->bw_gbs * 1e9) * 1e3, gflop / c->peak_gflops * 1e3,
-            dev * 1e3, dev > 0 ? gflop / dev : 0, cpu * 1e3, gflop / cpu, dev > 0 ? cpu / dev : 0);
+            rs == 4 ? "single" : "double", c->leaf_size > 0 ? c->leaf_size : 64, t.depth, clusters, pairs,
+            gflop, dram, gflop * 1e9 / dram, pcie, pcie / (c->pcie_gbs * 1e9) * 1e3,
+            dram / (c->bw_gbs * 1e9) * 1e3, gflop / c->peak_gflops * 1e3, dev * 1e3,
+            dev > 0 ? gflop / dev : 0, cpu * 1e3, gflop / cpu, dev > 0 ? cpu / dev : 0);
     fflush(f);
-    fprintf(stderr, "analysis N = %zu: %.0f pairs, device %.3f ms, one core %.1f ms\n", n, pairs, dev * 1e3, cpu * 1e3);
+    fprintf(stderr, "analysis N = %zu: %.0f pairs, device %.3f ms, one core %.1f ms\n", n, pairs, dev * 1e3,
+            cpu * 1e3);
     fmmcl_bbfmm_tree_free(&t);
     free(x), free(q), free(pot), free(qs), free(ts);
   }
@@ -224,7 +231,8 @@ static void analysis(fmmcl_context ctx, const config *c) {
 
 /* Relative L2 error at targets idx[0..k) (values val[s] at idx[s]) against
  * the double host sum. */
-static double error_at(size_t n, const double *x, const double *q, size_t k, const size_t *idx, const double *val) {
+static double error_at(size_t n, const double *x, const double *q, size_t k, const size_t *idx,
+                       const double *val) {
   if (!k) return NAN;
   fmmcl_bbfmm_kfun lap = {FMMCL_BBFMM_LAPLACE, 0, NULL};
   double num = 0, den = 0;
@@ -247,9 +255,11 @@ static size_t *spaced(size_t n, size_t k) {
   return idx;
 }
 
-static double timed_execute(fmmcl_context ctx, fmmcl_plan plan, const config *c, const double *q, double *pot) {
+static double timed_execute(fmmcl_context ctx, fmmcl_plan plan, const config *c, const double *q,
+                            double *pot) {
   double *ts = malloc(c->repeat * sizeof *ts);
-  bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "fmmcl_plan_execute"); /* warm-up: first launches */
+  bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL),
+              "fmmcl_plan_execute"); /* warm-up: first launches */
   for (int r = 0; r < c->repeat; r++) {
     double t0 = bench_now();
     bench_check(ctx, fmmcl_plan_execute(plan, q, pot, NULL), "fmmcl_plan_execute");
@@ -280,7 +290,8 @@ static double sampled_direct(fmmcl_context ctx, const config *c, size_t n, const
   for (size_t s = 0; s < k; s++) memcpy(xt + 3 * s, x + 3 * idx[s], 3 * sizeof *xt);
   fmmcl_plan_options od = bb_options(c, 1);
   fmmcl_plan plan;
-  bench_check(ctx, fmmcl_plan_create(ctx, &od, n, x, k, xt, &plan), "fmmcl_plan_create (direct, sampled targets)");
+  bench_check(ctx, fmmcl_plan_create(ctx, &od, n, x, k, xt, &plan),
+              "fmmcl_plan_create (direct, sampled targets)");
   double t = timed_execute(ctx, plan, c, q, pot);
   fmmcl_plan_destroy(plan);
   size_t ke = c->check < k ? c->check : k; /* a spread-out subset of the sample */
@@ -298,8 +309,10 @@ static void sweep(fmmcl_context ctx, const config *c) {
   FILE *f = bench_open_csv(path);
   snprintf(path, sizeof path, "%s/bbfmm_phases.csv", c->out);
   FILE *fp = bench_open_csv(path);
-  fprintf(f, "points,tree,n,precision,tol,order,leaf_size,create_first_s,create_s,execute_s,direct_execute_s,direct_targets,"
-             "err_bbfmm,err_direct\n");
+  fprintf(
+      f,
+      "points,tree,n,precision,tol,order,leaf_size,create_first_s,create_s,execute_s,direct_execute_s,direct_targets,"
+      "err_bbfmm,err_direct\n");
   fprintf(fp, "n,precision,order,phase,seconds\n");
   for (size_t n = c->nmin; n <= c->nmax; n *= 10) {
     double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
@@ -331,8 +344,8 @@ static void sweep(fmmcl_context ctx, const config *c) {
     size_t np = 0;
     fmmcl_plan_timings(plan, ph, FMMCL_MAX_PHASES_BENCH, &np);
     for (size_t i = 0; i < np && i < FMMCL_MAX_PHASES_BENCH; i++)
-      fprintf(fp, "%zu,%s,%.0f,%s,%.6f\n", n, c->precision == FMMCL_SINGLE ? "single" : "double", order, ph[i].name,
-              ph[i].seconds);
+      fprintf(fp, "%zu,%s,%.0f,%s,%.6f\n", n, c->precision == FMMCL_SINGLE ? "single" : "double", order,
+              ph[i].name, ph[i].seconds);
     fmmcl_plan_destroy(plan);
     double dexec = NAN, derr = NAN;
     size_t dtargets = 0;
@@ -347,13 +360,17 @@ static void sweep(fmmcl_context ctx, const config *c) {
       derr = sampled_error(c, n, x, q, pot);
       fmmcl_plan_destroy(plan);
     }
-    fprintf(f, "%s,%s,%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%zu,%.3e,%.3e\n", c->sphere ? "sphere" : "uniform",
-            adaptive ? "adaptive" : "uniform", n,
-            c->precision == FMMCL_SINGLE ? "single" : "double", c->tol, order, c->leaf_size > 0 ? c->leaf_size : fmmcl_bbfmm_default_leaf((int)(order * order * order)), create_first, create, exec,
-            dexec, dtargets, err, derr);
+    fprintf(f, "%s,%s,%zu,%s,%g,%.0f,%d,%.4f,%.4f,%.6f,%.6f,%zu,%.3e,%.3e\n",
+            c->sphere ? "sphere" : "uniform", adaptive ? "adaptive" : "uniform", n,
+            c->precision == FMMCL_SINGLE ? "single" : "double", c->tol, order,
+            c->leaf_size > 0 ? c->leaf_size : fmmcl_bbfmm_default_leaf((int)(order * order * order)),
+            create_first, create, exec, dexec, dtargets, err, derr);
     fflush(f), fflush(fp);
-    fprintf(stderr, "sweep N = %zu: order %.0f, create %.3f s (first %.3f), execute %.4f s, direct %.4f s%s, error %.2e\n",
-            n, order, create, create_first, exec, dexec, dtargets && dtargets < n ? " (from a target sample)" : "", err);
+    fprintf(
+        stderr,
+        "sweep N = %zu: order %.0f, create %.3f s (first %.3f), execute %.4f s, direct %.4f s%s, error %.2e\n",
+        n, order, create, create_first, exec, dexec,
+        dtargets && dtargets < n ? " (from a target sample)" : "", err);
     free(x), free(q), free(pot);
   }
   if (f != stdout) fclose(f);

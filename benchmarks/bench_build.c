@@ -21,15 +21,27 @@ int main(int argc, char **argv) {
   const char *device = NULL, *csv_path = NULL;
   int repeat = 3;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0) { usage(); return 0; }
-    if (i + 1 >= argc) { fprintf(stderr, "bench-build: %s needs a value (see --help)\n", argv[i]); return 2; }
+    if (strcmp(argv[i], "--help") == 0) {
+      usage();
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "bench-build: %s needs a value (see --help)\n", argv[i]);
+      return 2;
+    }
     if (strcmp(argv[i], "--device") == 0) device = argv[++i];
     else if (strcmp(argv[i], "--csv") == 0) csv_path = argv[++i];
     else if (strcmp(argv[i], "--repeat") == 0) repeat = atoi(argv[++i]);
-    else { fprintf(stderr, "bench-build: unknown option %s (see --help)\n", argv[i]); return 2; }
+    else {
+      fprintf(stderr, "bench-build: unknown option %s (see --help)\n", argv[i]);
+      return 2;
+    }
   }
   char dir[] = "/tmp/fmmcl-bench-build-XXXXXX";
-  if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
   setenv("XDG_CACHE_HOME", dir, 1);
   setenv("CUDA_CACHE_DISABLE", "1", 1);
   setenv("POCL_KERNEL_CACHE", "0", 1);

@@ -34,7 +34,10 @@ static void run_point(fmmcl_context ctx, FILE *csv, const fmmcl_plan_options *o,
                       const char *label) {
   double *x = malloc(n * o->dim * sizeof *x), *q = malloc(n * sizeof *q), *p = malloc(n * sizeof *p),
          *g = malloc(n * o->dim * sizeof *g);
-  if (!x || !q || !p || !g) { fprintf(stderr, "out of memory at N = %zu\n", n); exit(1); }
+  if (!x || !q || !p || !g) {
+    fprintf(stderr, "out of memory at N = %zu\n", n);
+    exit(1);
+  }
   bench_random_points(1, n, o->dim, x);
   bench_random_charges(2, n, q);
   fmmcl_plan plan;
@@ -57,18 +60,23 @@ static void run_point(fmmcl_context ctx, FILE *csv, const fmmcl_plan_options *o,
       total += ph[i].seconds;
       if (strcmp(ph[i].name, "p2p") == 0) k = ph[i].seconds;
     }
-    if (k < best) { best = k; best_total = total; }
+    if (k < best) {
+      best = k;
+      best_total = total;
+    }
   }
   double inter = (double)n * (double)n / best;
-  fprintf(csv, "\"%s\",%s,%s,%zu,\"%s\",%.6e,%.6e,%.4e,%.1f\n", label,
-          fmmcl_kernel_name(o->kernel),
+  fprintf(csv, "\"%s\",%s,%s,%zu,\"%s\",%.6e,%.6e,%.4e,%.1f\n", label, fmmcl_kernel_name(o->kernel),
           o->precision == FMMCL_DOUBLE ? "double" : "single", n, opts, best, best_total, inter,
           inter * 20e-9);
   fflush(csv);
   fprintf(stderr, "  N=%-9zu %-6s %.3e interactions/s  %8.1f GFLOP/s  kernel %.3f ms  [%s]\n", n,
           o->precision == FMMCL_DOUBLE ? "double" : "single", inter, inter * 20e-9, best * 1e3, opts);
   fmmcl_plan_destroy(plan);
-  free(x); free(q); free(p); free(g);
+  free(x);
+  free(q);
+  free(p);
+  free(g);
 }
 
 int main(int argc, char **argv) {
@@ -78,8 +86,14 @@ int main(int argc, char **argv) {
   double softening = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(); return 0; }
-    if (!v) { fprintf(stderr, "bench-direct: %s needs a value (see --help)\n", a); return 2; }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage();
+      return 0;
+    }
+    if (!v) {
+      fprintf(stderr, "bench-direct: %s needs a value (see --help)\n", a);
+      return 2;
+    }
     if (strcmp(a, "--device") == 0) device = v;
     else if (strcmp(a, "--csv") == 0) csv_path = v;
     else if (strcmp(a, "--defines") == 0) defines = v;
@@ -90,10 +104,16 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--repeat") == 0) repeat = atoi(v);
     else if (strcmp(a, "--dim") == 0) dim = atoi(v);
     else if (strcmp(a, "--softening") == 0) softening = atof(v);
-    else { fprintf(stderr, "bench-direct: unknown option %s (see --help)\n", a); return 2; }
+    else {
+      fprintf(stderr, "bench-direct: unknown option %s (see --help)\n", a);
+      return 2;
+    }
     i++;
   }
-  if (nmin == 0 || nmax < nmin || repeat < 1) { fprintf(stderr, "bench-direct: bad sweep bounds\n"); return 2; }
+  if (nmin == 0 || nmax < nmin || repeat < 1) {
+    fprintf(stderr, "bench-direct: bad sweep bounds\n");
+    return 2;
+  }
   fmmcl_kernel kernel;
   if (fmmcl_kernel_parse(kern, &kernel) || (kernel != FMMCL_LAPLACE_3D && kernel != FMMCL_GAUSSIAN)) {
     fprintf(stderr, "bench-direct: --kernel %s: not laplace3d or gaussian (see --help)\n", kern);
@@ -108,17 +128,22 @@ int main(int argc, char **argv) {
   fprintf(csv, "device,kernel,precision,n,options,kernel_s,total_s,interactions_per_s,gflops\n");
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, kernel);
-  if (o.kernel == FMMCL_GAUSSIAN) { o.dim = dim; o.sigma = 0.1; }
-  else o.softening = softening;
+  if (o.kernel == FMMCL_GAUSSIAN) {
+    o.dim = dim;
+    o.sigma = 0.1;
+  } else o.softening = softening;
   char kname[64]; /* the pair kernel (and its tuning name) is p2p_<kernel name> */
   snprintf(kname, sizeof kname, "p2p_%s", fmmcl_kernel_name(o.kernel));
   for (int pr = 0; pr < 2; pr++) {
     o.precision = pr ? FMMCL_DOUBLE : FMMCL_SINGLE;
     if (strcmp(prec, "both") != 0 && strcmp(prec, pr ? "double" : "single") != 0) continue;
-    if (pr && !info.has_fp64) { fprintf(stderr, "no fp64 on this device: double skipped\n"); continue; }
+    if (pr && !info.has_fp64) {
+      fprintf(stderr, "no fp64 on this device: double skipped\n");
+      continue;
+    }
     char *list = strdup(defines ? defines : "");
     char *save = NULL;
-    for (char *d = strtok_r(list, ";", &save); ; d = strtok_r(NULL, ";", &save)) {
+    for (char *d = strtok_r(list, ";", &save);; d = strtok_r(NULL, ";", &save)) {
       if (defines && !d) break;
       bench_check(ctx, fmmcl_context_override_defines(ctx, kname, defines ? d : NULL), "override");
       for (size_t n = nmin; n <= nmax; n *= 2) run_point(ctx, csv, &o, n, repeat, info.device_name);

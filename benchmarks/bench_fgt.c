@@ -47,14 +47,44 @@ static void usage(void) {
 }
 
 static int parse(int argc, char **argv, config *c) {
-  *c = (config){NULL, "bench-fgt-hermite.csv", "bench-fgt-speedup.csv", 2, 3, 3, 0.0884, 0.05, 1e-6,
-                6553600, 102400, 10000, 10000000, 1000000, 0, FMMCL_DOUBLE, 0, 0};
-  static const struct option opts[] = {
-      {"device", 1, 0, 'd'}, {"precision", 1, 0, 'p'}, {"hermite-csv", 1, 0, 'H'}, {"fgt-csv", 1, 0, 'F'},
-      {"dim", 1, 0, 'D'}, {"sigma", 1, 0, 's'}, {"max-n", 1, 0, 'n'}, {"cpu-max-n", 1, 0, 'c'},
-      {"fgt-dim", 1, 0, 'E'}, {"fgt-sigma", 1, 0, 'S'}, {"fgt-tol", 1, 0, 't'}, {"fgt-min-n", 1, 0, 'm'},
-      {"fgt-max-n", 1, 0, 'M'}, {"direct-max-n", 1, 0, 'x'}, {"direct-sample", 1, 0, 'k'}, {"repeat", 1, 0, 'r'},
-      {"skip-hermite", 0, 0, 'h' + 256}, {"skip-fgt", 0, 0, 'f' + 256}, {"help", 0, 0, '?'}, {0, 0, 0, 0}};
+  *c = (config){NULL,
+                "bench-fgt-hermite.csv",
+                "bench-fgt-speedup.csv",
+                2,
+                3,
+                3,
+                0.0884,
+                0.05,
+                1e-6,
+                6553600,
+                102400,
+                10000,
+                10000000,
+                1000000,
+                0,
+                FMMCL_DOUBLE,
+                0,
+                0};
+  static const struct option opts[] = {{"device", 1, 0, 'd'},
+                                       {"precision", 1, 0, 'p'},
+                                       {"hermite-csv", 1, 0, 'H'},
+                                       {"fgt-csv", 1, 0, 'F'},
+                                       {"dim", 1, 0, 'D'},
+                                       {"sigma", 1, 0, 's'},
+                                       {"max-n", 1, 0, 'n'},
+                                       {"cpu-max-n", 1, 0, 'c'},
+                                       {"fgt-dim", 1, 0, 'E'},
+                                       {"fgt-sigma", 1, 0, 'S'},
+                                       {"fgt-tol", 1, 0, 't'},
+                                       {"fgt-min-n", 1, 0, 'm'},
+                                       {"fgt-max-n", 1, 0, 'M'},
+                                       {"direct-max-n", 1, 0, 'x'},
+                                       {"direct-sample", 1, 0, 'k'},
+                                       {"repeat", 1, 0, 'r'},
+                                       {"skip-hermite", 0, 0, 'h' + 256},
+                                       {"skip-fgt", 0, 0, 'f' + 256},
+                                       {"help", 0, 0, '?'},
+                                       {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) switch (o) {
       case 'd': c->device = optarg; break;
@@ -108,7 +138,8 @@ static double cpu_pps(const config *c, int p, size_t n, int threads) {
   fmmcl_fgt_setup s;
   bench_check(NULL, fmmcl_fgt_choose(NULL, c->dim, c->sigma, 0, p, n, extent, 0, &par), "fgt parameters");
   bench_check(NULL, fmmcl_fgt_setup_build(NULL, &par, n, x, n, x, FMMCL_FGT_HERMITE, &s), "fgt setup");
-  double *A = malloc(s.nh * (size_t)par.nterms * sizeof *A), *pot = malloc(n * sizeof *pot), *qs = malloc(n * sizeof *qs);
+  double *A = malloc(s.nh * (size_t)par.nterms * sizeof *A), *pot = malloc(n * sizeof *pot),
+         *qs = malloc(n * sizeof *qs);
   for (size_t i = 0; i < n; i++) qs[i] = q[s.src.perm[i]];
   for (size_t h = 0; h < s.nh; h++) fmmcl_fgt_ref_hermite_coefs(&s, s.hbox[h], qs, A + h * par.nterms);
 #ifdef _OPENMP
@@ -124,7 +155,11 @@ static double cpu_pps(const config *c, int p, size_t n, int threads) {
     best = t < best ? t : best;
   }
   fmmcl_fgt_setup_free(&s);
-  free(x); free(q); free(A); free(pot); free(qs);
+  free(x);
+  free(q);
+  free(A);
+  free(pot);
+  free(qs);
   return (double)n / best;
 }
 
@@ -140,7 +175,10 @@ static void hermite_table(const config *c, fmmcl_context ctx, FILE *out) {
   static const size_t ns[] = {25600, 102400, 409600, 1638400, 6553600};
   static const int ps[] = {5, 9, 12};
   const int all = max_threads();
-  fprintf(out, "dim,sigma,N,p,nterms,clusters_per_target,device_s,pps_device,gops_device,cpu_n,pps_cpu_1,pps_cpu_2,pps_cpu_%d,ops_per_eval\n", all);
+  fprintf(
+      out,
+      "dim,sigma,N,p,nterms,clusters_per_target,device_s,pps_device,gops_device,cpu_n,pps_cpu_1,pps_cpu_2,pps_cpu_%d,ops_per_eval\n",
+      all);
   for (int pi = 0; pi < 3; pi++) {
     const int p = ps[pi];
     /* the CPU's rate per target does not depend on N at fixed sigma: time it once */
@@ -179,13 +217,16 @@ static void hermite_table(const config *c, fmmcl_context ctx, FILE *out) {
       fprintf(stderr, "hermite N=%zu p=%d: %.3f ms, %.3e PPS device, %.3e PPS CPU(%d)\n", n, p, best * 1e3,
               n / best, ca, all);
       fmmcl_plan_destroy(plan);
-      free(x); free(q); free(pot);
+      free(x);
+      free(q);
+      free(pot);
     }
   }
 }
 
 /* max |pot[idx[i]] - ref[i]| / sum |q| over m targets */
-static double max_error(const double *pot, const size_t *idx, const double *ref, size_t m, const double *q, size_t n) {
+static double max_error(const double *pot, const size_t *idx, const double *ref, size_t m, const double *q,
+                        size_t n) {
   double e = 0, Q = 0;
   for (size_t i = 0; i < m; i++) e = fmax(e, fabs(pot[idx ? idx[i] : i] - ref[i]));
   for (size_t i = 0; i < n; i++) Q += fabs(q[i]);
@@ -230,12 +271,14 @@ static double direct_time(const config *c, fmmcl_context ctx, size_t n, const do
  * the largest measured N. The error is against the device's double direct
  * sum at the sampled (or all) targets, else the host reference at 1000. */
 static void fgt_table(const config *c, fmmcl_context ctx, FILE *out) {
-  fprintf(out, "dim,sigma,tol,N,p,side,bound,fgt_create_s,fgt_execute_s,direct_measured_s,direct_sampled_s,"
-               "direct_targets,direct_s,direct_mode,speedup,max_error,error_targets\n");
+  fprintf(out,
+          "dim,sigma,tol,N,p,side,bound,fgt_create_s,fgt_execute_s,direct_measured_s,direct_sampled_s,"
+          "direct_targets,direct_s,direct_mode,speedup,max_error,error_targets\n");
   double direct_ref_n = 0, direct_ref_t = 0;
   for (double nd = (double)c->fgt_min_n; nd <= (double)c->fgt_max_n * 1.0001; nd *= sqrt(10.0)) {
     const size_t n = (size_t)(nd + 0.5);
-    double *x = malloc(n * c->fgt_dim * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
+    double *x = malloc(n * c->fgt_dim * sizeof *x), *q = malloc(n * sizeof *q),
+           *pot = malloc(n * sizeof *pot);
     bench_random_points(21, n, c->fgt_dim, x);
     bench_random_charges(22, n, q);
     fmmcl_plan_options o;
@@ -280,7 +323,8 @@ static void fgt_table(const config *c, fmmcl_context ctx, FILE *out) {
       for (size_t i = 0; i < k; i++) idx[i] = (size_t)((double)i * n / k);
       sampled = direct_time(c, ctx, n, x, q, k, idx, ref) * ((double)n / k);
       if (err < 0) err = max_error(pot, idx, ref, k, q, n), err_m = k;
-      free(idx); free(ref);
+      free(idx);
+      free(ref);
     }
     double direct_s = measured >= 0 ? measured : sampled;
     if (measured < 0 && sampled >= 0) mode = "sampled";
@@ -304,13 +348,17 @@ static void fgt_table(const config *c, fmmcl_context ctx, FILE *out) {
       free(ref);
     }
     fprintf(out, "%d,%g,%g,%zu,%d,%g,%.3e,%.6e,%.6e,%.6e,%.6e,%zu,%.6e,%s,%.2f,%.3e,%zu\n", c->fgt_dim,
-            c->fgt_sigma, c->fgt_tol, n, p, side, bound, create_s, best, measured, sampled, k ? k : n, direct_s,
-            mode, direct_s / best, err, err_m);
+            c->fgt_sigma, c->fgt_tol, n, p, side, bound, create_s, best, measured, sampled, k ? k : n,
+            direct_s, mode, direct_s / best, err, err_m);
     fflush(out);
-    fprintf(stderr, "fgt N=%zu p=%d side %g: FGT %.3f ms (create %.3f s), direct %.3f ms (%s%s), speed-up %.2f, "
-            "error %.2e (bound %.2e)\n", n, p, side, best * 1e3, create_s, direct_s * 1e3, mode,
+    fprintf(stderr,
+            "fgt N=%zu p=%d side %g: FGT %.3f ms (create %.3f s), direct %.3f ms (%s%s), speed-up %.2f, "
+            "error %.2e (bound %.2e)\n",
+            n, p, side, best * 1e3, create_s, direct_s * 1e3, mode,
             sampled >= 0 && measured >= 0 ? ", sampled estimate too" : "", direct_s / best, err, bound);
-    free(x); free(q); free(pot);
+    free(x);
+    free(q);
+    free(pot);
   }
 }
 

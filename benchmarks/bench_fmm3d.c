@@ -121,14 +121,28 @@ static int check_methods(const char *list) {
 
 /* 0: run; 1: --help shown; 2: bad arguments. */
 static int parse_args(int argc, char **argv, config *c) {
-  *c = (config){.out = "out-fmm3d", .methods = "direct,treecode,fmm", .precision = "both",
-                .nmin = 1000, .check = 1000, .repeat = 5, .theta = 0.5};
+  *c = (config){.out = "out-fmm3d",
+                .methods = "direct,treecode,fmm",
+                .precision = "both",
+                .nmin = 1000,
+                .check = 1000,
+                .repeat = 5,
+                .theta = 0.5};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t r;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(); return 1; }
-    if (strncmp(a, "--", 2) != 0) { fprintf(stderr, "bench-fmm3d: unexpected '%s' (see --help)\n", a); return 2; }
-    if (!v) { fprintf(stderr, "bench-fmm3d: %s needs a value (see --help)\n", a); return 2; }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage();
+      return 1;
+    }
+    if (strncmp(a, "--", 2) != 0) {
+      fprintf(stderr, "bench-fmm3d: unexpected '%s' (see --help)\n", a);
+      return 2;
+    }
+    if (!v) {
+      fprintf(stderr, "bench-fmm3d: %s needs a value (see --help)\n", a);
+      return 2;
+    }
     int ok = 1;
     if (strcmp(a, "--device") == 0) c->device = v;
     else if (strcmp(a, "--out") == 0) c->out = v;
@@ -145,7 +159,10 @@ static int parse_args(int argc, char **argv, config *c) {
     else if (strcmp(a, "--check") == 0) ok = parse_size(a, v, 0, &c->check);
     else if (strcmp(a, "--repeat") == 0) ok = parse_size(a, v, 1, &r), c->repeat = (int)r;
     else if (strcmp(a, "--leaf-size") == 0) ok = parse_size(a, v, 0, &r), c->leaf_size = (int)r;
-    else { fprintf(stderr, "bench-fmm3d: unknown option %s (see --help)\n", a); return 2; }
+    else {
+      fprintf(stderr, "bench-fmm3d: unknown option %s (see --help)\n", a);
+      return 2;
+    }
     if (!ok) return 2;
     i++;
   }
@@ -169,7 +186,6 @@ static size_t sweep_sizes(size_t nmin, size_t nmax, size_t *out, size_t cap) {
   if (k < cap && (k == 0 || out[k - 1] != nmax)) out[k++] = nmax;
   return k;
 }
-
 
 /* One curve of the sweep: (method, precision), its options, and whether it
  * has stopped (a failure, or past direct's cap). */
@@ -210,8 +226,8 @@ static size_t make_curves(const config *c, const fmmcl_device_info *info, curve 
 static void warm_up(fmmcl_context ctx, curve *cv, size_t n_curves) {
   for (size_t i = 0; i < n_curves; i++) {
     curve *k = &cv[i];
-    fprintf(stderr, "warm-up: %s %s plan (kernel build or binary cache)...", fmmcl_method_name(method_ids[k->method]),
-            k->double_prec ? "double" : "single");
+    fprintf(stderr, "warm-up: %s %s plan (kernel build or binary cache)...",
+            fmmcl_method_name(method_ids[k->method]), k->double_prec ? "double" : "single");
     k->first_build_s = bench_fmm3d_warm_up(ctx, &k->opt, 2000);
     if (k->first_build_s < 0) k->stopped = 1, fprintf(stderr, "curve dropped\n");
     else fprintf(stderr, " %.3f s\n", k->first_build_s);
@@ -242,11 +258,17 @@ int main(int argc, char **argv) {
   /* a CPU device would take hours at the GPU's sizes */
   if (!c.nmax) c.nmax = info.is_gpu ? 10000000 : 100000;
   if (!c.direct_nmax) c.direct_nmax = info.is_gpu ? 1000000 : 20000;
-  if (c.nmax < c.nmin) { fprintf(stderr, "bench-fmm3d: --nmin %zu is above the default --nmax %zu\n", c.nmin, c.nmax); return 2; }
+  if (c.nmax < c.nmin) {
+    fprintf(stderr, "bench-fmm3d: --nmin %zu is above the default --nmax %zu\n", c.nmin, c.nmax);
+    return 2;
+  }
   size_t sizes[64], n_sizes = sweep_sizes(c.nmin, c.nmax, sizes, 64);
   curve cv[6];
   size_t n_curves = make_curves(&c, &info, cv);
-  if (!n_curves) { fprintf(stderr, "bench-fmm3d: nothing to run\n"); return 2; }
+  if (!n_curves) {
+    fprintf(stderr, "bench-fmm3d: nothing to run\n");
+    return 2;
+  }
   bench_fmm3d_out out;
   bench_fmm3d_open(&out, c.out, info.device_name);
   warm_up(ctx, cv, n_curves);
@@ -262,9 +284,13 @@ int main(int argc, char **argv) {
       curve *k = &cv[i];
       if (k->method == 0 && sizes[s] > c.direct_nmax) continue;
       progress(++done, total, k, sizes[s]);
-      if (k->stopped) { fprintf(stderr, " skipped (failed earlier)\n"); continue; }
+      if (k->stopped) {
+        fprintf(stderr, " skipped (failed earlier)\n");
+        continue;
+      }
       bench_fmm3d_point *pt = &pts[n_pts];
-      pt->method = fmmcl_method_name(method_ids[k->method]), pt->precision = k->double_prec ? "double" : "single";
+      pt->method = fmmcl_method_name(method_ids[k->method]),
+      pt->precision = k->double_prec ? "double" : "single";
       pt->n = sizes[s];
       if (bench_fmm3d_run_point(ctx, &k->opt, &in, c.repeat, pt)) {
         k->stopped = 1; /* larger N would fail the same way (memory) */

@@ -17,15 +17,15 @@ extern const char *const bench_fmm3d_ops[BENCH_FMM3D_N_OPS];
 typedef struct bench_fmm3d_point {
   const char *method, *precision;
   size_t n;
-  int order;                    /* expansion order p (0 for direct) */
-  double create_first_s;        /* the first plan of this N: staging memory not yet pinned */
-  double create_s;              /* plan create, wall clock, binary cache warm, the second plan of this N */
-  double tree_s, lists_s;       /* as the plan records them (tree: sort + tree) */
-  double tables_s;              /* packing and uploading the device tables */
-  double kernels_s;             /* create - tree - lists: kernels from the cache and table upload */
+  int order;                       /* expansion order p (0 for direct) */
+  double create_first_s;           /* the first plan of this N: staging memory not yet pinned */
+  double create_s;                 /* plan create, wall clock, binary cache warm, the second plan of this N */
+  double tree_s, lists_s;          /* as the plan records them (tree: sort + tree) */
+  double tables_s;                 /* packing and uploading the device tables */
+  double kernels_s;                /* create - tree - lists: kernels from the cache and table upload */
   double execute_s, execute_min_s; /* wall clock of fmmcl_plan_execute: median and best of R */
-  double end_to_end_s;          /* tree + lists + tables + execute (upload, operators, download) */
-  double err_pot, err_grad;     /* relative L2 on the sampled targets; NAN when unchecked */
+  double end_to_end_s;             /* tree + lists + tables + execute (upload, operators, download) */
+  double err_pot, err_grad;        /* relative L2 on the sampled targets; NAN when unchecked */
   size_t n_phases;
   char phase_name[BENCH_FMM3D_MAX_PHASES][16];
   double phase_s[BENCH_FMM3D_MAX_PHASES]; /* median over the R runs */
@@ -37,9 +37,9 @@ typedef struct bench_fmm3d_point {
 /* The points of one N, the K sampled targets and the reference there. */
 typedef struct bench_fmm3d_inputs {
   size_t n, k;
-  double *x, *q, *pot, *grad;   /* all N points, charges, device results */
-  size_t *idx;                  /* the K sampled targets */
-  double *ref_pot, *ref_grad;   /* the host double-precision reference there */
+  double *x, *q, *pot, *grad; /* all N points, charges, device results */
+  size_t *idx;                /* the K sampled targets */
+  double *ref_pot, *ref_grad; /* the host double-precision reference there */
 } bench_fmm3d_inputs;
 
 /* Uniform points in the unit cube, charges in [-1, 1), and (check > 0) the
@@ -80,6 +80,5 @@ void bench_fmm3d_close(bench_fmm3d_out *o);
 /* Crossover of every tree method against direct, per precision and measure
  * (execute, end to end), interpolated log-log between the sweep points where
  * the curves cross; printed to stdout and written to dir/crossover.csv. */
-void bench_fmm3d_crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *dir,
-                           const char *device);
+void bench_fmm3d_crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *dir, const char *device);
 #endif

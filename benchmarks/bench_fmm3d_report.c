@@ -40,10 +40,11 @@ static FILE *open_in(const char *dir, const char *name, const char *header) {
 void bench_fmm3d_open(bench_fmm3d_out *o, const char *dir, const char *device) {
   make_dirs(dir);
   o->device = device;
-  o->times = open_in(dir, "times.csv",
-                     "device,method,precision,n,order,tol,theta,leaf_size,first_build_s,create_first_s,create_s,"
-                     "tree_s,lists_s,tables_s,kernels_s,execute_s,execute_min_s,end_to_end_s,"
-                     "err_potential,err_gradient,check_k");
+  o->times =
+      open_in(dir, "times.csv",
+              "device,method,precision,n,order,tol,theta,leaf_size,first_build_s,create_first_s,create_s,"
+              "tree_s,lists_s,tables_s,kernels_s,execute_s,execute_min_s,end_to_end_s,"
+              "err_potential,err_gradient,check_k");
   o->phases = open_in(dir, "phases.csv", "device,method,precision,n,order,phase,seconds");
   o->gflops = open_in(dir, "gflops.csv",
                       "device,method,precision,n,order,phase,count,flops_per_unit,gflop,seconds,gflops");
@@ -51,10 +52,12 @@ void bench_fmm3d_open(bench_fmm3d_out *o, const char *dir, const char *device) {
 
 void bench_fmm3d_write(bench_fmm3d_out *o, const bench_fmm3d_point *pt, double tol, double theta,
                        int leaf_size, double first_build_s, size_t check_k) {
-  fprintf(o->times, "\"%s\",%s,%s,%zu,%d,%.3g,%.3g,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.4e,%.4e,%zu\n",
-          o->device, pt->method, pt->precision, pt->n, pt->order, tol, theta, leaf_size, first_build_s,
-          pt->create_first_s, pt->create_s, pt->tree_s, pt->lists_s, pt->tables_s, pt->kernels_s, pt->execute_s, pt->execute_min_s,
-          pt->end_to_end_s, pt->err_pot, pt->err_grad, check_k);
+  fprintf(
+      o->times,
+      "\"%s\",%s,%s,%zu,%d,%.3g,%.3g,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.4e,%.4e,%zu\n",
+      o->device, pt->method, pt->precision, pt->n, pt->order, tol, theta, leaf_size, first_build_s,
+      pt->create_first_s, pt->create_s, pt->tree_s, pt->lists_s, pt->tables_s, pt->kernels_s, pt->execute_s,
+      pt->execute_min_s, pt->end_to_end_s, pt->err_pot, pt->err_grad, check_k);
   for (size_t i = 0; i < pt->n_phases; i++)
     fprintf(o->phases, "\"%s\",%s,%s,%zu,%d,%s,%.6e\n", o->device, pt->method, pt->precision, pt->n,
             pt->order, pt->phase_name[i], pt->phase_s[i]);
@@ -72,17 +75,15 @@ void bench_fmm3d_write(bench_fmm3d_out *o, const bench_fmm3d_point *pt, double t
   fflush(o->times), fflush(o->phases), fflush(o->gflops);
 }
 
-void bench_fmm3d_close(bench_fmm3d_out *o) {
-  fclose(o->times), fclose(o->phases), fclose(o->gflops);
-}
+void bench_fmm3d_close(bench_fmm3d_out *o) { fclose(o->times), fclose(o->phases), fclose(o->gflops); }
 
 /* ---- crossover ---------------------------------------------------------- */
 
 static double measure(const bench_fmm3d_point *p, int e2e) { return e2e ? p->end_to_end_s : p->execute_s; }
 
 /* Time of (method, precision) at N, or -1 when not measured. */
-static double time_at(const bench_fmm3d_point *pts, size_t n_pts, const char *method,
-                      const char *prec, size_t n, int e2e) {
+static double time_at(const bench_fmm3d_point *pts, size_t n_pts, const char *method, const char *prec,
+                      size_t n, int e2e) {
   for (size_t i = 0; i < n_pts; i++)
     if (pts[i].n == n && strcmp(pts[i].method, method) == 0 && strcmp(pts[i].precision, prec) == 0)
       return measure(&pts[i], e2e);
@@ -91,8 +92,8 @@ static double time_at(const bench_fmm3d_point *pts, size_t n_pts, const char *me
 
 /* First N where the method becomes faster than direct, interpolated in
  * log N on log(t_method / t_direct); *note says why when there is none. */
-static double crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *method,
-                        const char *prec, int e2e, const char **note) {
+static double crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *method, const char *prec,
+                        int e2e, const char **note) {
   double prev_n = 0, prev_r = 0;
   int have_prev = 0, any = 0;
   for (size_t i = 0; i < n_pts; i++) {
@@ -116,8 +117,7 @@ static double crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *
   return NAN;
 }
 
-void bench_fmm3d_crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *dir,
-                           const char *device) {
+void bench_fmm3d_crossover(const bench_fmm3d_point *pts, size_t n_pts, const char *dir, const char *device) {
   FILE *f = open_in(dir, "crossover.csv", "device,precision,method,measure,crossover_n,note");
   static const char *precs[] = {"single", "double"}, *methods[] = {"treecode", "fmm"};
   printf("crossover N against direct (log-log interpolation between sweep points):\n");

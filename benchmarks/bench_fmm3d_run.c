@@ -30,7 +30,10 @@ void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check) {
   if (!in->k) return;
   sample(in);
   double *t = malloc(3 * in->k * sizeof *t);
-  if (!t) { fprintf(stderr, "bench-fmm3d: out of host memory\n"); exit(1); }
+  if (!t) {
+    fprintf(stderr, "bench-fmm3d: out of host memory\n");
+    exit(1);
+  }
   for (size_t i = 0; i < in->k; i++) memcpy(t + 3 * i, in->x + 3 * in->idx[i], 3 * sizeof *t);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
@@ -43,7 +46,8 @@ void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check) {
 }
 
 void bench_fmm3d_inputs_free(bench_fmm3d_inputs *in) {
-  free(in->x), free(in->q), free(in->pot), free(in->grad), free(in->idx), free(in->ref_pot), free(in->ref_grad);
+  free(in->x), free(in->q), free(in->pot), free(in->grad), free(in->idx), free(in->ref_pot),
+      free(in->ref_grad);
 }
 
 /* Relative L2 error of the device results on the sampled targets. */
@@ -83,8 +87,8 @@ static fmmcl_status failed(fmmcl_context ctx, fmmcl_status st, const char *what)
 
 /* Executes R times: wall times in wall[], phase times per name (in the
  * order the first run recorded them) in per_phase[name][run]. */
-static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in,
-                                 int repeat, double *wall, double (*per_phase)[BENCH_FMM3D_MAX_PHASES],
+static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in, int repeat,
+                                 double *wall, double (*per_phase)[BENCH_FMM3D_MAX_PHASES],
                                  bench_fmm3d_point *pt) {
   for (int r = 0; r < repeat; r++) {
     double t0 = bench_now();
@@ -140,8 +144,11 @@ fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *
       return failed(ctx, st, "fmmcl_plan_counts");
     }
   double *wall = malloc(repeat * sizeof *wall), *v = malloc(repeat * sizeof *v);
-  double (*per_phase)[BENCH_FMM3D_MAX_PHASES] = calloc(repeat, sizeof *per_phase);
-  if (!wall || !v || !per_phase) { fprintf(stderr, "bench-fmm3d: out of host memory\n"); exit(1); }
+  double(*per_phase)[BENCH_FMM3D_MAX_PHASES] = calloc(repeat, sizeof *per_phase);
+  if (!wall || !v || !per_phase) {
+    fprintf(stderr, "bench-fmm3d: out of host memory\n");
+    exit(1);
+  }
   pt->n_phases = 0;
   st = execute_runs(ctx, plan, in, repeat, wall, per_phase, pt);
   fmmcl_plan_destroy(plan);

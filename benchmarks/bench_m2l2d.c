@@ -101,18 +101,27 @@ static int parse_list(const char *s, long *out, int max) {
 }
 
 int main(int argc, char **argv) {
-  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0}, fuseds[2] = {0}, shares[2] = {0}, tiles[8] = {0}, splits[8] = {1};
-  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, n_tile = 1, n_split = 1, lmin = 3, lmax = 8, repeat = 5;
+  long orders[8] = {8, 12, 16}, wgs[16] = {0}, unroll[16] = {0}, coefs[2] = {-1}, tpws[16] = {0},
+       fuseds[2] = {0}, shares[2] = {0}, tiles[8] = {0}, splits[8] = {1};
+  int n_orders = 3, n_wgs = 1, n_unroll = 1, n_coef = 1, n_tpw = 1, n_fused = 1, n_share = 1, n_tile = 1,
+      n_split = 1, lmin = 3, lmax = 8, repeat = 5;
   fmmcl_precision prec = FMMCL_SINGLE;
   double peak = -1;
   const char *device = NULL, *csv_path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help")) { usage(); return 0; }
-    if (!v) { fprintf(stderr, "%s needs a value (--help)\n", a); return 2; }
+    if (!strcmp(a, "--help")) {
+      usage();
+      return 0;
+    }
+    if (!v) {
+      fprintf(stderr, "%s needs a value (--help)\n", a);
+      return 2;
+    }
     if (!strcmp(a, "--orders")) n_orders = parse_list(v, orders, 8);
-    else if (!strcmp(a, "--levels")) { if (sscanf(v, "%d-%d", &lmin, &lmax) == 1) lmax = lmin; }
-    else if (!strcmp(a, "--precision")) prec = !strcmp(v, "double") ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    else if (!strcmp(a, "--levels")) {
+      if (sscanf(v, "%d-%d", &lmin, &lmax) == 1) lmax = lmin;
+    } else if (!strcmp(a, "--precision")) prec = !strcmp(v, "double") ? FMMCL_DOUBLE : FMMCL_SINGLE;
     else if (!strcmp(a, "--wgs")) n_wgs = parse_list(v, wgs, 16);
     else if (!strcmp(a, "--unroll")) n_unroll = parse_list(v, unroll, 16);
     else if (!strcmp(a, "--coef")) n_coef = parse_list(v, coefs, 2);
@@ -125,7 +134,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--peak-gflops")) peak = atof(v);
     else if (!strcmp(a, "--device")) device = v;
     else if (!strcmp(a, "--csv")) csv_path = v;
-    else { fprintf(stderr, "unknown option %s (--help)\n", a); return 2; }
+    else {
+      fprintf(stderr, "unknown option %s (--help)\n", a);
+      return 2;
+    }
     i++;
   }
   fmmcl_context ctx;
@@ -135,66 +147,82 @@ int main(int argc, char **argv) {
   fmmcl_context_device(ctx, &dev);
   if (peak < 0) peak = default_peak(dev.device_name, prec == FMMCL_DOUBLE);
   FILE *csv = bench_open_csv(csv_path);
-  fprintf(csv, "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
-               "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
-               "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused,share,n_bundles,amort_gops,amort_exec_gflops,"
-               "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min,tile,tile_split\n");
+  fprintf(csv,
+          "device,precision,p,levels,n_trans,n_cells,wgs,tpw,unroll,coef,m2l_ms,reduce_ms,h2d_ms,d2h_ms,"
+          "useful_gops,exec_gflops,dense_gops,peak_gflops,pct_peak_useful,pct_peak_exec,m2l_GBs,eff_GBs,"
+          "h2d_GBs,d2h_GBs,mtrans_per_s,max_rel_err,fused,share,n_bundles,amort_gops,amort_exec_gflops,"
+          "pct_peak_amort,pct_peak_amort_exec,min_gops,pct_peak_min,tile,tile_split\n");
   for (int io = 0; io < n_orders; io++)
     for (int L = lmin; L <= lmax; L++)
       for (int iw = 0; iw < n_wgs; iw++)
         for (int it = 0; it < n_tpw; it++)
-        for (int iu = 0; iu < n_unroll; iu++)
-        for (int ic = 0; ic < n_coef; ic++)
-        for (int ifu = 0; ifu < n_fused; ifu++)
-        for (int ish = 0; ish < n_share; ish++)
-        for (int iti = 0; iti < n_tile; iti++)
-        for (int isp = 0; isp < n_split; isp++) {
-          const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
-          fmmcl_m2l2d_times t;
-          fmmcl_status st = fmmcl_m2l2d_bench(ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it], (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish], (size_t)tiles[iti], (size_t)splits[isp], repeat, &t);
-          if (st) {
-            fprintf(stderr, "p = %ld L = %d WGS = %ld TPW = %ld UNROLL = %ld share %ld tile %ld: %s: %s\n", orders[io], L, wgs[iw],
-                    tpws[it], unroll[iu], shares[ish], tiles[iti],
-                    fmmcl_strerror(st), fmmcl_last_error(ctx));
-            continue;
-          }
-          const double nt = (double)t.n_trans, nrow = p + 1;
-          const double useful = nt * (p + 1) * (7 * p + 16), executed = nt * (p + 1) * (10 * p + 16);
-          const double dense = nt * 8 * (p + 1) * (p + 1);
-          /* power evaluations and translations computed (padding included) */
-          const double nb = (double)t.n_bundles, tw = (double)t.tpw;
-          const double n_pow = t.share ? (t.fused ? 27 * nb : nb) : nt, n_comp = t.share ? n_pow * tw : nt;
-          /* least arithmetic of a matrix-free translation that forms its own
+          for (int iu = 0; iu < n_unroll; iu++)
+            for (int ic = 0; ic < n_coef; ic++)
+              for (int ifu = 0; ifu < n_fused; ifu++)
+                for (int ish = 0; ish < n_share; ish++)
+                  for (int iti = 0; iti < n_tile; iti++)
+                    for (int isp = 0; isp < n_split; isp++) {
+                      const double p = (double)orders[io], rs = prec == FMMCL_DOUBLE ? 8 : 4;
+                      fmmcl_m2l2d_times t;
+                      fmmcl_status st = fmmcl_m2l2d_bench(
+                          ctx, prec, (int)orders[io], L, (size_t)wgs[iw], (size_t)tpws[it],
+                          (size_t)unroll[iu], (int)coefs[ic], (int)fuseds[ifu], (int)shares[ish],
+                          (size_t)tiles[iti], (size_t)splits[isp], repeat, &t);
+                      if (st) {
+                        fprintf(
+                            stderr,
+                            "p = %ld L = %d WGS = %ld TPW = %ld UNROLL = %ld share %ld tile %ld: %s: %s\n",
+                            orders[io], L, wgs[iw], tpws[it], unroll[iu], shares[ish], tiles[iti],
+                            fmmcl_strerror(st), fmmcl_last_error(ctx));
+                        continue;
+                      }
+                      const double nt = (double)t.n_trans, nrow = p + 1;
+                      const double useful = nt * (p + 1) * (7 * p + 16),
+                                   executed = nt * (p + 1) * (10 * p + 16);
+                      const double dense = nt * 8 * (p + 1) * (p + 1);
+                      /* power evaluations and translations computed (padding included) */
+                      const double nb = (double)t.n_bundles, tw = (double)t.tpw;
+                      const double n_pow = t.share ? (t.fused ? 27 * nb : nb) : nt,
+                                   n_comp = t.share ? n_pow * tw : nt;
+                      /* least arithmetic of a matrix-free translation that forms its own
            * powers: the amortised count with w^-1..w^-p by recurrence (6p) */
-          const double min_ops = nt * (nrow * (4 * p + 16) + 6 * p);
-          double amort = nt * nrow * (4 * p + 16) + n_pow * 3 * p * nrow;
-          double amort_exec = n_comp * nrow * (4 * p + 16) + n_pow * 6 * p * nrow;
-          if (t.tile) /* m2l2d_tile: every work-item its own powers, by recurrence, nothing padded */
-            amort = amort_exec = min_ops;
-          /* fused: no partial locals; each target row's L read and written once.
+                      const double min_ops = nt * (nrow * (4 * p + 16) + 6 * p);
+                      double amort = nt * nrow * (4 * p + 16) + n_pow * 3 * p * nrow;
+                      double amort_exec = n_comp * nrow * (4 * p + 16) + n_pow * 6 * p * nrow;
+                      if (t.tile) /* m2l2d_tile: every work-item its own powers, by recurrence, nothing padded */
+                        amort = amort_exec = min_ops;
+                      /* fused: no partial locals; each target row's L read and written once.
            * shared: a source index per slot (padding too), w per power */
-          double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) + (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
-                                     : nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
-          double red_bytes = t.fused ? 0 : nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
-          if (t.share && t.fused)
-            m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * rs * nrow + (double)t.n_rows * (4 + 2 * 2 * rs * nrow);
-          if (t.tile) /* the window of each tile once, each cell's L read and written */
-            m2l_bytes = (double)fmmcl_m2l2d_tile_groups(L, t.tile) * (double)((t.tile + 4) * (t.tile + 4)) * 2 * rs * nrow +
-                        (double)t.n_rows * 2 * 2 * rs * nrow;
-          if (t.share && !t.fused)
-            m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * 2 * rs * nrow, red_bytes += nt * 4;
-          const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
-          fprintf(csv, "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%zu,%zu\n",
-                  dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L, t.n_trans, t.n_rows,
-                  t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s, 1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9, peak,
-                  peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0, m2l_bytes / t.m2l_s * 1e-9,
-                  (m2l_bytes + red_bytes) / (t.m2l_s + t.reduce_s) * 1e-9, t.h2d_bytes / t.h2d_s * 1e-9,
-                  t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6, t.max_rel_err, t.fused, t.share,
-                  t.n_bundles, amort / t.m2l_s * 1e-9, amort_exec / t.m2l_s * 1e-9,
-                  peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0, peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0,
-                  min_ops / t.m2l_s * 1e-9, peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0, t.tile, t.tile_split);
-          fflush(csv);
-        }
+                      double m2l_bytes = t.fused ? nt * (4 + 4 * rs + 2 * rs * nrow) +
+                                                       (double)t.n_rows * (8 + 2 * 2 * rs * nrow)
+                                                 : nt * (4 + 4 * rs + 2 * 2 * rs * nrow);
+                      double red_bytes =
+                          t.fused ? 0 : nt * 2 * rs * nrow + (double)t.n_rows * (8 + 2 * 2 * rs * nrow);
+                      if (t.share && t.fused)
+                        m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * rs * nrow +
+                                    (double)t.n_rows * (4 + 2 * 2 * rs * nrow);
+                      if (t.tile) /* the window of each tile once, each cell's L read and written */
+                        m2l_bytes = (double)fmmcl_m2l2d_tile_groups(L, t.tile) *
+                                        (double)((t.tile + 4) * (t.tile + 4)) * 2 * rs * nrow +
+                                    (double)t.n_rows * 2 * 2 * rs * nrow;
+                      if (t.share && !t.fused)
+                        m2l_bytes = n_comp * 4 + n_pow * 4 * rs + nt * 2 * 2 * rs * nrow, red_bytes += nt * 4;
+                      const double ug = useful / t.m2l_s * 1e-9, eg = executed / t.m2l_s * 1e-9;
+                      fprintf(
+                          csv,
+                          "\"%s\",%s,%ld,%d,%zu,%zu,%zu,%zu,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.0f,%.1f,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%.2e,%d,%d,%zu,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%zu,%zu\n",
+                          dev.device_name, prec == FMMCL_DOUBLE ? "double" : "single", orders[io], L,
+                          t.n_trans, t.n_rows, t.wgs, t.tpw, t.unroll, t.coef, 1e3 * t.m2l_s,
+                          1e3 * t.reduce_s, 1e3 * t.h2d_s, 1e3 * t.d2h_s, ug, eg, dense / t.m2l_s * 1e-9,
+                          peak, peak > 0 ? 100 * ug / peak : 0, peak > 0 ? 100 * eg / peak : 0,
+                          m2l_bytes / t.m2l_s * 1e-9, (m2l_bytes + red_bytes) / (t.m2l_s + t.reduce_s) * 1e-9,
+                          t.h2d_bytes / t.h2d_s * 1e-9, t.d2h_bytes / t.d2h_s * 1e-9, nt / t.m2l_s * 1e-6,
+                          t.max_rel_err, t.fused, t.share, t.n_bundles, amort / t.m2l_s * 1e-9,
+                          amort_exec / t.m2l_s * 1e-9, peak > 0 ? 100 * amort / t.m2l_s * 1e-9 / peak : 0,
+                          peak > 0 ? 100 * amort_exec / t.m2l_s * 1e-9 / peak : 0, min_ops / t.m2l_s * 1e-9,
+                          peak > 0 ? 100 * min_ops / t.m2l_s * 1e-9 / peak : 0, t.tile, t.tile_split);
+                      fflush(csv);
+                    }
   if (csv != stdout) fclose(csv);
   fmmcl_context_destroy(ctx);
   return 0;

@@ -24,21 +24,22 @@ typedef struct options {
 } options;
 
 static void usage(void) {
-  printf("usage: bench-model [options]\n"
-         "  --device SEL      device a, the GPU (default gpu)\n"
-         "  --device2 SEL     device b, the CPU device (default cpu)\n"
-         "  --n LIST          comma-separated N (default 100000,200000,400000,1000000,2000000,4000000)\n"
-         "  --tol LIST        requested tolerances, single precision (default 1e-3,1e-4,1e-5)\n"
-         "  --dist D          uniform, ellipsoid (1:1:4) or both (default both)\n"
-         "  --fit             measure peaks and fit both devices' models first (fmmtune --fit),\n"
-         "                    storing them in their model files; else the files must hold them\n"
-         "  --repeats R       timed executions per schedule after one warm-up (default 3; median)\n"
-         "  --csv FILE        per-phase rows: dist,n,tol,order,leaf,schedule,device,phase,\n"
-         "                    predicted_s,measured_s (default stdout); schedule \"hybrid1+w\":\n"
-         "                    the model put W (and a second Up) on the near-field device,\n"
-         "                    \"+x\": X (and a second Down), \"+wx\": both\n"
-         "  --samples-csv F   also the gpu-only and cpu-only runs as model samples (work,\n"
-         "                    granules, measured seconds per phase), for model-refit --test\n");
+  printf(
+      "usage: bench-model [options]\n"
+      "  --device SEL      device a, the GPU (default gpu)\n"
+      "  --device2 SEL     device b, the CPU device (default cpu)\n"
+      "  --n LIST          comma-separated N (default 100000,200000,400000,1000000,2000000,4000000)\n"
+      "  --tol LIST        requested tolerances, single precision (default 1e-3,1e-4,1e-5)\n"
+      "  --dist D          uniform, ellipsoid (1:1:4) or both (default both)\n"
+      "  --fit             measure peaks and fit both devices' models first (fmmtune --fit),\n"
+      "                    storing them in their model files; else the files must hold them\n"
+      "  --repeats R       timed executions per schedule after one warm-up (default 3; median)\n"
+      "  --csv FILE        per-phase rows: dist,n,tol,order,leaf,schedule,device,phase,\n"
+      "                    predicted_s,measured_s (default stdout); schedule \"hybrid1+w\":\n"
+      "                    the model put W (and a second Up) on the near-field device,\n"
+      "                    \"+x\": X (and a second Down), \"+wx\": both\n"
+      "  --samples-csv F   also the gpu-only and cpu-only runs as model samples (work,\n"
+      "                    granules, measured seconds per phase), for model-refit --test\n");
 }
 
 static size_t parse_list(const char *s, double *out) {
@@ -59,9 +60,18 @@ static void parse(int argc, char **argv, options *o) {
   o->n_tol = 3, o->tol[0] = 1e-3, o->tol[1] = 1e-4, o->tol[2] = 1e-5;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--fit")) { o->fit = 1; continue; }
-    if (!strcmp(a, "--help")) { usage(); exit(0); }
-    if (!v) { fprintf(stderr, "bench-model: %s needs a value (see --help)\n", a); exit(2); }
+    if (!strcmp(a, "--fit")) {
+      o->fit = 1;
+      continue;
+    }
+    if (!strcmp(a, "--help")) {
+      usage();
+      exit(0);
+    }
+    if (!v) {
+      fprintf(stderr, "bench-model: %s needs a value (see --help)\n", a);
+      exit(2);
+    }
     i++;
     if (!strcmp(a, "--device")) o->dev_a = v;
     else if (!strcmp(a, "--device2")) o->dev_b = v;
@@ -75,7 +85,10 @@ static void parse(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--dist")) {
       o->uniform = !strcmp(v, "uniform") || !strcmp(v, "both");
       o->ellipsoid = !strcmp(v, "ellipsoid") || !strcmp(v, "both");
-    } else { fprintf(stderr, "bench-model: unknown option %s (see --help)\n", a); exit(2); }
+    } else {
+      fprintf(stderr, "bench-model: unknown option %s (see --help)\n", a);
+      exit(2);
+    }
   }
 }
 
@@ -220,7 +233,8 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
     for (int ph = 0; ph < FMMCL_MODEL_NPHASES; ph++) {
       for (int dd = 0; dd < 2; dd++) {
         if (!ran[dd][ph]) continue;
-        const double m = fmmcl_median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
+        const double m =
+            fmmcl_median(phase_t + ((size_t)dd * FMMCL_MODEL_NPHASES + ph) * repeats, (size_t)repeats);
         medians[dd][ph] = m;
         fprintf(csv, "%s,%zu,%g,%d,%d,%s%s,%c,%s,%.6e,%.6e\n", dist, n, tol, order, best_q,
                 fmmcl_schedule_name((fmmcl_schedule)s), moved, 'a' + dd, fmmcl_model_phase_names[ph],
@@ -242,11 +256,13 @@ static void run_case(FILE *csv, fmmcl_context ca, fmmcl_context cb, const fmmcl_
     if (meas[s] < meas[fastest]) fastest = s;
   st->cases++;
   st->picked_fastest += fastest == best_s;
-  const double hyb = meas[FMMCL_SCHEDULE_HYBRID1] < meas[FMMCL_SCHEDULE_HYBRID2] ? meas[FMMCL_SCHEDULE_HYBRID1]
-                                                                                   : meas[FMMCL_SCHEDULE_HYBRID2];
+  const double hyb = meas[FMMCL_SCHEDULE_HYBRID1] < meas[FMMCL_SCHEDULE_HYBRID2]
+                         ? meas[FMMCL_SCHEDULE_HYBRID1]
+                         : meas[FMMCL_SCHEDULE_HYBRID2];
   const double speedup = meas[FMMCL_SCHEDULE_GPU] / hyb;
   if (speedup > st->best_speedup) st->best_speedup = speedup;
-  fprintf(stderr, "%-9s N=%-8zu tol=%-6g p=%-2d q=%-4d model: %-7s measured fastest: %-7s  "
+  fprintf(stderr,
+          "%-9s N=%-8zu tol=%-6g p=%-2d q=%-4d model: %-7s measured fastest: %-7s  "
           "gpu %.4f cpu %.4f h1 %.4f h2 %.4f s (pred %.4f %.4f %.4f %.4f)  best hybrid x%.2f\n",
           dist, n, tol, order, best_q, fmmcl_schedule_name((fmmcl_schedule)best_s),
           fmmcl_schedule_name((fmmcl_schedule)fastest), meas[1], meas[2], meas[3], meas[4], pred[1], pred[2],
@@ -290,10 +306,13 @@ int main(int argc, char **argv) {
        * per input (it does not depend on the tolerance) */
       double works[FMMCL_MODEL_N_LEAF][FMMCL_MODEL_NWORK];
       for (int k = 0; k < FMMCL_MODEL_N_LEAF; k++)
-        bench_check(NULL, fmmcl_model_counts(o.n[i], x, 0, NULL, (size_t)fmmcl_model_leaf_sizes[k], FMMCL_SINGLE,
-                                             works[k]), "counts");
+        bench_check(
+            NULL,
+            fmmcl_model_counts(o.n[i], x, 0, NULL, (size_t)fmmcl_model_leaf_sizes[k], FMMCL_SINGLE, works[k]),
+            "counts");
       for (size_t t = 0; t < o.n_tol; t++)
-        run_case(csv, ca, cb, mp, dist ? "ellipsoid" : "uniform", o.n[i], x, q, works, o.tol[t], o.repeats, &st);
+        run_case(csv, ca, cb, mp, dist ? "ellipsoid" : "uniform", o.n[i], x, q, works, o.tol[t], o.repeats,
+                 &st);
     }
   }
   if (csv != stdout) fclose(csv);
@@ -301,7 +320,8 @@ int main(int argc, char **argv) {
   static const char *const names[] = {"gpu-only", "cpu-only", "hybrid1", "hybrid2"};
   printf("# summary over %zu cases\n", st.cases);
   for (int s = 0; s < N_SCHED; s++)
-    printf("# median prediction error, %s total: %.1f%%\n", names[s], 100 * fmmcl_median(st.err[s], st.n_err[s]));
+    printf("# median prediction error, %s total: %.1f%%\n", names[s],
+           100 * fmmcl_median(st.err[s], st.n_err[s]));
   printf("# median prediction error, per phase (phases > 0.1 ms): %.1f%%\n",
          100 * fmmcl_median(st.err[N_SCHED], st.n_err[N_SCHED]));
   printf("# model picked the measured fastest schedule: %zu of %zu\n", st.picked_fastest, st.cases);

@@ -29,11 +29,13 @@ static void release(bench *b) {
   if (b->k_m2l) clReleaseKernel(b->k_m2l);
   if (b->k_red) clReleaseKernel(b->k_red);
   if (b->prog) clReleaseProgram(b->prog);
-  cl_mem m[] = {b->M, b->L, b->coef, b->src, b->w, b->rows, b->begin, b->Lpart, b->b_src, b->b_w, b->b_aux, b->tiles};
+  cl_mem m[] = {b->M,     b->L,     b->coef,  b->src, b->w,     b->rows,
+                b->begin, b->Lpart, b->b_src, b->b_w, b->b_aux, b->tiles};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
     if (m[i]) clReleaseMemObject(m[i]);
   free(b->dxy), free(b->level), free(b->position);
-  fmmcl_pinned *p[] = {&b->hM, &b->hL, &b->hsrc, &b->hw, &b->hrows, &b->hbegin, &b->hb_src, &b->hb_w, &b->hb_aux};
+  fmmcl_pinned *p[] = {&b->hM,     &b->hL,     &b->hsrc, &b->hw,    &b->hrows,
+                       &b->hbegin, &b->hb_src, &b->hb_w, &b->hb_aux};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) fmmcl_pinned_free(p[i]);
 }
 
@@ -57,7 +59,8 @@ static void list_entry(long ix, long iy, long d, int j, long *sx, long *sy, int 
 
 static size_t morton(long x, long y) {
   size_t r = 0;
-  for (int b = 0; b < 31; b++) r |= (((size_t)x >> b) & 1u) << (2 * b) | (((size_t)y >> b) & 1u) << (2 * b + 1);
+  for (int b = 0; b < 31; b++)
+    r |= (((size_t)x >> b) & 1u) << (2 * b) | (((size_t)y >> b) & 1u) << (2 * b + 1);
   return r;
 }
 
@@ -73,14 +76,16 @@ static fmmcl_status make_inputs(bench *b, int p, int levels, cl_uint **src, void
   *coef = malloc(b->nrow * b->nrow * b->rs);
   b->dxy = malloc(2 * b->n_trans * sizeof *b->dxy), b->level = malloc(b->n_rows * sizeof *b->level);
   b->position = malloc(b->n_rows * sizeof *b->position);
-  if (!*coef || !b->dxy || !b->level || !b->position) return fmmcl_fail(b->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!*coef || !b->dxy || !b->level || !b->position)
+    return fmmcl_fail(b->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t t = 0, r = 0;
   for (int l = 2; l <= levels; l++) {
     const long d = 1L << l;
     const size_t off = fmmcl_quadtree2d_level_offset(l);
     for (size_t m = 0; m < (size_t)(d * d); m++) {
       long ix = 0, iy = 0;
-      for (int bit = 0; bit < l; bit++) ix |= (long)((m >> (2 * bit)) & 1) << bit, iy |= (long)((m >> (2 * bit + 1)) & 1) << bit;
+      for (int bit = 0; bit < l; bit++)
+        ix |= (long)((m >> (2 * bit)) & 1) << bit, iy |= (long)((m >> (2 * bit + 1)) & 1) << bit;
       b->level[r] = l, b->position[r] = (int)(m & 3);
       (*rows)[r] = (cl_uint)(off + m), (*begin)[r++] = (cl_uint)t;
       for (int j = 0; j < 27; j++, t++) {
@@ -143,7 +148,8 @@ static double check_sample(const bench *b, int p, const cl_uint *src, const void
     double complex L[FMMCL_EXP2D_MAX_ORDER + 1] = {0}, M[FMMCL_EXP2D_MAX_ORDER + 1];
     for (cl_uint t = begin[r]; t < begin[r + 1]; t++) {
       for (size_t k = 0; k < b->nrow; k++)
-        M[k] = fmmcl_get_real(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k)) + I * fmmcl_get_real(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k) + 1);
+        M[k] = fmmcl_get_real(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k)) +
+               I * fmmcl_get_real(b->hM.ptr, b->rs, 2 * (src[t] * b->nrow + k) + 1);
       const int code = (int)fmmcl_get_real(w, b->rs, 4 * t + 3), lev = code / 100, dxy = code % 100 - 36;
       const int dy = (dxy + 36) / 8 - 4, dx = dxy - 8 * dy; /* dx, dy in -3..3 */
       const double h = ldexp(1.0, -lev), cs[2] = {dx * h, dy * h}, ct[2] = {0, 0};
@@ -181,14 +187,16 @@ static fmmcl_status make_bundles(bench *b, int fused, size_t tpw, const cl_uint 
   cl_mem *dev[3] = {&b->b_src, &b->b_w, &b->b_aux};
   for (int i = 0; !st && i < 3; i++) {
     st = fmmcl_pinned_alloc(b->ctx, bytes[i] ? bytes[i] : 16, 0, pin[i]);
-    if (!st) memcpy(pin[i]->ptr, from[i], bytes[i]), st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, bytes[i], NULL, dev[i]);
+    if (!st)
+      memcpy(pin[i]->ptr, from[i], bytes[i]),
+          st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, bytes[i], NULL, dev[i]);
   }
   fmmcl_m2l2d_bundles_free(&bu);
   return st;
 }
 
-static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs,
-                              size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile, size_t split,
+static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int levels, size_t wgs, size_t tpw,
+                              size_t unroll, int coef, int fused, int share, size_t tile, size_t split,
                               int repeats, fmmcl_m2l2d_times *out) {
   fmmcl_context ctx = b->ctx;
   char opt[400];
@@ -200,36 +208,53 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (!wgs) wgs = (size_t)fmmcl_params_get(&par, "WGS", 128);
   /* no TPW in the parameters (the GPUs' default): the fused shared-w kernel's
    * as the driver sizes it, else the separate kernel's M2L_SEPARATE_TPW */
-  if (!tpw) tpw = fmmcl_params_has(&par, "TPW") ? (size_t)fmmcl_params_get(&par, "TPW", 1)
-                  : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
-                                                                 ctx->dev.info.compute_units)
-                                   : (size_t)fmmcl_params_get(&par, "M2L_SEPARATE_TPW", 1);
+  if (!tpw)
+    tpw = fmmcl_params_has(&par, "TPW") ? (size_t)fmmcl_params_get(&par, "TPW", 1)
+          : share && fused ? fmmcl_m2l2d_fused_share_tpw(b->n_rows, fmmcl_m2l2d_group(wgs, b->nrow), b->nrow,
+                                                         ctx->dev.info.compute_units)
+                           : (size_t)fmmcl_params_get(&par, "M2L_SEPARATE_TPW", 1);
   if (!unroll) unroll = (size_t)fmmcl_params_get(&par, "UNROLL", p + 1);
   if (coef < 0) coef = fmmcl_params_get(&par, "M2L_COEF", 1);
   const size_t group = fmmcl_m2l2d_group(wgs, b->nrow);
-  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 || split * tile * tile > ctx->dev.info.max_work_group_size)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu TILE=%zu do not fit %s", wgs, unroll, tile,
-                      ctx->dev.info.device_name);
+  if (wgs < 1 || group > ctx->dev.info.max_work_group_size || unroll < 1 ||
+      split * tile * tile > ctx->dev.info.max_work_group_size)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "WGS=%zu UNROLL=%zu TILE=%zu do not fit %s", wgs,
+                      unroll, tile, ctx->dev.info.device_name);
   if (tile && !fmmcl_m2l2d_tile_fits(tile, split, b->nrow, b->rs, ctx->dev.info.local_mem_bytes))
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "TILE=%zu SPLIT=%zu at p = %d: not a power of two, a split the window cannot hold, %zu bytes of local memory (%s has %llu), or double above p = 16",
-                      tile, split, p, fmmcl_m2l2d_tile_local_bytes(tile, b->nrow, b->rs), ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
-  const size_t lbytes = tile ? 0 : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
-                                         : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_UNSUPPORTED,
+        "TILE=%zu SPLIT=%zu at p = %d: not a power of two, a split the window cannot hold, %zu bytes of local memory (%s has %llu), or double above p = 16",
+        tile, split, p, fmmcl_m2l2d_tile_local_bytes(tile, b->nrow, b->rs), ctx->dev.info.device_name,
+        ctx->dev.info.local_mem_bytes);
+  const size_t lbytes = tile    ? 0
+                        : share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw, b->nrow, b->rs, fused)
+                                : fmmcl_m2l2d_local_bytes(wgs, b->nrow, b->rs);
   if (tpw < 1 || lbytes > ctx->dev.info.local_mem_bytes)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu",
-                      wgs, tpw, p, lbytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "WGS=%zu TPW=%zu at p = %d needs %zu bytes of local memory; %s has %llu", wgs, tpw, p,
+                      lbytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   out->tile = tile, out->tile_split = split;
-  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused, out->share = share;
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d -DM2L_TILE=%zu -DM2L_TILE_SPLIT=%zu -DM2L_PERIODIC=1",
-           precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share, tile, split);
+  out->wgs = wgs, out->tpw = tpw, out->unroll = unroll, out->coef = coef, out->fused = fused,
+  out->share = share;
+  snprintf(
+      opt, sizeof opt,
+      "%s -DP=%d -DWGS=%zu -DTPW=%zu -DUNROLL=%zu -DM2L_COEF=%d -DM2L_SHARE_W=%d -DM2L_TILE=%zu -DM2L_TILE_SPLIT=%zu -DM2L_PERIODIC=1",
+      precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", p, wgs, tpw, unroll, coef, share,
+      tile, split);
   if ((st = fmmcl_program_build(ctx, "laplace2d/m2l2d.cl", opt, &b->prog, NULL))) return st;
   cl_int err;
-  b->k_m2l = clCreateKernel(b->prog, tile ? "m2l2d_tile" : share ? (fused ? "m2l2d_fused_share" : "m2l2d_share") : fused ? "m2l2d_fused" : "m2l2d", &err);
+  b->k_m2l = clCreateKernel(b->prog,
+                            tile    ? "m2l2d_tile"
+                            : share ? (fused ? "m2l2d_fused_share" : "m2l2d_share")
+                            : fused ? "m2l2d_fused"
+                                    : "m2l2d",
+                            &err);
   FMMCL_CL_TRY(ctx, err);
   b->k_red = clCreateKernel(b->prog, share ? "m2l2d_reduce_idx" : "m2l2d_reduce", &err);
   FMMCL_CL_TRY(ctx, err);
   const size_t ebytes = 2 * b->n_cells * b->nrow * b->rs;
-  if ((st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hM)) || (st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hL))) return st;
+  if ((st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hM)) || (st = fmmcl_pinned_alloc(ctx, ebytes, 0, &b->hL)))
+    return st;
   cl_uint *src = NULL, *rows = NULL, *begin = NULL;
   void *w = NULL, *table = NULL;
   st = make_inputs(b, p, levels, &src, &w, &rows, &begin, &table);
@@ -249,15 +274,19 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, 4 * b->n_trans * b->rs, NULL, &b->w);
   if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, b->n_rows * sizeof *rows, NULL, &b->rows);
   if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, (b->n_rows + 1) * sizeof *begin, NULL, &b->begin);
-  if (!st) st = fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE, fused ? 16 : 2 * (share ? nb * tpw : b->n_trans) * b->nrow * b->rs, NULL, &b->Lpart);
+  if (!st)
+    st =
+        fmmcl_buffer_new(b->ctx, CL_MEM_READ_WRITE,
+                         fused ? 16 : 2 * (share ? nb * tpw : b->n_trans) * b->nrow * b->rs, NULL, &b->Lpart);
   const cl_uint nt = (cl_uint)b->n_trans, nr = (cl_uint)b->n_rows;
   out->m2l_s = out->reduce_s = out->h2d_s = out->d2h_s = INFINITY;
   /* the lists the kernels read: shared w, the bundles (and for the separate
    * reduction rows and begin as before); else per translation source and w */
-  out->h2d_bytes = tile ? (double)ebytes : share ? (double)ebytes + b->b_src_bytes + b->b_w_bytes + b->b_aux_bytes +
-                               (fused ? 0 : b->n_rows * sizeof *rows + (b->n_rows + 1) * sizeof *begin)
-                         : (double)ebytes + b->n_trans * (sizeof *src + 4 * b->rs) + b->n_rows * sizeof *rows +
-                               (b->n_rows + 1) * sizeof *begin;
+  out->h2d_bytes = tile    ? (double)ebytes
+                   : share ? (double)ebytes + b->b_src_bytes + b->b_w_bytes + b->b_aux_bytes +
+                                 (fused ? 0 : b->n_rows * sizeof *rows + (b->n_rows + 1) * sizeof *begin)
+                           : (double)ebytes + b->n_trans * (sizeof *src + 4 * b->rs) +
+                                 b->n_rows * sizeof *rows + (b->n_rows + 1) * sizeof *begin;
   out->d2h_bytes = (double)ebytes;
   for (int rep = 0; !st && rep < repeats; rep++) {
     /* transfers: the multipoles and lists in, as a solver would each step */
@@ -270,7 +299,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
     if (!st && !share && !tile) st = write_timed(b, b->w, 4 * b->n_trans * b->rs, w, &h2d);
     /* rows and begin: for a reduction, the paper's or the fused one (m2l2d_fused_share has its own) */
     if (!st && !(share && fused) && !tile) st = write_timed(b, b->rows, b->n_rows * sizeof *rows, rows, &h2d);
-    if (!st && !(share && fused) && !tile) st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
+    if (!st && !(share && fused) && !tile)
+      st = write_timed(b, b->begin, (b->n_rows + 1) * sizeof *begin, begin, &h2d);
     double unused = 0;
     if (!st) st = write_timed(b, b->coef, b->nrow * b->nrow * b->rs, table, &unused);
     const cl_uint z = 0;
@@ -282,7 +312,8 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       const double zero = 0;
       const float zerof = 0;
       err = clSetKernelArg(b->k_m2l, 0, sizeof(cl_mem), &b->tiles);
-      err |= b->rs == 8 ? clSetKernelArg(b->k_m2l, 1, sizeof zero, &zero) : clSetKernelArg(b->k_m2l, 1, sizeof zerof, &zerof);
+      err |= b->rs == 8 ? clSetKernelArg(b->k_m2l, 1, sizeof zero, &zero)
+                        : clSetKernelArg(b->k_m2l, 1, sizeof zerof, &zerof);
       err |= clSetKernelArg(b->k_m2l, 2, sizeof(cl_mem), &b->M);
       err |= clSetKernelArg(b->k_m2l, 3, sizeof(cl_mem), &b->L);
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
@@ -332,16 +363,20 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
       if (err != CL_SUCCESS) st = fmmcl_fail(ctx, FMMCL_ERROR_OPENCL, "clSetKernelArg failed");
     }
     if (!st && tile) st = run_kernel(b, b->k_m2l, b->n_tiles * split * tile * tile, split * tile * tile, &km);
-    else if (!st && share) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
+    else if (!st && share)
+      st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_share_global(wgs, b->nrow, nb), group, &km);
     if (!st && share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
-    if (!st && !tile && !share && fused) st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
-    if (!st && !share && !fused) st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
+    if (!st && !tile && !share && fused)
+      st = run_kernel(b, b->k_m2l, (b->n_rows + group / b->nrow - 1) / (group / b->nrow) * group, group, &km);
+    if (!st && !share && !fused)
+      st = run_kernel(b, b->k_m2l, fmmcl_m2l2d_global(wgs, tpw, b->nrow, b->n_trans), group, &km);
     if (!st && !share && !fused) st = run_kernel(b, b->k_red, b->n_rows * b->nrow, 64, &kr);
     if (!st) {
       cl_event ev;
       err = clEnqueueReadBuffer(ctx->queue, b->L, CL_FALSE, 0, ebytes, b->hL.ptr, 0, NULL, &ev);
       if (err == CL_SUCCESS) err = clWaitForEvents(1, &ev), d2h = fmmcl_event_seconds(ev), clReleaseEvent(ev);
-      if (err != CL_SUCCESS) st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "reading L: %s", fmmcl_cl_error_name(err));
+      if (err != CL_SUCCESS)
+        st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "reading L: %s", fmmcl_cl_error_name(err));
     }
     if (st) break;
     out->h2d_s = fmin(out->h2d_s, h2d), out->d2h_s = fmin(out->d2h_s, d2h);
@@ -352,23 +387,26 @@ static fmmcl_status bench_run(bench *b, fmmcl_precision precision, int p, int le
   return st;
 }
 
-fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
+fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels, size_t wgs,
+                               size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
                                size_t tile_split, int repeats, fmmcl_m2l2d_times *out) {
   if (!ctx || !out) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_m2l2d_bench: NULL argument");
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
   if (p < 1 || p > max || levels < 2 || levels > 11 || repeats < 1)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "m2l2d bench: p = %d (1..%d), levels = %d (2..11), repeats = %d",
-                      p, max, levels, repeats);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "m2l2d bench: p = %d (1..%d), levels = %d (2..11), repeats = %d", p, max, levels,
+                      repeats);
   if (precision == FMMCL_DOUBLE && !ctx->dev.info.has_fp64)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision", ctx->dev.info.device_name);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "device %s has no double precision",
+                      ctx->dev.info.device_name);
   memset(out, 0, sizeof *out);
   bench b = {.ctx = ctx, .rs = precision == FMMCL_DOUBLE ? 8 : 4, .nrow = (size_t)p + 1};
   b.n_cells = fmmcl_quadtree2d_level_offset(levels + 1);
   b.n_rows = b.n_cells - fmmcl_quadtree2d_level_offset(2);
   b.n_trans = 27 * b.n_rows;
   out->n_trans = b.n_trans, out->n_rows = b.n_rows;
-  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, tile, tile_split, repeats, out);
+  fmmcl_status st = bench_run(&b, precision, p, levels, wgs, tpw, unroll, coef, fused, share, tile,
+                              tile_split, repeats, out);
   release(&b);
   return st;
 }

@@ -13,21 +13,22 @@
 #define MAX_ROWS 4096
 
 static void usage(void) {
-  printf("usage: model-refit [options]\n"
-         "  --samples FILE       samples CSV (fmmtune --fit --report-csv, bench-model --samples-csv)\n"
-         "  --test FILE          samples to predict (same CSV form); without it, leave-one-out\n"
-         "                       over --samples: each sample predicted by a fit on the others\n"
-         "  --from-bench FILE    instead of --samples: a bench-model per-phase CSV (first-round\n"
-         "                       form); each (dist, n) case's gpu and cpu schedule rows become\n"
-         "                       a sample of device a and b, the work counted again on host\n"
-         "                       trees of bench-model's inputs; overhead = total - phases\n"
-         "  --peaks-a P,B        device a's peaks (pairs/s, bytes/s) for --from-bench\n"
-         "  --peaks-b P,B        device b's peaks for --from-bench\n"
-         "  --holdout-n N        fit on samples with fewer than N sources, test on the rest\n"
-         "  --write-samples FILE write the samples read (--from-bench: reconstructed) as CSV\n"
-         "  --no-granules        fit without the granule and overhead terms (the first\n"
-         "                       round's form, for comparison)\n"
-         "  --verbose            every phase of every prediction\n");
+  printf(
+      "usage: model-refit [options]\n"
+      "  --samples FILE       samples CSV (fmmtune --fit --report-csv, bench-model --samples-csv)\n"
+      "  --test FILE          samples to predict (same CSV form); without it, leave-one-out\n"
+      "                       over --samples: each sample predicted by a fit on the others\n"
+      "  --from-bench FILE    instead of --samples: a bench-model per-phase CSV (first-round\n"
+      "                       form); each (dist, n) case's gpu and cpu schedule rows become\n"
+      "                       a sample of device a and b, the work counted again on host\n"
+      "                       trees of bench-model's inputs; overhead = total - phases\n"
+      "  --peaks-a P,B        device a's peaks (pairs/s, bytes/s) for --from-bench\n"
+      "  --peaks-b P,B        device b's peaks for --from-bench\n"
+      "  --holdout-n N        fit on samples with fewer than N sources, test on the rest\n"
+      "  --write-samples FILE write the samples read (--from-bench: reconstructed) as CSV\n"
+      "  --no-granules        fit without the granule and overhead terms (the first\n"
+      "                       round's form, for comparison)\n"
+      "  --verbose            every phase of every prediction\n");
 }
 
 static fmmcl_model_csv_row rows[MAX_ROWS];
@@ -36,7 +37,10 @@ static size_t n_rows;
 
 static void add_rows(const char *path) {
   FILE *f = fopen(path, "r");
-  if (!f) { fprintf(stderr, "model-refit: cannot open %s\n", path); exit(1); }
+  if (!f) {
+    fprintf(stderr, "model-refit: cannot open %s\n", path);
+    exit(1);
+  }
   fmmcl_model_csv_row *r;
   size_t n;
   if (fmmcl_model_samples_read(f, &r, &n)) {
@@ -60,7 +64,10 @@ typedef struct bench_case {
 
 static void from_bench(const char *path, const double peaks[2][2]) {
   FILE *f = fopen(path, "r");
-  if (!f) { fprintf(stderr, "model-refit: cannot open %s\n", path); exit(1); }
+  if (!f) {
+    fprintf(stderr, "model-refit: cannot open %s\n", path);
+    exit(1);
+  }
   static bench_case cases[256];
   size_t n_cases = 0;
   char line[512];
@@ -138,8 +145,8 @@ static double wall(const fmmcl_model_sample *s) {
 
 /* Fits on train[] (n), predicts s; appends the total's and each phase's
  * (above 0.1 ms) relative errors. */
-static void predict_one(const fmmcl_model_csv_row *train, size_t n, const fmmcl_model_csv_row *test, int plain,
-                        double *err_total, size_t *n_total, double *err_phase, size_t *n_phase) {
+static void predict_one(const fmmcl_model_csv_row *train, size_t n, const fmmcl_model_csv_row *test,
+                        int plain, double *err_total, size_t *n_total, double *err_phase, size_t *n_phase) {
   fmmcl_model_sample *smp = malloc((n ? n : 1) * sizeof *smp);
   for (size_t i = 0; i < n; i++) {
     smp[i] = train[i].sample;
@@ -173,10 +180,22 @@ int main(int argc, char **argv) {
   int plain = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help")) { usage(); return 0; }
-    if (!strcmp(a, "--no-granules")) { plain = 1; continue; }
-    if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
-    if (!v) { fprintf(stderr, "model-refit: %s needs a value (see --help)\n", a); return 2; }
+    if (!strcmp(a, "--help")) {
+      usage();
+      return 0;
+    }
+    if (!strcmp(a, "--no-granules")) {
+      plain = 1;
+      continue;
+    }
+    if (!strcmp(a, "--verbose")) {
+      verbose = 1;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "model-refit: %s needs a value (see --help)\n", a);
+      return 2;
+    }
     i++;
     if (!strcmp(a, "--samples")) samples = v;
     else if (!strcmp(a, "--test")) test = v;
@@ -185,9 +204,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--holdout-n")) holdout_n = (size_t)strtod(v, NULL);
     else if (!strcmp(a, "--peaks-a")) sscanf(v, "%lf,%lf", &peaks[0][0], &peaks[0][1]);
     else if (!strcmp(a, "--peaks-b")) sscanf(v, "%lf,%lf", &peaks[1][0], &peaks[1][1]);
-    else { fprintf(stderr, "model-refit: unknown option %s (see --help)\n", a); return 2; }
+    else {
+      fprintf(stderr, "model-refit: unknown option %s (see --help)\n", a);
+      return 2;
+    }
   }
-  if (!!samples + !!bench != 1) { fprintf(stderr, "model-refit: give --samples or --from-bench\n"); return 2; }
+  if (!!samples + !!bench != 1) {
+    fprintf(stderr, "model-refit: give --samples or --from-bench\n");
+    return 2;
+  }
   if (bench && !(peaks[0][0] > 0 && peaks[0][1] > 0 && peaks[1][0] > 0 && peaks[1][1] > 0)) {
     fprintf(stderr, "model-refit: --from-bench needs --peaks-a and --peaks-b\n");
     return 2;
@@ -200,17 +225,22 @@ int main(int argc, char **argv) {
     FILE *f = fopen(write, "w");
     for (size_t i = 0; f && i < n_rows; i++)
       fmmcl_model_samples_write(f, rows[i].device, rows[i].precision, &rows[i].model, &rows[i].sample, 1);
-    if (!f || fclose(f)) { fprintf(stderr, "model-refit: cannot write %s\n", write); return 1; }
+    if (!f || fclose(f)) {
+      fprintf(stderr, "model-refit: cannot write %s\n", write);
+      return 1;
+    }
   }
   printf("# %zu samples%s, model form %s\n", n_train_rows, test ? " to fit on" : "",
          plain ? "without granule and overhead terms" : "v2 (granules, overhead)");
   /* per device: the samples to predict, each with the training set it may use */
   int done[MAX_ROWS] = {0};
-  double *all_t = malloc(MAX_ROWS * sizeof(double)), *all_p = malloc(MAX_ROWS * FMMCL_MODEL_NPHASES * sizeof(double));
+  double *all_t = malloc(MAX_ROWS * sizeof(double)),
+         *all_p = malloc(MAX_ROWS * FMMCL_MODEL_NPHASES * sizeof(double));
   fmmcl_model_csv_row *train = malloc(MAX_ROWS * sizeof *train);
   for (size_t lead = 0; lead < n_rows; lead++) {
     if (done[lead]) continue;
-    double *et = malloc(MAX_ROWS * sizeof(double)), *ep = malloc(MAX_ROWS * FMMCL_MODEL_NPHASES * sizeof(double));
+    double *et = malloc(MAX_ROWS * sizeof(double)),
+           *ep = malloc(MAX_ROWS * FMMCL_MODEL_NPHASES * sizeof(double));
     size_t nt = 0, np = 0;
     const char *name = rows[lead].device;
     printf("device %.*s\n", rows[lead].device[1] == ':' ? 1 : 60, name);
@@ -232,8 +262,8 @@ int main(int argc, char **argv) {
       }
       predict_one(train, k, &rows[i], plain, et, &nt, ep, &np);
     }
-    printf("  median error: total %.1f%% over %zu, phases > 0.1 ms %.1f%% over %zu\n", 100 * fmmcl_median(et, nt), nt,
-           100 * fmmcl_median(ep, np), np);
+    printf("  median error: total %.1f%% over %zu, phases > 0.1 ms %.1f%% over %zu\n",
+           100 * fmmcl_median(et, nt), nt, 100 * fmmcl_median(ep, np), np);
     free(et), free(ep);
   }
   free(all_t), free(all_p), free(train);

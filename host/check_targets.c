@@ -52,8 +52,8 @@ static size_t lower_bound(const keyed *sorted, size_t n, uint64_t key) {
   return lo;
 }
 
-size_t fmmcl_cli_closest_targets(const double *src, size_t n, const double *tgt, size_t m, int dim,
-                                 int same, size_t k, size_t *out, double *dist) {
+size_t fmmcl_cli_closest_targets(const double *src, size_t n, const double *tgt, size_t m, int dim, int same,
+                                 size_t k, size_t *out, double *dist) {
   if (dim < 1 || dim > 3 || n == 0 || m == 0 || k == 0) return 0;
   double lo[3], hi[3], side = 0;
   for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;

@@ -10,8 +10,8 @@
  * are looked for on a grid of about two sources per cell: a target with
  * none in its cell's neighbourhood is not close and is left out. dim 1..3
  * (0 otherwise, and when memory is lacking). */
-size_t fmmcl_cli_closest_targets(const double *src, size_t n, const double *tgt, size_t m, int dim,
-                                 int same, size_t k, size_t *out, double *dist);
+size_t fmmcl_cli_closest_targets(const double *src, size_t n, const double *tgt, size_t m, int dim, int same,
+                                 size_t k, size_t *out, double *dist);
 
 /* k targets for --check into out: up to k/2 of the closest ones (*n_close
  * of them, first), then the random ones of random_sorted (ascending) that

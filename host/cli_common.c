@@ -21,29 +21,22 @@
 
 static const char *program = "fmmcl";
 
-void fmmcl_cli_set_program(const char *name)
-{
+void fmmcl_cli_set_program(const char *name) {
   const char *slash = name ? strrchr(name, '/') : NULL;
-  if (name && *name)
-    program = slash ? slash + 1 : name;
+  if (name && *name) program = slash ? slash + 1 : name;
 }
 
-const char *fmmcl_cli_program(void)
-{
-  return program;
-}
+const char *fmmcl_cli_program(void) { return program; }
 
 /* ---- messages ------------------------------------------------------------ */
 
-static void vreport(const char *fmt, va_list ap)
-{
+static void vreport(const char *fmt, va_list ap) {
   fprintf(stderr, "%s: ", program);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
 }
 
-int fmmcl_cli_error(const char *fmt, ...)
-{
+int fmmcl_cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vreport(fmt, ap);
@@ -51,8 +44,7 @@ int fmmcl_cli_error(const char *fmt, ...)
   return FMMCL_CLI_EXIT_FAILURE;
 }
 
-int fmmcl_cli_usage_error(const char *fmt, ...)
-{
+int fmmcl_cli_usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vreport(fmt, ap);
@@ -61,8 +53,7 @@ int fmmcl_cli_usage_error(const char *fmt, ...)
   return FMMCL_CLI_EXIT_USAGE;
 }
 
-int fmmcl_cli_bad_option(int code, const char *arg)
-{
+int fmmcl_cli_bad_option(int code, const char *arg) {
   /* Short options are known by optopt; long ones only by their argv word. */
   char name[8];
   if ((!arg || strncmp(arg, "--", 2) != 0) && optopt > 0 && optopt < 128) {
@@ -71,23 +62,19 @@ int fmmcl_cli_bad_option(int code, const char *arg)
   } else if (!arg) {
     arg = "?";
   }
-  if (code == ':')
-    return fmmcl_cli_usage_error("option '%s' needs a value", arg);
+  if (code == ':') return fmmcl_cli_usage_error("option '%s' needs a value", arg);
   return fmmcl_cli_usage_error("unknown option '%s'", arg);
 }
 
-int fmmcl_cli_status_error(fmmcl_context ctx, fmmcl_status status, const char *what)
-{
+int fmmcl_cli_status_error(fmmcl_context ctx, fmmcl_status status, const char *what) {
   const char *detail = fmmcl_last_error(ctx);
-  if (detail && *detail)
-    return fmmcl_cli_error("%s: %s: %s", what, fmmcl_strerror(status), detail);
+  if (detail && *detail) return fmmcl_cli_error("%s: %s: %s", what, fmmcl_strerror(status), detail);
   return fmmcl_cli_error("%s: %s", what, fmmcl_strerror(status));
 }
 
 /* ---- option values ---------------------------------------------------------- */
 
-int fmmcl_cli_parse_double(const char *opt, const char *arg, double *out)
-{
+int fmmcl_cli_parse_double(const char *opt, const char *arg, double *out) {
   char *end;
   errno = 0;
   double v = strtod(arg, &end);
@@ -99,8 +86,7 @@ int fmmcl_cli_parse_double(const char *opt, const char *arg, double *out)
   return 0;
 }
 
-int fmmcl_cli_parse_int(const char *opt, const char *arg, long min, long max, int *out)
-{
+int fmmcl_cli_parse_int(const char *opt, const char *arg, long min, long max, int *out) {
   char *end;
   errno = 0;
   long v = strtol(arg, &end, 10);
@@ -108,10 +94,8 @@ int fmmcl_cli_parse_int(const char *opt, const char *arg, long min, long max, in
     fmmcl_cli_usage_error("%s: '%s' is not an integer", opt, arg);
     return -1;
   }
-  if (min < INT_MIN)
-    min = INT_MIN;
-  if (max > INT_MAX)
-    max = INT_MAX;
+  if (min < INT_MIN) min = INT_MIN;
+  if (max > INT_MAX) max = INT_MAX;
   if (errno == ERANGE || v < min || v > max) {
     fmmcl_cli_usage_error("%s: %s is out of range (%ld to %ld)", opt, arg, min, max);
     return -1;
@@ -120,8 +104,7 @@ int fmmcl_cli_parse_int(const char *opt, const char *arg, long min, long max, in
   return 0;
 }
 
-int fmmcl_cli_parse_count(const char *opt, const char *arg, size_t *out)
-{
+int fmmcl_cli_parse_count(const char *opt, const char *arg, size_t *out) {
   char *end;
   errno = 0;
   if (*arg >= '0' && *arg <= '9') {
@@ -141,9 +124,7 @@ int fmmcl_cli_parse_count(const char *opt, const char *arg, size_t *out)
   return -1;
 }
 
-int fmmcl_cli_parse_choice(const char *opt, const char *arg, const char *const *names,
-                           int n, int *index)
-{
+int fmmcl_cli_parse_choice(const char *opt, const char *arg, const char *const *names, int n, int *index) {
   char list[256] = "";
   for (int i = 0; i < n; i++) {
     if (!strcmp(arg, names[i])) {
@@ -159,8 +140,7 @@ int fmmcl_cli_parse_choice(const char *opt, const char *arg, const char *const *
 
 /* ---- sizes and devices --------------------------------------------------------- */
 
-const char *fmmcl_cli_bytes(unsigned long long bytes, char *buf, size_t len)
-{
+const char *fmmcl_cli_bytes(unsigned long long bytes, char *buf, size_t len) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   if (bytes < 1024) {
     snprintf(buf, len, "%llu B", bytes);
@@ -176,22 +156,19 @@ const char *fmmcl_cli_bytes(unsigned long long bytes, char *buf, size_t len)
   return buf;
 }
 
-const char *fmmcl_cli_device_type(const fmmcl_device_info *info)
-{
+const char *fmmcl_cli_device_type(const fmmcl_device_info *info) {
   return info->is_gpu ? "GPU" : info->is_cpu ? "CPU" : "other";
 }
 
 /* ---- time and progress --------------------------------------------------------- */
 
-double fmmcl_cli_now(void)
-{
+double fmmcl_cli_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void fmmcl_cli_progress_begin(fmmcl_cli_progress *p, const char *label, int enabled)
-{
+void fmmcl_cli_progress_begin(fmmcl_cli_progress *p, const char *label, int enabled) {
   p->label = label;
   p->start = fmmcl_cli_now();
   p->last_shown = 0;
@@ -199,33 +176,26 @@ void fmmcl_cli_progress_begin(fmmcl_cli_progress *p, const char *label, int enab
   p->enabled = enabled;
 }
 
-void fmmcl_cli_progress_update(fmmcl_cli_progress *p, double done, double total)
-{
-  if (!p || !p->enabled)
-    return;
+void fmmcl_cli_progress_update(fmmcl_cli_progress *p, double done, double total) {
+  if (!p || !p->enabled) return;
   double now = fmmcl_cli_now();
   /* A terminal redraws one line; a log file gets a line now and then. */
   int tty = isatty(STDERR_FILENO);
   double every = tty ? PROGRESS_EVERY_TTY_S : PROGRESS_EVERY_LOG_S;
-  if (now - p->start < PROGRESS_DELAY_S || (p->shown && now - p->last_shown < every))
-    return;
+  if (now - p->start < PROGRESS_DELAY_S || (p->shown && now - p->last_shown < every)) return;
   double percent = total > 0 ? 100.0 * done / total : 0;
-  fprintf(stderr, "%s%s: %s: %3.0f%% (%.0f s)%s", tty ? "\r" : "", program, p->label,
-          percent, now - p->start, tty ? "" : "\n");
+  fprintf(stderr, "%s%s: %s: %3.0f%% (%.0f s)%s", tty ? "\r" : "", program, p->label, percent, now - p->start,
+          tty ? "" : "\n");
   fflush(stderr);
   p->shown = 1;
   p->last_shown = now;
 }
 
-void fmmcl_cli_progress_end(fmmcl_cli_progress *p)
-{
-  if (p && p->shown && isatty(STDERR_FILENO))
-    fputc('\n', stderr);
-  if (p)
-    p->shown = 0;
+void fmmcl_cli_progress_end(fmmcl_cli_progress *p) {
+  if (p && p->shown && isatty(STDERR_FILENO)) fputc('\n', stderr);
+  if (p) p->shown = 0;
 }
 
-void fmmcl_cli_progress_bytes(void *user, unsigned long long done, unsigned long long total)
-{
+void fmmcl_cli_progress_bytes(void *user, unsigned long long done, unsigned long long total) {
   fmmcl_cli_progress_update(user, (double)done, (double)total);
 }

@@ -10,8 +10,8 @@
 /* Exit codes of every program. */
 enum {
   FMMCL_CLI_EXIT_OK = 0,
-  FMMCL_CLI_EXIT_FAILURE = 1,  /* a runtime, file or library error */
-  FMMCL_CLI_EXIT_USAGE = 2     /* a bad command line */
+  FMMCL_CLI_EXIT_FAILURE = 1, /* a runtime, file or library error */
+  FMMCL_CLI_EXIT_USAGE = 2    /* a bad command line */
 };
 
 /* The name messages start with ("fmmcl: ..."); set once by main. */
@@ -37,8 +37,7 @@ int fmmcl_cli_parse_int(const char *opt, const char *arg, long min, long max, in
 /* A count: digits, or an exact integer in exponent form such as 1e6. */
 int fmmcl_cli_parse_count(const char *opt, const char *arg, size_t *out);
 /* One of names[0..n-1] (exact); *index receives its position. */
-int fmmcl_cli_parse_choice(const char *opt, const char *arg, const char *const *names,
-                           int n, int *index);
+int fmmcl_cli_parse_choice(const char *opt, const char *arg, const char *const *names, int n, int *index);
 
 /* "512 B", "3.5 KiB", "15.6 GiB" into buf; returns buf. */
 const char *fmmcl_cli_bytes(unsigned long long bytes, char *buf, size_t len);

@@ -26,14 +26,14 @@ static const char *const format_names[] = {"csv", "bin", "raw", "npy"};
  * override the kernel's defaults from fmmcl_plan_options_init. */
 typedef struct config {
   const char *input, *targets, *output, *device, *device2;
-  int schedule, has_schedule;   /* --schedule: a hybrid plan over --device and --device2 */
+  int schedule, has_schedule; /* --schedule: a hybrid plan over --device and --device2 */
   const char *format, *output_format;
-  fmmcl_kernel kernel;          /* --kernel: a plan kernel, */
-  fmmcl_bbfmm_kernel bbfmm;     /* or one of the bbFMM's own functions (PLAN_KERNEL: none) */
+  fmmcl_kernel kernel;      /* --kernel: a plan kernel, */
+  fmmcl_bbfmm_kernel bbfmm; /* or one of the bbFMM's own functions (PLAN_KERNEL: none) */
   fmmcl_method method;
   int precision, dim, order, leaf;
   double sigma, softening, tol, theta, kernel_param;
-  const char *expr;             /* --expr: a user kernel for the bbFMM */
+  const char *expr; /* --expr: a user kernel for the bbFMM */
   int has_kernel_param;
   int has_method, has_precision, has_dim, has_order, has_leaf;
   int has_sigma, has_softening, has_tol, has_theta;
@@ -45,11 +45,11 @@ typedef struct config {
 /* The particles and results of one run. */
 typedef struct job {
   fmmcl_plan_options opt;
-  size_t n, m;                /* sources, targets */
-  double *sources, *charges;  /* n*dim coordinates, n charges */
-  double *targets;            /* m*dim, or NULL: the targets are the sources */
-  double *potential;          /* m */
-  double *gradient;           /* m*dim, or NULL without --no-gradient */
+  size_t n, m;               /* sources, targets */
+  double *sources, *charges; /* n*dim coordinates, n charges */
+  double *targets;           /* m*dim, or NULL: the targets are the sources */
+  double *potential;         /* m */
+  double *gradient;          /* m*dim, or NULL without --no-gradient */
 } job;
 
 /* The best of --repeat executions. */
@@ -59,8 +59,7 @@ typedef struct timing {
   size_t n_phases;
 } timing;
 
-static void print_usage(FILE *out)
-{
+static void print_usage(FILE *out) {
   fputs(
       "Usage: fmmcl [OPTION]... [--input] FILE\n"
       "       fmmcl [OPTION]... --demo N\n"
@@ -141,43 +140,62 @@ static void print_usage(FILE *out)
 /* ---- command line ---------------------------------------------------------- */
 
 enum {
-  OPT_TARGETS = 256, OPT_FORMAT, OPT_OUTPUT_FORMAT, OPT_FORCE, OPT_DEMO, OPT_SEED,
-  OPT_KERNEL, OPT_METHOD, OPT_PRECISION, OPT_DIM, OPT_SIGMA, OPT_SOFTENING,
-  OPT_NO_GRADIENT, OPT_ORDER, OPT_TOL, OPT_LEAF, OPT_THETA, OPT_DEVICE, OPT_REPEAT,
-  OPT_CHECK, OPT_SCHEDULE, OPT_DEVICE2, OPT_EXPR, OPT_KERNEL_PARAM
+  OPT_TARGETS = 256,
+  OPT_FORMAT,
+  OPT_OUTPUT_FORMAT,
+  OPT_FORCE,
+  OPT_DEMO,
+  OPT_SEED,
+  OPT_KERNEL,
+  OPT_METHOD,
+  OPT_PRECISION,
+  OPT_DIM,
+  OPT_SIGMA,
+  OPT_SOFTENING,
+  OPT_NO_GRADIENT,
+  OPT_ORDER,
+  OPT_TOL,
+  OPT_LEAF,
+  OPT_THETA,
+  OPT_DEVICE,
+  OPT_REPEAT,
+  OPT_CHECK,
+  OPT_SCHEDULE,
+  OPT_DEVICE2,
+  OPT_EXPR,
+  OPT_KERNEL_PARAM
 };
 
-static const struct option long_options[] = {
-    {"input", required_argument, NULL, 'i'},
-    {"targets", required_argument, NULL, OPT_TARGETS},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"output", required_argument, NULL, 'o'},
-    {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
-    {"force", no_argument, NULL, OPT_FORCE},
-    {"demo", required_argument, NULL, OPT_DEMO},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"kernel", required_argument, NULL, OPT_KERNEL},
-    {"method", required_argument, NULL, OPT_METHOD},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"dim", required_argument, NULL, OPT_DIM},
-    {"sigma", required_argument, NULL, OPT_SIGMA},
-    {"softening", required_argument, NULL, OPT_SOFTENING},
-    {"no-gradient", no_argument, NULL, OPT_NO_GRADIENT},
-    {"order", required_argument, NULL, OPT_ORDER},
-    {"tol", required_argument, NULL, OPT_TOL},
-    {"leaf", required_argument, NULL, OPT_LEAF},
-    {"theta", required_argument, NULL, OPT_THETA},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"check", required_argument, NULL, OPT_CHECK},
-    {"schedule", required_argument, NULL, OPT_SCHEDULE},
-    {"device2", required_argument, NULL, OPT_DEVICE2},
-    {"expr", required_argument, NULL, OPT_EXPR},
-    {"kernel-param", required_argument, NULL, OPT_KERNEL_PARAM},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+static const struct option long_options[] = {{"input", required_argument, NULL, 'i'},
+                                             {"targets", required_argument, NULL, OPT_TARGETS},
+                                             {"format", required_argument, NULL, OPT_FORMAT},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"output-format", required_argument, NULL, OPT_OUTPUT_FORMAT},
+                                             {"force", no_argument, NULL, OPT_FORCE},
+                                             {"demo", required_argument, NULL, OPT_DEMO},
+                                             {"seed", required_argument, NULL, OPT_SEED},
+                                             {"kernel", required_argument, NULL, OPT_KERNEL},
+                                             {"method", required_argument, NULL, OPT_METHOD},
+                                             {"precision", required_argument, NULL, OPT_PRECISION},
+                                             {"dim", required_argument, NULL, OPT_DIM},
+                                             {"sigma", required_argument, NULL, OPT_SIGMA},
+                                             {"softening", required_argument, NULL, OPT_SOFTENING},
+                                             {"no-gradient", no_argument, NULL, OPT_NO_GRADIENT},
+                                             {"order", required_argument, NULL, OPT_ORDER},
+                                             {"tol", required_argument, NULL, OPT_TOL},
+                                             {"leaf", required_argument, NULL, OPT_LEAF},
+                                             {"theta", required_argument, NULL, OPT_THETA},
+                                             {"device", required_argument, NULL, OPT_DEVICE},
+                                             {"repeat", required_argument, NULL, OPT_REPEAT},
+                                             {"check", required_argument, NULL, OPT_CHECK},
+                                             {"schedule", required_argument, NULL, OPT_SCHEDULE},
+                                             {"device2", required_argument, NULL, OPT_DEVICE2},
+                                             {"expr", required_argument, NULL, OPT_EXPR},
+                                             {"kernel-param", required_argument, NULL, OPT_KERNEL_PARAM},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
+                                             {NULL, 0, NULL, 0}};
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -187,23 +205,20 @@ static const struct option long_options[] = {
  * potential only; summed by --method bbfmm, their default, or direct): not
  * the 1/r and Gaussian that laplace3d and gaussian already give, and not
  * the user's, which --expr gives. */
-static int kernel_option_bbfmm(fmmcl_bbfmm_kernel b)
-{
+static int kernel_option_bbfmm(fmmcl_bbfmm_kernel b) {
   return b != FMMCL_BBFMM_PLAN_KERNEL && b != FMMCL_BBFMM_LAPLACE && b != FMMCL_BBFMM_GAUSSIAN &&
          b != FMMCL_BBFMM_USER;
 }
 
 /* Appends ", name" (no comma first) to list. */
-static void list_add(char *list, size_t len, const char *name)
-{
+static void list_add(char *list, size_t len, const char *name) {
   size_t used = strlen(list);
   snprintf(list + used, len - used, "%s%s", used ? ", " : "", name);
 }
 
 /* --kernel K: the library's kernel names, then its names of the bbFMM
  * functions kernel_option_bbfmm takes. */
-static int parse_kernel(const char *name, const char *arg, config *c)
-{
+static int parse_kernel(const char *name, const char *arg, config *c) {
   fmmcl_kernel k;
   fmmcl_bbfmm_kernel b;
   if (fmmcl_kernel_parse(arg, &k) == FMMCL_SUCCESS) {
@@ -225,10 +240,8 @@ static int parse_kernel(const char *name, const char *arg, config *c)
 }
 
 /* --method M: the library's method names. */
-static int parse_method(const char *name, const char *arg, config *c)
-{
-  if (fmmcl_method_parse(arg, &c->method) == FMMCL_SUCCESS)
-    return 0;
+static int parse_method(const char *name, const char *arg, config *c) {
+  if (fmmcl_method_parse(arg, &c->method) == FMMCL_SUCCESS) return 0;
   char list[256] = "";
   for (int i = 0; strcmp(fmmcl_method_name((fmmcl_method)i), "unknown"); i++)
     list_add(list, sizeof list, fmmcl_method_name((fmmcl_method)i));
@@ -237,95 +250,85 @@ static int parse_method(const char *name, const char *arg, config *c)
 }
 
 /* The --kernel name in messages and the report. */
-static const char *kernel_label(const config *c)
-{
-  return c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL ? fmmcl_bbfmm_kernel_name(c->bbfmm) : fmmcl_kernel_name(c->kernel);
+static const char *kernel_label(const config *c) {
+  return c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL ? fmmcl_bbfmm_kernel_name(c->bbfmm)
+                                             : fmmcl_kernel_name(c->kernel);
 }
 
 /* Options whose value names a file, a device or one of a list. */
-static int parse_word(int id, const char *name, const char *arg, config *c)
-{
+static int parse_word(int id, const char *name, const char *arg, config *c) {
   int format;
   switch (id) {
-  case 'i': c->input = arg; return 0;
-  case 'o': c->output = arg; return 0;
-  case OPT_TARGETS: c->targets = arg; return 0;
-  case OPT_DEVICE: c->device = arg; return 0;
-  case OPT_DEVICE2: c->device2 = arg; return 0;
-  case OPT_EXPR: c->expr = arg; return 0;
-  case OPT_SCHEDULE: c->has_schedule = 1; return CHOICE(schedule_names, &c->schedule);
-  case OPT_FORMAT: c->format = arg; return CHOICE(format_names, &format);
-  case OPT_OUTPUT_FORMAT: c->output_format = arg; return CHOICE(format_names, &format);
-  case OPT_KERNEL: return parse_kernel(name, arg, c);
-  case OPT_METHOD: c->has_method = 1; return parse_method(name, arg, c);
-  case OPT_PRECISION: c->has_precision = 1; return CHOICE(precision_names, &c->precision);
-  default: return 1; /* not a word option */
+    case 'i': c->input = arg; return 0;
+    case 'o': c->output = arg; return 0;
+    case OPT_TARGETS: c->targets = arg; return 0;
+    case OPT_DEVICE: c->device = arg; return 0;
+    case OPT_DEVICE2: c->device2 = arg; return 0;
+    case OPT_EXPR: c->expr = arg; return 0;
+    case OPT_SCHEDULE: c->has_schedule = 1; return CHOICE(schedule_names, &c->schedule);
+    case OPT_FORMAT: c->format = arg; return CHOICE(format_names, &format);
+    case OPT_OUTPUT_FORMAT: c->output_format = arg; return CHOICE(format_names, &format);
+    case OPT_KERNEL: return parse_kernel(name, arg, c);
+    case OPT_METHOD: c->has_method = 1; return parse_method(name, arg, c);
+    case OPT_PRECISION: c->has_precision = 1; return CHOICE(precision_names, &c->precision);
+    default: return 1; /* not a word option */
   }
 }
 
 /* Options whose value is a number. Only the command line's own limits are
  * checked: the library judges sigma, order and the rest itself. */
-static int parse_number(int id, const char *name, const char *arg, config *c)
-{
+static int parse_number(int id, const char *name, const char *arg, config *c) {
   size_t seed;
   switch (id) {
-  /* The dimension sizes the file reader, so it is checked here. */
-  case OPT_DIM: c->has_dim = 1; return fmmcl_cli_parse_int(name, arg, 1, FMMCL_MAX_DIM, &c->dim);
-  case OPT_ORDER:
-    c->has_order = 1;
-    return fmmcl_cli_parse_int(name, arg, INT_MIN, INT_MAX, &c->order);
-  case OPT_LEAF: c->has_leaf = 1; return fmmcl_cli_parse_int(name, arg, INT_MIN, INT_MAX, &c->leaf);
-  case OPT_SIGMA: c->has_sigma = 1; return fmmcl_cli_parse_double(name, arg, &c->sigma);
-  case OPT_SOFTENING: c->has_softening = 1; return fmmcl_cli_parse_double(name, arg, &c->softening);
-  case OPT_TOL: c->has_tol = 1; return fmmcl_cli_parse_double(name, arg, &c->tol);
-  case OPT_THETA: c->has_theta = 1; return fmmcl_cli_parse_double(name, arg, &c->theta);
-  case OPT_KERNEL_PARAM:
-    c->has_kernel_param = 1;
-    return fmmcl_cli_parse_double(name, arg, &c->kernel_param);
-  case OPT_DEMO: c->has_demo = 1; return fmmcl_cli_parse_count(name, arg, &c->demo);
-  case OPT_CHECK:
-    if (strcmp(arg, "all") == 0) {
-      c->check = SIZE_MAX;
+    /* The dimension sizes the file reader, so it is checked here. */
+    case OPT_DIM: c->has_dim = 1; return fmmcl_cli_parse_int(name, arg, 1, FMMCL_MAX_DIM, &c->dim);
+    case OPT_ORDER: c->has_order = 1; return fmmcl_cli_parse_int(name, arg, INT_MIN, INT_MAX, &c->order);
+    case OPT_LEAF: c->has_leaf = 1; return fmmcl_cli_parse_int(name, arg, INT_MIN, INT_MAX, &c->leaf);
+    case OPT_SIGMA: c->has_sigma = 1; return fmmcl_cli_parse_double(name, arg, &c->sigma);
+    case OPT_SOFTENING: c->has_softening = 1; return fmmcl_cli_parse_double(name, arg, &c->softening);
+    case OPT_TOL: c->has_tol = 1; return fmmcl_cli_parse_double(name, arg, &c->tol);
+    case OPT_THETA: c->has_theta = 1; return fmmcl_cli_parse_double(name, arg, &c->theta);
+    case OPT_KERNEL_PARAM:
+      c->has_kernel_param = 1;
+      return fmmcl_cli_parse_double(name, arg, &c->kernel_param);
+    case OPT_DEMO: c->has_demo = 1; return fmmcl_cli_parse_count(name, arg, &c->demo);
+    case OPT_CHECK:
+      if (strcmp(arg, "all") == 0) {
+        c->check = SIZE_MAX;
+        return 0;
+      }
+      return fmmcl_cli_parse_count(name, arg, &c->check);
+    case OPT_SEED:
+      if (fmmcl_cli_parse_count(name, arg, &seed)) return -1;
+      c->seed = seed;
       return 0;
-    }
-    return fmmcl_cli_parse_count(name, arg, &c->check);
-  case OPT_SEED:
-    if (fmmcl_cli_parse_count(name, arg, &seed))
-      return -1;
-    c->seed = seed;
-    return 0;
-  case OPT_REPEAT:
-    if (fmmcl_cli_parse_count(name, arg, &c->repeat))
-      return -1;
-    if (c->repeat == 0) {
-      fmmcl_cli_usage_error("%s: must be at least 1", name);
-      return -1;
-    }
-    return 0;
-  default: return 1; /* not a number option */
+    case OPT_REPEAT:
+      if (fmmcl_cli_parse_count(name, arg, &c->repeat)) return -1;
+      if (c->repeat == 0) {
+        fmmcl_cli_usage_error("%s: must be at least 1", name);
+        return -1;
+      }
+      return 0;
+    default: return 1; /* not a number option */
   }
 }
 
 /* Parses one option into c; 0, or -1 after a usage message. */
-static int parse_value(int id, const char *name, const char *arg, config *c)
-{
+static int parse_value(int id, const char *name, const char *arg, config *c) {
   int rc = parse_word(id, name, arg, c);
-  if (rc <= 0)
-    return rc;
+  if (rc <= 0) return rc;
   rc = parse_number(id, name, arg, c);
-  if (rc <= 0)
-    return rc;
+  if (rc <= 0) return rc;
   switch (id) {
-  case OPT_FORCE: c->force = 1; return 0;
-  case OPT_NO_GRADIENT: c->no_gradient = 1; return 0;
-  case 'q': c->quiet = 1; return 0;
-  default: return -1;
+    case OPT_FORCE: c->force = 1; return 0;
+    case OPT_NO_GRADIENT: c->no_gradient = 1; return 0;
+    case 'q': c->quiet = 1; return 0;
+    default: return -1;
   }
 }
 
 /* The option's name as typed, for messages ("--sigma"). */
-static const char *option_name(int id)
-{
+static const char *option_name(int id) {
   static char buf[40];
   for (const struct option *o = long_options; o->name; o++)
     if (o->val == id) {
@@ -336,32 +339,25 @@ static const char *option_name(int id)
 }
 
 /* Nonzero when the command line names a black-box FMM function. */
-static int bbfmm_kernel_named(const config *c)
-{
-  return c->expr || c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL;
-}
+static int bbfmm_kernel_named(const config *c) { return c->expr || c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL; }
 
 /* The bbFMM's own functions: --method bbfmm unless direct is asked for;
  * -1 to go on, else the exit code. */
-static int check_bbfmm_kernel(config *c)
-{
+static int check_bbfmm_kernel(config *c) {
   if (c->expr && c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL)
     return fmmcl_cli_usage_error("give --expr or --kernel %s, not both", kernel_label(c));
-  if (!bbfmm_kernel_named(c))
-    return -1;
+  if (!bbfmm_kernel_named(c)) return -1;
   if (!c->has_method) {
     c->has_method = 1;
     c->method = FMMCL_BBFMM;
   }
   if (c->method != FMMCL_BBFMM && c->method != FMMCL_DIRECT)
-    return fmmcl_cli_usage_error("%s needs --method bbfmm or direct",
-                                 c->expr ? "--expr" : kernel_label(c));
+    return fmmcl_cli_usage_error("%s needs --method bbfmm or direct", c->expr ? "--expr" : kernel_label(c));
   return -1;
 }
 
 /* Returns -1 to go on with the run, else the exit code (--help, errors). */
-static int parse_args(int argc, char **argv, config *c)
-{
+static int parse_args(int argc, char **argv, config *c) {
   memset(c, 0, sizeof *c);
   c->repeat = 1;
   c->seed = 1;
@@ -373,45 +369,35 @@ static int parse_args(int argc, char **argv, config *c)
       return FMMCL_CLI_EXIT_OK;
     }
     if (id == 'V') {
-      printf("fmmcl (libfmmcl) %d.%d.%d\n", FMMCL_VERSION_MAJOR, FMMCL_VERSION_MINOR,
-             FMMCL_VERSION_PATCH);
+      printf("fmmcl (libfmmcl) %d.%d.%d\n", FMMCL_VERSION_MAJOR, FMMCL_VERSION_MINOR, FMMCL_VERSION_PATCH);
       return FMMCL_CLI_EXIT_OK;
     }
-    if (id == '?' || id == ':')
-      return fmmcl_cli_bad_option(id, argv[optind - 1]);
-    if (parse_value(id, option_name(id), optarg, c) != 0)
-      return FMMCL_CLI_EXIT_USAGE;
+    if (id == '?' || id == ':') return fmmcl_cli_bad_option(id, argv[optind - 1]);
+    if (parse_value(id, option_name(id), optarg, c) != 0) return FMMCL_CLI_EXIT_USAGE;
   }
   if (optind < argc) {
     if (c->input || optind + 1 < argc)
-      return fmmcl_cli_usage_error("unexpected argument '%s'",
-                                   argv[c->input ? optind : optind + 1]);
+      return fmmcl_cli_usage_error("unexpected argument '%s'", argv[c->input ? optind : optind + 1]);
     c->input = argv[optind];
   }
-  if (!c->input && !c->has_demo)
-    return fmmcl_cli_usage_error("no input: give an input FILE or --demo N");
-  if (c->input && c->has_demo)
-    return fmmcl_cli_usage_error("give an input file or --demo, not both");
+  if (!c->input && !c->has_demo) return fmmcl_cli_usage_error("no input: give an input FILE or --demo N");
+  if (c->input && c->has_demo) return fmmcl_cli_usage_error("give an input file or --demo, not both");
   return check_bbfmm_kernel(c);
 }
 
 /* The format named by --format, else the file's extension. */
-static int resolve_format(const char *path, const char *named, const char *what,
-                          fmmcl_io_format *format)
-{
+static int resolve_format(const char *path, const char *named, const char *what, fmmcl_io_format *format) {
   *format = named ? fmmcl_io_format_parse(named) : fmmcl_io_format_from_path(path);
-  if (*format != FMMCL_IO_UNKNOWN)
-    return 0;
-  return fmmcl_cli_usage_error("cannot tell the format of %s '%s' from its extension: "
-                               "use %s csv|bin|npy", what, path,
-                               strcmp(what, "output") ? "--format" : "--output-format");
+  if (*format != FMMCL_IO_UNKNOWN) return 0;
+  return fmmcl_cli_usage_error(
+      "cannot tell the format of %s '%s' from its extension: "
+      "use %s csv|bin|npy",
+      what, path, strcmp(what, "output") ? "--format" : "--output-format");
 }
 
-static int plan_options(const config *c, fmmcl_plan_options *opt)
-{
+static int plan_options(const config *c, fmmcl_plan_options *opt) {
   fmmcl_status st = fmmcl_plan_options_init(opt, c->kernel);
-  if (st != FMMCL_SUCCESS)
-    return fmmcl_cli_status_error(NULL, st, "fmmcl_plan_options_init");
+  if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(NULL, st, "fmmcl_plan_options_init");
   /* auto by default: the direct sum for small problems, else the kernel's fast method */
   opt->method = c->has_method ? c->method : FMMCL_AUTO;
   if (c->has_precision) opt->precision = precision_values[c->precision];
@@ -429,7 +415,7 @@ static int plan_options(const config *c, fmmcl_plan_options *opt)
   /* the bbFMM and its functions give the potential only */
   if (opt->method == FMMCL_BBFMM || opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) opt->gradient = 0;
   if (opt->method == FMMCL_FGT) opt->gradient = 0; /* the FGT computes the potential only */
-  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM) /* would size buffers below */
+  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM)    /* would size buffers below */
     return fmmcl_cli_error("dimension %d out of range 1..%d", opt->dim, FMMCL_MAX_DIM);
   return FMMCL_CLI_EXIT_OK;
 }
@@ -440,83 +426,67 @@ typedef struct formats {
   fmmcl_io_format input, targets, output;
 } formats;
 
-static int resolve_formats(const config *c, formats *f)
-{
+static int resolve_formats(const config *c, formats *f) {
   int rc = FMMCL_CLI_EXIT_OK;
-  if (c->input)
-    rc = resolve_format(c->input, c->format, "input", &f->input);
-  if (!rc && c->targets)
-    rc = resolve_format(c->targets, c->format, "targets", &f->targets);
-  if (!rc && c->output)
-    rc = resolve_format(c->output, c->output_format, "output", &f->output);
+  if (c->input) rc = resolve_format(c->input, c->format, "input", &f->input);
+  if (!rc && c->targets) rc = resolve_format(c->targets, c->format, "targets", &f->targets);
+  if (!rc && c->output) rc = resolve_format(c->output, c->output_format, "output", &f->output);
   return rc;
 }
 
 /* ---- particles ----------------------------------------------------------------- */
 
 /* splitmix64: small, and the same numbers on every platform for a seed. */
-static uint64_t next_random(uint64_t *state)
-{
+static uint64_t next_random(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-static double uniform01(uint64_t *state)
-{
-  return (double)(next_random(state) >> 11) * 0x1.0p-53;
-}
+static double uniform01(uint64_t *state) { return (double)(next_random(state) >> 11) * 0x1.0p-53; }
 
 /* rows*cols doubles, NULL on overflow or no memory; +1 byte so that N = 0
  * still allocates and is left for the library to refuse. */
-static double *alloc_values(size_t rows, int cols)
-{
-  if (rows > (SIZE_MAX - 1) / sizeof(double) / (size_t)cols)
-    return NULL;
+static double *alloc_values(size_t rows, int cols) {
+  if (rows > (SIZE_MAX - 1) / sizeof(double) / (size_t)cols) return NULL;
   return malloc(rows * (size_t)cols * sizeof(double) + 1);
 }
 
 /* Positive charges for the Gaussian (a density), signed ones for Laplace. */
-static int make_demo(const config *c, job *j)
-{
+static int make_demo(const config *c, job *j) {
   int dim = j->opt.dim;
   j->n = c->demo;
   j->sources = alloc_values(j->n, dim);
   j->charges = alloc_values(j->n, 1);
-  if (!j->sources || !j->charges)
-    return fmmcl_cli_error("out of memory for %zu demo points", j->n);
+  if (!j->sources || !j->charges) return fmmcl_cli_error("out of memory for %zu demo points", j->n);
   uint64_t state = c->seed;
   double low = j->opt.kernel == FMMCL_GAUSSIAN ? 0.0 : -1.0;
   for (size_t i = 0; i < j->n; i++) {
-    for (int d = 0; d < dim; d++)
-      j->sources[i * (size_t)dim + d] = uniform01(&state);
+    for (int d = 0; d < dim; d++) j->sources[i * (size_t)dim + d] = uniform01(&state);
     j->charges[i] = low + (1.0 - low) * uniform01(&state);
   }
   return FMMCL_CLI_EXIT_OK;
 }
 
-static int read_table(const config *c, const char *path, fmmcl_io_format format, int cols,
-                      double **data, size_t *rows)
-{
+static int read_table(const config *c, const char *path, fmmcl_io_format format, int cols, double **data,
+                      size_t *rows) {
   char err[ERR_LEN], label[256];
   fmmcl_cli_progress progress;
   snprintf(label, sizeof label, "reading %s", path);
   fmmcl_cli_progress_begin(&progress, label, !c->quiet);
-  int rc = fmmcl_io_read(path, format, cols, fmmcl_cli_progress_bytes, &progress, data, rows,
-                         err, sizeof err);
+  int rc =
+      fmmcl_io_read(path, format, cols, fmmcl_cli_progress_bytes, &progress, data, rows, err, sizeof err);
   fmmcl_cli_progress_end(&progress);
   return rc ? fmmcl_cli_error("%s", err) : FMMCL_CLI_EXIT_OK;
 }
 
 /* Rows of (coordinates, charge) split in place into coordinates and charges. */
-static int load_sources(const config *c, fmmcl_io_format format, job *j)
-{
+static int load_sources(const config *c, fmmcl_io_format format, job *j) {
   int dim = j->opt.dim;
   double *rows;
   int rc = read_table(c, c->input, format, dim + 1, &rows, &j->n);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   j->charges = alloc_values(j->n, 1);
   if (!j->charges) {
     free(rows);
@@ -531,14 +501,11 @@ static int load_sources(const config *c, fmmcl_io_format format, job *j)
   return FMMCL_CLI_EXIT_OK;
 }
 
-static int load_particles(const config *c, const formats *f, job *j)
-{
+static int load_particles(const config *c, const formats *f, job *j) {
   int rc = c->has_demo ? make_demo(c, j) : load_sources(c, f->input, j);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   j->m = j->n;
-  if (c->targets && (rc = read_table(c, c->targets, f->targets, j->opt.dim, &j->targets, &j->m)))
-    return rc;
+  if (c->targets && (rc = read_table(c, c->targets, f->targets, j->opt.dim, &j->targets, &j->m))) return rc;
   j->potential = alloc_values(j->m, 1);
   j->gradient = j->opt.gradient ? alloc_values(j->m, j->opt.dim) : NULL;
   if (!j->potential || (j->opt.gradient && !j->gradient))
@@ -546,8 +513,7 @@ static int load_particles(const config *c, const formats *f, job *j)
   return FMMCL_CLI_EXIT_OK;
 }
 
-static void job_free(job *j)
-{
+static void job_free(job *j) {
   free(j->sources);
   free(j->charges);
   free(j->targets);
@@ -558,9 +524,7 @@ static void job_free(job *j)
 /* ---- evaluation ------------------------------------------------------------------ */
 
 /* Executes repeat times, keeping the fastest run's wall time and phases. */
-static int execute(const config *c, fmmcl_context ctx, fmmcl_plan plan, job *j,
-                   timing *best)
-{
+static int execute(const config *c, fmmcl_context ctx, fmmcl_plan plan, job *j, timing *best) {
   fmmcl_cli_progress progress;
   fmmcl_cli_progress_begin(&progress, "executing", !c->quiet);
   best->execute_s = INFINITY;
@@ -572,45 +536,33 @@ static int execute(const config *c, fmmcl_context ctx, fmmcl_plan plan, job *j,
     if (st == FMMCL_SUCCESS && t < best->execute_s) {
       best->execute_s = t;
       st = fmmcl_plan_timings(plan, best->phases, MAX_PHASES, &best->n_phases);
-      if (best->n_phases > MAX_PHASES)
-        best->n_phases = MAX_PHASES;
+      if (best->n_phases > MAX_PHASES) best->n_phases = MAX_PHASES;
     }
     fmmcl_cli_progress_update(&progress, (double)(r + 1), (double)c->repeat);
   }
   fmmcl_cli_progress_end(&progress);
-  return st == FMMCL_SUCCESS ? FMMCL_CLI_EXIT_OK
-                             : fmmcl_cli_status_error(ctx, st, "executing the plan");
+  return st == FMMCL_SUCCESS ? FMMCL_CLI_EXIT_OK : fmmcl_cli_status_error(ctx, st, "executing the plan");
 }
 
-static void print_setup(const config *c, const fmmcl_device_info *dev, const job *j)
-{
+static void print_setup(const config *c, const fmmcl_device_info *dev, const job *j) {
   printf("device: %s (%s, %s, %d:%d, %s)\n", dev->device_name, fmmcl_cli_device_type(dev),
-         fmmcl_vendor_name(dev->vendor), dev->platform_index, dev->device_index,
-         dev->platform_name);
-  if (c->has_demo)
-    printf("sources: %zu (demo, seed %llu)\n", j->n, c->seed);
-  else
-    printf("sources: %zu (%s)\n", j->n, c->input);
-  if (c->targets)
-    printf("targets: %zu (%s)\n", j->m, c->targets);
-  else
-    printf("targets: %zu (the sources)\n", j->m);
+         fmmcl_vendor_name(dev->vendor), dev->platform_index, dev->device_index, dev->platform_name);
+  if (c->has_demo) printf("sources: %zu (demo, seed %llu)\n", j->n, c->seed);
+  else printf("sources: %zu (%s)\n", j->n, c->input);
+  if (c->targets) printf("targets: %zu (%s)\n", j->m, c->targets);
+  else printf("targets: %zu (the sources)\n", j->m);
   printf("kernel: %s, method: %s, precision: %s, dim: %d, gradient: %s\n",
          c->expr ? c->expr : kernel_label(c), fmmcl_method_name(j->opt.method),
-         j->opt.precision == FMMCL_DOUBLE ? "double" : "single", j->opt.dim,
-         j->opt.gradient ? "yes" : "no");
+         j->opt.precision == FMMCL_DOUBLE ? "double" : "single", j->opt.dim, j->opt.gradient ? "yes" : "no");
   fflush(stdout);
 }
 
-static void print_timing(const config *c, const job *j, const timing *t)
-{
+static void print_timing(const config *c, const job *j, const timing *t) {
   printf("phases (ms%s):\n", c->repeat > 1 ? ", fastest run" : "");
   for (size_t i = 0; i < t->n_phases; i++)
-    printf("  %-20s %12.3f\n", t->phases[i].name ? t->phases[i].name : "?",
-           1e3 * t->phases[i].seconds);
+    printf("  %-20s %12.3f\n", t->phases[i].name ? t->phases[i].name : "?", 1e3 * t->phases[i].seconds);
   printf("execute: %.3f ms", 1e3 * t->execute_s);
-  if (c->repeat > 1)
-    printf(" (best of %zu)", c->repeat);
+  if (c->repeat > 1) printf(" (best of %zu)", c->repeat);
   printf("\n");
   if (j->opt.method == FMMCL_DIRECT && t->execute_s > 0)
     printf("interactions/s: %.3e\n", (double)j->n * (double)j->m / t->execute_s);
@@ -621,8 +573,7 @@ static void print_timing(const config *c, const job *j, const timing *t)
  * sqrt(sum |a-b|^2 / sum |b|^2) and the max-norm one max |a-b| / max |b|;
  * *relative is 0 when b is all zeros and absolute norms are given. */
 static void errors(const double *a, const double *b, size_t n, int w, double *l2, double *maxnorm,
-                   int *relative)
-{
+                   int *relative) {
   double diff = 0, norm = 0, worst = 0, largest = 0;
   for (size_t i = 0; i < n; i++) {
     double d2 = 0, b2 = 0;
@@ -640,13 +591,11 @@ static void errors(const double *a, const double *b, size_t n, int w, double *l2
 }
 
 /* Prints the errors; nonzero (and nothing printed) when they are not finite. */
-static int print_error(const char *what, const double *a, const double *b, size_t n, int w)
-{
+static int print_error(const char *what, const double *a, const double *b, size_t n, int w) {
   double l2, maxnorm;
   int relative;
   errors(a, b, n, w, &l2, &maxnorm, &relative);
-  if (!isfinite(l2) || !isfinite(maxnorm))
-    return -1;
+  if (!isfinite(l2) || !isfinite(maxnorm)) return -1;
   printf("%s L2 error (%s): %.3e\n", relative ? "relative" : "absolute", what, l2);
   printf("%s max-norm error (%s): %.3e\n", relative ? "relative" : "absolute", what, maxnorm);
   return 0;
@@ -654,20 +603,17 @@ static int print_error(const char *what, const double *a, const double *b, size_
 
 /* Knuth's selection sampling: k distinct indices of 0..m-1, ascending, with
  * no index array of size m. */
-static void sample_indices(uint64_t seed, size_t m, size_t k, size_t *out)
-{
+static void sample_indices(uint64_t seed, size_t m, size_t k, size_t *out) {
   uint64_t state = seed ^ 0x5eed5eed5eed5eedULL;
   size_t chosen = 0;
   for (size_t i = 0; i < m && chosen < k; i++)
-    if ((double)(m - i) * uniform01(&state) < (double)(k - chosen))
-      out[chosen++] = i;
+    if ((double)(m - i) * uniform01(&state) < (double)(k - chosen)) out[chosen++] = i;
 }
 
 /* The reference at the k points pts on the device, in double where it has
  * fp64: method (DIRECT, or FMM at tol) of the run's kernel. */
 static fmmcl_status device_reference(fmmcl_context ctx, const job *j, fmmcl_method method, double tol,
-                                     size_t k, const double *pts, double *pot, double *grad)
-{
+                                     size_t k, const double *pts, double *pot, double *grad) {
   fmmcl_device_info dev;
   fmmcl_plan_options o = j->opt;
   o.method = method;
@@ -675,12 +621,10 @@ static fmmcl_status device_reference(fmmcl_context ctx, const job *j, fmmcl_meth
   o.order = 0;
   o.leaf_size = 0;
   o.gradient = grad != NULL;
-  if (fmmcl_context_device(ctx, &dev) == FMMCL_SUCCESS && dev.has_fp64)
-    o.precision = FMMCL_DOUBLE;
+  if (fmmcl_context_device(ctx, &dev) == FMMCL_SUCCESS && dev.has_fp64) o.precision = FMMCL_DOUBLE;
   fmmcl_plan plan;
   fmmcl_status st = fmmcl_plan_create(ctx, &o, j->n, j->sources, k, pts, &plan);
-  if (st != FMMCL_SUCCESS)
-    return st;
+  if (st != FMMCL_SUCCESS) return st;
   st = fmmcl_plan_execute(plan, j->charges, pot, grad);
   fmmcl_plan_destroy(plan);
   return st;
@@ -693,8 +637,7 @@ static fmmcl_status device_reference(fmmcl_context ctx, const job *j, fmmcl_meth
 /* Which targets to check: all of them, or k of which half have the closest
  * neighbours and half are random. *idx is malloc'ed; says how they were
  * chosen into how (NULL on failure). */
-static size_t choose_targets(const config *c, const job *j, size_t **idx, char *how, size_t how_len)
-{
+static size_t choose_targets(const config *c, const job *j, size_t **idx, char *how, size_t how_len) {
   size_t m = j->m, k = c->check < m ? c->check : m;
   *idx = malloc((k + 1) * sizeof **idx);
   size_t *random = malloc((k + 1) * sizeof *random);
@@ -718,10 +661,10 @@ static size_t choose_targets(const config *c, const job *j, size_t **idx, char *
                                           k, *idx, &n_close, &closest);
   free(random);
   if (n_close)
-    snprintf(how, how_len, "%zu targets: %zu whose nearest source is closest (the closest %.3g away), %zu random",
-             chosen, n_close, closest, chosen - n_close);
-  else
-    snprintf(how, how_len, "%zu random targets", chosen);
+    snprintf(how, how_len,
+             "%zu targets: %zu whose nearest source is closest (the closest %.3g away), %zu random", chosen,
+             n_close, closest, chosen - n_close);
+  else snprintf(how, how_len, "%zu random targets", chosen);
   return chosen;
 }
 
@@ -729,8 +672,7 @@ static size_t choose_targets(const config *c, const job *j, size_t **idx, char *
  * reference: fmmcl_reference_direct; the bbFMM's own functions (which the
  * host cannot evaluate): the direct sum on the device; --check all beyond
  * the host's reach: the device in double. */
-static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
-{
+static int check_accuracy(const config *c, fmmcl_context ctx, const job *j) {
   int dim = j->opt.dim, grad = j->opt.gradient;
   char how[256];
   size_t *idx = NULL, k = choose_targets(c, j, &idx, how, sizeof how);
@@ -747,8 +689,7 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
     memcpy(pts + i * (size_t)dim, all + idx[i] * (size_t)dim, (size_t)dim * sizeof(double));
     dev_pot[i] = j->potential[idx[i]];
     if (grad)
-      memcpy(dev_g + i * (size_t)dim, j->gradient + idx[i] * (size_t)dim,
-             (size_t)dim * sizeof(double));
+      memcpy(dev_g + i * (size_t)dim, j->gradient + idx[i] * (size_t)dim, (size_t)dim * sizeof(double));
   }
   double t0 = fmmcl_cli_now();
   const char *against = "double-precision host reference";
@@ -762,8 +703,9 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
     /* the FMM of the same kernel where there is one, 1000 times tighter */
     double tol = j->opt.tolerance > 0 ? j->opt.tolerance : j->opt.precision == FMMCL_DOUBLE ? 1e-6 : 1e-4;
     against = "device's double-precision FMM at a 1000 times tighter tolerance";
-    st = j->opt.kernel == FMMCL_GAUSSIAN ? FMMCL_ERROR_UNSUPPORTED
-         : device_reference(ctx, j, FMMCL_FMM, tol / 1000, k, pts, pot, grad ? g : NULL);
+    st = j->opt.kernel == FMMCL_GAUSSIAN
+             ? FMMCL_ERROR_UNSUPPORTED
+             : device_reference(ctx, j, FMMCL_FMM, tol / 1000, k, pts, pot, grad ? g : NULL);
     if (st != FMMCL_SUCCESS) {
       against = "direct sum on the device in double";
       st = device_reference(ctx, j, FMMCL_DIRECT, 0, k, pts, pot, grad ? g : NULL);
@@ -773,8 +715,7 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j)
     rc = fmmcl_cli_status_error(ctx, st, "the reference of --check");
     goto done;
   }
-  if (!c->quiet)
-    printf("check: %s, against the %s (%.1f ms)\n", how, against, 1e3 * (fmmcl_cli_now() - t0));
+  if (!c->quiet) printf("check: %s, against the %s (%.1f ms)\n", how, against, 1e3 * (fmmcl_cli_now() - t0));
   if (print_error("potential", dev_pot, pot, k, 1)) { /* a NaN never passes for an error figure */
     rc = fmmcl_cli_error("--check: the reference potential is not finite at a checked target");
     goto done;
@@ -801,91 +742,71 @@ done:
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static int write_results(const config *c, fmmcl_io_format format, const job *j)
-{
+static int write_results(const config *c, fmmcl_io_format format, const job *j) {
   int dim = j->opt.dim, cols = 1 + (j->opt.gradient ? dim : 0);
   char names[1 + FMMCL_MAX_DIM][16];
   const char *name_ptrs[1 + FMMCL_MAX_DIM];
   snprintf(names[0], sizeof names[0], "potential");
   for (int d = 0; d < cols - 1; d++) {
-    if (dim <= 3)
-      snprintf(names[d + 1], sizeof names[d + 1], "g%c", "xyz"[d]);
-    else
-      snprintf(names[d + 1], sizeof names[d + 1], "g%d", d + 1);
+    if (dim <= 3) snprintf(names[d + 1], sizeof names[d + 1], "g%c", "xyz"[d]);
+    else snprintf(names[d + 1], sizeof names[d + 1], "g%d", d + 1);
   }
-  for (int i = 0; i < cols; i++)
-    name_ptrs[i] = names[i];
+  for (int i = 0; i < cols; i++) name_ptrs[i] = names[i];
   double *table = alloc_values(j->m, cols);
-  if (!table)
-    return fmmcl_cli_error("out of memory for the output table");
+  if (!table) return fmmcl_cli_error("out of memory for the output table");
   for (size_t i = 0; i < j->m; i++) {
     table[i * (size_t)cols] = j->potential[i];
     for (int d = 0; d < cols - 1; d++)
       table[i * (size_t)cols + 1 + (size_t)d] = j->gradient[i * (size_t)dim + (size_t)d];
   }
   char err[ERR_LEN];
-  int rc = fmmcl_io_write(c->output, format, table, j->m, cols, name_ptrs, c->force, err,
-                          sizeof err);
+  int rc = fmmcl_io_write(c->output, format, table, j->m, cols, name_ptrs, c->force, err, sizeof err);
   free(table);
-  if (rc)
-    return fmmcl_cli_error("%s", err);
-  if (!c->quiet)
-    printf("wrote %zu rows to %s\n", j->m, c->output);
+  if (rc) return fmmcl_cli_error("%s", err);
+  if (!c->quiet) printf("wrote %zu rows to %s\n", j->m, c->output);
   return FMMCL_CLI_EXIT_OK;
 }
 
 /* ---- main ------------------------------------------------------------------------- */
 
 /* Plan, execute, report, check: everything that needs the context. */
-static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job *j)
-{
+static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job *j) {
   fmmcl_device_info dev;
   fmmcl_status st = fmmcl_context_device(ctx, &dev);
-  if (st != FMMCL_SUCCESS)
-    return fmmcl_cli_status_error(ctx, st, "fmmcl_context_device");
-  if (c->has_schedule && !c->has_method)
-    j->opt.method = FMMCL_FMM; /* schedules split the FMM's phases */
-  if (!c->quiet)
-    print_setup(c, &dev, j);
+  if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(ctx, st, "fmmcl_context_device");
+  if (c->has_schedule && !c->has_method) j->opt.method = FMMCL_FMM; /* schedules split the FMM's phases */
+  if (!c->quiet) print_setup(c, &dev, j);
   fmmcl_plan plan;
   if (c->has_schedule)
     st = fmmcl_plan_create_hybrid(ctx, ctx2, &j->opt, j->n, j->sources, j->m, j->targets,
                                   (fmmcl_schedule)c->schedule, &plan);
-  else
-    st = fmmcl_plan_create(ctx, &j->opt, j->n, j->sources, j->m, j->targets, &plan);
-  if (st != FMMCL_SUCCESS)
-    return fmmcl_cli_status_error(ctx, st, "creating the plan");
+  else st = fmmcl_plan_create(ctx, &j->opt, j->n, j->sources, j->m, j->targets, &plan);
+  if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(ctx, st, "creating the plan");
   timing best;
   int rc = execute(c, ctx, plan, j, &best);
-  if (!rc && !c->quiet)
-    print_timing(c, j, &best);
+  if (!rc && !c->quiet) print_timing(c, j, &best);
   double bound;
   if (!rc && !c->quiet && j->opt.method == FMMCL_FGT && fmmcl_plan_error_bound(plan, &bound) == FMMCL_SUCCESS)
     printf("error bound: |error| <= %.3e * sum |q|\n", bound);
   fmmcl_plan_destroy(plan);
-  if (!rc && c->check > 0)
-    rc = check_accuracy(c, ctx, j);
+  if (!rc && c->check > 0) rc = check_accuracy(c, ctx, j);
   return rc;
 }
 
-static int run(const config *c)
-{
+static int run(const config *c) {
   job j;
   memset(&j, 0, sizeof j);
   formats f = {FMMCL_IO_UNKNOWN, FMMCL_IO_UNKNOWN, FMMCL_IO_UNKNOWN};
   char err[ERR_LEN];
   int rc = resolve_formats(c, &f);
-  if (!rc)
-    rc = plan_options(c, &j.opt);
-  if (rc)
-    return rc;
+  if (!rc) rc = plan_options(c, &j.opt);
+  if (rc) return rc;
   /* Refuse an existing output now rather than after a long computation. */
   if (c->output && fmmcl_io_check_output(c->output, c->force, err, sizeof err))
     return fmmcl_cli_error("%s", err);
   fmmcl_context ctx;
   fmmcl_status st = fmmcl_context_create(&ctx, c->device);
-  if (st != FMMCL_SUCCESS)
-    return fmmcl_cli_status_error(NULL, st, "opening the OpenCL device");
+  if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(NULL, st, "opening the OpenCL device");
   /* the second device only where the schedule may use it */
   fmmcl_context ctx2 = NULL;
   if (c->has_schedule && c->schedule != FMMCL_SCHEDULE_GPU) {
@@ -896,18 +817,15 @@ static int run(const config *c)
     }
   }
   rc = load_particles(c, &f, &j);
-  if (!rc)
-    rc = evaluate(c, ctx, ctx2, &j);
+  if (!rc) rc = evaluate(c, ctx, ctx2, &j);
   fmmcl_context_destroy(ctx2);
-  if (!rc && c->output)
-    rc = write_results(c, f.output, &j);
+  if (!rc && c->output) rc = write_results(c, f.output, &j);
   fmmcl_context_destroy(ctx);
   job_free(&j);
   return rc;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   fmmcl_cli_set_program("fmmcl");
   config c;
   int rc = parse_args(argc, argv, &c);

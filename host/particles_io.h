@@ -7,9 +7,9 @@
 
 typedef enum fmmcl_io_format {
   FMMCL_IO_UNKNOWN = 0,
-  FMMCL_IO_CSV,   /* a header line, then one row per line, comma separated */
-  FMMCL_IO_BIN,   /* rows of little-endian float64, no header */
-  FMMCL_IO_NPY    /* NumPy .npy 1.0/2.0/3.0, '<f8' or '<f4', C order, shape (rows, cols) */
+  FMMCL_IO_CSV, /* a header line, then one row per line, comma separated */
+  FMMCL_IO_BIN, /* rows of little-endian float64, no header */
+  FMMCL_IO_NPY  /* NumPy .npy 1.0/2.0/3.0, '<f8' or '<f4', C order, shape (rows, cols) */
 } fmmcl_io_format;
 
 /* "csv", "bin" or "raw", "npy" (any case); FMMCL_IO_UNKNOWN otherwise. */
@@ -19,8 +19,7 @@ fmmcl_io_format fmmcl_io_format_from_path(const char *path);
 const char *fmmcl_io_format_name(fmmcl_io_format format);
 
 /* Called now and then while reading, with the bytes read so far and in all. */
-typedef void (*fmmcl_io_progress_fn)(void *user, unsigned long long done,
-                                     unsigned long long total);
+typedef void (*fmmcl_io_progress_fn)(void *user, unsigned long long done, unsigned long long total);
 
 /* Every function returns 0 on success; on failure -1 with a message naming the
  * file (and the line or record) in err[err_len]. */
@@ -28,9 +27,8 @@ typedef void (*fmmcl_io_progress_fn)(void *user, unsigned long long done,
 /* Reads a table of exactly cols columns. *data (malloc'ed, rows*cols values,
  * row-major; free it) and *rows are set only on success. Every value must be
  * finite. progress may be NULL. */
-int fmmcl_io_read(const char *path, fmmcl_io_format format, int cols,
-                  fmmcl_io_progress_fn progress, void *user,
-                  double **data, size_t *rows, char *err, size_t err_len);
+int fmmcl_io_read(const char *path, fmmcl_io_format format, int cols, fmmcl_io_progress_fn progress,
+                  void *user, double **data, size_t *rows, char *err, size_t err_len);
 
 /* Fails when path exists and overwrite is 0, or when its directory is not
  * writable: lets a program refuse before a long computation, not after. */
@@ -41,8 +39,7 @@ int fmmcl_io_check_output(const char *path, int overwrite, char *err, size_t err
  * the CSV columns and may be NULL ("c1", "c2", ...). An existing path is
  * replaced only when overwrite is nonzero. CSV uses %.17g so values survive
  * a round trip exactly. */
-int fmmcl_io_write(const char *path, fmmcl_io_format format, const double *data,
-                   size_t rows, int cols, const char *const *names, int overwrite,
-                   char *err, size_t err_len);
+int fmmcl_io_write(const char *path, fmmcl_io_format format, const double *data, size_t rows, int cols,
+                   const char *const *names, int overwrite, char *err, size_t err_len);
 
 #endif /* FMMCL_PARTICLES_IO_H */

@@ -24,21 +24,21 @@ extern "C" {
 /* Every public call returns a status; 0 is success. */
 typedef enum fmmcl_status {
   FMMCL_SUCCESS = 0,
-  FMMCL_ERROR_NULL_POINTER,      /* a required pointer argument is NULL */
-  FMMCL_ERROR_INVALID_ARGUMENT,  /* an option out of range or an unknown enum */
-  FMMCL_ERROR_EMPTY_INPUT,       /* N = 0 sources or targets */
-  FMMCL_ERROR_NONFINITE_INPUT,   /* a NaN or infinite coordinate or charge */
-  FMMCL_ERROR_UNSUPPORTED,       /* valid, but not available (method, fp64 on device) */
-  FMMCL_ERROR_OUT_OF_MEMORY,     /* host or device allocation failed */
-  FMMCL_ERROR_NO_DEVICE,         /* no OpenCL platform or device at all */
-  FMMCL_ERROR_DEVICE_NOT_FOUND,  /* the device selector matched nothing */
-  FMMCL_ERROR_KERNEL_NOT_FOUND,  /* a .cl source file is in none of the search places */
-  FMMCL_ERROR_BUILD_FAILED,      /* the OpenCL compiler rejected a kernel (log in last error) */
-  FMMCL_ERROR_OPENCL,            /* any other OpenCL runtime error */
-  FMMCL_ERROR_IO,                /* a file could not be read or written */
-  FMMCL_ERROR_CORRUPT_FILE,      /* a file exists but its content is malformed */
-  FMMCL_ERROR_INTERNAL,          /* a bug in libfmmcl: please report it */
-  FMMCL_ERROR_NONFINITE_OUTPUT,  /* the result overflowed the plan's precision (NaN or infinite) */
+  FMMCL_ERROR_NULL_POINTER,     /* a required pointer argument is NULL */
+  FMMCL_ERROR_INVALID_ARGUMENT, /* an option out of range or an unknown enum */
+  FMMCL_ERROR_EMPTY_INPUT,      /* N = 0 sources or targets */
+  FMMCL_ERROR_NONFINITE_INPUT,  /* a NaN or infinite coordinate or charge */
+  FMMCL_ERROR_UNSUPPORTED,      /* valid, but not available (method, fp64 on device) */
+  FMMCL_ERROR_OUT_OF_MEMORY,    /* host or device allocation failed */
+  FMMCL_ERROR_NO_DEVICE,        /* no OpenCL platform or device at all */
+  FMMCL_ERROR_DEVICE_NOT_FOUND, /* the device selector matched nothing */
+  FMMCL_ERROR_KERNEL_NOT_FOUND, /* a .cl source file is in none of the search places */
+  FMMCL_ERROR_BUILD_FAILED,     /* the OpenCL compiler rejected a kernel (log in last error) */
+  FMMCL_ERROR_OPENCL,           /* any other OpenCL runtime error */
+  FMMCL_ERROR_IO,               /* a file could not be read or written */
+  FMMCL_ERROR_CORRUPT_FILE,     /* a file exists but its content is malformed */
+  FMMCL_ERROR_INTERNAL,         /* a bug in libfmmcl: please report it */
+  FMMCL_ERROR_NONFINITE_OUTPUT, /* the result overflowed the plan's precision (NaN or infinite) */
   FMMCL_STATUS_COUNT
 } fmmcl_status;
 
@@ -66,14 +66,14 @@ typedef enum fmmcl_vendor {
 FMMCL_EXPORT const char *fmmcl_vendor_name(fmmcl_vendor vendor);
 
 typedef struct fmmcl_device_info {
-  int platform_index;            /* position in clGetPlatformIDs order */
-  int device_index;              /* position within its platform */
+  int platform_index; /* position in clGetPlatformIDs order */
+  int device_index;   /* position within its platform */
   char platform_name[128];
   char platform_vendor[128];
   char device_name[128];
   char driver_version[128];
-  char device_version[128];      /* "OpenCL 3.0 CUDA" */
-  fmmcl_vendor vendor;           /* vendor class that picks build options and defaults */
+  char device_version[128]; /* "OpenCL 3.0 CUDA" */
+  fmmcl_vendor vendor;      /* vendor class that picks build options and defaults */
   int is_gpu;
   int is_cpu;
   unsigned compute_units;
@@ -106,25 +106,25 @@ FMMCL_EXPORT fmmcl_status fmmcl_context_device(fmmcl_context ctx, fmmcl_device_i
  * ~/.cache/fmmcl), whether it is enabled (FMMCL_NO_CACHE=1 disables it),
  * and the bytes it holds now. Any output pointer may be NULL. */
 FMMCL_EXPORT fmmcl_status fmmcl_cache_info(char *dir, size_t dir_len, int *enabled,
-                              unsigned long long *bytes);
+                                           unsigned long long *bytes);
 
 /* ---- plans ---------------------------------------------------------- */
 
 typedef enum fmmcl_kernel {
-  FMMCL_LAPLACE_3D,   /* 1/sqrt(r^2 + eps^2): potential and gradient */
-  FMMCL_GAUSSIAN,     /* exp(-r^2 / (2 sigma^2)) in dim = 1..8 dimensions */
-  FMMCL_LAPLACE_2D,   /* -log r in the plane (FMM issue) */
-  FMMCL_YUKAWA_3D     /* exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), kappa = kernel_param:
+  FMMCL_LAPLACE_3D, /* 1/sqrt(r^2 + eps^2): potential and gradient */
+  FMMCL_GAUSSIAN,   /* exp(-r^2 / (2 sigma^2)) in dim = 1..8 dimensions */
+  FMMCL_LAPLACE_2D, /* -log r in the plane (FMM issue) */
+  FMMCL_YUKAWA_3D   /* exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), kappa = kernel_param:
                          potential and gradient (kappa = 0: LAPLACE_3D) */
 } fmmcl_kernel;
 
 typedef enum fmmcl_method {
-  FMMCL_DIRECT,       /* all pairs, O(N M) */
-  FMMCL_TREECODE,     /* Barnes-Hut with multipole acceptance theta */
-  FMMCL_FMM,          /* fast multipole method */
-  FMMCL_FGT,          /* fast Gauss transform */
-  FMMCL_BBFMM,        /* black-box Chebyshev FMM */
-  FMMCL_AUTO          /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
+  FMMCL_DIRECT,   /* all pairs, O(N M) */
+  FMMCL_TREECODE, /* Barnes-Hut with multipole acceptance theta */
+  FMMCL_FMM,      /* fast multipole method */
+  FMMCL_FGT,      /* fast Gauss transform */
+  FMMCL_BBFMM,    /* black-box Chebyshev FMM */
+  FMMCL_AUTO      /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
                          when leaf_size is 0, the FMM's leaf size, from the device's
                          model file (fmmtune --fit); without a fitted model, and for
                          the other kernels, DIRECT below 2^26 source-target pairs and
@@ -135,8 +135,8 @@ typedef enum fmmcl_method {
 } fmmcl_method;
 
 typedef enum fmmcl_precision {
-  FMMCL_SINGLE,       /* device computes in float */
-  FMMCL_DOUBLE        /* device computes in double (needs fp64) */
+  FMMCL_SINGLE, /* device computes in float */
+  FMMCL_DOUBLE  /* device computes in double (needs fp64) */
 } fmmcl_precision;
 
 #define FMMCL_MAX_DIM 8
@@ -161,17 +161,17 @@ typedef struct fmmcl_plan_options {
   fmmcl_kernel kernel;
   fmmcl_method method;
   fmmcl_precision precision;
-  int dim;            /* coordinates per point: 3 for LAPLACE_3D and YUKAWA_3D, 2 for LAPLACE_2D, 1..8 for GAUSSIAN */
-  int gradient;       /* nonzero: also compute the gradient of the potential */
-  double softening;   /* LAPLACE_3D, YUKAWA_3D: eps >= 0 in rho = sqrt(r^2 + eps^2) */
-  double sigma;       /* GAUSSIAN: bandwidth > 0 */
+  int dim; /* coordinates per point: 3 for LAPLACE_3D and YUKAWA_3D, 2 for LAPLACE_2D, 1..8 for GAUSSIAN */
+  int gradient;     /* nonzero: also compute the gradient of the potential */
+  double softening; /* LAPLACE_3D, YUKAWA_3D: eps >= 0 in rho = sqrt(r^2 + eps^2) */
+  double sigma;     /* GAUSSIAN: bandwidth > 0 */
   /* tree methods (used by later methods; ignored by DIRECT) */
-  int order;          /* expansion order p; 0: chosen from tolerance */
-  double tolerance;   /* requested relative error; 0: use order. FGT: the bound
+  int order;        /* expansion order p; 0: chosen from tolerance */
+  double tolerance; /* requested relative error; 0: use order. FGT: the bound
                          on |error| / sum |q_i| at every target (see
                          fmmcl_plan_error_bound); 0 with order 0: 1e-6 */
-  double theta;       /* treecode multipole acceptance criterion */
-  int leaf_size;      /* points per leaf q; 0: device default */
+  double theta;     /* treecode multipole acceptance criterion */
+  int leaf_size;    /* points per leaf q; 0: device default */
   /* BBFMM (black-box FMM, potential only: gradient must be 0) */
   fmmcl_bbfmm_kernel bbfmm_kernel; /* which function; 0: from kernel. Set with
                                       DIRECT: that function summed directly (dim 3,
@@ -200,9 +200,8 @@ typedef struct fmmcl_plan_s *fmmcl_plan;
  * In LAPLACE_3D and YUKAWA_3D a pair at distance 0 with eps = 0 contributes nothing, so a
  * point never sees itself; the Gaussian counts every pair, itself included. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
-                               size_t n_sources, const double *sources,
-                               size_t n_targets, const double *targets,
-                               fmmcl_plan *plan);
+                                            size_t n_sources, const double *sources, size_t n_targets,
+                                            const double *targets, fmmcl_plan *plan);
 
 /* Evaluates with charges q[n_sources]. potential[n_targets] receives the sum;
  * gradient[n_targets*dim] (may be NULL; needs opt.gradient) its gradient with
@@ -210,8 +209,8 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_
  * for FMMCL_ERROR_NONFINITE_OUTPUT: a potential or gradient value came out NaN
  * or infinite (an overflow in the plan's precision), the outputs hold that
  * result and fmmcl_last_error says which value and what to change. */
-FMMCL_EXPORT fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges,
-                                double *potential, double *gradient);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                             double *gradient);
 
 FMMCL_EXPORT fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan);
 
@@ -223,8 +222,8 @@ typedef struct fmmcl_phase_time {
   const char *name;
   double seconds;
 } fmmcl_phase_time;
-FMMCL_EXPORT fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out,
-                                size_t capacity, size_t *count);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out, size_t capacity,
+                                             size_t *count);
 
 /* The work one execution of the plan does in a phase, in that phase's unit,
  * so that a benchmark can turn fmmcl_plan_timings into rates (a flop model
@@ -308,9 +307,11 @@ FMMCL_EXPORT const char *fmmcl_schedule_name(fmmcl_schedule schedule);
  * writes the caller's arrays directly). fmmcl_plan_timings reports each device's phases as "a:p2p",
  * "b:m2l", ..., its wall time as "a:total" / "b:total", and "combine".
  * Use the plan with fmmcl_plan_execute / timings / counts / destroy. */
-FMMCL_EXPORT fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
-                                      size_t n_sources, const double *sources, size_t n_targets,
-                                      const double *targets, fmmcl_schedule schedule, fmmcl_plan *plan);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b,
+                                                   const fmmcl_plan_options *opt, size_t n_sources,
+                                                   const double *sources, size_t n_targets,
+                                                   const double *targets, fmmcl_schedule schedule,
+                                                   fmmcl_plan *plan);
 /* The schedule a hybrid plan runs (AUTO resolved); INVALID_ARGUMENT for
  * other plans. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule);
@@ -325,16 +326,16 @@ FMMCL_EXPORT fmmcl_status fmmcl_tuning_file_path(const fmmcl_device_info *device
 /* One tuned kernel: the parameters fmmtune chose for (kernel, precision,
  * problem class) on a device, and what it measured. */
 typedef struct fmmcl_tuning_entry {
-  char kernel[64];              /* "p2p_laplace3d" */
+  char kernel[64]; /* "p2p_laplace3d" */
   fmmcl_precision precision;
-  char problem_class[32];       /* "dim3" (dimension), "p8" (expansion order) */
-  char defines[256];            /* "-DWGS=128 -DTPW=4 -DUNROLL=4" */
-  double time_ms;               /* tuned kernel time on the tuning problem; 0: unknown */
-  double default_ms;            /* the built-in default's time there; 0: unknown */
-  unsigned long long n;         /* points of the tuning problem; 0: unknown */
-  char date[32];                /* when it was measured, ISO 8601 UTC */
-  int usable;                   /* nonzero: plans on this device build with it */
-  char note[160];               /* why it is not usable; "" when it is */
+  char problem_class[32]; /* "dim3" (dimension), "p8" (expansion order) */
+  char defines[256];      /* "-DWGS=128 -DTPW=4 -DUNROLL=4" */
+  double time_ms;         /* tuned kernel time on the tuning problem; 0: unknown */
+  double default_ms;      /* the built-in default's time there; 0: unknown */
+  unsigned long long n;   /* points of the tuning problem; 0: unknown */
+  char date[32];          /* when it was measured, ISO 8601 UTC */
+  int usable;             /* nonzero: plans on this device build with it */
+  char note[160];         /* why it is not usable; "" when it is */
 } fmmcl_tuning_entry;
 
 /* The entries of device in its tuning file (see fmmcl_tuning_file_path),
@@ -343,7 +344,7 @@ typedef struct fmmcl_tuning_entry {
  * a corrupt or foreign file is success with the entries that parse (none
  * for a foreign file) and the reason in fmmcl_tuning_notes. */
 FMMCL_EXPORT fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_entry *out,
-                                  size_t capacity, size_t *count);
+                                               size_t capacity, size_t *count);
 
 /* Why the calling thread's latest tuned-parameter lookup for device (made
  * when a plan builds a kernel, or by fmmcl_tuning_entries) did not use the
@@ -362,7 +363,8 @@ FMMCL_EXPORT fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, ch
  * the bad name or value in fmmcl_last_error, when kernel has no tuning
  * space or parameters is not a point of it; whether the point fits the
  * device is checked when a plan builds with it. */
-FMMCL_EXPORT fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel, const char *parameters);
+FMMCL_EXPORT fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel,
+                                                const char *parameters);
 
 /* ---- plain-C reference ---------------------------------------------- */
 
@@ -370,11 +372,10 @@ FMMCL_EXPORT fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *k
  * with OpenMP: the reference every device result is checked against.
  * Same argument conventions as fmmcl_plan_create/execute; opt->method and
  * opt->precision are ignored. */
-FMMCL_EXPORT fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt,
-                                    size_t n_sources, const double *sources,
-                                    const double *charges,
-                                    size_t n_targets, const double *targets,
-                                    double *potential, double *gradient);
+FMMCL_EXPORT fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, size_t n_sources,
+                                                 const double *sources, const double *charges,
+                                                 size_t n_targets, const double *targets, double *potential,
+                                                 double *gradient);
 
 #ifdef __cplusplus
 }

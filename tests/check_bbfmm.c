@@ -41,7 +41,8 @@ static double reference_error(const fmmcl_bbfmm_kfun *k, int n, int depth, size_
     double *kt = malloc((size_t)FMMCL_BBFMM_N_TRANSFER * n3 * n3 * sizeof *kt);
     for (int l = 2; l <= t.depth; l++) {
       double h = t.half / (1 << l);
-      for (int i = 0; i < FMMCL_BBFMM_N_TRANSFER; i++) fmmcl_bbfmm_m2l_dense(k, n, h, i, kt + (size_t)i * n3 * n3);
+      for (int i = 0; i < FMMCL_BBFMM_N_TRANSFER; i++)
+        fmmcl_bbfmm_m2l_dense(k, n, h, i, kt + (size_t)i * n3 * n3);
       ck_assert_int_eq(fmmcl_bbfmm_m2l_compress(n, h, kt, fmmcl_bbfmm_svd_eps(n, FMMCL_DOUBLE), 1, &store[l]),
                        FMMCL_SUCCESS);
       levels[l] = &store[l];
@@ -82,7 +83,8 @@ START_TEST(test_reference_error_falls_with_order) {
     prev = e;
   }
   ck_assert_msg(first < 5e-2, "%s: n = 3 error %g too large", kernel_names[_i], first);
-  ck_assert_msg(e < first * 1e-3, "%s: n = 8 error %g not 1000x below n = 3's %g", kernel_names[_i], e, first);
+  ck_assert_msg(e < first * 1e-3, "%s: n = 8 error %g not 1000x below n = 3's %g", kernel_names[_i], e,
+                first);
 }
 END_TEST
 
@@ -134,7 +136,8 @@ END_TEST
 /* The eigen-decomposition: A v = lambda v, descending, orthonormal. */
 START_TEST(test_symmetric_eigen) {
   int d = 40;
-  double *a = malloc(d * d * sizeof *a), *a0 = malloc(d * d * sizeof *a0), *v = malloc(d * d * sizeof *v), w[40];
+  double *a = malloc(d * d * sizeof *a), *a0 = malloc(d * d * sizeof *a0), *v = malloc(d * d * sizeof *v),
+         w[40];
   fmmcl_test_random_values(3, d * d, -1, 1, a);
   for (int i = 0; i < d; i++)
     for (int j = 0; j < i; j++) a[i * d + j] = a[j * d + i];
@@ -240,7 +243,8 @@ START_TEST(test_device_operators) {
   problem p = make_problem(3000, 11);
   fmmcl_plan_options o = bb_options(k->kind, k->param, 4, FMMCL_DOUBLE);
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
   const fmmcl_bbfmm_tree *t = fmmcl_bbfmm_plan_tree(plan);
   ck_assert_int_eq(t->depth, 3);
@@ -253,7 +257,8 @@ START_TEST(test_device_operators) {
     l[lev] = malloc(((size_t)1 << (3 * lev)) * 64 * sizeof(double));
   }
   ck_assert_int_eq(fmmcl_bbfmm_reference_levels(k, 4, t, levels, p.q, p.ref, w, l), FMMCL_SUCCESS);
-  const char *stage[2][4] = {{"", "", "M2M (W level 2)", "P2M (W level 3)"}, {"", "", "M2L (L level 2)", "M2L + L2L (L level 3)"}};
+  const char *stage[2][4] = {{"", "", "M2M (W level 2)", "P2M (W level 3)"},
+                             {"", "", "M2L (L level 2)", "M2L + L2L (L level 3)"}};
   for (int which = 0; which < 2; which++)
     for (int lev = 2; lev <= 3; lev++) {
       size_t cnt = ((size_t)1 << (3 * lev)) * 64;
@@ -291,7 +296,8 @@ START_TEST(test_device_targets_and_degenerate) {
   for (size_t i = 0; i < 3 * nt; i++) xt[i] = 0.5 + 1.5 * xt[i]; /* overlapping, larger box */
   fmmcl_test_random_values(23, ns, -1, 1, q);
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, ns, xs, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, ns, xs, nt, xt, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, q, f, NULL), FMMCL_SUCCESS);
   fmmcl_plan_destroy(plan);
   direct_sum(&lap, ns, xs, q, nt, xt, ref);
@@ -300,7 +306,8 @@ START_TEST(test_device_targets_and_degenerate) {
   ck_assert_msg(e < 1e-3, "separate targets: error %g", e);
   /* one source: its own potential is 0 (the r = 0 pair is skipped) */
   double x1[3] = {0.3, -2, 7}, q1 = 2, f1 = -1;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, 1, x1, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 1, x1, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, &q1, &f1, NULL), FMMCL_SUCCESS);
   ck_assert_double_eq(f1, 0);
   fmmcl_plan_destroy(plan);
@@ -309,7 +316,8 @@ START_TEST(test_device_targets_and_degenerate) {
    * point is a finite answer where the box would have no size */
   double *xc = malloc(3 * 100 * sizeof *xc), qc[100], tgt[3] = {1, 0, 0}, fc = 0, sum = 0;
   for (int i = 0; i < 100; i++) xc[3 * i] = xc[3 * i + 1] = xc[3 * i + 2] = 0, qc[i] = 0.01 * i, sum += qc[i];
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, 100, xc, 1, tgt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 100, xc, 1, tgt, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, qc, &fc, NULL), FMMCL_SUCCESS);
   ck_assert_double_eq_tol(fc, sum, 1e-2 * sum);
   fmmcl_plan_destroy(plan);
@@ -343,7 +351,8 @@ START_TEST(test_user_kernel) {
   ck_assert_int_eq(fmmcl_bbfmm_reference(&yuk, 4, &t, NULL, p.q, p.f), FMMCL_SUCCESS);
   double eref = fmmcl_test_rel_l2(p.f, p.ref, p.n);
   printf("bbfmm device user kernel exp(-2 r)/r n = 4: error %.3e (host built-in Yukawa %.3e)\n", e, eref);
-  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "user kernel error %g vs %g", e, eref);
+  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "user kernel error %g vs %g", e,
+                eref);
   fmmcl_bbfmm_tree_free(&t);
   free_problem(&p);
 }
@@ -396,7 +405,8 @@ START_TEST(test_svd_cache) {
   char path[4300];
   for (int round = 0; round < 5; round++) {
     fmmcl_plan plan;
-    ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
     fmmcl_bbfmm_state *s = plan->impl;
     double h = s->tree.half / 4;
     uint64_t key = fmmcl_bbfmm_m2l_cache_key(s, h, fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE));
@@ -411,7 +421,8 @@ START_TEST(test_svd_cache) {
       ck_assert_msg(!s->m2l_from_cache[2], "round 1: level 2 operators came from a deleted cache file");
       memcpy(f0, p.f, p.n * sizeof *f0);
     } else {
-      ck_assert_msg(s->m2l_from_cache[2] == (round == 2), "round %d: from cache %d", round, s->m2l_from_cache[2]);
+      ck_assert_msg(s->m2l_from_cache[2] == (round == 2), "round %d: from cache %d", round,
+                    s->m2l_from_cache[2]);
       ck_assert_double_eq_tol(fmmcl_test_rel_l2(p.f, f0, p.n), 0, 1e-13);
     }
     fmmcl_plan_destroy(plan);
@@ -439,8 +450,9 @@ END_TEST
 START_TEST(test_clblast_status_mapping) {
   ck_assert_int_eq(fmmcl_clblast_status(ctx, 0, "x"), FMMCL_SUCCESS);
   ck_assert_int_eq(fmmcl_clblast_status(ctx, -1024, "CLBlastSgemm"), FMMCL_ERROR_UNSUPPORTED);
-  ck_assert_msg(strstr(fmmcl_last_error(ctx), "CLBlastSgemm") && strstr(fmmcl_last_error(ctx), "CLBlastNotImplemented"),
-                "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(
+      strstr(fmmcl_last_error(ctx), "CLBlastSgemm") && strstr(fmmcl_last_error(ctx), "CLBlastNotImplemented"),
+      "%s", fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_clblast_status(ctx, -2044, "x"), FMMCL_ERROR_UNSUPPORTED); /* no double */
   ck_assert_int_eq(fmmcl_clblast_status(ctx, -1017, "x"), FMMCL_ERROR_INTERNAL);    /* bad dimension */
   ck_assert_int_eq(fmmcl_clblast_status(ctx, -2050, "x"), FMMCL_ERROR_OUT_OF_MEMORY);
@@ -451,8 +463,9 @@ START_TEST(test_clblast_status_mapping) {
   cl_int err;
   cl_mem b = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 64, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  ck_assert_int_eq(fmmcl_gemm(ctx, sizeof(double), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
-                   FMMCL_ERROR_INTERNAL);
+  ck_assert_int_eq(
+      fmmcl_gemm(ctx, sizeof(double), 0, 100, 100, 100, b, 0, 100, b, 0, 100, 0.0, b, 0, 100, NULL),
+      FMMCL_ERROR_INTERNAL);
   ck_assert_msg(strstr(fmmcl_last_error(ctx), "InsufficientMemory"), "%s", fmmcl_last_error(ctx));
   clReleaseMemObject(b);
 }
@@ -470,7 +483,8 @@ START_TEST(test_direct_bbfmm_kernel) {
   fmmcl_plan_options o = bb_options(FMMCL_BBFMM_YUKAWA, 2.0, 0, FMMCL_DOUBLE);
   o.method = FMMCL_DIRECT;
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, f, NULL), FMMCL_SUCCESS);
   fmmcl_plan_destroy(plan);
   direct_sum(&yuk, p.n, p.x, p.q, nt, xt, ref);
@@ -501,14 +515,16 @@ START_TEST(test_plan_kernel_yukawa3d) {
   o.precision = FMMCL_DOUBLE;
   o.leaf_size = 8; /* depth 3, as bb_options */
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert(fmmcl_plan_runs(plan, "bbfmm"));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
   fmmcl_plan_destroy(plan);
   fmmcl_plan_options d = o;
   d.method = FMMCL_DIRECT;
   double *dev = malloc(p.n * sizeof *dev), *f = malloc(p.n * sizeof *f);
-  ck_assert_msg(fmmcl_plan_create(ctx, &d, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &d, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, dev, NULL), FMMCL_SUCCESS);
   fmmcl_plan_destroy(plan);
   direct_sum(&yuk, p.n, p.x, p.q, p.n, p.x, p.ref);
@@ -519,8 +535,8 @@ START_TEST(test_plan_kernel_yukawa3d) {
   ck_assert_int_eq(fmmcl_bbfmm_reference(&yuk, 4, &t, NULL, p.q, f), FMMCL_SUCCESS);
   const double e = fmmcl_test_rel_l2(p.f, dev, p.n), eref = fmmcl_test_rel_l2(f, dev, p.n);
   printf("bbfmm device double yukawa3d plan kernel n = 4: error %.3e (host reference %.3e)\n", e, eref);
-  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE), "yukawa3d: device error %g vs host %g", e,
-                eref);
+  ck_assert_msg(e < 1.2 * eref + 10 * fmmcl_bbfmm_svd_eps(4, FMMCL_DOUBLE),
+                "yukawa3d: device error %g vs host %g", e, eref);
   fmmcl_bbfmm_tree_free(&t);
   o.softening = 0.1;
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
@@ -568,18 +584,21 @@ START_TEST(test_adaptive_clustered) {
   fmmcl_plan_options o = bb_options(k->kind, k->param, 5, FMMCL_DOUBLE);
   o.leaf_size = 16;
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   size_t dev_lists[4], ref_lists[4];
   ck_assert_msg(fmmcl_bbfmm_plan_lists(plan, dev_lists), "clustered input did not take the adaptive tree");
   ck_assert_msg(fmmcl_plan_execute(plan, p.q, p.f, NULL) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
   fmmcl_plan_destroy(plan);
   double *f = malloc(p.n * sizeof *f);
-  ck_assert_int_eq(fmmcl_bbfmm_adaptive_reference(k, 5, p.n, p.x, 0, NULL, 16, p.q, f, ref_lists), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_bbfmm_adaptive_reference(k, 5, p.n, p.x, 0, NULL, 16, p.q, f, ref_lists),
+                   FMMCL_SUCCESS);
   direct_sum(k, p.n, p.x, p.q, p.n, p.x, p.ref);
   double e = fmmcl_test_rel_l2(p.f, p.ref, p.n), eref = fmmcl_test_rel_l2(f, p.ref, p.n),
          diff = fmmcl_test_rel_l2(p.f, f, p.n);
-  printf("bbfmm adaptive %-10s n = 5: U %zu V %zu W %zu X %zu; error %.3e (host reference %.3e, device - host %.3e)\n",
-         kernel_names[_i == 0 ? 0 : 2], dev_lists[0], dev_lists[1], dev_lists[2], dev_lists[3], e, eref, diff);
+  printf(
+      "bbfmm adaptive %-10s n = 5: U %zu V %zu W %zu X %zu; error %.3e (host reference %.3e, device - host %.3e)\n",
+      kernel_names[_i == 0 ? 0 : 2], dev_lists[0], dev_lists[1], dev_lists[2], dev_lists[3], e, eref, diff);
   for (int i = 0; i < 4; i++) ck_assert_uint_eq(dev_lists[i], ref_lists[i]);
   ck_assert_msg(dev_lists[1] > 0 && dev_lists[2] > 0 && dev_lists[3] > 0, "V, W or X list empty");
   ck_assert_msg(diff < 10 * fmmcl_bbfmm_svd_eps(5, FMMCL_DOUBLE), "device differs from host by %g", diff);
@@ -602,7 +621,8 @@ START_TEST(test_adaptive_single_targets) {
   fmmcl_plan_options o = bb_options(FMMCL_BBFMM_LAPLACE, 0, 4, FMMCL_SINGLE);
   o.leaf_size = 16;
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, nt, xt, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   size_t lists[4];
   ck_assert(fmmcl_bbfmm_plan_lists(plan, lists));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, f, NULL), FMMCL_SUCCESS);
@@ -626,13 +646,15 @@ START_TEST(test_adaptive_user_kernel) {
   o.kernel_expression = "exp(-2 * r) / r + 0.1 * dx / (r2 + 1)";
   o.leaf_size = 16;
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   size_t lists[4];
   ck_assert(fmmcl_bbfmm_plan_lists(plan, lists));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.f, NULL), FMMCL_SUCCESS);
   fmmcl_plan_destroy(plan);
   o.method = FMMCL_DIRECT;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, p.n, p.x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_int_eq(fmmcl_plan_execute(plan, p.q, p.ref, NULL), FMMCL_SUCCESS);
   fmmcl_plan_destroy(plan);
   double e = fmmcl_test_rel_l2(p.f, p.ref, p.n);

@@ -31,8 +31,7 @@ static char tmp_dir[PATH_MAX];
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static void make_tmp_dir(void)
-{
+static void make_tmp_dir(void) {
   snprintf(tmp_dir, sizeof tmp_dir, "%s/../tests/tmp-cli-XXXXXX", FMMCL_BIN_DIR);
   if (!mkdtemp(tmp_dir)) {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/fmmcl-check-cli-XXXXXX");
@@ -43,16 +42,13 @@ static void make_tmp_dir(void)
   }
 }
 
-static void remove_tmp_dir(void)
-{
+static void remove_tmp_dir(void) {
   char cmd[PATH_MAX + 16];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-  if (system(cmd) != 0)
-    fprintf(stderr, "check_cli: could not remove %s\n", tmp_dir);
+  if (system(cmd) != 0) fprintf(stderr, "check_cli: could not remove %s\n", tmp_dir);
 }
 
-static const char *tmp_path(const char *name)
-{
+static const char *tmp_path(const char *name) {
   static char bufs[4][PATH_MAX + 256];
   static int next;
   char *p = bufs[next++ % 4];
@@ -60,16 +56,14 @@ static const char *tmp_path(const char *name)
   return p;
 }
 
-static void write_text(const char *path, const char *text)
-{
+static void write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "wb");
   ck_assert_ptr_nonnull(f);
   ck_assert_int_eq(fputs(text, f) >= 0, 1);
   ck_assert_int_eq(fclose(f), 0);
 }
 
-static void write_bytes(const char *path, const void *data, size_t n)
-{
+static void write_bytes(const char *path, const void *data, size_t n) {
   FILE *f = fopen(path, "wb");
   ck_assert_ptr_nonnull(f);
   ck_assert_uint_eq(fwrite(data, 1, n, f), n);
@@ -77,45 +71,39 @@ static void write_bytes(const char *path, const void *data, size_t n)
 }
 
 /* The whole file, NUL-terminated (malloc'ed). */
-static char *read_text(const char *path)
-{
+static char *read_text(const char *path) {
   FILE *f = fopen(path, "rb");
   ck_assert_ptr_nonnull(f);
   size_t cap = 4096, n = 0, got;
   char *buf = malloc(cap);
   while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
     n += got;
-    if (cap - n - 1 == 0)
-      buf = realloc(buf, cap *= 2);
+    if (cap - n - 1 == 0) buf = realloc(buf, cap *= 2);
   }
   fclose(f);
   buf[n] = '\0';
   return buf;
 }
 
-static size_t count_lines(const char *text)
-{
+static size_t count_lines(const char *text) {
   size_t n = 0;
-  for (; *text; text++)
-    n += *text == '\n';
+  for (; *text; text++) n += *text == '\n';
   return n;
 }
 
 /* Runs "BIN/program args" in the temporary directory with stdout and stderr
  * together in *output (malloc'ed); returns the exit status, -1 if killed. */
-static int run_program(const char *env, const char *program, const char *args, char **output)
-{
+static int run_program(const char *env, const char *program, const char *args, char **output) {
   char cmd[4 * PATH_MAX];
-  snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s/%s' %s 2>&1", tmp_dir, env ? env : "",
-           FMMCL_BIN_DIR, program, args);
+  snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s/%s' %s 2>&1", tmp_dir, env ? env : "", FMMCL_BIN_DIR, program,
+           args);
   FILE *p = popen(cmd, "r");
   ck_assert_ptr_nonnull(p);
   size_t cap = 4096, n = 0, got;
   char *buf = malloc(cap);
   while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
     n += got;
-    if (cap - n - 1 == 0)
-      buf = realloc(buf, cap *= 2);
+    if (cap - n - 1 == 0) buf = realloc(buf, cap *= 2);
   }
   buf[n] = '\0';
   int status = pclose(p);
@@ -123,21 +111,15 @@ static int run_program(const char *env, const char *program, const char *args, c
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static int run_fmmcl(const char *args, char **output)
-{
-  return run_program(NULL, "fmmcl", args, output);
-}
+static int run_fmmcl(const char *args, char **output) { return run_program(NULL, "fmmcl", args, output); }
 
 /* The number after "label" in text, or NAN when the label is missing. */
-static double number_after(const char *text, const char *label)
-{
+static double number_after(const char *text, const char *label) {
   const char *p = strstr(text, label);
   return p ? strtod(p + strlen(label), NULL) : NAN;
 }
 
-static double rel_l2(const double *a, const double *ref, size_t n, size_t stride_a,
-                     size_t stride_ref)
-{
+static double rel_l2(const double *a, const double *ref, size_t n, size_t stride_a, size_t stride_ref) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < n; i++) {
     double d = a[i * stride_a] - ref[i * stride_ref];
@@ -148,8 +130,7 @@ static double rel_l2(const double *a, const double *ref, size_t n, size_t stride
 }
 
 /* Reproducible uniform numbers in [0,1) (splitmix64). */
-static double uniform01(uint64_t *state)
-{
+static double uniform01(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -158,8 +139,7 @@ static double uniform01(uint64_t *state)
 
 /* rows x cols: coordinates in [0,1), the last column (charges) in [-1,1)
  * when charge_col is set. */
-static double *random_table(uint64_t seed, size_t rows, int cols, int charge_col)
-{
+static double *random_table(uint64_t seed, size_t rows, int cols, int charge_col) {
   double *t = malloc(rows * (size_t)cols * sizeof(double) + 1);
   for (size_t i = 0; i < rows * (size_t)cols; i++) {
     double u = uniform01(&seed);
@@ -169,8 +149,7 @@ static double *random_table(uint64_t seed, size_t rows, int cols, int charge_col
 }
 
 /* Splits (coords, q) rows into coordinates and charges. */
-static void split_rows(const double *rows, size_t n, int dim, double *coords, double *q)
-{
+static void split_rows(const double *rows, size_t n, int dim, double *coords, double *q) {
   for (size_t i = 0; i < n; i++) {
     memcpy(coords + i * (size_t)dim, rows + i * (size_t)(dim + 1), (size_t)dim * sizeof(double));
     q[i] = rows[i * (size_t)(dim + 1) + (size_t)dim];
@@ -178,16 +157,14 @@ static void split_rows(const double *rows, size_t n, int dim, double *coords, do
 }
 
 /* Compares fmmcl's output table (potential, gradient) with the reference. */
-static void check_against_reference(const fmmcl_plan_options *opt, const double *src_rows,
-                                    size_t n, const double *targets, size_t m,
-                                    const double *out, double tol)
-{
+static void check_against_reference(const fmmcl_plan_options *opt, const double *src_rows, size_t n,
+                                    const double *targets, size_t m, const double *out, double tol) {
   int dim = opt->dim, cols = 1 + (opt->gradient ? dim : 0);
   double *coords = malloc(n * (size_t)dim * sizeof(double)), *q = malloc(n * sizeof(double));
   double *pot = malloc(m * sizeof(double)), *grad = malloc(m * (size_t)dim * sizeof(double));
   split_rows(src_rows, n, dim, coords, q);
-  ck_assert_int_eq(fmmcl_reference_direct(opt, n, coords, q, m, targets ? targets : coords,
-                                          pot, opt->gradient ? grad : NULL),
+  ck_assert_int_eq(fmmcl_reference_direct(opt, n, coords, q, m, targets ? targets : coords, pot,
+                                          opt->gradient ? grad : NULL),
                    FMMCL_SUCCESS);
   double e = rel_l2(out, pot, m, (size_t)cols, 1);
   ck_assert_msg(e < tol, "potential: relative L2 error %g >= %g", e, tol);
@@ -212,9 +189,8 @@ static void check_against_reference(const fmmcl_plan_options *opt, const double 
 
 /* fmmcl_io_read without progress, err holding ERR_LEN bytes. */
 #define ERR_LEN 512
-static int io_read(const char *file, fmmcl_io_format format, int cols, double **data,
-                   size_t *rows, char *err)
-{
+static int io_read(const char *file, fmmcl_io_format format, int cols, double **data, size_t *rows,
+                   char *err) {
   return fmmcl_io_read(file, format, cols, NULL, NULL, data, rows, err, ERR_LEN);
 }
 
@@ -224,13 +200,13 @@ static const fmmcl_io_format round_trip_formats[] = {FMMCL_IO_CSV, FMMCL_IO_BIN,
 
 /* Values that a careless text format would round: thirds, extremes,
  * subnormals, negative zero. */
-START_TEST(test_io_round_trip)
-{
+START_TEST(test_io_round_trip) {
   fmmcl_io_format format = round_trip_formats[_i];
   enum { ROWS = 41, COLS = 4 };
   double *data = random_table(7, ROWS, COLS, 1);
-  const double special[] = {1.0 / 3, -0.0, 1e-300, 4.9406564584124654e-324,
-                            1.7976931348623157e308, -2.5e-17, 123456789.123456789, 0.1};
+  const double special[] = {
+      1.0 / 3, -0.0, 1e-300, 4.9406564584124654e-324, 1.7976931348623157e308, -2.5e-17, 123456789.123456789,
+      0.1};
   memcpy(data, special, sizeof special);
   const char *names[COLS] = {"x", "y", "z", "q"};
   char path[64], err[ERR_LEN];
@@ -239,11 +215,9 @@ START_TEST(test_io_round_trip)
   ck_assert_int_eq(fmmcl_io_write(file, format, data, ROWS, COLS, names, 0, err, sizeof err), 0);
   double *back = NULL;
   size_t rows = 0;
-  ck_assert_msg(io_read(file, format, COLS, &back, &rows, err) == 0,
-                "%s", err);
+  ck_assert_msg(io_read(file, format, COLS, &back, &rows, err) == 0, "%s", err);
   ck_assert_uint_eq(rows, ROWS);
-  ck_assert_msg(memcmp(back, data, sizeof(double) * ROWS * COLS) == 0,
-                "%s round trip changed values", path);
+  ck_assert_msg(memcmp(back, data, sizeof(double) * ROWS * COLS) == 0, "%s round trip changed values", path);
   free(back);
   /* Zero rows round trip too (the library, not the reader, refuses N = 0). */
   snprintf(path, sizeof path, "empty.%s", fmmcl_io_format_name(format));
@@ -256,8 +230,7 @@ START_TEST(test_io_round_trip)
 }
 END_TEST
 
-START_TEST(test_io_format_names)
-{
+START_TEST(test_io_format_names) {
   ck_assert_int_eq(fmmcl_io_format_from_path("a/b.csv"), FMMCL_IO_CSV);
   ck_assert_int_eq(fmmcl_io_format_from_path("b.BIN"), FMMCL_IO_BIN);
   ck_assert_int_eq(fmmcl_io_format_from_path("b.raw"), FMMCL_IO_BIN);
@@ -271,23 +244,20 @@ END_TEST
 
 /* Reads text as a 4-column CSV and expects failure with all of the given
  * fragments in the message. */
-static void expect_csv_error(const char *text, const char *frag1, const char *frag2)
-{
+static void expect_csv_error(const char *text, const char *frag1, const char *frag2) {
   const char *file = tmp_path("bad.csv");
   write_text(file, text);
   char err[ERR_LEN] = "";
   double *data = NULL;
   size_t rows = 12345;
-  ck_assert_int_eq(io_read(file, FMMCL_IO_CSV, 4, &data, &rows, err),
-                   -1);
+  ck_assert_int_eq(io_read(file, FMMCL_IO_CSV, 4, &data, &rows, err), -1);
   ck_assert_ptr_null(data);
   ck_assert_uint_eq(rows, 12345);
-  ck_assert_msg(strstr(err, frag1) && (!frag2 || strstr(err, frag2)),
-                "message '%s' lacks '%s' / '%s'", err, frag1, frag2 ? frag2 : "");
+  ck_assert_msg(strstr(err, frag1) && (!frag2 || strstr(err, frag2)), "message '%s' lacks '%s' / '%s'", err,
+                frag1, frag2 ? frag2 : "");
 }
 
-START_TEST(test_io_csv_errors)
-{
+START_TEST(test_io_csv_errors) {
   expect_csv_error("x,y,z,q\n1,2,3,4\n1,2,abc,4\n", "bad.csv:3:", "'abc' is not a number");
   expect_csv_error("x,y,z,q\n1,2,3\n", "bad.csv:2:", "3 columns, expected 4");
   expect_csv_error("x,y,z,q\n1,2,3,4,5\n", "bad.csv:2:", "5 columns, expected 4");
@@ -303,52 +273,44 @@ START_TEST(test_io_csv_errors)
 END_TEST
 
 /* Windows line ends, blanks around numbers and blank lines are accepted. */
-START_TEST(test_io_csv_lenient)
-{
+START_TEST(test_io_csv_lenient) {
   const char *file = tmp_path("ok.csv");
   write_text(file, "\xEF\xBB\xBFx, y, z, q\r\n 1, 2.5 ,-3e-2,4\r\n\r\n0,0,0,1\n\n");
   double *data;
   size_t rows;
   char err[ERR_LEN];
-  ck_assert_msg(io_read(file, FMMCL_IO_CSV, 4, &data, &rows, err) == 0,
-                "%s", err);
+  ck_assert_msg(io_read(file, FMMCL_IO_CSV, 4, &data, &rows, err) == 0, "%s", err);
   ck_assert_uint_eq(rows, 2);
   ck_assert(data[1] == 2.5 && data[2] == -3e-2 && data[7] == 1);
   free(data);
 }
 END_TEST
 
-START_TEST(test_io_bin_size)
-{
+START_TEST(test_io_bin_size) {
   double rec[3 * 4] = {0};
   const char *file = tmp_path("bad.bin");
   write_bytes(file, rec, sizeof rec - 8); /* 11 doubles: not whole rows of 4 */
   char err[ERR_LEN] = "";
   double *data = NULL;
   size_t rows;
-  ck_assert_int_eq(io_read(file, FMMCL_IO_BIN, 4, &data, &rows, err),
-                   -1);
+  ck_assert_int_eq(io_read(file, FMMCL_IO_BIN, 4, &data, &rows, err), -1);
   ck_assert_msg(strstr(err, "not a multiple"), "%s", err);
   rec[5] = NAN;
   write_bytes(file, rec, sizeof rec);
-  ck_assert_int_eq(io_read(file, FMMCL_IO_BIN, 4, &data, &rows, err),
-                   -1);
+  ck_assert_int_eq(io_read(file, FMMCL_IO_BIN, 4, &data, &rows, err), -1);
   ck_assert_msg(strstr(err, "record 2") && strstr(err, "finite"), "%s", err);
 }
 END_TEST
 
 /* A .npy file with the given header dict and payload, version 1.0 or 2.0. */
-static void write_npy(const char *path, int major, const char *dict, const void *payload,
-                      size_t bytes)
-{
+static void write_npy(const char *path, int major, const char *dict, const void *payload, size_t bytes) {
   unsigned char buf[1024];
   size_t pre = major == 1 ? 10 : 12, len = strlen(dict);
   size_t header_len = (pre + len + 1 + 63) / 64 * 64 - pre;
   memcpy(buf, "\x93NUMPY", 6);
   buf[6] = (unsigned char)major;
   buf[7] = 0;
-  for (size_t b = 0; b < pre - 8; b++)
-    buf[8 + b] = (unsigned char)(header_len >> (8 * b));
+  for (size_t b = 0; b < pre - 8; b++) buf[8 + b] = (unsigned char)(header_len >> (8 * b));
   memset(buf + pre, ' ', header_len);
   memcpy(buf + pre, dict, len);
   buf[pre + header_len - 1] = '\n';
@@ -356,8 +318,7 @@ static void write_npy(const char *path, int major, const char *dict, const void 
   write_bytes(path, buf, pre + header_len + bytes);
 }
 
-START_TEST(test_io_npy_variants)
-{
+START_TEST(test_io_npy_variants) {
   const float f[6] = {0.5f, -1.25f, 3.0f, 1e-3f, 2.0f, -7.0f};
   const double d[6] = {0.5, -1.25, 3.0, 1e-3, 2.0, -7.0};
   const char *file = tmp_path("v.npy");
@@ -365,19 +326,20 @@ START_TEST(test_io_npy_variants)
   double *data;
   size_t rows;
   write_npy(file, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f, sizeof f);
-  ck_assert_msg(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err) == 0,
-                "%s", err);
+  ck_assert_msg(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err) == 0, "%s", err);
   ck_assert_uint_eq(rows, 2);
-  for (int i = 0; i < 6; i++)
-    ck_assert(data[i] == (double)f[i]);
+  for (int i = 0; i < 6; i++) ck_assert(data[i] == (double)f[i]);
   free(data);
   write_npy(file, 2, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", d, sizeof d);
-  ck_assert_msg(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err) == 0,
-                "%s", err);
+  ck_assert_msg(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err) == 0, "%s", err);
   ck_assert(rows == 2 && memcmp(data, d, sizeof d) == 0);
   free(data);
   /* Each malformed variant fails with a message that says why. */
-  static const struct { const char *dict; size_t bytes; const char *why; } bad[] = {
+  static const struct {
+    const char *dict;
+    size_t bytes;
+    const char *why;
+  } bad[] = {
       {"{'descr': '>f8', 'fortran_order': False, 'shape': (2, 3), }", 48, "dtype"},
       {"{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }", 48, "dtype"},
       {"{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", 48, "C order"},
@@ -387,31 +349,25 @@ START_TEST(test_io_npy_variants)
   };
   for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
     write_npy(file, 1, bad[b].dict, d, bad[b].bytes);
-    ck_assert_int_eq(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err),
-                     -1);
+    ck_assert_int_eq(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err), -1);
     ck_assert_msg(strstr(err, bad[b].why), "case %zu: '%s' lacks '%s'", b, err, bad[b].why);
   }
   write_text(file, "not numpy at all");
-  ck_assert_int_eq(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err),
-                   -1);
+  ck_assert_int_eq(io_read(file, FMMCL_IO_NPY, 3, &data, &rows, err), -1);
   ck_assert_msg(strstr(err, "magic"), "%s", err);
 }
 END_TEST
 
-static int dir_has_temp_files(void)
-{
+static int dir_has_temp_files(void) {
   DIR *dir = opendir(tmp_dir);
   struct dirent *e;
   int found = 0;
-  while (dir && (e = readdir(dir)))
-    found |= strstr(e->d_name, ".tmp-") != NULL;
-  if (dir)
-    closedir(dir);
+  while (dir && (e = readdir(dir))) found |= strstr(e->d_name, ".tmp-") != NULL;
+  if (dir) closedir(dir);
   return found;
 }
 
-START_TEST(test_io_no_overwrite)
-{
+START_TEST(test_io_no_overwrite) {
   const char *file = tmp_path("keep.csv");
   write_text(file, "precious\n");
   double v[2] = {1, 2};
@@ -426,15 +382,14 @@ START_TEST(test_io_no_overwrite)
   ck_assert_str_eq(text, "c1,c2\n1,2\n");
   free(text);
   ck_assert_int_eq(dir_has_temp_files(), 0);
-  ck_assert_int_eq(fmmcl_io_write(tmp_path("no-such-dir/x.csv"), FMMCL_IO_CSV, v, 1, 2, NULL, 0,
-                                  err, sizeof err), -1);
+  ck_assert_int_eq(
+      fmmcl_io_write(tmp_path("no-such-dir/x.csv"), FMMCL_IO_CSV, v, 1, 2, NULL, 0, err, sizeof err), -1);
 }
 END_TEST
 
 /* ---- the programs -------------------------------------------------------------------- */
 
-START_TEST(test_cli_help)
-{
+START_TEST(test_cli_help) {
   char *out;
   ck_assert_int_eq(run_fmmcl("--help", &out), 0);
   ck_assert_msg(strstr(out, "--demo") && strstr(out, "--check"), "%s", out);
@@ -449,13 +404,23 @@ START_TEST(test_cli_help)
 END_TEST
 
 /* Bad command lines exit 2 and point at --help. */
-START_TEST(test_cli_usage_errors)
-{
+START_TEST(test_cli_usage_errors) {
   static const char *const bad[] = {
-      "--no-such-option --demo 10", "--demo 10 --sigma abc", "--demo ten", "--demo -5",
-      "--demo 10 --kernel bessel", "--demo 10 --kernel yukawa --method fmm",
-      "--demo 10 --expr 'exp(-r)' --kernel yukawa", "--demo 10 --expr 'exp(-r)' --method treecode", "--demo 10 --method magic", "--demo 10 --repeat 0",
-      "--demo 10 --dim 9", "", "--demo 10 --input x.csv", "x.txt", "--demo 10 --output out.txt",
+      "--no-such-option --demo 10",
+      "--demo 10 --sigma abc",
+      "--demo ten",
+      "--demo -5",
+      "--demo 10 --kernel bessel",
+      "--demo 10 --kernel yukawa --method fmm",
+      "--demo 10 --expr 'exp(-r)' --kernel yukawa",
+      "--demo 10 --expr 'exp(-r)' --method treecode",
+      "--demo 10 --method magic",
+      "--demo 10 --repeat 0",
+      "--demo 10 --dim 9",
+      "",
+      "--demo 10 --input x.csv",
+      "x.txt",
+      "--demo 10 --output out.txt",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char *out;
@@ -466,9 +431,11 @@ START_TEST(test_cli_usage_errors)
   char *out;
   /* the choices come from the library's names, in the order they always had */
   ck_assert_int_eq(run_fmmcl("--demo 10 --kernel bessel", &out), 2);
-  ck_assert_msg(strstr(out, "laplace3d, gaussian, laplace2d, yukawa3d, inv_r2, multiquadric, inverse_multiquadric, "
-                            "yukawa"),
-                "%s", out);
+  ck_assert_msg(
+      strstr(out,
+             "laplace3d, gaussian, laplace2d, yukawa3d, inv_r2, multiquadric, inverse_multiquadric, "
+             "yukawa"),
+      "%s", out);
   free(out);
   ck_assert_int_eq(run_fmmcl("--demo 10 --method magic", &out), 2);
   ck_assert_msg(strstr(out, "direct, treecode, fmm, fgt, bbfmm, auto"), "%s", out);
@@ -479,8 +446,7 @@ START_TEST(test_cli_usage_errors)
 END_TEST
 
 /* The device fmmcl picks by default, as fmmcl_device_select sees it. */
-static fmmcl_device_info default_device(void)
-{
+static fmmcl_device_info default_device(void) {
   size_t index = 0, count = 0;
   ck_assert_int_eq(fmmcl_device_select(NULL, &index), FMMCL_SUCCESS);
   ck_assert_int_eq(fmmcl_devices_list(NULL, 0, &count), FMMCL_SUCCESS);
@@ -492,8 +458,7 @@ static fmmcl_device_info default_device(void)
   return dev;
 }
 
-START_TEST(test_cli_demo_check_double)
-{
+START_TEST(test_cli_demo_check_double) {
   char *out;
   int status = run_fmmcl("--demo 300 --check 20 --precision double", &out);
   if (!default_device().has_fp64) {
@@ -516,8 +481,7 @@ START_TEST(test_cli_demo_check_double)
 END_TEST
 
 /* N = 0 and a negative bandwidth are the library's to refuse: exit 1. */
-START_TEST(test_cli_library_errors)
-{
+START_TEST(test_cli_library_errors) {
   char *out;
   ck_assert_int_eq(run_fmmcl("--demo 0", &out), 1);
   ck_assert_msg(strstr(out, fmmcl_strerror(FMMCL_ERROR_EMPTY_INPUT)), "%s", out);
@@ -536,12 +500,12 @@ END_TEST
  * host reference: direct and auto to single precision's SINGLE_TOL,
  * potential and gradient; bbfmm the potential to 1e-4, its default order
  * 5's interpolation error (~5e-5, check_bbfmm) with float on top. */
-START_TEST(test_cli_yukawa3d)
-{
+START_TEST(test_cli_yukawa3d) {
   static const char *const methods[] = {"direct", "auto", "bbfmm"};
   const int bbfmm = _i == 2;
   char cmd[256], *out;
-  snprintf(cmd, sizeof cmd, "--kernel yukawa3d --kernel-param 2 --demo 5000 --check 100 --method %s", methods[_i]);
+  snprintf(cmd, sizeof cmd, "--kernel yukawa3d --kernel-param 2 --demo 5000 --check 100 --method %s",
+           methods[_i]);
   int status = run_fmmcl(cmd, &out);
   ck_assert_msg(status == 0, "fmmcl %s: exit %d: %s", cmd, status, out);
   char shown[64];
@@ -551,10 +515,10 @@ START_TEST(test_cli_yukawa3d)
   const double eg = number_after(out, "relative L2 error (gradient):");
   const double bound = bbfmm ? 1e-4 : SINGLE_TOL;
   ck_assert_msg(ep < bound, "fmmcl %s: potential error %g above %g: %s", cmd, ep, bound, out);
-  if (bbfmm)
-    ck_assert_msg(isnan(eg) && strstr(out, "m2l"), "%s", out);
+  if (bbfmm) ck_assert_msg(isnan(eg) && strstr(out, "m2l"), "%s", out);
   else /* auto: the direct sum's phases, and its gradient */
-    ck_assert_msg(eg < SINGLE_TOL && strstr(out, "p2p") && !strstr(out, "m2l"), "gradient error %g: %s", eg, out);
+    ck_assert_msg(eg < SINGLE_TOL && strstr(out, "p2p") && !strstr(out, "m2l"), "gradient error %g: %s", eg,
+                  out);
   free(out);
 }
 END_TEST
@@ -562,12 +526,13 @@ END_TEST
 /* The fast Gauss transform from the command line: --check's largest error
  * per unit charge stays below --tol and below the bound the plan reports;
  * the FGT refuses another kernel with a clear message and exit status 1. */
-START_TEST(test_cli_fgt)
-{
+START_TEST(test_cli_fgt) {
   char *out;
   if (default_device().has_fp64) {
     ck_assert_msg(run_fmmcl("--demo 2000 --kernel gaussian --method fgt --sigma 0.1 --tol 1e-6 "
-                            "--precision double --check 200", &out) == 0, "%s", out);
+                            "--precision double --check 200",
+                            &out) == 0,
+                  "%s", out);
     double e = number_after(out, "max error / sum |q| (potential):");
     double bound = number_after(out, "error bound: |error| <=");
     ck_assert_msg(e >= 0 && e <= bound && bound <= 1e-6, "error %g bound %g: %s", e, bound, out);
@@ -579,8 +544,7 @@ START_TEST(test_cli_fgt)
 }
 END_TEST
 
-START_TEST(test_cli_no_overwrite)
-{
+START_TEST(test_cli_no_overwrite) {
   char *out, *text;
   write_text(tmp_path("out.csv"), "keep me\n");
   ck_assert_int_eq(run_fmmcl("--demo 50 --output out.csv", &out), 1);
@@ -598,14 +562,13 @@ START_TEST(test_cli_no_overwrite)
 END_TEST
 
 /* The main job: a CSV file of particles in, potentials and gradients out. */
-START_TEST(test_cli_csv_file)
-{
+START_TEST(test_cli_csv_file) {
   enum { N = 500 };
   double *rows = random_table(11, N, 4, 1);
   const char *names[] = {"x", "y", "z", "q"};
   char err[ERR_LEN], *out;
-  ck_assert_int_eq(fmmcl_io_write(tmp_path("in.csv"), FMMCL_IO_CSV, rows, N, 4, names, 0, err,
-                                  sizeof err), 0);
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("in.csv"), FMMCL_IO_CSV, rows, N, 4, names, 0, err, sizeof err),
+                   0);
   ck_assert_msg(run_fmmcl("--input in.csv --output res.csv", &out) == 0, "%s", out);
   free(out);
   char *text = read_text(tmp_path("res.csv"));
@@ -625,17 +588,18 @@ START_TEST(test_cli_csv_file)
 END_TEST
 
 /* Binary sources, .npy targets, .npy results, potential only. */
-START_TEST(test_cli_bin_npy_targets)
-{
+START_TEST(test_cli_bin_npy_targets) {
   enum { N = 400, M = 150 };
   double *rows = random_table(21, N, 4, 1), *targets = random_table(22, M, 3, 0);
   char err[ERR_LEN], *out;
-  ck_assert_int_eq(fmmcl_io_write(tmp_path("src.bin"), FMMCL_IO_BIN, rows, N, 4, NULL, 0, err,
-                                  sizeof err), 0);
-  ck_assert_int_eq(fmmcl_io_write(tmp_path("tgt.npy"), FMMCL_IO_NPY, targets, M, 3, NULL, 0, err,
-                                  sizeof err), 0);
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("src.bin"), FMMCL_IO_BIN, rows, N, 4, NULL, 0, err, sizeof err),
+                   0);
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("tgt.npy"), FMMCL_IO_NPY, targets, M, 3, NULL, 0, err, sizeof err),
+                   0);
   ck_assert_msg(run_fmmcl("src.bin --targets tgt.npy --output res.npy --no-gradient "
-                          "--softening 0.01 --repeat 2", &out) == 0, "%s", out);
+                          "--softening 0.01 --repeat 2",
+                          &out) == 0,
+                "%s", out);
   ck_assert_msg(strstr(out, "best of 2"), "%s", out);
   free(out);
   double *res;
@@ -654,16 +618,16 @@ START_TEST(test_cli_bin_npy_targets)
 END_TEST
 
 /* The Gaussian in two dimensions, written as raw binary. */
-START_TEST(test_cli_gaussian_2d)
-{
+START_TEST(test_cli_gaussian_2d) {
   enum { N = 300 };
   double *rows = random_table(31, N, 3, 0);
   const char *names[] = {"x", "y", "q"};
   char err[ERR_LEN], *out;
-  ck_assert_int_eq(fmmcl_io_write(tmp_path("g.csv"), FMMCL_IO_CSV, rows, N, 3, names, 0, err,
-                                  sizeof err), 0);
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("g.csv"), FMMCL_IO_CSV, rows, N, 3, names, 0, err, sizeof err), 0);
   ck_assert_msg(run_fmmcl("--input g.csv --kernel gaussian --dim 2 --sigma 0.3 --output g.out "
-                          "--output-format bin --check 30", &out) == 0, "%s", out);
+                          "--output-format bin --check 30",
+                          &out) == 0,
+                "%s", out);
   ck_assert_msg(number_after(out, "relative L2 error (potential):") < SINGLE_TOL, "%s", out);
   free(out);
   double *res;
@@ -680,8 +644,7 @@ START_TEST(test_cli_gaussian_2d)
 }
 END_TEST
 
-START_TEST(test_cli_malformed_input)
-{
+START_TEST(test_cli_malformed_input) {
   char *out;
   write_text(tmp_path("bad.csv"), "x,y,z,q\n0,0,0,1\n1,1,oops,1\n");
   ck_assert_int_eq(run_fmmcl("--input bad.csv", &out), 1);
@@ -694,8 +657,7 @@ START_TEST(test_cli_malformed_input)
 }
 END_TEST
 
-START_TEST(test_info_lists_devices)
-{
+START_TEST(test_info_lists_devices) {
   size_t count = 0;
   ck_assert_int_eq(fmmcl_devices_list(NULL, 0, &count), FMMCL_SUCCESS);
   ck_assert_uint_gt(count, 0);
@@ -704,14 +666,14 @@ START_TEST(test_info_lists_devices)
   char *out;
   ck_assert_msg(run_program(NULL, "fmmcl-info", "", &out) == 0, "%s", out);
   ck_assert_msg(strstr(out, first.device_name) && strstr(out, "0:0") && strstr(out, "selected:") &&
-                    strstr(out, "binary cache:"), "%s", out);
+                    strstr(out, "binary cache:"),
+                "%s", out);
   free(out);
 }
 END_TEST
 
 /* fmmcl-info shows the default device's tuned entries, and flags a bad one. */
-START_TEST(test_info_shows_tuning)
-{
+START_TEST(test_info_shows_tuning) {
   fmmcl_device_info d;
   size_t count = 0;
   ck_assert_int_eq(fmmcl_devices_list(&d, 1, &count), FMMCL_SUCCESS);
@@ -736,14 +698,14 @@ START_TEST(test_info_shows_tuning)
   char *out;
   ck_assert_msg(run_program(env, "fmmcl-info", "", &out) == 0, "%s", out);
   ck_assert_msg(strstr(out, "2 entries") && strstr(out, "-DWGS=64 -DTPW=1 -DUNROLL=4") &&
-                    strstr(out, "2.00x") && strstr(out, "IGNORED"), "%s", out);
+                    strstr(out, "2.00x") && strstr(out, "IGNORED"),
+                "%s", out);
   free(out);
 }
 END_TEST
 
 /* A selector matching nothing: exit 1, and the message lists the devices. */
-START_TEST(test_no_such_device)
-{
+START_TEST(test_no_such_device) {
   fmmcl_device_info first;
   size_t count = 0;
   ck_assert_int_eq(fmmcl_devices_list(&first, 1, &count), FMMCL_SUCCESS);
@@ -766,10 +728,8 @@ END_TEST
 
 /* fmmcl --method bbfmm ARGS --check: exit 0 and the potential's error below
  * tol against the direct sum of the same kernel; skipped without fp64. */
-static void check_bbfmm_cli(const char *args, double tol, const char *kernel_shown)
-{
-  if (!default_device().has_fp64)
-    return; /* 1e-3 from --tol is easy, but the test's sums are in double */
+static void check_bbfmm_cli(const char *args, double tol, const char *kernel_shown) {
+  if (!default_device().has_fp64) return; /* 1e-3 from --tol is easy, but the test's sums are in double */
   char cmd[512], *out;
   snprintf(cmd, sizeof cmd, "--demo 1500 --precision double --tol %g --check 40 %s", tol, args);
   int status = run_fmmcl(cmd, &out);
@@ -783,22 +743,19 @@ static void check_bbfmm_cli(const char *args, double tol, const char *kernel_sho
   free(out);
 }
 
-START_TEST(test_cli_bbfmm_builtin_kernel)
-{
+START_TEST(test_cli_bbfmm_builtin_kernel) {
   check_bbfmm_cli("--kernel yukawa --kernel-param 2", 1e-3, "kernel: yukawa");
 }
 END_TEST
 
-START_TEST(test_cli_bbfmm_user_expression)
-{
+START_TEST(test_cli_bbfmm_user_expression) {
   check_bbfmm_cli("--method bbfmm --expr 'exp(-2*r) / r'", 1e-3, "kernel: exp(-2*r) / r");
 }
 END_TEST
 
 /* An expression that does not compile: exit 1 and the build log, naming the
  * expression, on stderr. */
-START_TEST(test_cli_bbfmm_bad_expression)
-{
+START_TEST(test_cli_bbfmm_bad_expression) {
   char *out;
   int status = run_fmmcl("--demo 50 --expr 'exp(-r) /' -q", &out);
   ck_assert_msg(status == 1, "exit %d: %s", status, out);
@@ -812,20 +769,19 @@ END_TEST
 /* ---- --check's choice of targets -------------------------------------------- */
 
 /* Squared distance from target i to its nearest distinct source, brute force. */
-static double nearest_brute(const double *src, size_t n, const double *tgt, size_t i, int dim, int same)
-{
+static double nearest_brute(const double *src, size_t n, const double *tgt, size_t i, int dim, int same) {
   double best = INFINITY;
   for (size_t j = 0; j < n; j++) {
     if (same && j == i) continue;
     double r2 = 0;
-    for (int d = 0; d < dim; d++) r2 += (tgt[i * dim + d] - src[j * dim + d]) * (tgt[i * dim + d] - src[j * dim + d]);
+    for (int d = 0; d < dim; d++)
+      r2 += (tgt[i * dim + d] - src[j * dim + d]) * (tgt[i * dim + d] - src[j * dim + d]);
     if (r2 > 0 && r2 < best) best = r2;
   }
   return sqrt(best);
 }
 
-static int by_double(const void *a, const void *b)
-{
+static int by_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
@@ -834,8 +790,7 @@ static int by_double(const void *a, const void *b)
  * 1, 2 and 3 dimensions, with targets apart from the sources and not; a
  * planted pair 1e-7 apart near (1000, 1000, 1000) comes first, and the
  * --check choice holds it besides the random half. */
-START_TEST(test_check_targets_closest)
-{
+START_TEST(test_check_targets_closest) {
   enum { N = 1500, M = 700, K = 20 };
   int dim = 1 + _i % 3, same = _i >= 3;
   double *src = malloc(N * 3 * sizeof *src), *tgt = same ? src : malloc(M * 3 * sizeof *tgt);
@@ -862,7 +817,8 @@ START_TEST(test_check_targets_closest)
     ck_assert_msg(fabs(dist[i] - brute[idx[i]]) <= 1e-12 * (1 + brute[idx[i]]), "distance %zu", i);
   qsort(brute, m, sizeof brute[0], by_double);
   for (size_t i = 0; i < K; i++)
-    ck_assert_msg(fabs(dist[i] - brute[i]) <= 1e-12 * (1 + brute[i]), "rank %zu: %g vs %g", i, dist[i], brute[i]);
+    ck_assert_msg(fabs(dist[i] - brute[i]) <= 1e-12 * (1 + brute[i]), "rank %zu: %g vs %g", i, dist[i],
+                  brute[i]);
   size_t random[K], n_close = 0;
   double closest = 0;
   for (size_t i = 0; i < K; i++) random[i] = 3 * i + 100; /* ascending, none of the planted ones */
@@ -879,8 +835,7 @@ END_TEST
 
 /* --check all compares every target and prints the max-norm error too;
  * --check K says how its targets were chosen. */
-START_TEST(test_cli_check_all)
-{
+START_TEST(test_cli_check_all) {
   char *out;
   ck_assert_int_eq(run_fmmcl("--demo 2000 --method fmm --check all", &out), 0);
   ck_assert_msg(strstr(out, "check: every target"), "%s", out);
@@ -894,8 +849,7 @@ START_TEST(test_cli_check_all)
 }
 END_TEST
 
-static Suite *cli_suite(void)
-{
+static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *io = tcase_create("particles_io");
   tcase_add_unchecked_fixture(io, make_tmp_dir, remove_tmp_dir);
@@ -912,8 +866,7 @@ static Suite *cli_suite(void)
   TCase *cli = tcase_create("programs");
   tcase_add_unchecked_fixture(cli, make_tmp_dir, remove_tmp_dir);
   /* Kernel builds on a cold cache take seconds; make check sets its own limit. */
-  if (!getenv("CK_DEFAULT_TIMEOUT"))
-    tcase_set_timeout(cli, 300);
+  if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(cli, 300);
   tcase_add_test(cli, test_cli_help);
   tcase_add_test(cli, test_cli_usage_errors);
   tcase_add_test(cli, test_cli_demo_check_double);
@@ -936,8 +889,7 @@ static Suite *cli_suite(void)
   return s;
 }
 
-int main(void)
-{
+int main(void) {
   SRunner *sr = srunner_create(cli_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

@@ -11,8 +11,8 @@
 
 #include "fmmcl.h"
 #include "core/internal.h" /* fmmcl_context_override_defines: the tilings under test */
-#include "plan/registry.h"  /* the method registry and kernel table under test */
-#include "model/model.h"    /* fmmcl_model_resolve: what AUTO becomes */
+#include "plan/registry.h" /* the method registry and kernel table under test */
+#include "model/model.h"   /* fmmcl_model_resolve: what AUTO becomes */
 #include "test_util.h"
 
 /* Float: the device's arithmetic alone. Coordinates are grid points
@@ -111,8 +111,7 @@ static fmmcl_plan make_plan(const fmmcl_plan_options *o, size_t ns, const double
 
 static void execute(fmmcl_plan plan, const double *q, double *pot, double *grad) {
   fmmcl_status st = fmmcl_plan_execute(plan, q, pot, grad);
-  ck_assert_msg(st == FMMCL_SUCCESS, "fmmcl_plan_execute: %s: %s", fmmcl_strerror(st),
-                fmmcl_last_error(ctx));
+  ck_assert_msg(st == FMMCL_SUCCESS, "fmmcl_plan_execute: %s: %s", fmmcl_strerror(st), fmmcl_last_error(ctx));
 }
 
 /* One plan, one execution. */
@@ -141,7 +140,10 @@ static rel_errors plan_errors(fmmcl_plan plan, const fmmcl_plan_options *o, size
   execute(plan, q, pot, grad);
   reference_sum(o, ns, src, nt, tgt, q, rp, rg);
   rel_errors e = {fmmcl_test_rel_l2(pot, rp, m), fmmcl_test_rel_l2(grad, rg, m * d)};
-  free(pot); free(grad); free(rp); free(rg);
+  free(pot);
+  free(grad);
+  free(rp);
+  free(rg);
   return e;
 }
 
@@ -192,7 +194,8 @@ START_TEST(test_laplace_sizes) {
   fmmcl_test_grid_points(100 + (unsigned)_i, n, 3, x);
   fmmcl_test_random_values(200 + (unsigned)_i, n, -1, 1, q);
   expect_close(&o, n, x, 0, NULL, q, tol(o.precision), tol(o.precision), "targets = sources");
-  free(x); free(q);
+  free(x);
+  free(q);
 }
 END_TEST
 
@@ -207,7 +210,9 @@ START_TEST(test_laplace_sources_not_targets) {
     fmmcl_test_grid_points(400 + (unsigned)k, nt, 3, x);
     fmmcl_test_random_values(500 + (unsigned)k, ns, -1, 1, q);
     expect_close(&o, ns, y, nt, x, q, tol(o.precision), tol(o.precision), "separate targets");
-    free(y); free(x); free(q);
+    free(y);
+    free(x);
+    free(q);
   }
 }
 END_TEST
@@ -239,12 +244,13 @@ START_TEST(test_laplace_two_points) {
   const double tp = tol_pair(o.precision);
   for (double q = -2; q <= 3; q += 5) {
     device_sum(&o, 1, y, 1, x, &q, &pot, grad);
-    ck_assert_msg(fabs(pot - q / r) <= tp * fabs(q / r), "q = %g: potential %.17g, want %.17g", q, pot, q / r);
+    ck_assert_msg(fabs(pot - q / r) <= tp * fabs(q / r), "q = %g: potential %.17g, want %.17g", q, pot,
+                  q / r);
     double gnorm = 0, toward = 0;
     for (int c = 0; c < 3; c++) {
       const double want = -q * d[c] / (r * r * r);
-      ck_assert_msg(fabs(grad[c] - want) <= tp * fabs(q) / (r * r),
-                    "q = %g: gradient[%d] %.17g, want %.17g", q, c, grad[c], want);
+      ck_assert_msg(fabs(grad[c] - want) <= tp * fabs(q) / (r * r), "q = %g: gradient[%d] %.17g, want %.17g",
+                    q, c, grad[c], want);
       gnorm += grad[c] * grad[c];
       toward += grad[c] * (y[c] - x[c]);
     }
@@ -277,7 +283,10 @@ START_TEST(test_laplace_momentum) {
   device_sum(&o, n, x, 0, NULL, q, pot, grad);
   const double m = momentum_imbalance(q, grad, n, 3);
   ck_assert_msg(m <= tol(o.precision), "sum q_i grad_i / sum |q_i grad_i| = %.3g", m);
-  free(x); free(q); free(pot); free(grad);
+  free(x);
+  free(q);
+  free(pot);
+  free(grad);
 }
 END_TEST
 
@@ -308,9 +317,12 @@ START_TEST(test_laplace_far_from_origin) {
     reference_sum(&o, n, xf, 0, NULL, q, pf, NULL);
     ck_assert_msg(fmmcl_test_rel_l2(pf, p, n) > 10 * bound, "unshifted float input would only err by %.3g",
                   fmmcl_test_rel_l2(pf, p, n));
-    free(xf); free(p); free(pf);
+    free(xf);
+    free(p);
+    free(pf);
   }
-  free(x); free(q);
+  free(x);
+  free(q);
 }
 END_TEST
 
@@ -339,8 +351,8 @@ START_TEST(test_laplace_softening) {
   ck_assert_msg(fabs(pot - qa / 1.25) <= tp * qa / 1.25, "softened pair: potential %.17g, want %.17g", pot,
                 qa / 1.25);
   for (int c = 0; c < 3; c++)
-    ck_assert_msg(fabs(grad[c] + qa * d[c] / (1.25 * 1.25 * 1.25)) <= tp * qa, "softened pair: gradient[%d] %.17g",
-                  c, grad[c]);
+    ck_assert_msg(fabs(grad[c] + qa * d[c] / (1.25 * 1.25 * 1.25)) <= tp * qa,
+                  "softened pair: gradient[%d] %.17g", c, grad[c]);
   /* two coincident points, targets = sources: each sees both, (q1 + q2) / eps */
   o.softening = 0.25;
   double twin[6] = {0.5, 0.25, 0.75, 0.5, 0.25, 0.75}, q2[2] = {1.5, -0.5}, pot2[2], grad2[6];
@@ -352,7 +364,9 @@ START_TEST(test_laplace_softening) {
   device_sum(&o, 1, twin, 0, NULL, &qa, &pot, grad);
   ck_assert_msg(fabs(pot - qa / 0.25) <= tp * qa / 0.25, "N = 1 softened: potential %.17g, want %g", pot,
                 qa / 0.25);
-  free(x); free(q); free(y);
+  free(x);
+  free(q);
+  free(y);
 }
 END_TEST
 
@@ -367,7 +381,8 @@ START_TEST(test_laplace_coincident) {
   double *x = doubles(3 * n), *q = doubles(n);
   fmmcl_test_grid_points(900, n, 3, x);
   fmmcl_test_random_values(901, n, -1, 1, q);
-  for (size_t i = 0; i < 30; i++) memcpy(x + 3 * (n - 1 - 2 * i), x + 3 * i, 3 * sizeof *x); /* far apart in index */
+  for (size_t i = 0; i < 30; i++)
+    memcpy(x + 3 * (n - 1 - 2 * i), x + 3 * i, 3 * sizeof *x); /* far apart in index */
   expect_close(&o, n, x, 0, NULL, q, t, t, "repeated sources");
   double *copy = doubles(3 * n);
   memcpy(copy, x, 3 * n * sizeof *x);
@@ -376,7 +391,9 @@ START_TEST(test_laplace_coincident) {
   device_sum(&o, 2, two, 0, NULL, q2, pot, grad);
   ck_assert_msg(all_equal(pot, 2, 0.0) && all_equal(grad, 6, 0.0), "two coincident points: potentials %g %g",
                 pot[0], pot[1]);
-  free(x); free(q); free(copy);
+  free(x);
+  free(q);
+  free(copy);
 }
 END_TEST
 
@@ -395,9 +412,15 @@ START_TEST(test_laplace_float_twins) {
   device_sum(&o, n, x, 0, NULL, q, pot, grad);
   ck_assert_msg(all_finite(pot, n) && all_finite(grad, 3 * n), "float twins gave a non-finite result");
   reference_sum(&o, n, x, 0, NULL, q, rp, rg);
-  const double ep = fmmcl_test_rel_l2(pot + 1, rp + 1, n - 2), eg = fmmcl_test_rel_l2(grad + 3, rg + 3, 3 * (n - 2));
+  const double ep = fmmcl_test_rel_l2(pot + 1, rp + 1, n - 2),
+               eg = fmmcl_test_rel_l2(grad + 3, rg + 3, 3 * (n - 2));
   ck_assert_msg(ep <= TOL_SINGLE && eg <= TOL_SINGLE, "others next to float twins: errors %.3g %.3g", ep, eg);
-  free(x); free(q); free(pot); free(grad); free(rp); free(rg);
+  free(x);
+  free(q);
+  free(pot);
+  free(grad);
+  free(rp);
+  free(rg);
 }
 END_TEST
 
@@ -431,7 +454,9 @@ START_TEST(test_yukawa_vs_reference) {
   expect_close(&o, ns, x, nt, y, q, t, t, "yukawa, separate targets");
   o.softening = 0.05;
   expect_close(&o, n, x, 0, NULL, q, t, t, "yukawa softened, targets = sources");
-  free(x); free(q); free(y);
+  free(x);
+  free(q);
+  free(y);
 }
 END_TEST
 
@@ -455,9 +480,14 @@ START_TEST(test_yukawa_kappa_zero) {
   reference_sum(&oy, n, x, 0, NULL, q, py, gy);
   reference_sum(&ol, n, x, 0, NULL, q, pl, gl);
   ep = fmmcl_test_rel_l2(py, pl, n), eg = fmmcl_test_rel_l2(gy, gl, 3 * n);
-  ck_assert_msg(ep <= TOL_PAIR_DOUBLE && eg <= TOL_PAIR_DOUBLE, "reference, kappa = 0 vs laplace3d: %.3g %.3g", ep,
-                eg);
-  free(x); free(q); free(py); free(gy); free(pl); free(gl);
+  ck_assert_msg(ep <= TOL_PAIR_DOUBLE && eg <= TOL_PAIR_DOUBLE,
+                "reference, kappa = 0 vs laplace3d: %.3g %.3g", ep, eg);
+  free(x);
+  free(q);
+  free(py);
+  free(gy);
+  free(pl);
+  free(gl);
 }
 END_TEST
 
@@ -475,14 +505,15 @@ START_TEST(test_yukawa_two_points) {
   ck_assert_msg(fabs(pot - want) <= tp * fabs(want), "potential %.17g, want %.17g", pot, want);
   for (int c = 0; c < 3; c++) {
     const double g = -q * e * (1 + k * r) * d[c] / (r * r * r);
-    ck_assert_msg(fabs(grad[c] - g) <= tp * fabs(q) * e * (1 + k * r) / (r * r), "gradient[%d] %.17g, want %.17g",
-                  c, grad[c], g);
+    ck_assert_msg(fabs(grad[c] - g) <= tp * fabs(q) * e * (1 + k * r) / (r * r),
+                  "gradient[%d] %.17g, want %.17g", c, grad[c], g);
   }
   double two[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, q2[2] = {1, 2}, p2[2], g2[6];
   device_sum(&o, 1, two, 0, NULL, q2, p2, g2);
   ck_assert_msg(p2[0] == 0.0 && all_equal(g2, 3, 0.0), "N = 1: potential %g", p2[0]);
   device_sum(&o, 2, two, 0, NULL, q2, p2, g2);
-  ck_assert_msg(all_equal(p2, 2, 0.0) && all_equal(g2, 6, 0.0), "coincident points: potentials %g %g", p2[0], p2[1]);
+  ck_assert_msg(all_equal(p2, 2, 0.0) && all_equal(g2, 6, 0.0), "coincident points: potentials %g %g", p2[0],
+                p2[1]);
 }
 END_TEST
 
@@ -495,7 +526,8 @@ START_TEST(test_yukawa_reference_gradient) {
   fmmcl_plan_options o = yukawa(FMMCL_DOUBLE, k_eps[_i][0]);
   o.softening = k_eps[_i][1];
   const size_t ns = 200, nt = 40;
-  double *y = doubles(3 * ns), *x = doubles(3 * nt), *q = doubles(ns), *g = doubles(3 * nt), *fd = doubles(3 * nt);
+  double *y = doubles(3 * ns), *x = doubles(3 * nt), *q = doubles(ns), *g = doubles(3 * nt),
+         *fd = doubles(3 * nt);
   double *p = doubles(nt);
   fmmcl_test_grid_points(1500, ns, 3, y);
   fmmcl_test_grid_points(1501, nt, 3, x);
@@ -520,8 +552,14 @@ START_TEST(test_yukawa_reference_gradient) {
     }
   }
   const double e = fmmcl_test_rel_l2(g, fd, 3 * nt);
-  ck_assert_msg(e <= 1e-6, "kappa %g, eps %g: gradient vs central differences %.3g", o.kernel_param, o.softening, e);
-  free(y); free(x); free(q); free(g); free(fd); free(p);
+  ck_assert_msg(e <= 1e-6, "kappa %g, eps %g: gradient vs central differences %.3g", o.kernel_param,
+                o.softening, e);
+  free(y);
+  free(x);
+  free(q);
+  free(g);
+  free(fd);
+  free(p);
 }
 END_TEST
 
@@ -539,7 +577,8 @@ START_TEST(test_yukawa_auto_small) {
   rel_errors e = plan_errors(plan, &o, n, x, 0, NULL, q);
   ck_assert_msg(e.pot <= TOL_SINGLE && e.grad <= TOL_SINGLE, "auto: errors %.3g %.3g", e.pot, e.grad);
   fmmcl_plan_destroy(plan);
-  free(x); free(q);
+  free(x);
+  free(q);
 }
 END_TEST
 
@@ -576,7 +615,11 @@ START_TEST(test_gaussian_dims) {
     const double m = momentum_imbalance(q, grad, n, dim);
     ck_assert_msg(m <= t, "sigma %g: sum q_i grad_i / sum |q_i grad_i| = %.3g", o.sigma, m);
   }
-  free(x); free(q); free(y); free(pot); free(grad);
+  free(x);
+  free(q);
+  free(y);
+  free(pot);
+  free(grad);
 }
 END_TEST
 
@@ -615,8 +658,8 @@ START_TEST(test_gaussian_two_points) {
     ck_assert_msg(fabs(pot - q * e) <= tp * q * e, "dim %d: potential %.17g, want %.17g", o.dim, pot, q * e);
     for (int c = 0; c < o.dim; c++) {
       const double want = -q * e * d[c] / (s * s);
-      ck_assert_msg(fabs(grad[c] - want) <= tp * q, "dim %d: gradient[%d] %.17g, want %.17g", o.dim, c, grad[c],
-                    want);
+      ck_assert_msg(fabs(grad[c] - want) <= tp * q, "dim %d: gradient[%d] %.17g, want %.17g", o.dim, c,
+                    grad[c], want);
     }
   }
 }
@@ -644,7 +687,10 @@ START_TEST(test_plan_reuse) {
                   e.grad);
   }
   fmmcl_plan_destroy(plan);
-  free(x); free(mine); free(q1); free(q2);
+  free(x);
+  free(mine);
+  free(q1);
+  free(q2);
 }
 END_TEST
 
@@ -661,18 +707,23 @@ START_TEST(test_gradient_optional) {
     o.gradient = with_gradient;
     fmmcl_plan plan = make_plan(&o, n, x, 0, NULL);
     execute(plan, q, pot, NULL);
-    ck_assert_msg(fmmcl_test_rel_l2(pot, rp, n) <= TOL_SINGLE, "gradient option %d, NULL gradient: error %.3g",
-                  with_gradient, fmmcl_test_rel_l2(pot, rp, n));
+    ck_assert_msg(fmmcl_test_rel_l2(pot, rp, n) <= TOL_SINGLE,
+                  "gradient option %d, NULL gradient: error %.3g", with_gradient,
+                  fmmcl_test_rel_l2(pot, rp, n));
     if (!with_gradient) {
       double *p = filled(n, SENTINEL), *g = filled(3 * n, SENTINEL);
       ck_assert_int_eq(fmmcl_plan_execute(plan, q, p, g), FMMCL_ERROR_INVALID_ARGUMENT);
       ck_assert_str_ne(fmmcl_last_error(ctx), "");
       ck_assert(all_equal(p, n, SENTINEL) && all_equal(g, 3 * n, SENTINEL));
-      free(p); free(g);
+      free(p);
+      free(g);
     }
     fmmcl_plan_destroy(plan);
   }
-  free(x); free(q); free(pot); free(rp);
+  free(x);
+  free(q);
+  free(pot);
+  free(rp);
 }
 END_TEST
 
@@ -712,7 +763,10 @@ START_TEST(test_phase_timings) {
   }
   ck_assert_int_eq(fmmcl_plan_timings(plan, t, 4, NULL), FMMCL_ERROR_NULL_POINTER);
   fmmcl_plan_destroy(plan);
-  free(x); free(q); free(pot); free(grad);
+  free(x);
+  free(q);
+  free(pot);
+  free(grad);
 }
 END_TEST
 
@@ -761,14 +815,16 @@ START_TEST(test_override_tilings) {
   if ((size_t)strtoul(defines + strlen("-DWGS="), NULL, 10) > dev.max_work_group_size) {
     fmmcl_plan plan = NULL;
     ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
-    free(x); free(y); free(q);
+    free(x);
+    free(y);
+    free(q);
     return;
   }
   fmmcl_plan plan = make_plan(&o, n, x, 0, NULL);
   char buf[1024];
   ck_assert_int_eq(fmmcl_plan_build_options(plan, buf, sizeof buf), FMMCL_SUCCESS);
-  ck_assert_msg(strstr(buf, defines) && count_substr(buf, "-DWGS=") == 1 && count_substr(buf, "-DTPW=") == 1 &&
-                    count_substr(buf, "-DUNROLL=") == 1,
+  ck_assert_msg(strstr(buf, defines) && count_substr(buf, "-DWGS=") == 1 &&
+                    count_substr(buf, "-DTPW=") == 1 && count_substr(buf, "-DUNROLL=") == 1,
                 "override \"%s\" but options \"%s\"", defines, buf);
   fmmcl_plan_destroy(plan);
   const size_t cases[][2] = {{1531, 0}, {7, 0}, {1000, 0}, {300, 77}, {129, 1000}, {1, 1531}};
@@ -778,7 +834,9 @@ START_TEST(test_override_tilings) {
     snprintf(what, sizeof what, "tiling %s", defines);
     expect_close(&o, ns, x, nt, nt ? y : NULL, q, TOL_SINGLE, TOL_SINGLE, what);
   }
-  free(x); free(y); free(q);
+  free(x);
+  free(y);
+  free(q);
 }
 END_TEST
 
@@ -833,10 +891,12 @@ START_TEST(test_nonfinite_points) {
   fmmcl_test_grid_points(1801, n, 3, y);
   (in_targets ? y : x)[3 * 17 + 1] = bad;
   expect_create_fails(&o, n, x, n, y, FMMCL_ERROR_NONFINITE_INPUT, in_targets ? "bad target" : "bad source");
-  if (!in_targets) expect_create_fails(&o, n, x, 0, NULL, FMMCL_ERROR_NONFINITE_INPUT, "bad source, no targets");
+  if (!in_targets)
+    expect_create_fails(&o, n, x, 0, NULL, FMMCL_ERROR_NONFINITE_INPUT, "bad source, no targets");
   o = options(FMMCL_GAUSSIAN, FMMCL_SINGLE, 2);
   expect_create_fails(&o, n, x, n, y, FMMCL_ERROR_NONFINITE_INPUT, "Gaussian, bad point");
-  free(x); free(y);
+  free(x);
+  free(y);
 }
 END_TEST
 
@@ -854,7 +914,10 @@ START_TEST(test_nonfinite_charges) {
     ck_assert_msg(all_equal(pot, n, SENTINEL) && all_equal(grad, 3 * n, SENTINEL), "outputs touched");
   }
   fmmcl_plan_destroy(plan);
-  free(x); free(q); free(pot); free(grad);
+  free(x);
+  free(q);
+  free(pot);
+  free(grad);
 }
 END_TEST
 
@@ -956,11 +1019,12 @@ START_TEST(test_direct_error_bound) {
     o.gradient = 0;
   }
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   double bound = -1;
   fmmcl_status st = fmmcl_plan_error_bound(plan, &bound);
-  ck_assert_msg(st == FMMCL_SUCCESS, "%s direct: %s (%s)", _i ? "bbFMM yukawa" : "laplace3d", fmmcl_strerror(st),
-                fmmcl_last_error(ctx));
+  ck_assert_msg(st == FMMCL_SUCCESS, "%s direct: %s (%s)", _i ? "bbFMM yukawa" : "laplace3d",
+                fmmcl_strerror(st), fmmcl_last_error(ctx));
   ck_assert(bound == 0.0);
   fmmcl_plan_destroy(plan);
 }
@@ -971,9 +1035,13 @@ END_TEST
 /* Every enum value, its name (the command line's), and back; the value
  * past the last is "unknown", so a new member without a name fails here. */
 START_TEST(test_kernel_names) {
-  static const struct { fmmcl_kernel k; const char *name; } all[] = {
-      {FMMCL_LAPLACE_3D, "laplace3d"}, {FMMCL_GAUSSIAN, "gaussian"}, {FMMCL_LAPLACE_2D, "laplace2d"},
-      {FMMCL_YUKAWA_3D, "yukawa3d"}};
+  static const struct {
+    fmmcl_kernel k;
+    const char *name;
+  } all[] = {{FMMCL_LAPLACE_3D, "laplace3d"},
+             {FMMCL_GAUSSIAN, "gaussian"},
+             {FMMCL_LAPLACE_2D, "laplace2d"},
+             {FMMCL_YUKAWA_3D, "yukawa3d"}};
   const size_t n = sizeof all / sizeof all[0];
   for (size_t i = 0; i < n; i++) {
     ck_assert_str_eq(fmmcl_kernel_name(all[i].k), all[i].name);
@@ -987,9 +1055,11 @@ START_TEST(test_kernel_names) {
 END_TEST
 
 START_TEST(test_method_names) {
-  static const struct { fmmcl_method m; const char *name; } all[] = {
-      {FMMCL_DIRECT, "direct"}, {FMMCL_TREECODE, "treecode"}, {FMMCL_FMM, "fmm"},
-      {FMMCL_FGT, "fgt"},       {FMMCL_BBFMM, "bbfmm"},       {FMMCL_AUTO, "auto"}};
+  static const struct {
+    fmmcl_method m;
+    const char *name;
+  } all[] = {{FMMCL_DIRECT, "direct"}, {FMMCL_TREECODE, "treecode"}, {FMMCL_FMM, "fmm"},
+             {FMMCL_FGT, "fgt"},       {FMMCL_BBFMM, "bbfmm"},       {FMMCL_AUTO, "auto"}};
   const size_t n = sizeof all / sizeof all[0];
   for (size_t i = 0; i < n; i++) {
     ck_assert_str_eq(fmmcl_method_name(all[i].m), all[i].name);
@@ -1003,15 +1073,17 @@ START_TEST(test_method_names) {
 END_TEST
 
 START_TEST(test_bbfmm_kernel_names) {
-  static const struct { fmmcl_bbfmm_kernel k; const char *name; } all[] = {
-      {FMMCL_BBFMM_PLAN_KERNEL, "plan_kernel"},
-      {FMMCL_BBFMM_LAPLACE, "laplace"},
-      {FMMCL_BBFMM_INV_R2, "inv_r2"},
-      {FMMCL_BBFMM_GAUSSIAN, "gaussian"},
-      {FMMCL_BBFMM_MULTIQUADRIC, "multiquadric"},
-      {FMMCL_BBFMM_INV_MULTIQUADRIC, "inverse_multiquadric"},
-      {FMMCL_BBFMM_YUKAWA, "yukawa"},
-      {FMMCL_BBFMM_USER, "user"}};
+  static const struct {
+    fmmcl_bbfmm_kernel k;
+    const char *name;
+  } all[] = {{FMMCL_BBFMM_PLAN_KERNEL, "plan_kernel"},
+             {FMMCL_BBFMM_LAPLACE, "laplace"},
+             {FMMCL_BBFMM_INV_R2, "inv_r2"},
+             {FMMCL_BBFMM_GAUSSIAN, "gaussian"},
+             {FMMCL_BBFMM_MULTIQUADRIC, "multiquadric"},
+             {FMMCL_BBFMM_INV_MULTIQUADRIC, "inverse_multiquadric"},
+             {FMMCL_BBFMM_YUKAWA, "yukawa"},
+             {FMMCL_BBFMM_USER, "user"}};
   const size_t n = sizeof all / sizeof all[0];
   for (size_t i = 0; i < n; i++) {
     ck_assert_str_eq(fmmcl_bbfmm_kernel_name(all[i].k), all[i].name);
@@ -1027,7 +1099,8 @@ END_TEST
 /* Names are exact: other spellings, "unknown" itself and "" fail with the
  * valid names in the message and leave *out alone; NULL is NULL_POINTER. */
 START_TEST(test_parse_unknown) {
-  static const char *const bad[] = {"unknown", "", "LAPLACE_3D", "Laplace3d", "laplace3d ", "fmm3d", "bessel"};
+  static const char *const bad[] = {"unknown",    "",      "LAPLACE_3D", "Laplace3d",
+                                    "laplace3d ", "fmm3d", "bessel"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     fmmcl_kernel k = (fmmcl_kernel)-7;
     ck_assert_int_eq(fmmcl_kernel_parse(bad[i], &k), FMMCL_ERROR_INVALID_ARGUMENT);
@@ -1067,7 +1140,8 @@ START_TEST(test_registry_rows) {
     ck_assert_msg(ops->name && ops->create && ops->execute && ops->destroy, "row %zu incomplete", i);
     ck_assert_str_ne(fmmcl_method_name(rows[i].method), "unknown");
     for (size_t j = 0; j < i; j++)
-      ck_assert_msg(strcmp(rows[j].ops->name, ops->name) != 0 || rows[j].ops == ops, "two ops named %s", ops->name);
+      ck_assert_msg(strcmp(rows[j].ops->name, ops->name) != 0 || rows[j].ops == ops, "two ops named %s",
+                    ops->name);
   }
   for (int k = 0; k < 4; k++) {
     const fmmcl_kernel_desc *d = fmmcl_kernel_describe((fmmcl_kernel)k);
@@ -1075,7 +1149,8 @@ START_TEST(test_registry_rows) {
     ck_assert_int_eq(d->kernel, k);
     ck_assert_str_eq(d->name, fmmcl_kernel_name((fmmcl_kernel)k));
     ck_assert_msg(d->dim_min >= 1 && d->dim_min <= d->default_dim && d->default_dim <= d->dim_max &&
-                      d->dim_max <= FMMCL_MAX_DIM, "%s: dims", d->name);
+                      d->dim_max <= FMMCL_MAX_DIM,
+                  "%s: dims", d->name);
     ck_assert_msg(d->p2p_kernel && d->reference, "%s: no pair kernel or reference", d->name);
   }
   ck_assert_ptr_null(fmmcl_kernel_describe((fmmcl_kernel)4));
@@ -1110,9 +1185,13 @@ START_TEST(test_yukawa_auto_rule) {
   o.method = FMMCL_AUTO;
   o.kernel_param = 2;
   const double x[3] = {0, 0, 0}; /* not read by the rule */
-  const struct { size_t n; int gradient; double eps; fmmcl_method want; } cases[] = {
-      {5000, 1, 0, FMMCL_DIRECT}, {5000, 0, 0, FMMCL_DIRECT},  {9000, 0, 0, FMMCL_BBFMM},
-      {9000, 1, 0, FMMCL_DIRECT}, {9000, 0, 0.1, FMMCL_DIRECT}, {1u << 20, 0, 0, FMMCL_BBFMM}};
+  const struct {
+    size_t n;
+    int gradient;
+    double eps;
+    fmmcl_method want;
+  } cases[] = {{5000, 1, 0, FMMCL_DIRECT}, {5000, 0, 0, FMMCL_DIRECT},   {9000, 0, 0, FMMCL_BBFMM},
+               {9000, 1, 0, FMMCL_DIRECT}, {9000, 0, 0.1, FMMCL_DIRECT}, {1u << 20, 0, 0, FMMCL_BBFMM}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     o.gradient = cases[i].gradient;
     o.softening = cases[i].eps;
@@ -1134,7 +1213,8 @@ END_TEST
 START_TEST(test_null_arguments) {
   fmmcl_plan_options o = options(FMMCL_LAPLACE_3D, FMMCL_SINGLE, 3);
   double x[6] = {0, 0, 0, 1, 1, 1}, q[2] = {1, 1};
-  double pot[2] = {SENTINEL, SENTINEL}, grad[6] = {SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL};
+  double pot[2] = {SENTINEL, SENTINEL},
+         grad[6] = {SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL};
   fmmcl_plan plan = NULL;
   ck_assert_int_eq(fmmcl_plan_create(NULL, &o, 2, x, 0, NULL, &plan), FMMCL_ERROR_NULL_POINTER);
   ck_assert_str_ne(fmmcl_last_error(NULL), "");
@@ -1168,8 +1248,8 @@ static void expect_reference_fails(const fmmcl_plan_options *o, size_t ns, const
   ck_assert_msg(st == want, "reference, %s: got \"%s\", want \"%s\"", what, fmmcl_strerror(st),
                 fmmcl_strerror(want));
   ck_assert_msg(fmmcl_last_error(NULL)[0] != '\0', "reference, %s: no message", what);
-  ck_assert_msg(all_equal(pot, 8, SENTINEL) && all_equal(grad, 64, SENTINEL), "reference, %s: outputs touched",
-                what);
+  ck_assert_msg(all_equal(pot, 8, SENTINEL) && all_equal(grad, 64, SENTINEL),
+                "reference, %s: outputs touched", what);
 }
 
 START_TEST(test_reference_bad_input) {

@@ -16,8 +16,7 @@
 static unsigned long long rng_state;
 
 /* Uniform in [0, 1): a fixed xorshift so failures reproduce. */
-static double uniform(void)
-{
+static double uniform(void) {
   rng_state ^= rng_state << 13;
   rng_state ^= rng_state >> 7;
   rng_state ^= rng_state << 17;
@@ -25,36 +24,28 @@ static double uniform(void)
 }
 
 /* n points uniform in the cube of the given side centred at c. */
-static void points_in_box(size_t n, const double c[3], double side, double *xyz)
-{
-  for (size_t i = 0; i < 3 * n; i++)
-    xyz[i] = c[i % 3] + side * (uniform() - 0.5);
+static void points_in_box(size_t n, const double c[3], double side, double *xyz) {
+  for (size_t i = 0; i < 3 * n; i++) xyz[i] = c[i % 3] + side * (uniform() - 0.5);
 }
 
 /* Positive charges make phi >= sum q / (rho + a), so relative errors of
  * the potential are bounded by the absolute bounds below. */
-static void positive_charges(size_t n, double *q)
-{
-  for (size_t i = 0; i < n; i++)
-    q[i] = 0.1 + uniform();
+static void positive_charges(size_t n, double *q) {
+  for (size_t i = 0; i < n; i++) q[i] = 0.1 + uniform();
 }
 
-static double dist(const double *a, const double *b)
-{
-  return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
-              (a[2] - b[2]) * (a[2] - b[2]));
+static double dist(const double *a, const double *b) {
+  return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
 }
 
-static void direct_sum(size_t ns, const double *src, const double *q, size_t nt,
-                       const double *trg, double *pot, double *grad)
-{
+static void direct_sum(size_t ns, const double *src, const double *q, size_t nt, const double *trg,
+                       double *pot, double *grad) {
   for (size_t i = 0; i < nt; i++) {
     double phi = 0.0, g[3] = {0.0, 0.0, 0.0};
     for (size_t j = 0; j < ns; j++) {
       const double r = dist(trg + 3 * i, src + 3 * j);
       phi += q[j] / r;
-      for (int c = 0; c < 3; c++)
-        g[c] -= q[j] * (trg[3 * i + c] - src[3 * j + c]) / (r * r * r);
+      for (int c = 0; c < 3; c++) g[c] -= q[j] * (trg[3 * i + c] - src[3 * j + c]) / (r * r * r);
     }
     pot[i] = phi;
     memcpy(grad + 3 * i, g, sizeof g);
@@ -70,8 +61,7 @@ static void direct_sum(size_t ns, const double *src, const double *q, size_t nt,
  * t = |x-c|/|y-c|, rho = |y-c| and the gradient tail is tail(t) / (t rho^2). */
 
 /* t^{-s} sum_{n>p} (2n+1) t^n, s = 0 or 1, as a closed form. */
-static double grad_tail(int p, double t, int s)
-{
+static double grad_tail(int p, double t, int s) {
   return pow(t, p + 1 - s) * ((2 * p + 3) / (1 - t) + 2 * t / ((1 - t) * (1 - t)));
 }
 
@@ -81,9 +71,8 @@ typedef struct bounds {
 
 /* Bounds at target x for sources y_j expanded about c: multipole if
  * local == 0, local expansion otherwise. */
-static bounds truncation_bounds(int p, const double c[3], size_t ns, const double *src,
-                                const double *q, const double *x, int local)
-{
+static bounds truncation_bounds(int p, const double c[3], size_t ns, const double *src, const double *q,
+                                const double *x, int local) {
   bounds b = {0.0, 0.0};
   const double rx = dist(x, c);
   for (size_t j = 0; j < ns; j++) {
@@ -97,8 +86,7 @@ static bounds truncation_bounds(int p, const double c[3], size_t ns, const doubl
 }
 
 /* Floating-point slack: a few hundred ulps of the largest term. */
-static bounds roundoff(size_t ns, const double *src, const double *q, const double *x)
-{
+static bounds roundoff(size_t ns, const double *src, const double *q, const double *x) {
   bounds b = {0.0, 0.0};
   for (size_t j = 0; j < ns; j++) {
     const double r = dist(x, src + 3 * j);
@@ -114,9 +102,8 @@ typedef struct errors {
   double pot, grad; /* relative 2-norm errors over all targets */
 } errors;
 
-static errors relative_errors(size_t nt, const double *pot, const double *grad,
-                              const double *pot_ref, const double *grad_ref)
-{
+static errors relative_errors(size_t nt, const double *pot, const double *grad, const double *pot_ref,
+                              const double *grad_ref) {
   double ep = 0, np = 0, eg = 0, ng = 0;
   for (size_t i = 0; i < nt; i++) {
     ep += (pot[i] - pot_ref[i]) * (pot[i] - pot_ref[i]);
@@ -131,19 +118,17 @@ static errors relative_errors(size_t nt, const double *pot, const double *grad,
 }
 
 /* Asserts that target i is within the bound (times factor) plus roundoff. */
-static void assert_within(int p, size_t i, const double *pot, const double *grad,
-                          const double *pot_ref, const double *grad_ref, bounds b,
-                          bounds fp, double factor)
-{
+static void assert_within(int p, size_t i, const double *pot, const double *grad, const double *pot_ref,
+                          const double *grad_ref, bounds b, bounds fp, double factor) {
   double gerr = 0.0;
   for (int c = 0; c < 3; c++)
     gerr += (grad[3 * i + c] - grad_ref[3 * i + c]) * (grad[3 * i + c] - grad_ref[3 * i + c]);
   gerr = sqrt(gerr);
   const double perr = fabs(pot[i] - pot_ref[i]);
-  ck_assert_msg(perr <= factor * b.pot + fp.pot,
-                "p=%d target %zu: potential error %g > bound %g", p, i, perr, factor * b.pot);
-  ck_assert_msg(gerr <= factor * b.grad + fp.grad,
-                "p=%d target %zu: gradient error %g > bound %g", p, i, gerr, factor * b.grad);
+  ck_assert_msg(perr <= factor * b.pot + fp.pot, "p=%d target %zu: potential error %g > bound %g", p, i, perr,
+                factor * b.pot);
+  ck_assert_msg(gerr <= factor * b.grad + fp.grad, "p=%d target %zu: gradient error %g > bound %g", p, i,
+                gerr, factor * b.grad);
 }
 
 /* ---- fixtures: a source box and a well-separated target box ------------- */
@@ -155,9 +140,8 @@ static const double far_offset[3] = {3.0, 0.0, 0.0};
 
 static double src[3 * NSRC], q[NSRC], trg[3 * NTRG];
 
-static void make_boxes(const double near_center[3], const double far_center[3],
-                       double *near_pts, size_t n_near, double *far_pts, size_t n_far)
-{
+static void make_boxes(const double near_center[3], const double far_center[3], double *near_pts,
+                       size_t n_near, double *far_pts, size_t n_far) {
   rng_state = 0x9E3779B97F4A7C15ull;
   points_in_box(n_near, near_center, 1.0, near_pts);
   points_in_box(n_far, far_center, 1.0, far_pts);
@@ -169,11 +153,9 @@ static const int orders[] = {1, 2, 4, 8, 12, 16, 20};
 
 /* ---- (a) P2M then M2P ----------------------------------------------------- */
 
-START_TEST(test_p2m_m2p_converges)
-{
+START_TEST(test_p2m_m2p_converges) {
   double far_center[3];
-  for (int c = 0; c < 3; c++)
-    far_center[c] = src_center[c] + far_offset[c];
+  for (int c = 0; c < 3; c++) far_center[c] = src_center[c] + far_offset[c];
   make_boxes(src_center, far_center, src, NSRC, trg, NTRG);
   /* One target on the z axis of the centre: no division by sin(theta). */
   trg[0] = src_center[0], trg[1] = src_center[1], trg[2] = src_center[2] + 3.0;
@@ -206,11 +188,9 @@ END_TEST
 
 /* ---- (c) P2L then L2P ----------------------------------------------------- */
 
-START_TEST(test_p2l_l2p_converges)
-{
+START_TEST(test_p2l_l2p_converges) {
   double far_center[3];
-  for (int c = 0; c < 3; c++)
-    far_center[c] = src_center[c] + far_offset[c];
+  for (int c = 0; c < 3; c++) far_center[c] = src_center[c] + far_offset[c];
   /* Sources far, targets near the expansion centre (one exactly at it). */
   make_boxes(src_center, far_center, trg, NTRG, src, NSRC);
   memcpy(trg, src_center, sizeof src_center);
@@ -252,22 +232,18 @@ static const double parent_shift[3] = {6.0, 2.0, 0.0};
  * source parent (seen from x) and the Taylor series about the target parent
  * (of the sources' field, t = |x - c_L| / (|D| - a)). We assert the sum of
  * the multipole bound and of that local bound. */
-static bounds chain_bounds(int p, const double *x, const double *c_m, const double *c_l,
-                           double a_max)
-{
+static bounds chain_bounds(int p, const double *x, const double *c_m, const double *c_l, double a_max) {
   bounds m = truncation_bounds(p, c_m, NSRC, src, q, x, 0);
   const double t = dist(x, c_l) / (dist(c_m, c_l) - a_max);
   double Q = 0.0;
-  for (size_t j = 0; j < NSRC; j++)
-    Q += fabs(q[j]);
+  for (size_t j = 0; j < NSRC; j++) Q += fabs(q[j]);
   const double rho = dist(c_m, c_l) - a_max;
   m.pot += Q * pow(t, p + 1) / ((1 - t) * rho);
   m.grad += Q * grad_tail(p, t, 1) / (rho * rho);
   return m;
 }
 
-START_TEST(test_fmm_chain_converges)
-{
+START_TEST(test_fmm_chain_converges) {
   double src_child[3], trg_parent[3], trg_child[3];
   for (int c = 0; c < 3; c++) {
     src_child[c] = src_parent[c] + child_offset[c];
@@ -276,8 +252,7 @@ START_TEST(test_fmm_chain_converges)
   }
   make_boxes(src_child, trg_child, src, NSRC, trg, NTRG);
   double a_max = 0.0;
-  for (size_t j = 0; j < NSRC; j++)
-    a_max = fmax(a_max, dist(src + 3 * j, src_parent));
+  for (size_t j = 0; j < NSRC; j++) a_max = fmax(a_max, dist(src + 3 * j, src_parent));
 
   double pot_ref[NTRG], grad_ref[3 * NTRG], pot[NTRG], grad[3 * NTRG];
   direct_sum(NSRC, src, q, NTRG, trg, pot_ref, grad_ref);
@@ -309,27 +284,22 @@ END_TEST
 
 /* ---- (d) M2M and L2L compose exactly -------------------------------------- */
 
-static double max_abs(size_t len, const double *x)
-{
+static double max_abs(size_t len, const double *x) {
   double m = 0.0;
-  for (size_t k = 0; k < len; k++)
-    m = fmax(m, fabs(x[k]));
+  for (size_t k = 0; k < len; k++) m = fmax(m, fabs(x[k]));
   return m;
 }
 
-static double max_diff(size_t len, const double *x, const double *y)
-{
+static double max_diff(size_t len, const double *x, const double *y) {
   double m = 0.0;
-  for (size_t k = 0; k < len; k++)
-    m = fmax(m, fabs(x[k] - y[k]));
+  for (size_t k = 0; k < len; k++) m = fmax(m, fabs(x[k] - y[k]));
   return m;
 }
 
 /* Shifting a->b->c and a->c directly must agree to rounding: both shifts of
  * a truncated expansion are exact (addition theorem of R_n^m). Coefficients
  * of degree n scale like size^n, so centres stay within unit distance. */
-START_TEST(test_shifts_compose_exactly)
-{
+START_TEST(test_shifts_compose_exactly) {
   const int p = 20;
   const double a[3] = {0.1, 0.2, -0.3}, b[3] = {0.6, -0.3, 0.2}, c[3] = {-0.2, 0.4, 0.5};
   const size_t len = 2 * fmmcl_exp3d_ncoef(p);
@@ -375,8 +345,7 @@ END_TEST
 
 /* p = 1 holds the charge and dipole: M_0^0 = Q, M_1^0 = sum q z,
  * M_1^1 = -sum q (x + iy) / 2; p = 0 keeps only Q. */
-START_TEST(test_low_orders)
-{
+START_TEST(test_low_orders) {
   const double c[3] = {0.0, 0.0, 0.0};
   const double xyz[6] = {0.1, 0.2, 0.3, -0.2, 0.1, -0.4};
   const double qq[2] = {2.0, -1.0};
@@ -403,8 +372,7 @@ START_TEST(test_low_orders)
   }
   ck_assert_double_eq_tol(pot, 1.0 / r + pd / (r * r * r), 1e-15);
   for (int k = 0; k < 3; k++) {
-    const double exact = -x[k] / (r * r * r) + dip[k] / (r * r * r) -
-                         3 * pd * x[k] / (r * r * r * r * r);
+    const double exact = -x[k] / (r * r * r) + dip[k] / (r * r * r) - 3 * pd * x[k] / (r * r * r * r * r);
     ck_assert_double_eq_tol(grad[k], exact, 1e-15);
   }
 }
@@ -415,8 +383,7 @@ END_TEST
 /* M2L of an exact multipole vs P2L of the same charges: both are local
  * expansions about the same centre, so their values at the centre's
  * neighbourhood agree to the multipole truncation error there. */
-START_TEST(test_m2l_matches_p2l)
-{
+START_TEST(test_m2l_matches_p2l) {
   const int p = 16;
   const double cm[3] = {0.0, 0.0, 0.0}, cl[3] = {0.0, 0.0, -4.0}; /* along -z axis */
   const size_t len = 2 * fmmcl_exp3d_ncoef(p);
@@ -440,8 +407,7 @@ START_TEST(test_m2l_matches_p2l)
 }
 END_TEST
 
-static Suite *expansions3d_suite(void)
-{
+static Suite *expansions3d_suite(void) {
   Suite *s = suite_create("expansions3d");
   TCase *tc = tcase_create("reference");
   tcase_add_test(tc, test_p2m_m2p_converges);
@@ -454,8 +420,7 @@ static Suite *expansions3d_suite(void)
   return s;
 }
 
-int main(void)
-{
+int main(void) {
   SRunner *sr = srunner_create(expansions3d_suite());
   srunner_run_all(sr, CK_NORMAL);
   const int failed = srunner_ntests_failed(sr);

@@ -65,7 +65,11 @@ static double reference_error(int dim, double sigma, double tol, int order, int 
   *bound = par.bound;
   if (keep) *keep = s;
   else fmmcl_fgt_setup_free(&s);
-  free(src); free(tgt); free(q); free(ref); free(got);
+  free(src);
+  free(tgt);
+  free(q);
+  free(ref);
+  free(got);
   return e;
 }
 
@@ -79,7 +83,7 @@ START_TEST(test_multi_index_order) {
   ck_assert_mem_eq(a, want, sizeof want);
   free(a);
   a = fmmcl_fgt_multi_indices(5, 6, &n);
-  ck_assert_int_eq(n, 210); /* C(10, 6) */
+  ck_assert_int_eq(n, 210);     /* C(10, 6) */
   for (int t = 1; t < n; t++) { /* graded: total degree never falls */
     int d0 = 0, d1 = 0;
     for (int k = 0; k < 6; k++) d0 += a[(t - 1) * 6 + k], d1 += a[t * 6 + k];
@@ -157,7 +161,6 @@ START_TEST(test_tighter_bound) {
 }
 END_TEST
 
-
 /* h_n(t), n < N, by the recurrence h_{n+1} = 2t h_n - 2n h_{n-1} */
 static void hermite_functions(double t, int N, double *h) {
   h[0] = exp(-t * t);
@@ -222,8 +225,8 @@ START_TEST(test_reference_each_kind) {
        * bound's rigour (clustered: boxes crowded up to their corners) */
       for (int order = 2; order <= 4; order += 2) {
         e = reference_error(dims[di], 0.15, 0, order, kind, CLUSTERED, 300, 200, &bound, NULL);
-        ck_assert_msg(e <= bound, "dim %d kind %d order %d: error %g above bound %g", dims[di], kind, order, e,
-                      bound);
+        ck_assert_msg(e <= bound, "dim %d kind %d order %d: error %g above bound %g", dims[di], kind, order,
+                      e, bound);
       }
     }
   /* d = 6: the Hermite and Taylor chains at tolerance 1e-3 */
@@ -259,8 +262,8 @@ START_TEST(test_reference_tolerance) {
                   kind ? "clustered" : "uniform", tols[ti], e, bound);
     if (getenv("FGT_VERBOSE"))
       printf("dim %d %s tol %g: p %d side %g boxes %zu/%zu pairs %g %g %g %g error %.2e bound %.2e\n", dim,
-             kind ? "clustered" : "uniform", tols[ti], s.par.p, s.par.side, s.src.nbox, s.tgt.nbox, s.pairs[0],
-             s.pairs[1], s.pairs[2], s.pairs[3], e, bound);
+             kind ? "clustered" : "uniform", tols[ti], s.par.p, s.par.side, s.src.nbox, s.tgt.nbox,
+             s.pairs[0], s.pairs[1], s.pairs[2], s.pairs[3], e, bound);
     /* clustered data crowds boxes: at 1e-3 (short expansions) they must be in use */
     if (kind == CLUSTERED && dim < 6 && ti == 0)
       ck_assert(s.pairs[FMMCL_FGT_HERMITE] + s.pairs[FMMCL_FGT_TAYLOR] + s.pairs[FMMCL_FGT_H2T] > 0);
@@ -288,14 +291,14 @@ START_TEST(test_reference_sigma_extremes) {
   for (size_t b = 1; b < s.src.nbox; b++) { /* boxes in lexicographic order */
     int cmp = 0;
     for (int k = 0; k < 6 && !cmp; k++)
-      cmp = (s.src.cell[b * 6 + k] > s.src.cell[(b - 1) * 6 + k]) - (s.src.cell[b * 6 + k] < s.src.cell[(b - 1) * 6 + k]);
+      cmp = (s.src.cell[b * 6 + k] > s.src.cell[(b - 1) * 6 + k]) -
+            (s.src.cell[b * 6 + k] < s.src.cell[(b - 1) * 6 + k]);
     ck_assert_int_eq(cmp, 1);
   }
   ck_assert_msg(e <= 1e-6, "small sigma d = 6: %g", e);
   fmmcl_fgt_setup_free(&s);
 }
 END_TEST
-
 
 /* ---- the device plan -------------------------------------------------------- */
 
@@ -350,12 +353,18 @@ static device_errors device_run(int dim, double sigma, double tol, int order, in
   memcpy(e.pairs, s->pairs, sizeof e.pairs);
   ck_assert_int_eq(fmmcl_plan_error_bound(plan, &e.bound), FMMCL_SUCCESS);
   if (getenv("FGT_VERBOSE"))
-    printf("device dim %d sigma %g tol %g order %d force %d %s: p %d pairs %g %g %g %g vs ref %.2e vs direct %.2e bound %.2e\n",
-           dim, sigma, tol, order, force, prec == FMMCL_DOUBLE ? "double" : "single", s->par.p, e.pairs[0],
-           e.pairs[1], e.pairs[2], e.pairs[3], e.vs_reference, e.vs_direct, e.bound);
+    printf(
+        "device dim %d sigma %g tol %g order %d force %d %s: p %d pairs %g %g %g %g vs ref %.2e vs direct %.2e bound %.2e\n",
+        dim, sigma, tol, order, force, prec == FMMCL_DOUBLE ? "double" : "single", s->par.p, e.pairs[0],
+        e.pairs[1], e.pairs[2], e.pairs[3], e.vs_reference, e.vs_direct, e.bound);
   fflush(stdout);
   fmmcl_plan_destroy(plan);
-  free(src); free(tgt); free(q); free(ref); free(got); free(fgt_ref);
+  free(src);
+  free(tgt);
+  free(q);
+  free(ref);
+  free(got);
+  free(fgt_ref);
   return e;
 }
 
@@ -365,11 +374,13 @@ static device_errors device_run(int dim, double sigma, double tol, int order, in
 START_TEST(test_device_each_operator) {
   const int force = _i < 8 ? _i % 4 : _i - 7, dim = _i < 4 ? 2 : _i < 8 ? 3 : 6;
   /* d = 6: Hermite and Taylor chains at order 6 (462 terms) */
-  device_errors e = dim == 6 ? device_run(6, 0.4, 0, 6, force, CLUSTERED, FMMCL_DOUBLE, 200, 100)
-                             : device_run(dim, 0.2, 0, dim == 2 ? 12 : 9, force, CLUSTERED, FMMCL_DOUBLE, 300, 200);
+  device_errors e =
+      dim == 6 ? device_run(6, 0.4, 0, 6, force, CLUSTERED, FMMCL_DOUBLE, 200, 100)
+               : device_run(dim, 0.2, 0, dim == 2 ? 12 : 9, force, CLUSTERED, FMMCL_DOUBLE, 300, 200);
   ck_assert(e.pairs[force] > 0);
   ck_assert_msg(e.vs_reference < 1e-12, "dim %d kind %d: device vs reference %g", dim, force, e.vs_reference);
-  ck_assert_msg(e.vs_direct <= e.bound, "dim %d kind %d: %g above bound %g", dim, force, e.vs_direct, e.bound);
+  ck_assert_msg(e.vs_direct <= e.bound, "dim %d kind %d: %g above bound %g", dim, force, e.vs_direct,
+                e.bound);
 }
 END_TEST
 
@@ -422,7 +433,8 @@ START_TEST(test_device_coefficients) {
         fmmcl_fgt_ref_taylor_add(s, s->list[FMMCL_FGT_TAYLOR][j], qs, cT, Bref + m * P);
       for (size_t j = s->list_start[FMMCL_FGT_H2T][t]; j < s->list_start[FMMCL_FGT_H2T][t + 1]; j++) {
         const uint32_t b = s->list[FMMCL_FGT_H2T][j];
-        fmmcl_fgt_ref_h2t_add(&s->par, s->alpha, A + s->hslot[b] * P, s->src.centre + b * dim, cT, Bref + m * P);
+        fmmcl_fgt_ref_h2t_add(&s->par, s->alpha, A + s->hslot[b] * P, s->src.centre + b * dim, cT,
+                              Bref + m * P);
       }
     }
     e = scale = 0;
@@ -430,10 +442,18 @@ START_TEST(test_device_coefficients) {
       e = fmax(e, fabs(B[i] - Bref[i]));
       scale = fmax(scale, fabs(Bref[i]));
     }
-    ck_assert_msg(scale > 0 && e <= 1e-12 * scale, "Taylor coefficients (%s): %g of %g", kind_env[force], e, scale);
+    ck_assert_msg(scale > 0 && e <= 1e-12 * scale, "Taylor coefficients (%s): %g of %g", kind_env[force], e,
+                  scale);
   }
   fmmcl_plan_destroy(plan);
-  free(x); free(q); free(pot); free(M); free(B); free(A); free(Bref); free(qs);
+  free(x);
+  free(q);
+  free(pot);
+  free(M);
+  free(B);
+  free(A);
+  free(Bref);
+  free(qs);
 }
 END_TEST
 
@@ -520,7 +540,10 @@ START_TEST(test_device_plan_api) {
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
   o.method = FMMCL_FGT;
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n / 2, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
-  free(x); free(q); free(pot); free(ref);
+  free(x);
+  free(q);
+  free(pot);
+  free(ref);
 }
 END_TEST
 
@@ -554,27 +577,32 @@ START_TEST(test_device_binning) {
     ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigmas[si], 1e-6, 0, ns, extent, 0, &par), FMMCL_SUCCESS);
     fmmcl_fgt_setup host, dev;
     fmmcl_fgt_device_bins bins = {.real_size = 8};
-    ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &host), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &host),
+                     FMMCL_SUCCESS);
     fmmcl_status st = fmmcl_fgt_setup_build_device(ctx, &par, ns, src, nt, tgt, FMMCL_FGT_AUTO, &bins, &dev);
     ck_assert_msg(st == FMMCL_SUCCESS, "device binning: %s", fmmcl_last_error(ctx));
     same_boxes(&host.src, &dev.src, dim);
     same_boxes(&host.tgt, &dev.tgt, dim);
     /* the device's own copies: owner of each sorted point, starts */
     uint32_t *owner = malloc(nt * 4), *start = malloc((dev.src.nbox + 1) * 4);
-    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.tgt.owner, CL_TRUE, 0, nt * 4, owner, 0, NULL, NULL), 0);
-    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.src.start, CL_TRUE, 0, (dev.src.nbox + 1) * 4, start, 0,
-                                         NULL, NULL), 0);
+    ck_assert_int_eq(
+        clEnqueueReadBuffer(ctx->queue, bins.tgt.owner, CL_TRUE, 0, nt * 4, owner, 0, NULL, NULL), 0);
+    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, bins.src.start, CL_TRUE, 0, (dev.src.nbox + 1) * 4,
+                                         start, 0, NULL, NULL),
+                     0);
     for (size_t b = 0; b < dev.tgt.nbox; b++)
       for (size_t i = dev.tgt.start[b]; i < dev.tgt.start[b + 1]; i++) ck_assert_uint_eq(owner[i], b);
     for (size_t b = 0; b <= dev.src.nbox; b++) ck_assert_uint_eq(start[b], dev.src.start[b]);
     if (si == 1) ck_assert_uint_gt(dev.src.nbox, ns / 2); /* the sparse grid: mostly lone points */
-    free(owner); free(start);
+    free(owner);
+    free(start);
     fmmcl_fgt_device_set_release(&bins.src);
     fmmcl_fgt_device_set_release(&bins.tgt);
     fmmcl_fgt_setup_free(&host);
     fmmcl_fgt_setup_free(&dev);
   }
-  free(src); free(tgt);
+  free(src);
+  free(tgt);
 }
 END_TEST
 
@@ -605,7 +633,11 @@ START_TEST(test_device_binning_plan) {
     fmmcl_plan_destroy(plan);
   }
   ck_assert(memcmp(a, b, nt * sizeof *a) == 0);
-  free(src); free(tgt); free(q); free(a); free(b);
+  free(src);
+  free(tgt);
+  free(q);
+  free(a);
+  free(b);
 }
 END_TEST
 

@@ -125,7 +125,8 @@ START_TEST(test_direct_device) {
   make_charges(n, 13, q);
   fmmcl_plan_options o = laplace2d(FMMCL_DIRECT, prec, 0);
   errors e = plan_errors(&o, n, x, q, 0, NULL);
-  ck_assert_msg(e.pot < tol && e.grad < tol, "%s self: pot %.2e grad %.2e", prec ? "double" : "float", e.pot, e.grad);
+  ck_assert_msg(e.pot < tol && e.grad < tol, "%s self: pot %.2e grad %.2e", prec ? "double" : "float", e.pot,
+                e.grad);
   e = plan_errors(&o, n, x, q, m, y);
   ck_assert_msg(e.pot < tol && e.grad < tol, "targets: pot %.2e grad %.2e", e.pot, e.grad);
   /* a target on a source: the pair is skipped, not inf */
@@ -161,7 +162,8 @@ START_TEST(test_reference_operators) {
   enum { N = 40 };
   double s[2 * N], q[N];
   rng = 77;
-  const double cs[2] = {0.5, 0.5}, r = 1.0, cp[2] = {1.0, 1.0}, rp = 2.0; /* parent: child is its lower-left */
+  const double cs[2] = {0.5, 0.5}, r = 1.0, cp[2] = {1.0, 1.0},
+               rp = 2.0; /* parent: child is its lower-left */
   for (int j = 0; j < N; j++) s[2 * j] = uniform(), s[2 * j + 1] = uniform(), q[j] = 2 * uniform() - 1;
   /* local cell: side 1 centred 3 sides to the right; its child of side 1/2 */
   const double ct[2] = {3.5, 0.5}, cc[2] = {3.25, 0.75}, t[2] = {3.3, 0.9};
@@ -182,7 +184,8 @@ START_TEST(test_reference_operators) {
     for (int k = 0; k < 4; k++) {
       double e = field_err(o[k], ref);
       /* the ratio of radii is at most 0.5 to 0.75 here: at least a factor 2 per 4 orders */
-      ck_assert_msg(e < 0.5 * prev[k] || e < 1e-13, "operator chain %d, p = %d: error %.2e after %.2e", k, p, e, prev[k]);
+      ck_assert_msg(e < 0.5 * prev[k] || e < 1e-13, "operator chain %d, p = %d: error %.2e after %.2e", k, p,
+                    e, prev[k]);
       prev[k] = e;
     }
   }
@@ -217,7 +220,7 @@ typedef struct op_fixture {
   fmmcl_plan plan;
   const fmmcl_quadtree2d *t;
   int p;
-  size_t ne, no;                  /* coefficients of all cells; 3 per target */
+  size_t ne, no; /* coefficients of all cells; 3 per target */
   double *q, *qs;
   double complex *M, *L, *Mr, *Lr;
   double *out, *outr;
@@ -235,7 +238,8 @@ static void op_open(op_fixture *f, fmmcl_precision prec, int kind) {
   const int order = prec == FMMCL_DOUBLE ? 14 : 9;
   fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, order);
   o.leaf_size = 16;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   free(x);
   ck_assert_int_eq(fmmcl_fmm2d_debug_tree(f->plan, &f->t, &f->p), FMMCL_SUCCESS);
   ck_assert_int_eq(f->p, order);
@@ -254,7 +258,8 @@ static void op_close(op_fixture *f) {
 }
 
 /* Relative L2 distance of complex arrays over cells first..last-1. */
-static double cells_err(const op_fixture *f, const double complex *a, const double complex *b, size_t first, size_t last) {
+static double cells_err(const op_fixture *f, const double complex *a, const double complex *b, size_t first,
+                        size_t last) {
   double num = 0, den = 0;
   for (size_t i = first * (f->p + 1); i < last * (size_t)(f->p + 1); i++)
     num += cabs(a[i] - b[i]) * cabs(a[i] - b[i]), den += cabs(b[i]) * cabs(b[i]);
@@ -285,33 +290,39 @@ START_TEST(test_operators) {
   const size_t leaf0 = fmmcl_quadtree2d_level_offset(L), lev2 = fmmcl_quadtree2d_level_offset(2);
   const double tol = op_tol(prec);
   /* P2M: the leaves */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_PHASE_P2M, NULL, NULL, f.M, NULL, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_PHASE_P2M, NULL, NULL, f.M, NULL, NULL),
+                   FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_p2m(t, f.p, f.qs, f.Mr);
   double e = cells_err(&f, f.M, f.Mr, leaf0, t->n_cells);
   ck_assert_msg(e < tol, "%s %s P2M: %.2e", dist_name[kind], prec ? "double" : "float", e);
   /* M2M from the reference leaves: levels 2..L-1 */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_M2M, f.Mr, NULL, f.M, NULL, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_M2M, f.Mr, NULL, f.M, NULL, NULL),
+                   FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_m2m(t, f.p, f.Mr);
   e = cells_err(&f, f.M, f.Mr, lev2, leaf0);
   ck_assert_msg(e < tol, "M2M: %.2e", e);
   /* M2L with the row-traversal kernel and the reduction, all levels */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL),
+                   FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_m2l(t, f.p, f.Mr, f.Lr);
   e = cells_err(&f, f.L, f.Lr, lev2, t->n_cells);
   ck_assert_msg(e < tol, "M2L: %.2e", e);
   /* L2L from the reference M2L results */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_L2L, NULL, f.Lr, NULL, f.L, NULL), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_L2L, NULL, f.Lr, NULL, f.L, NULL),
+                   FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_l2l(t, f.p, f.Lr);
   drop_empty_targets(&f, f.L, f.Lr);
   e = cells_err(&f, f.L, f.Lr, lev2, t->n_cells);
   ck_assert_msg(e < tol, "L2L: %.2e", e);
   /* L2P from the reference leaf locals */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_L2P, NULL, f.Lr, NULL, NULL, f.out), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_L2P, NULL, f.Lr, NULL, NULL, f.out),
+                   FMMCL_SUCCESS);
   fmmcl_fmm2d_ref_l2p(t, f.p, f.Lr, f.outr);
   e = fmmcl_test_rel_l2(f.out, f.outr, f.no);
   ck_assert_msg(e < tol, "L2P: %.2e", e);
   /* P2P over the U lists */
-  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_P2P, NULL, NULL, NULL, NULL, f.out), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, NULL, FMMCL_PHASE_P2P, NULL, NULL, NULL, NULL, f.out),
+                   FMMCL_SUCCESS);
   memset(f.outr, 0, f.no * sizeof *f.outr);
   fmmcl_fmm2d_ref_p2p(t, f.qs, f.outr);
   e = fmmcl_test_rel_l2(f.out, f.outr, f.no);
@@ -355,7 +366,8 @@ START_TEST(test_m2l_tilings) {
       for (size_t m = 0; m < ((size_t)1 << (2 * l)); m++)
         if (fmmcl_quadtree2d_cell_sources(f.t, l, m) == 0)
           for (int k = 0; k <= f.p; k++) f.Mr[(fmmcl_quadtree2d_level_offset(l) + m) * (f.p + 1) + k] = 0;
-    ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_fmm2d_debug_run(f.plan, f.q, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL),
+                     FMMCL_SUCCESS);
     fmmcl_fmm2d_ref_m2l(f.t, f.p, f.Mr, f.Lr);
     drop_empty_targets(&f, f.L, f.Lr); /* the tile kernel gives them an L too, which nothing reads */
     double e = cells_err(&f, f.L, f.Lr, fmmcl_quadtree2d_level_offset(2), f.t->n_cells);
@@ -391,8 +403,10 @@ START_TEST(test_tile_list) {
           if ((y / tb) * side + x / tb == i && t->v_begin[off + m + 1] > t->v_begin[off + m]) has = 1;
         }
         int listed = 0;
-        for (size_t j = 0; j < n; j++) listed |= list[j] == (cl_uint)((unsigned)l << FMMCL_M2L2D_TILE_LEVEL_SHIFT | i);
-        ck_assert_msg(has == listed, "tb %zu level %d tile %zu: has a list %d, listed %d", tb, l, i, has, listed);
+        for (size_t j = 0; j < n; j++)
+          listed |= list[j] == (cl_uint)((unsigned)l << FMMCL_M2L2D_TILE_LEVEL_SHIFT | i);
+        ck_assert_msg(has == listed, "tb %zu level %d tile %zu: has a list %d, listed %d", tb, l, i, has,
+                      listed);
       }
     }
     free(all), free(list);
@@ -441,7 +455,8 @@ START_TEST(test_tolerance) {
   fmmcl_plan_options o = laplace2d(FMMCL_FMM, FMMCL_SINGLE, 0);
   o.tolerance = 1e-4;
   errors e = dist_errors(_i, 3000, &o);
-  ck_assert_msg(e.pot <= 1e-4 && e.grad <= 1e-3, "%s float tol 1e-4: pot %.2e grad %.2e", dist_name[_i], e.pot, e.grad);
+  ck_assert_msg(e.pot <= 1e-4 && e.grad <= 1e-3, "%s float tol 1e-4: pot %.2e grad %.2e", dist_name[_i],
+                e.pot, e.grad);
 }
 END_TEST
 
@@ -453,14 +468,17 @@ END_TEST
 START_TEST(test_gpu_default_m2l) {
   const fmmcl_precision prec = has_fp64() ? FMMCL_DOUBLE : FMMCL_SINGLE;
   const double tol = prec == FMMCL_DOUBLE ? 1e-6 : 1e-4;
-  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "m2l2d", "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8 "
-                                                          "-DM2L_SEPARATE_TPW=8"),
-                   FMMCL_SUCCESS);
+  ck_assert_int_eq(
+      fmmcl_context_override_defines(ctx, "m2l2d",
+                                     "-DWGS=128 -DM2L_COEF=1 -DM2L_FUSED=2 -DM2L_SHARE_W=1 -DM2L_TILE=8 "
+                                     "-DM2L_SEPARATE_TPW=8"),
+      FMMCL_SUCCESS);
   for (int kind = 0; kind < N_DIST; kind++) {
     fmmcl_plan_options o = laplace2d(FMMCL_FMM, prec, 0);
     o.tolerance = tol;
     errors e = dist_errors(kind, 3000, &o);
-    ck_assert_msg(e.pot <= tol && e.grad <= 10 * tol, "%s: pot %.2e grad %.2e", dist_name[kind], e.pot, e.grad);
+    ck_assert_msg(e.pot <= tol && e.grad <= 10 * tol, "%s: pot %.2e grad %.2e", dist_name[kind], e.pot,
+                  e.grad);
     double *x = malloc(2 * 3000 * sizeof *x);
     make_points(kind, 3000, 1, x);
     fmmcl_plan plan;
@@ -550,9 +568,11 @@ START_TEST(test_depth_rule) {
     levels[kind] = t->levels;
     ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &pairs[kind]), FMMCL_SUCCESS);
     fmmcl_plan_destroy(plan);
-    if (kind == CLUSTERED) ck_assert_msg(pairs[kind] < 0.5 * fixed_pairs, "%g pairs, %g at level 3", pairs[kind], fixed_pairs);
+    if (kind == CLUSTERED)
+      ck_assert_msg(pairs[kind] < 0.5 * fixed_pairs, "%g pairs, %g at level 3", pairs[kind], fixed_pairs);
   }
-  ck_assert_msg(levels[CLUSTERED] > levels[UNIFORM], "levels: clustered %d, uniform %d", levels[CLUSTERED], levels[UNIFORM]);
+  ck_assert_msg(levels[CLUSTERED] > levels[UNIFORM], "levels: clustered %d, uniform %d", levels[CLUSTERED],
+                levels[UNIFORM]);
   free(x);
 }
 END_TEST
@@ -590,7 +610,8 @@ END_TEST
 static double cli_error(const char *args, const char *label) {
   char cmd[1024];
   const char *dev = getenv("FMMCL_TEST_DEVICE");
-  snprintf(cmd, sizeof cmd, "FMMCL_DEVICE='%s' '%s/fmmcl' %s -q 2>&1", dev && *dev ? dev : "cpu", FMMCL_BIN_DIR, args);
+  snprintf(cmd, sizeof cmd, "FMMCL_DEVICE='%s' '%s/fmmcl' %s -q 2>&1", dev && *dev ? dev : "cpu",
+           FMMCL_BIN_DIR, args);
   FILE *p = popen(cmd, "r");
   ck_assert_ptr_nonnull(p);
   char line[512];

@@ -49,7 +49,8 @@ static void make_points(int kind, size_t n, unsigned seed, double *x) {
       for (int c = 0; c < 3; c++) p[c] = uniform();
     } else if (kind == PLUMMER) {
       double r;
-      do r = 1 / sqrt(pow(uniform() * 0.999 + 1e-9, -2.0 / 3.0) - 1); while (r > 30);
+      do r = 1 / sqrt(pow(uniform() * 0.999 + 1e-9, -2.0 / 3.0) - 1);
+      while (r > 30);
       direction(d);
       for (int c = 0; c < 3; c++) p[c] = r * d[c];
     } else if (kind == ELLIPSOID) {
@@ -106,9 +107,9 @@ typedef struct op_fixture {
   fmmcl_plan plan;
   const fmmcl_tree3d *t;
   int p;
-  size_t nc;            /* doubles per cell */
-  double *q, *qs;       /* caller's and sorted charges */
-  double *M, *L, *out;  /* device results */
+  size_t nc;              /* doubles per cell */
+  double *q, *qs;         /* caller's and sorted charges */
+  double *M, *L, *out;    /* device results */
   double *Mr, *Lr, *outr; /* reference */
   fmmcl_tree3d_fmm_lists lists;
   fmmcl_tree3d_treecode_lists tc;
@@ -131,7 +132,8 @@ static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
   f->qs = malloc(n * sizeof *f->qs);
   for (size_t i = 0; i < n; i++) f->qs[i] = f->q[f->t->source_perm[i]];
   f->M = calloc(ne, sizeof(double)), f->L = calloc(ne, sizeof(double)), f->out = calloc(no, sizeof(double));
-  f->Mr = calloc(ne, sizeof(double)), f->Lr = calloc(ne, sizeof(double)), f->outr = calloc(no, sizeof(double));
+  f->Mr = calloc(ne, sizeof(double)), f->Lr = calloc(ne, sizeof(double)),
+  f->outr = calloc(no, sizeof(double));
   ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(f->t, &f->lists), FMMCL_SUCCESS);
   ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(f->t, o.theta, &f->tc), FMMCL_SUCCESS);
 }
@@ -219,8 +221,8 @@ static void ref_m2p(op_fixture *f, const fmmcl_tree3d_csr *w, const double *M, d
     double *pot = calloc(n + 1, sizeof *pot), *grad = calloc(3 * n + 1, sizeof *grad);
     for (size_t e = w->offsets[b]; e < w->offsets[b + 1]; e++) {
       const int32_t a = w->indices[e];
-      fmmcl_exp3d_m2p(f->p, f->t->cells[a].center, M + a * f->nc, n, f->t->target_xyz + 3 * c->tgt_begin,
-                      pot, grad);
+      fmmcl_exp3d_m2p(f->p, f->t->cells[a].center, M + a * f->nc, n, f->t->target_xyz + 3 * c->tgt_begin, pot,
+                      grad);
     }
     add_out(out, c->tgt_begin, n, pot, grad);
     free(pot), free(grad);
@@ -237,7 +239,8 @@ static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
       for (size_t i = t->cells[b].tgt_begin; i < t->cells[b].tgt_end; i++)
         for (size_t j = a->src_begin; j < a->src_end; j++) {
           double d[3], r2 = 0;
-          for (int c = 0; c < 3; c++) d[c] = t->source_xyz[3 * j + c] - t->target_xyz[3 * i + c], r2 += d[c] * d[c];
+          for (int c = 0; c < 3; c++)
+            d[c] = t->source_xyz[3 * j + c] - t->target_xyz[3 * i + c], r2 += d[c] * d[c];
           if (r2 == 0) continue;
           double rinv = 1 / sqrt(r2), qr = f->qs[j] * rinv;
           out[4 * i + 3] += qr;
@@ -379,8 +382,10 @@ START_TEST(test_fmm_error_falls_with_order) {
     fmmcl_plan_options o = laplace(FMMCL_FMM, FMMCL_DOUBLE, orders[k]);
     errors e = distribution_errors(kind, 4000, &o);
     double bound = fmmcl_fmm3d_predicted_error(0, o.theta, orders[k]);
-    ck_assert_msg(e.pot < last, "%s p=%d: error %.3e did not fall (was %.3e)", dist_name[kind], orders[k], e.pot, last);
-    ck_assert_msg(e.pot <= bound, "%s p=%d: error %.3e above the rule's %.3e", dist_name[kind], orders[k], e.pot, bound);
+    ck_assert_msg(e.pot < last, "%s p=%d: error %.3e did not fall (was %.3e)", dist_name[kind], orders[k],
+                  e.pot, last);
+    ck_assert_msg(e.pot <= bound, "%s p=%d: error %.3e above the rule's %.3e", dist_name[kind], orders[k],
+                  e.pot, bound);
     ck_assert_msg(e.grad <= 10 * bound, "%s p=%d: gradient error %.3e", dist_name[kind], orders[k], e.grad);
     last = e.pot;
   }
@@ -427,8 +432,8 @@ START_TEST(test_treecode_theta_and_order) {
     o.theta = thetas[k];
     errors e = distribution_errors(PLUMMER, 4000, &o);
     ck_assert_msg(e.pot > last, "theta %.1f: error %.3e not above %.3e", thetas[k], e.pot, last);
-    ck_assert_msg(e.pot <= fmmcl_fmm3d_predicted_error(1, thetas[k], 4), "theta %.1f: error %.3e above the rule",
-                  thetas[k], e.pot);
+    ck_assert_msg(e.pot <= fmmcl_fmm3d_predicted_error(1, thetas[k], 4),
+                  "theta %.1f: error %.3e above the rule", thetas[k], e.pot);
     last = e.pot;
   }
   const int orders[] = {2, 4, 8};
@@ -516,7 +521,8 @@ END_TEST
 /* Targets apart from the sources, some of them on a source. */
 START_TEST(test_separate_targets) {
   const size_t ns = 3000, nt = 2500;
-  double *src = malloc(3 * ns * sizeof *src), *tgt = malloc(3 * nt * sizeof *tgt), *q = malloc(ns * sizeof *q);
+  double *src = malloc(3 * ns * sizeof *src), *tgt = malloc(3 * nt * sizeof *tgt),
+         *q = malloc(ns * sizeof *q);
   make_points(PLUMMER, ns, 10, src);
   make_points(UNIFORM, nt, 11, tgt);
   for (size_t i = 0; i < 3 * nt; i++) tgt[i] = 4 * tgt[i] - 2;
@@ -557,7 +563,8 @@ START_TEST(test_reexecute_new_charges) {
   fmmcl_phase_time t[FMMCL_MAX_PHASES];
   size_t count;
   ck_assert_int_eq(fmmcl_plan_timings(plan, t, FMMCL_MAX_PHASES, &count), FMMCL_SUCCESS);
-  const char *want[] = {"build", "tree", "lists", "upload", "p2m", "m2m", "m2l", "p2l", "l2l", "l2p", "m2p", "p2p", "download"};
+  const char *want[] = {"build", "tree", "lists", "upload", "p2m", "m2m",     "m2l",
+                        "p2l",   "l2l",  "l2p",   "m2p",    "p2p", "download"};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
     int found = 0;
     for (size_t i = 0; i < count; i++) found |= strcmp(t[i].name, want[w]) == 0 && t[i].seconds >= 0;

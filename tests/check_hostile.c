@@ -65,8 +65,8 @@ static int skip_double(fmmcl_precision p) { return p == FMMCL_DOUBLE && !dev.has
 
 /* Creates and executes a plan; returns the first failing status, with the
  * message in *msg (static). */
-static fmmcl_status run_plan(const fmmcl_plan_options *o, size_t n, const double *x, const double *q, double *pot,
-                             double *grad, const char **msg) {
+static fmmcl_status run_plan(const fmmcl_plan_options *o, size_t n, const double *x, const double *q,
+                             double *pot, double *grad, const char **msg) {
   fmmcl_plan plan = NULL;
   fmmcl_status st = fmmcl_plan_create(ctx, o, n, x, 0, NULL, &plan);
   if (!st) st = fmmcl_plan_execute(plan, q, pot, o->gradient ? grad : NULL);
@@ -82,8 +82,10 @@ static void expect_status(const fmmcl_plan_options *o, size_t n, const double *x
   double *pot = doubles(n), *grad = doubles(3 * n);
   const char *msg;
   fmmcl_status st = run_plan(o, n, x, q, pot, grad, &msg);
-  ck_assert_msg(st == want, "%s: got \"%s\" (%s), want \"%s\"", what, fmmcl_strerror(st), msg, fmmcl_strerror(want));
-  if (needle) ck_assert_msg(strstr(msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, msg, needle);
+  ck_assert_msg(st == want, "%s: got \"%s\" (%s), want \"%s\"", what, fmmcl_strerror(st), msg,
+                fmmcl_strerror(want));
+  if (needle)
+    ck_assert_msg(strstr(msg, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, msg, needle);
   free(pot);
   free(grad);
 }

@@ -219,8 +219,10 @@ START_TEST(test_samples_csv_roundtrip) {
   snprintf(path, sizeof path, "%s/samples.csv", dir);
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(fmmcl_model_samples_write(f, "dev, with comma", FMMCL_SINGLE, &truth, smp, N), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_model_samples_write(f, "dev, with comma", FMMCL_SINGLE, &truth, smp, 1), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_model_samples_write(f, "dev, with comma", FMMCL_SINGLE, &truth, smp, N),
+                   FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_model_samples_write(f, "dev, with comma", FMMCL_SINGLE, &truth, smp, 1),
+                   FMMCL_SUCCESS);
   fclose(f);
   f = fopen(path, "r");
   fmmcl_model_csv_row *rows;
@@ -264,8 +266,15 @@ START_TEST(test_sweep_budget) {
   fmmcl_model_precision mp;
   memset(&mp, 0, sizeof mp);
   mp.measured = 1, mp.pairs_per_s = 1e9, mp.bytes_per_s = 1e10;
-  fmmcl_model_sweep sw = {.n = {600, 1000, 1400}, .n_n = 3, .q = {16, 32, 64}, .n_q = 3, .p = {3}, .n_p = 1,
-                          .shapes = 2, .repeats = 1, .budget_s = 1e-9};
+  fmmcl_model_sweep sw = {.n = {600, 1000, 1400},
+                          .n_n = 3,
+                          .q = {16, 32, 64},
+                          .n_q = 3,
+                          .p = {3},
+                          .n_p = 1,
+                          .shapes = 2,
+                          .repeats = 1,
+                          .budget_s = 1e-9};
   fmmcl_model_sample *smp;
   size_t n;
   ck_assert_int_eq(fmmcl_model_fit_sweep(ctx, FMMCL_SINGLE, &sw, &mp, &smp, &n), FMMCL_SUCCESS);
@@ -287,7 +296,8 @@ START_TEST(test_fit_on_device) {
   memset(&mp, 0, sizeof mp);
   ck_assert_int_eq(fmmcl_model_measure(ctx, FMMCL_SINGLE, &mp.pairs_per_s, &mp.bytes_per_s), FMMCL_SUCCESS);
   mp.measured = 1;
-  fmmcl_model_sweep sw = {.n = {2000, 6000}, .n_n = 2, .q = {32, 64}, .n_q = 2, .p = {3}, .n_p = 1, .repeats = 3};
+  fmmcl_model_sweep sw = {
+      .n = {2000, 6000}, .n_n = 2, .q = {32, 64}, .n_q = 2, .p = {3}, .n_p = 1, .repeats = 3};
   fmmcl_model_sample *smp;
   size_t n;
   ck_assert_int_eq(fmmcl_model_fit_sweep(ctx, FMMCL_SINGLE, &sw, &mp, &smp, &n), FMMCL_SUCCESS);
@@ -300,8 +310,8 @@ START_TEST(test_fit_on_device) {
   for (size_t i = 0; i < n; i++) {
     double meas = 0;
     for (int ph = 0; ph < FMMCL_MODEL_COMBINE; ph++) meas += smp[i].seconds[ph]; /* wall */
-    const double pred = fmmcl_model_predict(&mp, 4, smp[i].order, smp[i].work, smp[i].n_sources,
-                                            smp[i].n_targets, NULL);
+    const double pred =
+        fmmcl_model_predict(&mp, 4, smp[i].order, smp[i].work, smp[i].n_sources, smp[i].n_targets, NULL);
     /* a loose bound: PoCL on shared cores is noisy; the H100 benchmark
      * measures the real error */
     ck_assert_msg(pred > meas / 3 && pred < meas * 3, "sample %zu: predicted %g, measured %g", i, pred, meas);
@@ -332,8 +342,14 @@ START_TEST(test_fit_predicts_held_out) {
   memset(&mp, 0, sizeof mp);
   ck_assert_int_eq(fmmcl_model_measure(ctx, FMMCL_SINGLE, &mp.pairs_per_s, &mp.bytes_per_s), FMMCL_SUCCESS);
   mp.measured = 1;
-  fmmcl_model_sweep sw = {.n = {1500, 3000, 6000}, .n_n = 3, .q = {16, 64}, .n_q = 2, .p = {3}, .n_p = 1,
-                          .shapes = 2, .repeats = 5};
+  fmmcl_model_sweep sw = {.n = {1500, 3000, 6000},
+                          .n_n = 3,
+                          .q = {16, 64},
+                          .n_q = 2,
+                          .p = {3},
+                          .n_p = 1,
+                          .shapes = 2,
+                          .repeats = 5};
   fmmcl_model_sample *smp;
   size_t n;
   ck_assert_int_eq(fmmcl_model_fit_sweep(ctx, FMMCL_SINGLE, &sw, &mp, &smp, &n), FMMCL_SUCCESS);
@@ -482,8 +498,9 @@ START_TEST(test_schedules_match_single_device) {
   setenv("FMMCL_MODEL_FILE", "/nonexistent/fmmcl.model", 1); /* no model: W stays far */
   /* gpu, cpu, then each hybrid with W and X in all four placements */
   for (int variant = 0; variant < 2 + 2 * 4; variant++) {
-    const int sch = variant < 2 ? FMMCL_SCHEDULE_GPU + variant
-                                : (variant - 2) / 4 ? FMMCL_SCHEDULE_HYBRID2 : FMMCL_SCHEDULE_HYBRID1;
+    const int sch = variant < 2         ? FMMCL_SCHEDULE_GPU + variant
+                    : (variant - 2) / 4 ? FMMCL_SCHEDULE_HYBRID2
+                                        : FMMCL_SCHEDULE_HYBRID1;
     const int w_near = variant >= 2 && ((variant - 2) & 1), x_near = variant >= 2 && ((variant - 2) & 2);
     fmmcl_plan plan;
     ck_assert_int_eq(fmmcl_plan_create_hybrid(ctx, b, &o, N, x, 0, NULL, (fmmcl_schedule)sch, &plan),
@@ -507,8 +524,8 @@ START_TEST(test_schedules_match_single_device) {
       ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
       const double e = fmmcl_test_rel_l2(pot, ref, N), eg = fmmcl_test_rel_l2(grad, ref_g, 3 * N);
       ck_assert_msg(e < 1e-5 && eg < 1e-5, "schedule %s%s%s: potential %g, gradient %g from single device",
-                    fmmcl_schedule_name((fmmcl_schedule)sch), w_near ? " (W near)" : "", x_near ? " (X near)" : "",
-                    e, eg);
+                    fmmcl_schedule_name((fmmcl_schedule)sch), w_near ? " (W near)" : "",
+                    x_near ? " (X near)" : "", e, eg);
     }
     /* each device's phases are reported, and the work adds up */
     fmmcl_phase_time t[FMMCL_MAX_PHASES_TEST];

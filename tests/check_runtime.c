@@ -23,12 +23,12 @@
 
 /* ---- environment and temporary directory, per test ------------------------ */
 
-static const char *const env_names[] = {"FMMCL_DEVICE", "FMMCL_KERNEL_PATH", "FMMCL_NO_CACHE",
-                                        "XDG_CACHE_HOME", "HOME", "POCL_CACHE_DIR"};
+static const char *const env_names[] = {
+    "FMMCL_DEVICE", "FMMCL_KERNEL_PATH", "FMMCL_NO_CACHE", "XDG_CACHE_HOME", "HOME", "POCL_CACHE_DIR"};
 #define N_ENV (sizeof env_names / sizeof env_names[0])
 static char *env_saved[N_ENV];
-static char *work;          /* this test's temporary directory */
-static fmmcl_context ctx;   /* opened by the device fixture */
+static char *work;        /* this test's temporary directory */
+static fmmcl_context ctx; /* opened by the device fixture */
 
 /* Tests change the environment; saved and restored so that they also stay
  * independent under CK_FORK=no. */
@@ -147,7 +147,8 @@ static int build(const char *options) {
   cl_program prog = NULL;
   int from_cache = -1;
   fmmcl_status st = fmmcl_program_build(ctx, "direct/p2p.cl", options, &prog, &from_cache);
-  ck_assert_msg(st == FMMCL_SUCCESS, "fmmcl_program_build: %s: %s", fmmcl_strerror(st), fmmcl_last_error(ctx));
+  ck_assert_msg(st == FMMCL_SUCCESS, "fmmcl_program_build: %s: %s", fmmcl_strerror(st),
+                fmmcl_last_error(ctx));
   ck_assert_ptr_nonnull(prog);
   ck_assert(from_cache == 0 || from_cache == 1);
   clReleaseProgram(prog);
@@ -191,8 +192,8 @@ START_TEST(test_strerror) {
     ck_assert_ptr_nonnull(sa);
     ck_assert_msg(sa[0] != '\0', "status %d has an empty string", a);
     for (int b = 0; b < a; b++)
-      ck_assert_msg(strcmp(sa, fmmcl_strerror((fmmcl_status)b)) != 0, "statuses %d and %d read alike: %s", a, b,
-                    sa);
+      ck_assert_msg(strcmp(sa, fmmcl_strerror((fmmcl_status)b)) != 0, "statuses %d and %d read alike: %s", a,
+                    b, sa);
   }
   const int outside[] = {FMMCL_STATUS_COUNT, -1, 1000};
   for (int k = 0; k < 3; k++) {
@@ -245,9 +246,9 @@ START_TEST(test_devices_list) {
     if (contains(info[i].platform_name, "Portable Computing Language"))
       ck_assert_int_eq(info[i].vendor, FMMCL_VENDOR_POCL);
     for (size_t j = 0; j < i; j++)
-      ck_assert_msg(info[i].platform_index != info[j].platform_index ||
-                        info[i].device_index != info[j].device_index,
-                    "devices %zu and %zu share an index", i, j);
+      ck_assert_msg(
+          info[i].platform_index != info[j].platform_index || info[i].device_index != info[j].device_index,
+          "devices %zu and %zu share an index", i, j);
   }
   /* capacity 1: one entry filled, the count still says all */
   fmmcl_device_info two[2];
@@ -334,7 +335,8 @@ START_TEST(test_select_not_found) {
   const char *msg = fmmcl_last_error(NULL);
   ck_assert_msg(contains(msg, "no-such-device-xyz"), "message does not name the selector: %s", msg);
   for (size_t i = 0; i < n; i++)
-    ck_assert_msg(contains(msg, info[i].device_name), "message does not list %s: %s", info[i].device_name, msg);
+    ck_assert_msg(contains(msg, info[i].device_name), "message does not list %s: %s", info[i].device_name,
+                  msg);
   fmmcl_context c = (fmmcl_context)&idx; /* must come back NULL */
   ck_assert_int_eq(fmmcl_context_create(&c, "no-such-device-xyz"), FMMCL_ERROR_DEVICE_NOT_FOUND);
   ck_assert_ptr_null(c);
@@ -516,7 +518,8 @@ START_TEST(test_kernel_path_header_error) {
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 2, x, 0, NULL, &plan), FMMCL_ERROR_BUILD_FAILED);
   ck_assert_ptr_null(plan);
   const char *msg = fmmcl_last_error(ctx);
-  ck_assert_msg(contains(msg, "direct/p2p.cl") && contains(msg, "fmmcl-test-marker-7421"), "message: %s", msg);
+  ck_assert_msg(contains(msg, "direct/p2p.cl") && contains(msg, "fmmcl-test-marker-7421"), "message: %s",
+                msg);
   ck_assert_int_eq(count_bins(cache, NULL, 0, NULL), 0); /* a failed build is not cached */
 }
 END_TEST
@@ -602,8 +605,9 @@ START_TEST(test_kernel_include) {
   snprintf(sub, sizeof sub, "%s/kernels", dir);
   ck_assert(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0);
   write_text(dir, "kernels/value.h", "int fmmcl_test_value(void) { return 3; }\n");
-  write_text(dir, "put.cl", "#include \"kernels/value.h\"\n  #include \"kernels/value.h\"\n"
-                            "__kernel void put(__global int *o) { o[0] = fmmcl_test_value(); }\n");
+  write_text(dir, "put.cl",
+             "#include \"kernels/value.h\"\n  #include \"kernels/value.h\"\n"
+             "__kernel void put(__global int *o) { o[0] = fmmcl_test_value(); }\n");
   setenv("FMMCL_KERNEL_PATH", dir, 1);
   int cached = -1;
   ck_assert_int_eq(run_put(&cached), 3);
@@ -613,7 +617,8 @@ START_TEST(test_kernel_include) {
   write_text(dir, "kernels/value.h", "int fmmcl_test_value(void) { return 5; }\n");
   ck_assert_int_eq(run_put(&cached), 5);
   ck_assert_msg(cached == 0, "an edited included header came from the cache");
-  write_text(dir, "put.cl", "#include \"kernels/absent.h\"\n__kernel void put(__global int *o) { o[0] = 1; }\n");
+  write_text(dir, "put.cl",
+             "#include \"kernels/absent.h\"\n__kernel void put(__global int *o) { o[0] = 1; }\n");
   cl_program prog = NULL;
   ck_assert_int_eq(fmmcl_program_build(ctx, "put.cl", "", &prog, NULL), FMMCL_ERROR_KERNEL_NOT_FOUND);
   ck_assert_msg(contains(fmmcl_last_error(ctx), "kernels/absent.h"), "message: %s", fmmcl_last_error(ctx));
@@ -660,8 +665,12 @@ END_TEST
  * from_cache = 0), leave a valid file (the next build is a hit), and the
  * rebuilt binary must compute the right sums. */
 enum { FLIP_PAYLOAD, FLIP_HEADER, TRUNCATE, GARBAGE, EMPTY, NOT_A_BINARY, N_DAMAGE };
-static const char *const damage_names[] = {"a payload byte flipped", "a header byte flipped", "truncated",
-                                           "garbage", "empty", "a well-formed file of a non-binary"};
+static const char *const damage_names[] = {"a payload byte flipped",
+                                           "a header byte flipped",
+                                           "truncated",
+                                           "garbage",
+                                           "empty",
+                                           "a well-formed file of a non-binary"};
 
 START_TEST(test_cache_damaged) {
   const char *cache = fresh_cache();
@@ -678,8 +687,14 @@ START_TEST(test_cache_damaged) {
   char *data = read_whole(bin, &len);
   ck_assert_uint_gt(len, 64);
   switch (_i) {
-    case FLIP_PAYLOAD: data[len / 2] ^= 0x10; write_file(bin, data, len); break;
-    case FLIP_HEADER: data[2] ^= 0x01; write_file(bin, data, len); break;
+    case FLIP_PAYLOAD:
+      data[len / 2] ^= 0x10;
+      write_file(bin, data, len);
+      break;
+    case FLIP_HEADER:
+      data[2] ^= 0x01;
+      write_file(bin, data, len);
+      break;
     case TRUNCATE: write_file(bin, data, len / 2); break;
     case GARBAGE:
       for (size_t i = 0; i < len; i++) data[i] = (char)('a' + i % 26);
@@ -703,7 +718,8 @@ START_TEST(test_cache_damaged) {
     ck_assert_int_eq(load, FMMCL_SUCCESS);
     free(loaded);
   } else {
-    ck_assert_msg(load == FMMCL_ERROR_CORRUPT_FILE, "%s: load gave \"%s\"", damage_names[_i], fmmcl_strerror(load));
+    ck_assert_msg(load == FMMCL_ERROR_CORRUPT_FILE, "%s: load gave \"%s\"", damage_names[_i],
+                  fmmcl_strerror(load));
     ck_assert(loaded == (unsigned char *)&len && loaded_len == 12345);
   }
   ck_assert_msg(build(options) == 0, "%s: served from the cache", damage_names[_i]);
@@ -810,7 +826,8 @@ START_TEST(test_cache_primitives) {
   ck_assert_uint_eq(fmmcl_hash64(FMMCL_HASH64_INIT, "", 0), FMMCL_HASH64_INIT);
   ck_assert_uint_eq(fmmcl_hash64(fmmcl_hash64(FMMCL_HASH64_INIT, "foo", 3), "bar", 3),
                     fmmcl_hash64(FMMCL_HASH64_INIT, "foobar", 6));
-  ck_assert_uint_ne(fmmcl_hash64(FMMCL_HASH64_INIT, "foobar", 6), fmmcl_hash64(FMMCL_HASH64_INIT, "foobaz", 6));
+  ck_assert_uint_ne(fmmcl_hash64(FMMCL_HASH64_INIT, "foobar", 6),
+                    fmmcl_hash64(FMMCL_HASH64_INIT, "foobaz", 6));
   const uint64_t key = 0x0123456789abcdefULL;
   unsigned char payload[1000], *data = NULL;
   size_t len = 0;
@@ -1005,7 +1022,8 @@ START_TEST(test_event_log_sums_phases) {
   ck_assert(t[1].seconds >= s1);
   ck_assert_double_eq(t[2].seconds, 0.0);
   /* nothing waited between the launches, yet the in-order queue ran them all */
-  ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL), CL_SUCCESS);
+  ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+                   CL_SUCCESS);
   for (int i = 0; i < N; i++) ck_assert_uint_eq(host[i], 1 + 2 + 3 + MANY);
 
   /* without a plan: the sum of every entry */
@@ -1031,7 +1049,8 @@ START_TEST(test_create_kernel_bad_name) {
                    FMMCL_SUCCESS);
   ck_assert_ptr_null(bad);
   const char *msg = fmmcl_last_error(ctx);
-  ck_assert_msg(contains(msg, "launch_test_no_such") && contains(msg, "test/launch_test.cl"), "message: %s", msg);
+  ck_assert_msg(contains(msg, "launch_test_no_such") && contains(msg, "test/launch_test.cl"), "message: %s",
+                msg);
   /* a list stops at its first bad name, and names that one */
   const char *names[] = {"launch_test_add", "launch_test_missing", "launch_test_add"};
   cl_kernel a = NULL, b = NULL, c = NULL;

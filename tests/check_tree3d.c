@@ -17,9 +17,9 @@
 /* Check's ck_assert reports every passing check to the parent process
  * through a pipe; millions of them in the loops below cost minutes, so the
  * helpers only call into Check when something fails. */
-#define REQUIRE(expr, ...)                   \
-  do {                                       \
-    if (!(expr)) ck_abort_msg(__VA_ARGS__);  \
+#define REQUIRE(expr, ...)                  \
+  do {                                      \
+    if (!(expr)) ck_abort_msg(__VA_ARGS__); \
   } while (0)
 
 static uint64_t rng_state;
@@ -58,7 +58,8 @@ static double *plummer_sphere(size_t n, uint64_t seed) {
   double *p = points_alloc(n);
   for (size_t i = 0; i < n; i++) {
     double r;
-    do r = 1.0 / sqrt(pow(uniform01(), -2.0 / 3.0) - 1.0); while (r > 100.0);
+    do r = 1.0 / sqrt(pow(uniform01(), -2.0 / 3.0) - 1.0);
+    while (r > 100.0);
     random_direction(p + 3 * i);
     for (int d = 0; d < 3; d++) p[3 * i + d] *= r;
   }
@@ -116,20 +117,22 @@ static int touching(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b) {
 static int in_cell(const fmmcl_tree3d_cell *c, const double *x) {
   double tol = 1e-12 * c->half_width;
   for (int d = 0; d < 3; d++)
-    if (x[d] < c->center[d] - c->half_width - tol || x[d] > c->center[d] + c->half_width + tol)
-      return 0;
+    if (x[d] < c->center[d] - c->half_width - tol || x[d] > c->center[d] + c->half_width + tol) return 0;
   return 1;
 }
 
 /* ---- tree invariants ------------------------------------------------------ */
 
-static void check_sorted_set(const fmmcl_tree3d *t, const double *caller, size_t n,
-                             const uint64_t *keys, const size_t *perm, const double *xyz) {
+static void check_sorted_set(const fmmcl_tree3d *t, const double *caller, size_t n, const uint64_t *keys,
+                             const size_t *perm, const double *xyz) {
   char *seen = calloc(n, 1);
   ck_assert_ptr_nonnull(seen);
   size_t bad_perm = 0, bad_order = 0, bad_key = 0, bad_coord = 0, outside = 0;
   for (size_t i = 0; i < n; i++) {
-    if (perm[i] >= n || seen[perm[i]]) { bad_perm++; continue; }
+    if (perm[i] >= n || seen[perm[i]]) {
+      bad_perm++;
+      continue;
+    }
     seen[perm[i]] = 1;
     if (memcmp(xyz + 3 * i, caller + 3 * perm[i], 3 * sizeof(double))) bad_coord++;
     if (i && keys[i] < keys[i - 1]) bad_order++;
@@ -158,7 +161,8 @@ static void check_children(const fmmcl_tree3d *t, int32_t i) {
     REQUIRE((ch->key >> 3) == c->key, "child key does not extend its parent's");
     REQUIRE(ch->src_begin == s && ch->tgt_begin == g, "children do not tile the parent");
     REQUIRE(fmmcl_tree3d_n_src(ch) + fmmcl_tree3d_n_tgt(ch) > 0, "empty child kept");
-    REQUIRE(fabs(ch->half_width - 0.5 * c->half_width) <= 1e-15 * c->half_width, "child not half its parent's size");
+    REQUIRE(fabs(ch->half_width - 0.5 * c->half_width) <= 1e-15 * c->half_width,
+            "child not half its parent's size");
     s = ch->src_end, g = ch->tgt_end;
   }
   REQUIRE(s == c->src_end && g == c->tgt_end, "children do not tile the parent");
@@ -198,7 +202,8 @@ static void check_tree(const fmmcl_tree3d *t, const double *src, const double *t
   check_sorted_set(t, src, t->n_sources, t->source_keys, t->source_perm, t->source_xyz);
   if (tgt) check_sorted_set(t, tgt, t->n_targets, t->target_keys, t->target_perm, t->target_xyz);
   const fmmcl_tree3d_cell *root = &t->cells[0];
-  REQUIRE(root->parent == -1 && root->level == 0 && root->src_begin == 0 && root->tgt_begin == 0, "root malformed");
+  REQUIRE(root->parent == -1 && root->level == 0 && root->src_begin == 0 && root->tgt_begin == 0,
+          "root malformed");
   REQUIRE(root->src_end == t->n_sources && root->tgt_end == t->n_targets, "root does not hold every point");
   REQUIRE(t->n_levels >= 1 && t->n_levels <= t->max_level + 1, "%d levels", t->n_levels);
   size_t leaves = 0;
@@ -217,9 +222,8 @@ static void check_tree(const fmmcl_tree3d *t, const double *src, const double *t
 
 /* ---- FMM lists ------------------------------------------------------------ */
 
-#define FOR_EACH_ENTRY(csr, row, a)                                                  \
-  for (size_t e_ = (csr)->offsets[row]; e_ < (csr)->offsets[(row) + 1] &&             \
-                                        ((a) = (csr)->indices[e_], 1); e_++)
+#define FOR_EACH_ENTRY(csr, row, a) \
+  for (size_t e_ = (csr)->offsets[row]; e_ < (csr)->offsets[(row) + 1] && ((a) = (csr)->indices[e_], 1); e_++)
 
 static void check_csr_shape(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *csr, int leaves_only) {
   REQUIRE((csr->n_rows) == (t->n_cells), "csr->n_rows == t->n_cells");
@@ -284,8 +288,8 @@ static void add_sources(int *diff, const fmmcl_tree3d_cell *a) {
 
 /* For target leaf B, how many times each source is reached through U(B),
  * W(B), and V and X of B and of each of its ancestors; must be once each. */
-static void check_fmm_coverage_of_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_fmm_lists *L,
-                                       int32_t b, int *diff) {
+static void check_fmm_coverage_of_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_fmm_lists *L, int32_t b,
+                                       int *diff) {
   const fmmcl_tree3d_cell *cells = t->cells;
   memset(diff, 0, (t->n_sources + 1) * sizeof(int));
   int32_t a;
@@ -310,8 +314,7 @@ static void check_fmm_lists(const fmmcl_tree3d *t) {
   int *diff = malloc((t->n_sources + 1) * sizeof(int));
   ck_assert_ptr_nonnull(diff);
   for (size_t k = 0; k < t->n_leaves; k++)
-    if (fmmcl_tree3d_n_tgt(&t->cells[t->leaves[k]]))
-      check_fmm_coverage_of_leaf(t, &L, t->leaves[k], diff);
+    if (fmmcl_tree3d_n_tgt(&t->cells[t->leaves[k]])) check_fmm_coverage_of_leaf(t, &L, t->leaves[k], diff);
   free(diff);
   fmmcl_tree3d_stats st;
   REQUIRE(fmmcl_tree3d_stats_compute(t, &L, NULL, &st) == FMMCL_SUCCESS, "%s", fmmcl_last_error(NULL));
@@ -324,8 +327,7 @@ static void check_fmm_lists(const fmmcl_tree3d *t) {
 /* ---- treecode lists ------------------------------------------------------- */
 
 static double distance(const double *x, const double *y) {
-  return sqrt((x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1]) +
-              (x[2] - y[2]) * (x[2] - y[2]));
+  return sqrt((x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1]) + (x[2] - y[2]) * (x[2] - y[2]));
 }
 
 static int mac_by_hand(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b, double theta) {
@@ -344,8 +346,8 @@ static double convergence_ratio(const fmmcl_tree3d *t, const fmmcl_tree3d_cell *
   return rmax / dmin;
 }
 
-static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L,
-                                int32_t b, double theta, int *diff) {
+static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L, int32_t b,
+                                double theta, int *diff) {
   const fmmcl_tree3d_cell *cells = t->cells, *B = &cells[b];
   memset(diff, 0, (t->n_sources + 1) * sizeof(int));
   int32_t a;
@@ -353,8 +355,7 @@ static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treeco
     REQUIRE(mac_by_hand(&cells[a], B, theta), "far cell fails the MAC");
     for (int32_t p = cells[a].parent; p >= 0; p = cells[p].parent)
       REQUIRE(!mac_by_hand(&cells[p], B, theta), "far cell whose ancestor was acceptable");
-    if (theta <= 1.0)
-      REQUIRE(convergence_ratio(t, &cells[a], B) < theta, "pointwise ratio >= theta");
+    if (theta <= 1.0) REQUIRE(convergence_ratio(t, &cells[a], B) < theta, "pointwise ratio >= theta");
     add_sources(diff, &cells[a]);
   }
   FOR_EACH_ENTRY(&L->near, (size_t)b, a) {
@@ -378,8 +379,7 @@ static void check_treecode_lists(const fmmcl_tree3d *t, double theta) {
   int *diff = malloc((t->n_sources + 1) * sizeof(int));
   ck_assert_ptr_nonnull(diff);
   for (size_t k = 0; k < t->n_leaves; k++)
-    if (fmmcl_tree3d_n_tgt(&t->cells[t->leaves[k]]))
-      check_treecode_leaf(t, &L, t->leaves[k], theta, diff);
+    if (fmmcl_tree3d_n_tgt(&t->cells[t->leaves[k]])) check_treecode_leaf(t, &L, t->leaves[k], theta, diff);
   free(diff);
   fmmcl_tree3d_treecode_lists_free(&L);
 }
@@ -407,8 +407,8 @@ static void check_colleagues(const fmmcl_tree3d *t) {
         if (near) want[slot] = (int32_t)j;
       }
       for (int k = 0; k < FMMCL_TREE3D_COLLEAGUES; k++)
-        REQUIRE(coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)k] == want[k], "cell %zu slot %d: %d, want %d", i, k,
-                coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)k], want[k]);
+        REQUIRE(coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)k] == want[k], "cell %zu slot %d: %d, want %d", i,
+                k, coll[FMMCL_TREE3D_COLLEAGUES * i + (size_t)k], want[k]);
     }
   }
   free(coll);
@@ -416,8 +416,8 @@ static void check_colleagues(const fmmcl_tree3d *t) {
 
 /* ---- one case: build, check everything ------------------------------------ */
 
-static fmmcl_tree3d *check_case(size_t ns, const double *src, size_t nt, const double *tgt,
-                                size_t q, int max_level) {
+static fmmcl_tree3d *check_case(size_t ns, const double *src, size_t nt, const double *tgt, size_t q,
+                                int max_level) {
   fmmcl_tree3d *t = NULL;
   fmmcl_status st = fmmcl_tree3d_build(ns, src, nt, tgt, q, max_level, &t);
   REQUIRE(st == FMMCL_SUCCESS, "build: %s", fmmcl_last_error(NULL));

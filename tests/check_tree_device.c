@@ -89,10 +89,11 @@ static void check_sort(int kind, size_t n) {
   for (size_t i = 0; i < n; i++) {
     REQUIRE(dp[i] < n, "%s n=%zu: perm[%zu] = %zu out of range", kind_name[kind], n, i, dp[i]);
     /* the key the device computed for point dp[i] is the host's key of it */
-    REQUIRE(dk[i] == unsorted[dp[i]], "%s n=%zu: device key of point %zu is %llx, host %llx",
-            kind_name[kind], n, dp[i], (unsigned long long)dk[i], (unsigned long long)unsorted[dp[i]]);
-    REQUIRE(dk[i] == hk[i] && dp[i] == hp[i], "%s n=%zu: sorted position %zu: device (%llx, %zu), host (%llx, %zu)",
-            kind_name[kind], n, i, (unsigned long long)dk[i], dp[i], (unsigned long long)hk[i], hp[i]);
+    REQUIRE(dk[i] == unsorted[dp[i]], "%s n=%zu: device key of point %zu is %llx, host %llx", kind_name[kind],
+            n, dp[i], (unsigned long long)dk[i], (unsigned long long)unsorted[dp[i]]);
+    REQUIRE(dk[i] == hk[i] && dp[i] == hp[i],
+            "%s n=%zu: sorted position %zu: device (%llx, %zu), host (%llx, %zu)", kind_name[kind], n, i,
+            (unsigned long long)dk[i], dp[i], (unsigned long long)hk[i], hp[i]);
   }
   free(x), free(hk), free(dk), free(hp), free(dp), free(unsorted);
 }
@@ -126,7 +127,8 @@ START_TEST(test_sort_parameters) {
   ck_assert_int_eq(fmmcl_context_override_defines(ctx, "tree_sort", "-DWGS=256 -DTILES=2 -DRADIX_BITS=8"),
                    FMMCL_SUCCESS);
   check_sort(ON_FACES, 3000);
-  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "tree_sort", "-DWGS=128 -DRADIX_BITS=8"), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "tree_sort", "-DWGS=128 -DRADIX_BITS=8"),
+                   FMMCL_SUCCESS);
   double x[3] = {0, 0, 0};
   uint64_t k;
   size_t p;
@@ -223,10 +225,13 @@ START_TEST(test_tree_errors) {
   SKIP_WITHOUT_FP64();
   double x[6] = {0, 0, 0, NAN, 1, 1};
   fmmcl_tree3d *t = (fmmcl_tree3d *)&t;
-  ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 2, x, 0, NULL, 4, 0, &t, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 2, x, 0, NULL, 4, 0, &t, NULL),
+                   FMMCL_ERROR_NONFINITE_INPUT);
   ck_assert_ptr_null(t);
-  ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 1, x, 0, NULL, 0, 0, &t, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 1, x, 0, NULL, 4, 22, &t, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 1, x, 0, NULL, 0, 0, &t, NULL),
+                   FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 1, x, 0, NULL, 4, 22, &t, NULL),
+                   FMMCL_ERROR_INVALID_ARGUMENT);
   ck_assert_int_eq(fmmcl_tree3d_build_device(ctx, 0, x, 0, NULL, 4, 0, &t, NULL), FMMCL_ERROR_EMPTY_INPUT);
   ck_assert(strlen(fmmcl_last_error(ctx)) > 0);
 }

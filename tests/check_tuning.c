@@ -128,11 +128,12 @@ static int wait_status(pid_t pid) {
 static int run_tuner(const char *const *args) { return wait_status(spawn_tuner(args)); }
 
 /* A tiny budget still measures the default and one candidate. */
-static const char *const laplace_job[] = {"--kernel", "p2p_laplace3d", "--precision", "single",
-                                          "--budget", "1", "--n", "2048", "--repeats", "3", NULL};
-static const char *const gaussian_job[] = {"--kernel", "p2p_gaussian", "--precision", "single",
-                                           "--class", "dim2", "--budget", "1", "--n", "1024",
-                                           "--repeats", "3", NULL};
+static const char *const laplace_job[] = {"--kernel", "p2p_laplace3d", "--precision", "single",    "--budget",
+                                          "1",        "--n",           "2048",        "--repeats", "3",
+                                          NULL};
+static const char *const gaussian_job[] = {
+    "--kernel", "p2p_gaussian", "--precision", "single",    "--class", "dim2", "--budget",
+    "1",        "--n",          "1024",        "--repeats", "3",       NULL};
 
 static size_t entries(fmmcl_tuning_entry *out, size_t cap) {
   size_t n = 0;
@@ -168,7 +169,8 @@ START_TEST(test_defaults_are_points_of_their_space) {
       const size_t n = fmmcl_tuning_param_count(p);
       ck_assert_msg(n > 0 && n <= FMMCL_TUNE_MAX_VALUES && p->values[n] == FMMCL_TUNE_END, "%s %s", s->kernel,
                     p->name);
-      for (size_t j = 1; j < n; j++) ck_assert_msg(p->values[j - 1] < p->values[j], "%s %s", s->kernel, p->name);
+      for (size_t j = 1; j < n; j++)
+        ck_assert_msg(p->values[j - 1] < p->values[j], "%s %s", s->kernel, p->name);
     }
     for (size_t v = 0; v < 5; v++)
       for (int gpu = 0; gpu < 4; gpu++) {
@@ -184,8 +186,8 @@ START_TEST(test_defaults_are_points_of_their_space) {
         snprintf(classes, sizeof classes, "%s", tuned_classes(s, prec));
         for (char *save = NULL, *c = strtok_r(classes, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
           ck_assert_msg(fmmcl_tuning_default(s->kernel, prec, c, &d, def, sizeof def), "%s %s", s->kernel, c);
-          ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s %s: %s", s->kernel, c, def,
-                        why);
+          ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s %s: %s", s->kernel, c,
+                        def, why);
         }
       }
     /* and each class's default (a space may move it per class) fits the
@@ -200,8 +202,8 @@ START_TEST(test_defaults_are_points_of_their_space) {
         ck_assert_msg(fmmcl_tuning_class_parse(s, c, &cls), "%s %s", s->kernel, c);
         ck_assert(fmmcl_tuning_default(s->kernel, prec, c, &dev, def, sizeof def));
         ck_assert_msg(fmmcl_tuning_point_parse(s, def, &pt, why, sizeof why), "%s %s: %s", s->kernel, c, why);
-        ck_assert_msg(fmmcl_tuning_point_fits(s, &pt, &cls, prec, &dev, why, sizeof why), "%s %s: %s", s->kernel,
-                      c, why);
+        ck_assert_msg(fmmcl_tuning_point_fits(s, &pt, &cls, prec, &dev, why, sizeof why), "%s %s: %s",
+                      s->kernel, c, why);
       }
     }
     /* fmmtune either times it through a plan phase or says why not */
@@ -238,8 +240,8 @@ START_TEST(test_every_driver_kernel_has_a_space) {
     snprintf(cls, sizeof cls, "%s", tuned_classes(s, prec));
     cls[strcspn(cls, " ")] = '\0';
     fmmcl_params par;
-    ck_assert_msg(fmmcl_tuned_params(ctx, (fmmcl_tuned_kernel)k, prec, cls, &par) == FMMCL_SUCCESS, "%s: %s", name,
-                  fmmcl_last_error(ctx));
+    ck_assert_msg(fmmcl_tuned_params(ctx, (fmmcl_tuned_kernel)k, prec, cls, &par) == FMMCL_SUCCESS, "%s: %s",
+                  name, fmmcl_last_error(ctx));
     ck_assert_msg(par.n > 0, "%s", name);
     /* no cache entry here: the default, less what the compiler never sees */
     ck_assert(fmmcl_tuning_default(name, prec, cls, &dev, def, sizeof def));
@@ -256,8 +258,10 @@ START_TEST(test_params_object) {
   ck_assert_ptr_nonnull(m2l);
   fmmcl_params p;
   char why[160], buf[256];
-  ck_assert(fmmcl_params_parse(m2l, "-DWGS=128 -DTPW=0 -DUNROLL=9 -DM2L_COEF=1 -DM2L_FUSED=2 M2L_SHARE_W=1 "
-                               "-DM2L_TILE=8", &p, why, sizeof why));
+  ck_assert(fmmcl_params_parse(m2l,
+                               "-DWGS=128 -DTPW=0 -DUNROLL=9 -DM2L_COEF=1 -DM2L_FUSED=2 M2L_SHARE_W=1 "
+                               "-DM2L_TILE=8",
+                               &p, why, sizeof why));
   /* TPW 0: the driver's to size; M2L_FUSED: the host's alone */
   ck_assert(!fmmcl_params_has(&p, "TPW"));
   ck_assert_int_eq(fmmcl_params_get(&p, "TPW", -1), -1);
@@ -287,7 +291,8 @@ START_TEST(test_params_object) {
   double x[2 * 2000];
   fmmcl_test_random_points(9, 2000, 2, x);
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, 2000, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 2000, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   fmmcl_plan_build_options(plan, opts, sizeof opts);
   fmmcl_plan_destroy(plan);
   ck_assert_msg(!strstr(opts, "M2L_FUSED") && strstr(opts, "-DUNROLL="), "%s", opts);
@@ -305,7 +310,9 @@ START_TEST(test_override_accepted_and_refused) {
   ck_assert_int_eq(fmmcl_tuning_override(ctx, "p2p_laplace3d", "-DUNROLL=2 TPW=1 WGS=64"), FMMCL_SUCCESS);
   plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
   ck_assert_msg(has_all(opts, "-DWGS=64 -DTPW=1 -DUNROLL=2"), "%s", opts);
-  struct { const char *kernel, *params, *named; } bad[] = {
+  struct {
+    const char *kernel, *params, *named;
+  } bad[] = {
       {"p2p_laplace3d", "WGS=48 TPW=2 UNROLL=8", "WGS=48"},
       {"p2p_laplace3d", "WGS=64 TPW=2", "UNROLL"},
       {"p2p_laplace3d", "WGS=64 TPW=2 UNROLL=4 VEC=4", "VEC"},
@@ -316,7 +323,8 @@ START_TEST(test_override_accepted_and_refused) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(fmmcl_tuning_override(ctx, bad[i].kernel, bad[i].params), FMMCL_ERROR_INVALID_ARGUMENT);
-    ck_assert_msg(strstr(fmmcl_last_error(ctx), bad[i].named), "%s -> %s", bad[i].params, fmmcl_last_error(ctx));
+    ck_assert_msg(strstr(fmmcl_last_error(ctx), bad[i].named), "%s -> %s", bad[i].params,
+                  fmmcl_last_error(ctx));
   }
   ck_assert_int_eq(fmmcl_tuning_override(NULL, "p2p_laplace3d", NULL), FMMCL_ERROR_NULL_POINTER);
   /* a refused override leaves the last good one */
@@ -328,8 +336,9 @@ START_TEST(test_override_accepted_and_refused) {
   plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
   ck_assert_msg(has_all(opts, def), "%s vs %s", opts, def);
   /* a host-only value is accepted, and still never reaches the compiler */
-  ck_assert_int_eq(fmmcl_tuning_override(ctx, "m2l2d", "WGS=64 TPW=4 UNROLL=9 M2L_COEF=0 M2L_FUSED=0 "
-                                                       "M2L_SHARE_W=0 M2L_TILE=0 M2L_SEPARATE_TPW=8"),
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "m2l2d",
+                                         "WGS=64 TPW=4 UNROLL=9 M2L_COEF=0 M2L_FUSED=0 "
+                                         "M2L_SHARE_W=0 M2L_TILE=0 M2L_SEPARATE_TPW=8"),
                    FMMCL_SUCCESS);
   fmmcl_params par;
   ck_assert_int_eq(fmmcl_tuned_params(ctx, FMMCL_TUNED_M2L2D, FMMCL_SINGLE, "p8", &par), FMMCL_SUCCESS);
@@ -366,9 +375,10 @@ START_TEST(test_entry_line_round_trip) {
   ck_assert_int_eq(fmmcl_tuning_parse_line("device: vendor=X ; name=Y ; driver=Z", &dev, &same, NULL),
                    FMMCL_TUNING_LINE_DEVICE);
   ck_assert(!same);
-  const char *garbled[] = {"p2p_laplace3d single : WGS=64", "p2p_laplace3d half dim3 : WGS=64",
-                           "p2p_laplace3d single dim3 :", "p2p_laplace3d single dim3 : WGS=64 ; time_ms=abc",
-                           "device: vendor=X ; name=Y", "\x01\x02\xff garbage"};
+  const char *garbled[] = {
+      "p2p_laplace3d single : WGS=64", "p2p_laplace3d half dim3 : WGS=64",
+      "p2p_laplace3d single dim3 :",   "p2p_laplace3d single dim3 : WGS=64 ; time_ms=abc",
+      "device: vendor=X ; name=Y",     "\x01\x02\xff garbage"};
   for (size_t i = 0; i < sizeof garbled / sizeof garbled[0]; i++)
     ck_assert_msg(fmmcl_tuning_parse_line(garbled[i], &dev, &same, &r) == FMMCL_TUNING_LINE_GARBLED, "%s",
                   garbled[i]);
@@ -384,7 +394,8 @@ START_TEST(test_default_path_per_device) {
   snprintf(prefix, sizeof prefix, "%s/fmmcl/tuning/", tmp);
   ck_assert_msg(strncmp(path, prefix, strlen(prefix)) == 0, "%s", path);
   for (const char *p = path + strlen(prefix); *p; p++)
-    ck_assert_msg(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p), "%s", path);
+    ck_assert_msg(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p), "%s",
+                  path);
   ck_assert(strstr(path, "__") && strstr(path, ".txt"));
   setenv("FMMCL_TUNING_FILE", "/elsewhere/t.txt", 1);
   ck_assert_int_eq(fmmcl_tuning_file_path(&dev, path, sizeof path), FMMCL_SUCCESS);
@@ -395,8 +406,9 @@ END_TEST
 /* ---- the library reads the cache -------------------------------------------- */
 
 START_TEST(test_plan_builds_with_cached_values) {
-  write_cache("p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8 ; time_ms=1 ; default_ms=2 ; n=8192 ; date=x\n"
-              "p2p_gaussian single dim2 : UNROLL=1 TPW=8 WGS=32\n");
+  write_cache(
+      "p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8 ; time_ms=1 ; default_ms=2 ; n=8192 ; date=x\n"
+      "p2p_gaussian single dim2 : UNROLL=1 TPW=8 WGS=32\n");
   char opts[1024], n[1024];
   plan_options(FMMCL_LAPLACE_3D, 3, opts, sizeof opts);
   ck_assert_msg(has_all(opts, "-DWGS=32 -DTPW=2 -DUNROLL=8"), "%s", opts);
@@ -430,11 +442,11 @@ static void expect_default(char *n, size_t len) {
 
 START_TEST(test_invalid_entries_are_ignored_with_a_note) {
   const char *bad[] = {
-      "p2p_laplace3d single dim3 : WGS=48 TPW=2 UNROLL=8\n",             /* not a candidate */
-      "p2p_laplace3d single dim3 : WGS=64 TPW=2\n",                      /* a parameter missing */
-      "p2p_laplace3d single dim3 : WGS=64 TPW=2 UNROLL=4 VEC=4\n",       /* not a parameter */
-      "p2p_laplace3d single dim3 : WGS=64 WGS=64 TPW=2 UNROLL=4\n",      /* twice */
-      "p2p_laplace3d single dim3 : WGS=64 TPW=2 UNROLL=4 -O3\n",         /* not NAME=value */
+      "p2p_laplace3d single dim3 : WGS=48 TPW=2 UNROLL=8\n",        /* not a candidate */
+      "p2p_laplace3d single dim3 : WGS=64 TPW=2\n",                 /* a parameter missing */
+      "p2p_laplace3d single dim3 : WGS=64 TPW=2 UNROLL=4 VEC=4\n",  /* not a parameter */
+      "p2p_laplace3d single dim3 : WGS=64 WGS=64 TPW=2 UNROLL=4\n", /* twice */
+      "p2p_laplace3d single dim3 : WGS=64 TPW=2 UNROLL=4 -O3\n",    /* not NAME=value */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     write_cache(bad[i]);
@@ -455,8 +467,9 @@ START_TEST(test_invalid_entries_are_ignored_with_a_note) {
   ck_assert(!fmmcl_tuning_entry_check(&e, &small));
   ck_assert_ptr_nonnull(strstr(e.note, "local memory"));
   /* a class the kernel does not have, and a kernel with no space */
-  write_cache("p2p_gaussian single dim9 : WGS=64 TPW=1 UNROLL=2\n"
-              "fmm3d_p2p single dim3 : WGS=64\n");
+  write_cache(
+      "p2p_gaussian single dim9 : WGS=64 TPW=1 UNROLL=2\n"
+      "fmm3d_p2p single dim3 : WGS=64\n");
   fmmcl_tuning_entry list[4];
   ck_assert_uint_eq(entries(list, 4), 2);
   ck_assert(!list[0].usable && !list[1].usable);
@@ -478,7 +491,8 @@ START_TEST(test_corrupt_and_truncated_files) {
   expect_default(n, sizeof n);
   /* cut inside the last entry: the whole lines before still count, the
    * partial one (which could read UNROLL=1 for UNROLL=16) never does */
-  write_cache("p2p_gaussian single dim2 : WGS=32 TPW=8 UNROLL=1\np2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=1");
+  write_cache(
+      "p2p_gaussian single dim2 : WGS=32 TPW=8 UNROLL=1\np2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=1");
   expect_default(n, sizeof n);
   ck_assert_msg(strstr(n, "truncated"), "%s", n);
   char opts[1024];
@@ -502,13 +516,15 @@ START_TEST(test_foreign_device_file_is_ignored) {
   char text[1024], n[1024];
   snprintf(text, sizeof text,
            "%s\ndevice: vendor=Other Corp ; name=Other GPU ; driver=1.0\n"
-           "p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8\n", FMMCL_TUNING_MAGIC);
+           "p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8\n",
+           FMMCL_TUNING_MAGIC);
   write_text(cache_path, text);
   expect_default(n, sizeof n);
   ck_assert_msg(strstr(n, "other devices only"), "%s", n);
   ck_assert_uint_eq(entries(NULL, 0), 0);
   /* same name, another driver: foreign too */
-  snprintf(text, sizeof text, "%s\ndevice: vendor=%s ; name=%s ; driver=not-%s\n"
+  snprintf(text, sizeof text,
+           "%s\ndevice: vendor=%s ; name=%s ; driver=not-%s\n"
            "p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8\n",
            FMMCL_TUNING_MAGIC, dev.platform_vendor, dev.device_name, dev.driver_version);
   write_text(cache_path, text);
@@ -544,13 +560,19 @@ END_TEST
 /* The FMM's kernels tune inside a whole FMM plan, checked against the same
  * FMM with the defaults; the plans of that order then build with the entry. */
 START_TEST(test_fmm_kernels_tune_and_plans_use_them) {
-  const char *const job[] = {"--kernel", "fmm3d_p2p,fmm3d_expansions", "--precision", "single",
-                             "--class", "dim3,p4", "--budget", "1", "--n", "3000", "--repeats", "1", NULL};
+  const char *const job[] = {"--kernel",    "fmm3d_p2p,fmm3d_expansions",
+                             "--precision", "single",
+                             "--class",     "dim3,p4",
+                             "--budget",    "1",
+                             "--n",         "3000",
+                             "--repeats",   "1",
+                             NULL};
   ck_assert_int_eq(run_tuner(job), 0);
   fmmcl_tuning_entry e[4];
   const size_t n = entries(e, 4);
   ck_assert_uint_eq(n, 2);
-  const fmmcl_tuning_entry *p2p = find(e, n, "fmm3d_p2p", "dim3"), *exp = find(e, n, "fmm3d_expansions", "p4");
+  const fmmcl_tuning_entry *p2p = find(e, n, "fmm3d_p2p", "dim3"),
+                           *exp = find(e, n, "fmm3d_expansions", "p4");
   ck_assert(p2p && exp && p2p->usable && exp->usable);
   ck_assert(p2p->time_ms <= p2p->default_ms && exp->time_ms <= exp->default_ms);
   char opts[1024];
@@ -620,7 +642,8 @@ START_TEST(test_reset_dry_run_and_other_devices) {
   char text[1024];
   snprintf(text, sizeof text,
            "%s\ndevice: vendor=Other Corp ; name=Other GPU ; driver=1.0\n"
-           "p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8 ; time_ms=1\n", FMMCL_TUNING_MAGIC);
+           "p2p_laplace3d single dim3 : WGS=32 TPW=2 UNROLL=8 ; time_ms=1\n",
+           FMMCL_TUNING_MAGIC);
   write_text(cache_path, text);
   const char *const dry[] = {"--dry-run", NULL};
   ck_assert_int_eq(run_tuner(dry), 0);

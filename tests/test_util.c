@@ -53,7 +53,9 @@ char *fmmcl_test_tempdir(const char *tag) {
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb; (void)flag; (void)ftw;
+  (void)sb;
+  (void)flag;
+  (void)ftw;
   return remove(path);
 }
 

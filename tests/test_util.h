@@ -17,7 +17,9 @@ void fmmcl_test_grid_points(unsigned seed, size_t n, int dim, double *out);
 /* n values uniform in [lo, hi), from a fixed seed. */
 void fmmcl_test_random_values(unsigned seed, size_t n, double lo, double hi, double *out);
 /* Relative L2 errors of a plan's potential and gradient. */
-typedef struct fmmcl_test_errors { double pot, grad; } fmmcl_test_errors;
+typedef struct fmmcl_test_errors {
+  double pot, grad;
+} fmmcl_test_errors;
 /* Creates a plan of o on ctx, executes it with charges q and returns its
  * errors against fmmcl_reference_direct (gradient: o->dim components;
  * tgt NULL: the targets are the sources). Fails the running test on any

@@ -65,8 +65,10 @@ static int parse_args(int argc, char **argv, options *o) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define VALUE() (v ? (i++, v) : (fprintf(stderr, "fmmtune: %s needs a value\n", a), (const char *)NULL))
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-    else if (!strcmp(a, "--list")) o->list = 1;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(a, "--list")) o->list = 1;
     else if (!strcmp(a, "--show")) o->show = 1;
     else if (!strcmp(a, "--reset")) o->reset = 1;
     else if (!strcmp(a, "--dry-run")) o->dry_run = 1;
@@ -75,16 +77,36 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--worker")) o->worker = 1;
     else if (!strcmp(a, "--model")) o->model = 1;
     else if (!strcmp(a, "--fit")) o->model = o->fit = 1;
-    else if (!strcmp(a, "--device")) { if (!(o->device = VALUE())) return 0; }
-    else if (!strcmp(a, "--kernel")) { if (!(o->kernel = VALUE())) return 0; }
-    else if (!strcmp(a, "--precision")) { if (!(o->precision = VALUE())) return 0; }
-    else if (!strcmp(a, "--class")) { if (!(o->classes = VALUE())) return 0; }
-    else if (!strcmp(a, "--report-csv")) { if (!(o->csv = VALUE())) return 0; }
-    else if (!strcmp(a, "--budget")) { const char *x = VALUE(); if (!x) return 0; o->budget = atof(x); }
-    else if (!strcmp(a, "--n")) { const char *x = VALUE(); if (!x) return 0; o->n = strtoull(x, NULL, 10); }
-    else if (!strcmp(a, "--repeats")) { const char *x = VALUE(); if (!x) return 0; o->repeats = atoi(x); }
-    else if (!strcmp(a, "--seed")) { const char *x = VALUE(); if (!x) return 0; o->seed = (unsigned)strtoul(x, NULL, 10); }
-    else { fprintf(stderr, "fmmtune: unknown option %s (see --help)\n", a); return 0; }
+    else if (!strcmp(a, "--device")) {
+      if (!(o->device = VALUE())) return 0;
+    } else if (!strcmp(a, "--kernel")) {
+      if (!(o->kernel = VALUE())) return 0;
+    } else if (!strcmp(a, "--precision")) {
+      if (!(o->precision = VALUE())) return 0;
+    } else if (!strcmp(a, "--class")) {
+      if (!(o->classes = VALUE())) return 0;
+    } else if (!strcmp(a, "--report-csv")) {
+      if (!(o->csv = VALUE())) return 0;
+    } else if (!strcmp(a, "--budget")) {
+      const char *x = VALUE();
+      if (!x) return 0;
+      o->budget = atof(x);
+    } else if (!strcmp(a, "--n")) {
+      const char *x = VALUE();
+      if (!x) return 0;
+      o->n = strtoull(x, NULL, 10);
+    } else if (!strcmp(a, "--repeats")) {
+      const char *x = VALUE();
+      if (!x) return 0;
+      o->repeats = atoi(x);
+    } else if (!strcmp(a, "--seed")) {
+      const char *x = VALUE();
+      if (!x) return 0;
+      o->seed = (unsigned)strtoul(x, NULL, 10);
+    } else {
+      fprintf(stderr, "fmmtune: unknown option %s (see --help)\n", a);
+      return 0;
+    }
 #undef VALUE
   }
   if (strcmp(o->precision, "single") && strcmp(o->precision, "double") && strcmp(o->precision, "both")) {
@@ -177,7 +199,8 @@ static void list_spaces(const options *o, const fmmcl_device_info *dev) {
     if (s->order_max) snprintf(orders, sizeof orders, "p0..p%d", s->order_max);
     printf("  classes: %s%d..%s%d%s (tuned by default: %s%s%s)\n", s->class_prefix, s->class_min,
            s->class_prefix, s->class_max, orders, s->tune_classes[0] ? s->tune_classes : "none in single",
-           s->tune_classes_double ? "; in double: " : "", s->tune_classes_double ? s->tune_classes_double : "");
+           s->tune_classes_double ? "; in double: " : "",
+           s->tune_classes_double ? s->tune_classes_double : "");
     /* the default of each class tuned in single (they differ only where
      * the space moves it per class) */
     char classes[256], def[256];
@@ -192,8 +215,7 @@ static void list_spaces(const options *o, const fmmcl_device_info *dev) {
       printf("  timing problem: %zu points, phase%s \"%s\"%s%s\n", timing_n(o, s, dev),
              strchr(s->phase, ',') ? "s" : "", s->phase, s->timing_note ? "; " : "",
              s->timing_note ? s->timing_note : "");
-    else
-      printf("  timing problem: none; %s\n", s->timing_note ? s->timing_note : "not tuned");
+    else printf("  timing problem: none; %s\n", s->timing_note ? s->timing_note : "not tuned");
   }
 }
 
@@ -204,7 +226,10 @@ static int show_cache(const fmmcl_device_info *dev, const char *path) {
     return 1;
   }
   fmmcl_tuning_entry *e = calloc(n ? n : 1, sizeof *e);
-  if (!e || fmmcl_tuning_entries(dev, e, n, &n)) { free(e); return 1; }
+  if (!e || fmmcl_tuning_entries(dev, e, n, &n)) {
+    free(e);
+    return 1;
+  }
   char line[1024], notes[2048];
   fmmcl_tuning_format_device(dev, line, sizeof line);
   printf("tuning cache %s\n%s\n%s\n", path, line, n ? "" : "(no entries for this device)");
@@ -266,8 +291,10 @@ static int run_job(const char *exe, const options *o, const fmmcl_device_info *d
   tune_search(&w, dev, &job, budget, o->seed, &pg, res);
   tune_worker_close(&w);
   if (!res->ok) return 0;
-  fmmcl_tuning_entry e = {.precision = k->precision, .time_ms = res->best_ms,
-                          .default_ms = isfinite(res->default_ms) ? res->default_ms : 0, .n = res->n};
+  fmmcl_tuning_entry e = {.precision = k->precision,
+                          .time_ms = res->best_ms,
+                          .default_ms = isfinite(res->default_ms) ? res->default_ms : 0,
+                          .n = res->n};
   snprintf(e.kernel, sizeof e.kernel, "%s", k->space->kernel);
   snprintf(e.problem_class, sizeof e.problem_class, "%s", k->cls);
   snprintf(e.defines, sizeof e.defines, "%s", res->best_defines);
@@ -283,8 +310,8 @@ static int run_job(const char *exe, const options *o, const fmmcl_device_info *d
 static int run_worker(const options *o) {
   const fmmcl_tuning_space *s = fmmcl_tuning_space_find(o->kernel);
   if (!s || !o->classes || !o->n || !o->device) return 2;
-  return tune_worker_main(o->device, s, strcmp(o->precision, "double") ? FMMCL_SINGLE : FMMCL_DOUBLE, o->classes,
-                          o->n, o->repeats);
+  return tune_worker_main(o->device, s, strcmp(o->precision, "double") ? FMMCL_SINGLE : FMMCL_DOUBLE,
+                          o->classes, o->n, o->repeats);
 }
 
 int main(int argc, char **argv) {
@@ -322,13 +349,18 @@ int main(int argc, char **argv) {
     size_t removed = 0;
     if (tune_cache_reset(path, &dev, &removed, why, sizeof why))
       printf("removed %zu entries of %s from %s\n", removed, dev.device_name, path);
-    else { fprintf(stderr, "fmmtune: %s\n", why); rc = 1; }
+    else {
+      fprintf(stderr, "fmmtune: %s\n", why);
+      rc = 1;
+    }
   } else if (!(n_jobs = plan_jobs(&o, &dev, jobs, 64))) {
     rc = 2;
   } else if (o.dry_run) {
     dry_run(&o, &dev, jobs, n_jobs);
   } else {
-    if (!o.quiet) fprintf(stderr, "fmmtune: %zu jobs on %s, %.0f s budget, cache %s\n", n_jobs, dev.device_name, o.budget, path);
+    if (!o.quiet)
+      fprintf(stderr, "fmmtune: %zu jobs on %s, %.0f s budget, cache %s\n", n_jobs, dev.device_name, o.budget,
+              path);
     tune_result res[64];
     char scratch[4096];
     if (!tune_scratch_begin(&dev, scratch, sizeof scratch)) setenv("FMMCL_NO_CACHE", "1", 1);
@@ -345,8 +377,13 @@ int main(int argc, char **argv) {
     printf("cache: %s\n", path);
     if (o.csv) {
       FILE *f = fopen(o.csv, "w");
-      if (f) { tune_report_csv(f, &dev, res, n_jobs, o.budget); fclose(f); }
-      else { fprintf(stderr, "fmmtune: cannot write %s\n", o.csv); rc = 1; }
+      if (f) {
+        tune_report_csv(f, &dev, res, n_jobs, o.budget);
+        fclose(f);
+      } else {
+        fprintf(stderr, "fmmtune: cannot write %s\n", o.csv);
+        rc = 1;
+      }
     }
   }
   fmmcl_context_destroy(ctx);

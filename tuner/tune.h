@@ -23,10 +23,10 @@ typedef struct tune_job {
   /* timing: the representative problem */
   size_t n_time;
   double *time_x, *time_q;
-  double *pot, *grad;    /* outputs, room for max(n_check, n_time) points */
-  int repeats;           /* timed runs per measurement; the median is kept */
-  double tolerance;      /* relative L2 error allowed against the reference */
-  int check_leaf;        /* leaf size of the check problem (FMM kernels; 0: default) */
+  double *pot, *grad; /* outputs, room for max(n_check, n_time) points */
+  int repeats;        /* timed runs per measurement; the median is kept */
+  double tolerance;   /* relative L2 error allowed against the reference */
+  int check_leaf;     /* leaf size of the check problem (FMM kernels; 0: default) */
 } tune_job;
 
 /* Sets up a job: inputs on a 2^-20 grid (exact in float after the
@@ -48,16 +48,16 @@ void tune_job_label(const tune_job *job, char *buf, size_t len);
 
 typedef enum tune_verdict {
   TUNE_OK,
-  TUNE_BUILD_FAILED,   /* the compiler or the plan refused the parameters */
-  TUNE_WRONG,          /* results off the reference */
-  TUNE_RUN_FAILED      /* the launch or a read failed */
+  TUNE_BUILD_FAILED, /* the compiler or the plan refused the parameters */
+  TUNE_WRONG,        /* results off the reference */
+  TUNE_RUN_FAILED    /* the launch or a read failed */
 } tune_verdict;
 
 /* Checks defines on the small problem, then times them on the big one:
  * *ms is the median over job->repeats runs of the kernel's phase (OpenCL
  * profiling events), after one untimed warm-up run. */
-tune_verdict tune_evaluate(fmmcl_context ctx, tune_job *job, const char *defines, double *ms,
-                           char *why, size_t len);
+tune_verdict tune_evaluate(fmmcl_context ctx, tune_job *job, const char *defines, double *ms, char *why,
+                           size_t len);
 /* Times a and b on the big problem, interleaved over rounds so that drift
  * in the machine's speed hits both alike; medians of all runs. */
 tune_verdict tune_compare(fmmcl_context ctx, tune_job *job, const char *a, const char *b, int rounds,
@@ -67,7 +67,7 @@ tune_verdict tune_compare(fmmcl_context ctx, tune_job *job, const char *a, const
 
 typedef struct tune_progress {
   int enabled, tty;
-  int verbose;           /* a line per candidate: parameters, verdict, time */
+  int verbose; /* a line per candidate: parameters, verdict, time */
   char label[96];
   double t0, budget;
   size_t total;
@@ -75,8 +75,7 @@ typedef struct tune_progress {
 } tune_progress;
 
 void tune_progress_start(tune_progress *pg, const char *label, size_t total, double budget);
-void tune_progress_step(tune_progress *pg, size_t done, size_t rejected, double best_ms,
-                        const char *best);
+void tune_progress_step(tune_progress *pg, size_t done, size_t rejected, double best_ms, const char *best);
 void tune_progress_end(tune_progress *pg, const char *summary);
 /* With verbose: one candidate's outcome (ms < 0: rejected, why says why). */
 void tune_progress_candidate(tune_progress *pg, const char *params, double ms, double seconds,
@@ -91,7 +90,7 @@ typedef struct tune_worker {
   fmmcl_precision precision;
   size_t n_time;
   int repeats;
-  double timeout;        /* seconds one candidate may take before the worker is killed */
+  double timeout; /* seconds one candidate may take before the worker is killed */
   int pid, req, rep, used, failed_starts;
   char start_error[256];
 } tune_worker;
@@ -113,13 +112,13 @@ int tune_worker_main(const char *device, const fmmcl_tuning_space *space, fmmcl_
 
 typedef struct tune_result {
   char label[96];
-  size_t n;                     /* timing problem size */
+  size_t n; /* timing problem size */
   char default_defines[256], best_defines[256];
-  double default_ms, best_ms;   /* from the final interleaved comparison */
-  size_t n_space, n_valid;      /* points in the space; those that fit the device */
+  double default_ms, best_ms; /* from the final interleaved comparison */
+  size_t n_space, n_valid;    /* points in the space; those that fit the device */
   size_t tried, rejected;
-  int exhaustive;               /* every valid point was tried */
-  int ok;                       /* a usable result (else why says what failed) */
+  int exhaustive; /* every valid point was tried */
+  int ok;         /* a usable result (else why says what failed) */
   char why[256];
 } tune_result;
 
@@ -141,11 +140,10 @@ void tune_search(tune_worker *w, const fmmcl_device_info *dev, const tune_job *j
 /* Puts e into dev's section of the file (replacing its key's old entry),
  * under an advisory lock, by writing a temporary file and renaming it over.
  * A file that is not a tuning cache is kept aside as <path>.corrupt. */
-int tune_cache_store(const char *path, const fmmcl_device_info *dev, const fmmcl_tuning_entry *e,
-                     char *why, size_t len);
-/* Removes dev's section; *removed = the entries it held. */
-int tune_cache_reset(const char *path, const fmmcl_device_info *dev, size_t *removed, char *why,
+int tune_cache_store(const char *path, const fmmcl_device_info *dev, const fmmcl_tuning_entry *e, char *why,
                      size_t len);
+/* Removes dev's section; *removed = the entries it held. */
+int tune_cache_reset(const char *path, const fmmcl_device_info *dev, size_t *removed, char *why, size_t len);
 
 /* ---- scratch binary cache (tune_scratch.c) ------------------------------ */
 

@@ -15,8 +15,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* The sweep, the fit, and how well the fit reproduces its own samples. */
-static int fit_precision(fmmcl_context ctx, const fmmcl_device_info *dev, fmmcl_precision prec,
-                         double budget, const char *samples_csv, fmmcl_model_precision *mp) {
+static int fit_precision(fmmcl_context ctx, const fmmcl_device_info *dev, fmmcl_precision prec, double budget,
+                         const char *samples_csv, fmmcl_model_precision *mp) {
   fmmcl_model_sweep sw;
   fmmcl_model_default_sweep(dev, &sw);
   if (budget > 0) sw.budget_s = budget;
@@ -78,8 +78,8 @@ int tune_model_main(fmmcl_context ctx, const fmmcl_device_info *dev, const char 
       continue;
     }
     mp->measured = 1;
-    printf("%s %s: U-list mix %.4g pairs/s, streaming %.4g GB/s\n", dev->device_name,
-           p ? "double" : "single", mp->pairs_per_s, mp->bytes_per_s * 1e-9);
+    printf("%s %s: U-list mix %.4g pairs/s, streaming %.4g GB/s\n", dev->device_name, p ? "double" : "single",
+           mp->pairs_per_s, mp->bytes_per_s * 1e-9);
     if (fit && !fit_precision(ctx, dev, prec, budget, samples_csv, mp)) rc = 1;
   }
   if (fmmcl_model_store(path, dev, &m)) {

@@ -50,8 +50,14 @@ void tune_job_label(const tune_job *job, char *buf, size_t len) {
 }
 
 void tune_job_free(tune_job *job) {
-  free(job->check_x); free(job->check_q); free(job->ref_pot); free(job->ref_grad);
-  free(job->time_x); free(job->time_q); free(job->pot); free(job->grad);
+  free(job->check_x);
+  free(job->check_q);
+  free(job->ref_pot);
+  free(job->ref_grad);
+  free(job->time_x);
+  free(job->time_q);
+  free(job->pot);
+  free(job->grad);
   memset(job, 0, sizeof *job);
 }
 
@@ -84,8 +90,8 @@ int tune_job_init(tune_job *job, const fmmcl_tuning_space *space, fmmcl_precisio
   const int fmm = space->plan_method != FMMCL_DIRECT;
   job->n_check = fmm ? N_CHECK_FMM : N_CHECK;
   job->check_leaf = fmm ? CHECK_LEAF_FMM : 0;
-  job->tolerance = precision == FMMCL_DOUBLE ? (fmm ? TOL_FMM_DOUBLE : TOL_DOUBLE)
-                                             : (fmm ? TOL_FMM_SINGLE : TOL_SINGLE);
+  job->tolerance =
+      precision == FMMCL_DOUBLE ? (fmm ? TOL_FMM_DOUBLE : TOL_DOUBLE) : (fmm ? TOL_FMM_SINGLE : TOL_SINGLE);
   const size_t dim = (size_t)job->opt.dim, nc = job->n_check, big = n_time > nc ? n_time : nc;
   job->check_x = malloc(nc * dim * sizeof(double));
   job->check_q = malloc(nc * sizeof(double));
@@ -95,8 +101,8 @@ int tune_job_init(tune_job *job, const fmmcl_tuning_space *space, fmmcl_precisio
   job->time_q = malloc(n_time * sizeof(double));
   job->pot = malloc(big * sizeof(double));
   job->grad = malloc(big * dim * sizeof(double));
-  if (!job->check_x || !job->check_q || !job->ref_pot || !job->ref_grad || !job->time_x ||
-      !job->time_q || !job->pot || !job->grad) {
+  if (!job->check_x || !job->check_q || !job->ref_pot || !job->ref_grad || !job->time_x || !job->time_q ||
+      !job->pot || !job->grad) {
     snprintf(why, len, "out of host memory for %zu points", big);
     tune_job_free(job);
     return 0;
@@ -191,8 +197,8 @@ static tune_verdict check(fmmcl_context ctx, tune_job *job, const char *defines,
   const double ep = rel_l2(job->pot, job->ref_pot, job->n_check);
   const double eg = rel_l2(job->grad, job->ref_grad, job->n_check * dim);
   if (!(ep <= job->tolerance && eg <= job->tolerance)) { /* NaN fails too */
-    snprintf(why, len, "wrong result: relative L2 error %.2e (potential), %.2e (gradient) > %.0e", ep,
-             eg, job->tolerance);
+    snprintf(why, len, "wrong result: relative L2 error %.2e (potential), %.2e (gradient) > %.0e", ep, eg,
+             job->tolerance);
     return TUNE_WRONG;
   }
   return TUNE_OK;

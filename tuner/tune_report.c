@@ -49,8 +49,12 @@ void tune_progress_end(tune_progress *pg, const char *summary) {
 void tune_progress_candidate(tune_progress *pg, const char *params, double ms, double seconds,
                              const char *why) {
   if (!pg->verbose) return;
-  if (ms >= 0) fprintf(stderr, "%s%s  %-28s %10.4g ms  (%.1f s)\n", pg->tty ? "\r\033[K" : "", pg->label, params, ms, seconds);
-  else fprintf(stderr, "%s%s  %-28s rejected: %s  (%.1f s)\n", pg->tty ? "\r\033[K" : "", pg->label, params, why, seconds);
+  if (ms >= 0)
+    fprintf(stderr, "%s%s  %-28s %10.4g ms  (%.1f s)\n", pg->tty ? "\r\033[K" : "", pg->label, params, ms,
+            seconds);
+  else
+    fprintf(stderr, "%s%s  %-28s rejected: %s  (%.1f s)\n", pg->tty ? "\r\033[K" : "", pg->label, params, why,
+            seconds);
 }
 
 /* "-DWGS=128 -DTPW=4" -> "WGS=128 TPW=4", for narrow tables */
@@ -58,7 +62,10 @@ static const char *short_defines(const char *d, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = '\0';
   for (const char *s = d; *s && used + 1 < len; s++) {
-    if (s[0] == '-' && s[1] == 'D' && (s == d || s[-1] == ' ')) { s++; continue; }
+    if (s[0] == '-' && s[1] == 'D' && (s == d || s[-1] == ' ')) {
+      s++;
+      continue;
+    }
     buf[used++] = *s;
     buf[used] = '\0';
   }
@@ -70,8 +77,8 @@ static double gain_of(const tune_result *r) {
 }
 
 void tune_report_table(FILE *out, const tune_result *res, size_t n) {
-  fprintf(out, "\n%-28s %8s  %-26s %10s  %-26s %10s %6s\n", "kernel precision class", "N", "default",
-          "ms", "tuned", "ms", "gain");
+  fprintf(out, "\n%-28s %8s  %-26s %10s  %-26s %10s %6s\n", "kernel precision class", "N", "default", "ms",
+          "tuned", "ms", "gain");
   double log_sum = 0;
   size_t counted = 0;
   for (size_t i = 0; i < n; i++) {
@@ -85,23 +92,27 @@ void tune_report_table(FILE *out, const tune_result *res, size_t n) {
     fprintf(out, "%-28s %8zu  %-26s %10.4g  %-26s %10.4g %5.2fx\n", r->label, r->n,
             short_defines(r->default_defines, a, sizeof a), r->default_ms,
             short_defines(r->best_defines, b, sizeof b), r->best_ms, g);
-    if (isfinite(g)) { log_sum += log(g); counted++; }
+    if (isfinite(g)) {
+      log_sum += log(g);
+      counted++;
+    }
   }
   if (counted)
-    fprintf(out, "geometric-mean gain over the defaults: %.2fx (%zu kernels)\n", exp(log_sum / (double)counted),
-            counted);
+    fprintf(out, "geometric-mean gain over the defaults: %.2fx (%zu kernels)\n",
+            exp(log_sum / (double)counted), counted);
 }
 
 void tune_report_csv(FILE *out, const fmmcl_device_info *dev, const tune_result *res, size_t n,
                      double budget) {
-  fprintf(out, "device,kernel,precision,class,n,default,default_ms,tuned,tuned_ms,gain,tried,valid,"
-               "rejected,exhaustive,budget_s\n");
+  fprintf(out,
+          "device,kernel,precision,class,n,default,default_ms,tuned,tuned_ms,gain,tried,valid,"
+          "rejected,exhaustive,budget_s\n");
   for (size_t i = 0; i < n; i++) {
     const tune_result *r = &res[i];
     char k[64], p[16], c[32];
     if (sscanf(r->label, "%63s %15s %31s", k, p, c) != 3) continue;
-    fprintf(out, "\"%s\",%s,%s,%s,%zu,\"%s\",%.6g,\"%s\",%.6g,%.4f,%zu,%zu,%zu,%d,%.0f\n", dev->device_name, k,
-            p, c, r->n, r->default_defines, r->default_ms, r->ok ? r->best_defines : "", r->best_ms,
+    fprintf(out, "\"%s\",%s,%s,%s,%zu,\"%s\",%.6g,\"%s\",%.6g,%.4f,%zu,%zu,%zu,%d,%.0f\n", dev->device_name,
+            k, p, c, r->n, r->default_defines, r->default_ms, r->ok ? r->best_defines : "", r->best_ms,
             gain_of(r), r->tried, r->n_valid, r->rejected, r->exhaustive, budget);
   }
 }

@@ -28,7 +28,9 @@ int tune_scratch_begin(const fmmcl_device_info *dev, char *dir, size_t len) {
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb; (void)flag; (void)ftw;
+  (void)sb;
+  (void)flag;
+  (void)ftw;
   return remove(path);
 }
 

@@ -17,9 +17,7 @@ size_t tune_candidates(const tune_job *job, const fmmcl_device_info *dev, fmmcl_
   const fmmcl_tuning_space *s = job->space;
   const size_t np = fmmcl_tuning_space_nparams(s);
   size_t total = 1, idx[FMMCL_TUNE_MAX_PARAMS] = {0}, n = 0;
-  for (size_t i = 0; i < np; i++) {
-    total *= fmmcl_tuning_param_count(&s->params[i]);
-  }
+  for (size_t i = 0; i < np; i++) { total *= fmmcl_tuning_param_count(&s->params[i]); }
   *n_space = total;
   *out = malloc((total ? total : 1) * sizeof **out);
   if (!*out) return 0;
@@ -44,8 +42,8 @@ typedef struct {
   const tune_job *job;
   fmmcl_tuning_point *cand;
   size_t n;
-  double *ms;            /* per candidate: NAN untried, INFINITY rejected */
-  size_t best;           /* index into cand, n when none */
+  double *ms;  /* per candidate: NAN untried, INFINITY rejected */
+  size_t best; /* index into cand, n when none */
   double deadline;
   uint64_t rng;
   tune_progress *pg;
@@ -156,9 +154,15 @@ static void sample_then_climb(search *s, double sample_until) {
     size_t moved = s->n;
     for (size_t j = 0; j < k && !out_of_time(s); j++) {
       try_candidate(s, nb[j]);
-      if (s->ms[nb[j]] < s->ms[cur]) { moved = nb[j]; break; }
+      if (s->ms[nb[j]] < s->ms[cur]) {
+        moved = nb[j];
+        break;
+      }
     }
-    if (moved < s->n) { cur = moved; continue; }
+    if (moved < s->n) {
+      cur = moved;
+      continue;
+    }
     if ((cur = random_untried(s)) < s->n) try_candidate(s, cur);
   }
 }
@@ -205,7 +209,8 @@ void tune_search(tune_worker *w, const fmmcl_device_info *dev, const tune_job *j
   s.ms = malloc((s.n ? s.n : 1) * sizeof *s.ms);
   if (!s.cand || !s.ms || !s.n) {
     snprintf(res->why, sizeof res->why, s.n ? "out of host memory" : "no point of the space fits the device");
-    free(s.cand); free(s.ms);
+    free(s.cand);
+    free(s.ms);
     return;
   }
   for (size_t i = 0; i < s.n; i++) s.ms[i] = NAN;
@@ -218,7 +223,8 @@ void tune_search(tune_worker *w, const fmmcl_device_info *dev, const tune_job *j
   if (!tune_worker_ready(w, why, sizeof why)) {
     snprintf(res->why, sizeof res->why, "%s", why);
     tune_progress_end(pg, res->why);
-    free(s.cand); free(s.ms);
+    free(s.cand);
+    free(s.ms);
     return;
   }
   fmmcl_tuning_point dp;

@@ -61,7 +61,10 @@ int tune_worker_main(const char *device, const fmmcl_tuning_space *space, fmmcl_
       reply(out, v, why, "ok %.9g\n", a, 0);
     } else if (!strncmp(line, "compare ", 8)) {
       char *bar = strchr(line + 8, '|'), *sp = strrchr(line, ' ');
-      if (!bar || !sp || sp < bar) { reply(out, TUNE_RUN_FAILED, "bad request", "", 0, 0); continue; }
+      if (!bar || !sp || sp < bar) {
+        reply(out, TUNE_RUN_FAILED, "bad request", "", 0, 0);
+        continue;
+      }
       *bar = '\0';
       *sp = '\0';
       tune_verdict v = tune_compare(ctx, &job, line + 8, bar + 1, atoi(sp + 1), &a, &b, why, sizeof why);
@@ -126,18 +129,24 @@ static int read_reply(tune_worker *w, double timeout, char *buf, size_t len, cha
 
 static int start(tune_worker *w, char *why, size_t len) {
   int req[2], rep[2];
-  if (pipe(req) != 0) { snprintf(why, len, "pipe: %s", strerror(errno)); return 0; }
+  if (pipe(req) != 0) {
+    snprintf(why, len, "pipe: %s", strerror(errno));
+    return 0;
+  }
   if (pipe(rep) != 0) {
-    close(req[0]); close(req[1]);
+    close(req[0]);
+    close(req[1]);
     snprintf(why, len, "pipe: %s", strerror(errno));
     return 0;
   }
   char n[32], reps[32];
   snprintf(n, sizeof n, "%zu", w->n_time);
   snprintf(reps, sizeof reps, "%d", w->repeats);
-  const char *argv[] = {w->exe, "--worker", "--device", w->device, "--kernel", w->kernel, "--precision",
-                        w->precision == FMMCL_DOUBLE ? "double" : "single", "--class", w->cls, "--n", n,
-                        "--repeats", reps, NULL};
+  const char *argv[] = {
+      w->exe,      "--worker", "--device",    w->device,
+      "--kernel",  w->kernel,  "--precision", w->precision == FMMCL_DOUBLE ? "double" : "single",
+      "--class",   w->cls,     "--n",         n,
+      "--repeats", reps,       NULL};
   pid_t pid = fork();
   if (pid == 0) {
     /* the parent's ends must go, or the worker never sees end of file */
@@ -157,7 +166,8 @@ static int start(tune_worker *w, char *why, size_t len) {
   close(req[0]);
   close(rep[1]);
   if (pid < 0) {
-    close(req[1]); close(rep[0]);
+    close(req[1]);
+    close(rep[0]);
     snprintf(why, len, "fork: %s", strerror(errno));
     return 0;
   }
@@ -167,7 +177,10 @@ static int start(tune_worker *w, char *why, size_t len) {
   w->req = req[1];
   w->rep = rep[0];
   char line[600];
-  if (!read_reply(w, START_TIMEOUT_S, line, sizeof line, why, len)) { stop(w); return 0; }
+  if (!read_reply(w, START_TIMEOUT_S, line, sizeof line, why, len)) {
+    stop(w);
+    return 0;
+  }
   if (strcmp(line, "ready") != 0) {
     snprintf(why, len, "%.200s", strncmp(line, "reject ", 7) ? line : line + 7);
     stop(w);

@@ -39,8 +39,8 @@ static void clear(line_list *l) {
 /* The file without dev's section (other devices' lines kept as they are,
  * garbled ones dropped) into others, and dev's entry lines into ours. A
  * file that is not a cache is renamed to <path>.corrupt first. */
-static int load(const char *path, const fmmcl_device_info *dev, line_list *others, line_list *ours,
-                char *why, size_t len) {
+static int load(const char *path, const fmmcl_device_info *dev, line_list *others, line_list *ours, char *why,
+                size_t len) {
   FILE *f = fopen(path, "r");
   if (!f) return errno == ENOENT ? 1 : (snprintf(why, len, "cannot read %s: %s", path, strerror(errno)), 0);
   char *line = NULL;
@@ -52,7 +52,10 @@ static int load(const char *path, const fmmcl_device_info *dev, line_list *other
     if (whole) line[n - 1] = '\0';
     if (first) {
       first = 0;
-      if (!whole || !fmmcl_tuning_header_ok(line)) { foreign = 1; break; }
+      if (!whole || !fmmcl_tuning_header_ok(line)) {
+        foreign = 1;
+        break;
+      }
       continue;
     }
     if (!whole) continue; /* cut short or binary */
@@ -104,8 +107,9 @@ static int store(const char *path, const fmmcl_device_info *dev, const line_list
     return 0;
   }
   fprintf(f, "%s\n", FMMCL_TUNING_MAGIC);
-  fprintf(f, "# written by fmmtune; per device section, one entry a line:\n"
-             "# kernel precision class : parameters ; time_ms ; default_ms ; n (points) ; date\n");
+  fprintf(f,
+          "# written by fmmtune; per device section, one entry a line:\n"
+          "# kernel precision class : parameters ; time_ms ; default_ms ; n (points) ; date\n");
   for (size_t i = 0; i < others->n; i++) fprintf(f, "%s\n", others->lines[i]);
   if (ours->n) {
     fmmcl_tuning_format_device(dev, device, sizeof device);
@@ -180,12 +184,11 @@ static int drop_all(line_list *ours, const void *arg, size_t *count) {
   return 1;
 }
 
-int tune_cache_store(const char *path, const fmmcl_device_info *dev, const fmmcl_tuning_entry *e,
-                     char *why, size_t len) {
+int tune_cache_store(const char *path, const fmmcl_device_info *dev, const fmmcl_tuning_entry *e, char *why,
+                     size_t len) {
   return rewrite(path, dev, put_entry, e, NULL, why, len);
 }
 
-int tune_cache_reset(const char *path, const fmmcl_device_info *dev, size_t *removed, char *why,
-                     size_t len) {
+int tune_cache_reset(const char *path, const fmmcl_device_info *dev, size_t *removed, char *why, size_t len) {
   return rewrite(path, dev, drop_all, NULL, removed, why, len);
 }

@@ -22,7 +22,7 @@ typedef struct {
   uint32_t version;
   uint32_t reserved;
   uint64_t key;
-  uint64_t tag;      /* hash of what the payload was made from (source + options); 0: none */
+  uint64_t tag; /* hash of what the payload was made from (source + options); 0: none */
   uint64_t length;
   uint64_t checksum; /* SipHash-2-4 under the cache's secret of key, tag, length and payload */
 } cache_header;
@@ -69,12 +69,12 @@ fmmcl_status fmmcl_cache_file_path(uint64_t key, char *buf, size_t len) {
  * process can already change what the library runs in easier ways. */
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                          \
-  do {                                                                                                    \
-    v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                             \
-    v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                                \
-    v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                                \
-    v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                             \
+#define SIPROUND                                              \
+  do {                                                        \
+    v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32); \
+    v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                    \
+    v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                    \
+    v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32); \
   } while (0)
 
 static uint64_t load_le64(const unsigned char *p) {
@@ -187,14 +187,16 @@ fmmcl_status fmmcl_cache_store(uint64_t key, const unsigned char *data, size_t l
 fmmcl_status fmmcl_cache_load_tagged(uint64_t key, uint64_t tag, unsigned char **data, size_t *len) {
   char dir[4096], path[4200];
   unsigned char secret[SECRET_LEN];
-  if (fmmcl_cache_dir_path(dir, sizeof dir) || fmmcl_cache_file_path(key, path, sizeof path)) return FMMCL_ERROR_IO;
+  if (fmmcl_cache_dir_path(dir, sizeof dir) || fmmcl_cache_file_path(key, path, sizeof path))
+    return FMMCL_ERROR_IO;
   FILE *f = fopen(path, "rb");
   if (!f) return FMMCL_ERROR_IO;
   cache_header h;
   fmmcl_status st = FMMCL_ERROR_CORRUPT_FILE;
   unsigned char *buf = NULL;
   if (fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, MAGIC, 8) == 0 && h.version == FORMAT_VERSION &&
-      h.key == key && h.tag == tag && h.length > 0 && h.length < (1ULL << 31) && cache_secret(dir, 0, secret)) {
+      h.key == key && h.tag == tag && h.length > 0 && h.length < (1ULL << 31) &&
+      cache_secret(dir, 0, secret)) {
     buf = malloc(h.length);
     if (buf && fread(buf, 1, h.length, f) == h.length && fgetc(f) == EOF &&
         header_checksum(secret, &h, buf) == h.checksum) {

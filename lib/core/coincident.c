@@ -34,7 +34,10 @@ int fmmcl_has_coincident(size_t ns, const double *src, size_t nt, const double *
     size_t h = (size_t)point_hash(src + j * dim, dim) & (cap - 1);
     while (slot[h] != empty) {
       /* with targets == sources a repeated source is itself the finding */
-      if (targets_are_sources && same_point(src + slot[h] * dim, src + j * dim, dim)) { found = 1; break; }
+      if (targets_are_sources && same_point(src + slot[h] * dim, src + j * dim, dim)) {
+        found = 1;
+        break;
+      }
       h = (h + 1) & (cap - 1);
     }
     slot[h] = j;
@@ -43,7 +46,10 @@ int fmmcl_has_coincident(size_t ns, const double *src, size_t nt, const double *
     for (size_t i = 0; i < nt && !found; i++)
       for (size_t h = (size_t)point_hash(tgt + i * dim, dim) & (cap - 1); slot[h] != empty;
            h = (h + 1) & (cap - 1))
-        if (same_point(src + slot[h] * dim, tgt + i * dim, dim)) { found = 1; break; }
+        if (same_point(src + slot[h] * dim, tgt + i * dim, dim)) {
+          found = 1;
+          break;
+        }
   free(slot);
   return found;
 }

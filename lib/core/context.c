@@ -22,8 +22,8 @@ fmmcl_status fmmcl_context_create(fmmcl_context *out, const char *selector) {
     ctx->queue = clCreateCommandQueue(ctx->cl, dev.device, CL_QUEUE_PROFILING_ENABLE, &err);
   if (err != CL_SUCCESS || !ctx->last_error) {
     st = fmmcl_fail(NULL, err ? fmmcl_status_from_cl(err) : FMMCL_ERROR_OUT_OF_MEMORY,
-                    "cannot open device %s: %s (%d)", dev.info.device_name,
-                    fmmcl_cl_error_name(err), (int)err);
+                    "cannot open device %s: %s (%d)", dev.info.device_name, fmmcl_cl_error_name(err),
+                    (int)err);
     fmmcl_context_destroy(ctx);
     return st;
   }

@@ -41,7 +41,8 @@ static fmmcl_vendor classify(const char *platform_name, const char *platform_ven
 }
 
 /* clGetPlatformInfo on p, or clGetDeviceInfo on d when p is NULL. */
-static cl_int get_info(cl_platform_id p, cl_device_id d, cl_uint what, size_t size, void *value, size_t *ret) {
+static cl_int get_info(cl_platform_id p, cl_device_id d, cl_uint what, size_t size, void *value,
+                       size_t *ret) {
   return p ? clGetPlatformInfo(p, what, size, value, ret) : clGetDeviceInfo(d, what, size, value, ret);
 }
 
@@ -99,7 +100,8 @@ fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **li
     return fmmcl_fail(ctx, FMMCL_ERROR_NO_DEVICE,
                       "no OpenCL platform found (clGetPlatformIDs: %d); install a driver, "
                       "e.g. the Debian package pocl-opencl-icd for the CPU, and check "
-                      "/etc/OpenCL/vendors/", (int)err);
+                      "/etc/OpenCL/vendors/",
+                      (int)err);
   cl_platform_id *plats = calloc(np, sizeof *plats);
   if (!plats) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   clGetPlatformIDs(np, plats, NULL);
@@ -115,8 +117,12 @@ fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **li
       if (n == cap) {
         cap = cap ? 2 * cap : 8;
         fmmcl_device_handle *grown = realloc(out, cap * sizeof *out);
-        if (!grown) { free(devs); free(plats); free(out);
-          return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); }
+        if (!grown) {
+          free(devs);
+          free(plats);
+          free(out);
+          return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
         out = grown;
       }
       out[n].platform = plats[p];
@@ -143,7 +149,10 @@ fmmcl_status fmmcl_devices_list(fmmcl_device_info *out, size_t capacity, size_t 
   fmmcl_device_handle *list;
   size_t n;
   fmmcl_status st = fmmcl_devices_enumerate(NULL, &list, &n);
-  if (st) { *count = 0; return st; }
+  if (st) {
+    *count = 0;
+    return st;
+  }
   for (size_t i = 0; i < n && i < capacity; i++) out[i] = list[i].info;
   *count = n;
   free(list);
@@ -175,7 +184,9 @@ static void append_device_list(fmmcl_context ctx, const fmmcl_device_handle *lis
   for (size_t i = 0; i < n; i++) {
     snprintf(line, sizeof line, "\n  %d:%d  %s  [%s, %s]", list[i].info.platform_index,
              list[i].info.device_index, list[i].info.device_name, list[i].info.platform_name,
-             list[i].info.is_gpu ? "GPU" : list[i].info.is_cpu ? "CPU" : "other");
+             list[i].info.is_gpu   ? "GPU"
+             : list[i].info.is_cpu ? "CPU"
+                                   : "other");
     fmmcl_fail_append(ctx, line);
   }
 }
@@ -193,7 +204,8 @@ fmmcl_status fmmcl_device_choose(fmmcl_context ctx, const char *selector, fmmcl_
     if (i < 0) {
       fmmcl_fail(ctx, FMMCL_ERROR_DEVICE_NOT_FOUND,
                  "device selector \"%s\"%s matches no device; use gpu, cpu, P:D or a "
-                 "name substring. Devices:", sel, selector && *selector ? "" : " (from FMMCL_DEVICE)");
+                 "name substring. Devices:",
+                 sel, selector && *selector ? "" : " (from FMMCL_DEVICE)");
       append_device_list(ctx, list, n);
       free(list);
       return FMMCL_ERROR_DEVICE_NOT_FOUND;

@@ -28,14 +28,12 @@ fmmcl_status fmmcl_status_from_cl(cl_int err);
 const char *fmmcl_cl_error_name(cl_int err);
 
 /* Checks an OpenCL call inside a function returning fmmcl_status. */
-#define FMMCL_CL_TRY(ctx, expr)                                              \
-  do {                                                                       \
-    cl_int fmmcl_err_ = (expr);                                              \
-    if (fmmcl_err_ != CL_SUCCESS)                                            \
-      return fmmcl_fail((ctx), fmmcl_status_from_cl(fmmcl_err_),             \
-                        "%s failed: %s (%d) at %s:%d", #expr,                \
-                        fmmcl_cl_error_name(fmmcl_err_), (int)fmmcl_err_,    \
-                        __FILE__, __LINE__);                                 \
+#define FMMCL_CL_TRY(ctx, expr)                                                                        \
+  do {                                                                                                 \
+    cl_int fmmcl_err_ = (expr);                                                                        \
+    if (fmmcl_err_ != CL_SUCCESS)                                                                      \
+      return fmmcl_fail((ctx), fmmcl_status_from_cl(fmmcl_err_), "%s failed: %s (%d) at %s:%d", #expr, \
+                        fmmcl_cl_error_name(fmmcl_err_), (int)fmmcl_err_, __FILE__, __LINE__);         \
   } while (0)
 
 /* ---- devices and contexts ---------------------------------------------- */
@@ -48,12 +46,11 @@ typedef struct fmmcl_device_handle {
 
 /* All devices on all platforms, in fmmcl_devices_list order. *list is
  * malloc'ed (free it); ctx only receives the error message. */
-fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **list,
-                                     size_t *count);
+fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **list, size_t *count);
 
 /* The device a selector picks (see fmmcl_device_select), its handle and index. */
-fmmcl_status fmmcl_device_choose(fmmcl_context ctx, const char *selector,
-                                 fmmcl_device_handle *chosen, size_t *index);
+fmmcl_status fmmcl_device_choose(fmmcl_context ctx, const char *selector, fmmcl_device_handle *chosen,
+                                 size_t *index);
 
 #define FMMCL_MAX_OVERRIDES 16
 #define FMMCL_PINNED_POOL 8
@@ -61,12 +58,19 @@ fmmcl_status fmmcl_device_choose(fmmcl_context ctx, const char *selector,
 struct fmmcl_context_s {
   fmmcl_device_handle dev;
   cl_context cl;
-  cl_command_queue queue;     /* in order, profiling enabled */
-  char *last_error;           /* malloc'ed, never NULL after create */
-  struct { char kernel[64]; char defines[256]; } overrides[FMMCL_MAX_OVERRIDES];
+  cl_command_queue queue; /* in order, profiling enabled */
+  char *last_error;       /* malloc'ed, never NULL after create */
+  struct {
+    char kernel[64];
+    char defines[256];
+  } overrides[FMMCL_MAX_OVERRIDES];
   size_t n_overrides;
   /* pinned staging blocks freed by plans, kept for the next (pinned_host.c) */
-  struct { cl_mem buf; void *ptr; size_t bytes; } pinned_pool[FMMCL_PINNED_POOL];
+  struct {
+    cl_mem buf;
+    void *ptr;
+    size_t bytes;
+  } pinned_pool[FMMCL_PINNED_POOL];
   size_t n_pinned_pool;
   /* the tree sort's program, kept for the next plan (tree3d_device_sort.c):
    * loading it again, and its first launch, would cost milliseconds a plan */
@@ -138,8 +142,7 @@ uint64_t fmmcl_program_cache_key(fmmcl_context ctx, const char *source, const ch
 
 /* Makes every later build of kernel on ctx use defines instead of the tuned
  * or default ones (fmmtune, benchmark sweeps); defines NULL removes it. */
-fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kernel,
-                                            const char *defines);
+fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kernel, const char *defines);
 
 /* ---- plans -------------------------------------------------------------- */
 
@@ -169,7 +172,7 @@ struct fmmcl_plan_s {
   size_t n_sources, n_targets;
   int targets_are_sources;
   const fmmcl_method_ops *ops;
-  void *impl;                      /* the method's own state */
+  void *impl; /* the method's own state */
   char build_options[1024];
   fmmcl_phase_time phases[FMMCL_MAX_PHASES];
   size_t n_phases;
@@ -187,7 +190,8 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
 /* A device buffer of bytes (16 when bytes is 0: OpenCL refuses empty
  * buffers, and such a buffer is never read), filled from host when host is
  * not NULL; the failure names the size and the device. */
-fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *buf);
+fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host,
+                              cl_mem *buf);
 
 /* Element i of a buffer of the plan's REAL (float or double by real_size). */
 static inline void fmmcl_put_real(void *buf, size_t real_size, size_t i, double v) {
@@ -213,8 +217,8 @@ typedef struct fmmcl_permutation {
 /* Enqueues p over n elements (without waiting). */
 fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n);
 /* fmmcl_upload_reals of v into p->in, then p enqueued over the n values. */
-fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
-                                   const fmmcl_permutation *p);
+fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n,
+                                   void *stage, const fmmcl_permutation *p);
 /* A tree method's REAL4 results on the device and what brings them back:
  * the unsort permutation (sorted results in, caller's order out), the
  * pinned host stage, and where each REAL4 holds the potential (component

@@ -17,8 +17,11 @@ fmmcl_status fmmcl_read_file(fmmcl_context ctx, const char *path, char **text, s
     if (cap - n < 4096) {
       cap = cap ? 2 * cap : 65536;
       char *grown = realloc(buf, cap + 1);
-      if (!grown) { free(buf); fclose(f);
-        return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path); }
+      if (!grown) {
+        free(buf);
+        fclose(f);
+        return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of memory reading %s", path);
+      }
       buf = grown;
     }
     size_t got = fread(buf + n, 1, cap - n, f);
@@ -27,7 +30,10 @@ fmmcl_status fmmcl_read_file(fmmcl_context ctx, const char *path, char **text, s
   }
   int bad = ferror(f);
   fclose(f);
-  if (bad) { free(buf); return fmmcl_fail(ctx, FMMCL_ERROR_IO, "error reading %s", path); }
+  if (bad) {
+    free(buf);
+    return fmmcl_fail(ctx, FMMCL_ERROR_IO, "error reading %s", path);
+  }
   buf[n] = '\0';
   *text = buf;
   if (len) *len = n;
@@ -42,7 +48,10 @@ static int try_dir(const char *dir, size_t dir_len, const char *file, char **pat
   char *p = malloc(need);
   if (!p) return 0;
   snprintf(p, need, "%.*s/%s", (int)dir_len, dir, file);
-  if (access(p, R_OK) == 0) { *path = p; return 1; }
+  if (access(p, R_OK) == 0) {
+    *path = p;
+    return 1;
+  }
   size_t used = strlen(tried);
   snprintf(tried + used, tried_len - used, "\n  %s", p);
   free(p);

@@ -30,7 +30,8 @@ fmmcl_status fmmcl_create_kernels(fmmcl_context ctx, cl_program program, const c
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_kernel_args(fmmcl_context ctx, cl_kernel k, cl_uint first, size_t n, const fmmcl_arg *args) {
+fmmcl_status fmmcl_kernel_args(fmmcl_context ctx, cl_kernel k, cl_uint first, size_t n,
+                               const fmmcl_arg *args) {
   for (size_t i = 0; i < n; i++) {
     cl_int err = clSetKernelArg(k, first + (cl_uint)i, args[i].size, &args[i].value);
     if (err != CL_SUCCESS) {
@@ -105,7 +106,8 @@ fmmcl_status fmmcl_launch_nd(fmmcl_context ctx, cl_kernel k, cl_uint dims, const
   cl_int err = clEnqueueNDRangeKernel(ctx->queue, k, dims, NULL, global, local, 0, NULL, ev);
   if (err == CL_SUCCESS) return FMMCL_SUCCESS;
   char name[128];
-  return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clEnqueueNDRangeKernel(%s, global %zu, local %zu): %s (%d)",
+  return fmmcl_fail(ctx, fmmcl_status_from_cl(err),
+                    "clEnqueueNDRangeKernel(%s, global %zu, local %zu): %s (%d)",
                     kernel_name(k, name, sizeof name), global[0], local ? local[0] : (size_t)0,
                     fmmcl_cl_error_name(err), (int)err);
 }

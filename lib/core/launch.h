@@ -26,7 +26,14 @@ fmmcl_status fmmcl_create_kernels(fmmcl_context ctx, cl_program program, const c
  * them can be written inline where the kernel is launched. */
 typedef struct fmmcl_arg {
   size_t size;
-  union { cl_mem mem; cl_uint u; cl_int i; cl_ulong ul; cl_float f; cl_double d; } value;
+  union {
+    cl_mem mem;
+    cl_uint u;
+    cl_int i;
+    cl_ulong ul;
+    cl_float f;
+    cl_double d;
+  } value;
 } fmmcl_arg;
 
 #define FMMCL_ARG_MEM(m) ((fmmcl_arg){.size = sizeof(cl_mem), .value.mem = (m)})
@@ -39,10 +46,11 @@ typedef struct fmmcl_arg {
 
 /* Sets arguments first .. first + n - 1 of k; a failure names the kernel
  * and the index of the argument that failed. */
-fmmcl_status fmmcl_kernel_args(fmmcl_context ctx, cl_kernel k, cl_uint first, size_t n, const fmmcl_arg *args);
+fmmcl_status fmmcl_kernel_args(fmmcl_context ctx, cl_kernel k, cl_uint first, size_t n,
+                               const fmmcl_arg *args);
 /* The same with the list written inline and counted by the compiler:
  *   FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(src), FMMCL_ARG_UINT(n)) */
-#define FMMCL_KERNEL_ARGS(ctx, k, first, ...)                                                   \
+#define FMMCL_KERNEL_ARGS(ctx, k, first, ...)                                                    \
   fmmcl_kernel_args((ctx), (k), (first), sizeof((fmmcl_arg[]){__VA_ARGS__}) / sizeof(fmmcl_arg), \
                     (fmmcl_arg[]){__VA_ARGS__})
 
@@ -57,7 +65,7 @@ typedef struct fmmcl_event_log {
   size_t n, capacity;
   const char **phase; /* static strings: the plan keeps the pointers */
   cl_event *ev;
-  int out_of_memory;  /* a slot could not be had; the flush reports it */
+  int out_of_memory; /* a slot could not be had; the flush reports it */
 } fmmcl_event_log;
 
 /* Where the next command of phase puts its event (pass it as the command's
@@ -94,8 +102,11 @@ void fmmcl_release_mem(cl_mem *m);
 void fmmcl_release_kernel(cl_kernel *k);
 void fmmcl_release_program(cl_program *p);
 void fmmcl_release_event(cl_event *e);
-#define fmmcl_release(x)                                                                      \
-  _Generic((x), cl_mem *: fmmcl_release_mem, cl_kernel *: fmmcl_release_kernel,               \
-           cl_program *: fmmcl_release_program, cl_event *: fmmcl_release_event)(x)
+#define fmmcl_release(x)                        \
+  _Generic((x), cl_mem *                        \
+           : fmmcl_release_mem, cl_kernel *     \
+           : fmmcl_release_kernel, cl_program * \
+           : fmmcl_release_program, cl_event *  \
+           : fmmcl_release_event)(x)
 
 #endif /* FMMCL_LAUNCH_H */

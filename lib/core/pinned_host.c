@@ -51,8 +51,8 @@ fmmcl_status fmmcl_pinned_alloc(fmmcl_context ctx, size_t bytes, int zero, fmmcl
   cl_int err;
   p->buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
   if (err == CL_SUCCESS) {
-    p->ptr = clEnqueueMapBuffer(ctx->queue, p->buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
-                                NULL, NULL, &err);
+    p->ptr = clEnqueueMapBuffer(ctx->queue, p->buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
+                                NULL, &err);
     if (err == CL_SUCCESS) {
       if (zero) memset(p->ptr, 0, bytes);
       return FMMCL_SUCCESS;
@@ -87,6 +87,7 @@ void fmmcl_pinned_free(fmmcl_pinned *p) {
 }
 
 void fmmcl_pinned_pool_release(fmmcl_context ctx) {
-  for (size_t i = 0; i < ctx->n_pinned_pool; i++) unpin(ctx, ctx->pinned_pool[i].buf, ctx->pinned_pool[i].ptr);
+  for (size_t i = 0; i < ctx->n_pinned_pool; i++)
+    unpin(ctx, ctx->pinned_pool[i].buf, ctx->pinned_pool[i].ptr);
   ctx->n_pinned_pool = 0;
 }

@@ -97,7 +97,10 @@ static fmmcl_status load_source(fmmcl_context ctx, const char *file, const char 
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) st = append_file(ctx, file, &out, seen, &n_seen, 0);
   for (size_t i = 0; i < n_seen; i++) free(seen[i]);
-  if (st) { free(out.s); return st; }
+  if (st) {
+    free(out.s);
+    return st;
+  }
   *source = out.s;
   return FMMCL_SUCCESS;
 }
@@ -105,8 +108,8 @@ static fmmcl_status load_source(fmmcl_context ctx, const char *file, const char 
 uint64_t fmmcl_program_cache_key(fmmcl_context ctx, const char *source, const char *options) {
   const fmmcl_device_info *d = &ctx->dev.info;
   uint64_t h = FMMCL_HASH64_INIT;
-  const char *parts[] = {source, options, d->platform_name, d->device_name, d->driver_version,
-                         d->device_version};
+  const char *parts[] = {source,         options,           d->platform_name,
+                         d->device_name, d->driver_version, d->device_version};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     h = fmmcl_hash64(h, parts[i], strlen(parts[i]) + 1); /* the NUL separates the parts */
   return h;
@@ -114,8 +117,9 @@ uint64_t fmmcl_program_cache_key(fmmcl_context ctx, const char *source, const ch
 
 static fmmcl_status build_log_failure(fmmcl_context ctx, cl_program prog, const char *file,
                                       const char *options, cl_int err) {
-  fmmcl_fail(ctx, FMMCL_ERROR_BUILD_FAILED, "building %s for %s failed (%s) with options \"%s\"; build log:\n",
-             file, ctx->dev.info.device_name, fmmcl_cl_error_name(err), options);
+  fmmcl_fail(ctx, FMMCL_ERROR_BUILD_FAILED,
+             "building %s for %s failed (%s) with options \"%s\"; build log:\n", file,
+             ctx->dev.info.device_name, fmmcl_cl_error_name(err), options);
   size_t n = 0;
   clGetProgramBuildInfo(prog, ctx->dev.device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
   char *log = malloc(n + 1);
@@ -194,7 +198,8 @@ static cl_program from_cache(fmmcl_context ctx, uint64_t key, uint64_t tag, cons
   const unsigned char *bins[1] = {nul + 1};
   size_t bin_len = len - (size_t)(nul + 1 - payload);
   cl_int err, bin_status;
-  cl_program prog = clCreateProgramWithBinary(ctx->cl, 1, &ctx->dev.device, &bin_len, bins, &bin_status, &err);
+  cl_program prog =
+      clCreateProgramWithBinary(ctx->cl, 1, &ctx->dev.device, &bin_len, bins, &bin_status, &err);
   int ok = err == CL_SUCCESS && bin_status == CL_SUCCESS &&
            clBuildProgram(prog, 1, &ctx->dev.device, options, NULL, NULL) == CL_SUCCESS;
   char *names = ok ? kernel_names(prog) : NULL;
@@ -250,7 +255,10 @@ fmmcl_status fmmcl_program_build_prelude(fmmcl_context ctx, const char *file, co
   if (!extra) extra = "";
   size_t olen = strlen(options) + strlen(extra) + 256;
   char *full = malloc(olen);
-  if (!full) { free(source); return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); }
+  if (!full) {
+    free(source);
+    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
   snprintf(full, olen, "%s %s %s", fmmcl_vendor_build_options(ctx->dev.info.vendor), options, extra);
   uint64_t key = fmmcl_program_cache_key(ctx, source, full), tag = fmmcl_program_source_tag(source, full);
   int use_cache = fmmcl_cache_enabled();

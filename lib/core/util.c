@@ -38,8 +38,7 @@ void fmmcl_plan_record(fmmcl_plan plan, const char *name, double seconds) {
       plan->phases[i].seconds += seconds;
       return;
     }
-  if (plan->n_phases < FMMCL_MAX_PHASES)
-    plan->phases[plan->n_phases++] = (fmmcl_phase_time){name, seconds};
+  if (plan->n_phases < FMMCL_MAX_PHASES) plan->phases[plan->n_phases++] = (fmmcl_phase_time){name, seconds};
 }
 
 fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_options *opt, int max,
@@ -61,7 +60,8 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
    * request cannot be promised whatever p is */
   if (single && tol < 1e-6)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE", tol);
+                      "tolerance %g is below what single precision can deliver (1e-6); use FMMCL_DOUBLE",
+                      tol);
   for (int p = 1; p <= max; p++)
     if (predicted_error(p, arg) <= tol) {
       *order = p;
@@ -71,7 +71,8 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
                     hint ? hint : "");
 }
 
-fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *buf) {
+fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host,
+                              cl_mem *buf) {
   cl_int err;
   if (bytes == 0) bytes = 16, host = NULL;
   *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)host, &err);
@@ -111,7 +112,7 @@ fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const doubl
                                 cl_mem buf) {
   if (real_size == 4) {
     float *f = stage;
-    #pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) f[i] = (float)v[i];
   } else {
     memcpy(stage, v, n * sizeof(double));
@@ -121,13 +122,13 @@ fmmcl_status fmmcl_upload_reals(fmmcl_context ctx, size_t real_size, const doubl
 }
 
 fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n) {
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, p->k, 0, FMMCL_ARG_MEM(p->in), FMMCL_ARG_MEM(p->perm), FMMCL_ARG_UINT(n),
-                                      FMMCL_ARG_MEM(p->out));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, p->k, 0, FMMCL_ARG_MEM(p->in), FMMCL_ARG_MEM(p->perm),
+                                      FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(p->out));
   return st ? st : fmmcl_launch(ctx, p->k, fmmcl_round_up(n, p->local), p->local, NULL, NULL);
 }
 
-fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n, void *stage,
-                                   const fmmcl_permutation *p) {
+fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n,
+                                   void *stage, const fmmcl_permutation *p) {
   fmmcl_status st = fmmcl_upload_reals(ctx, real_size, v, n, stage, p->in);
   return st ? st : fmmcl_permute(ctx, p, n);
 }
@@ -139,9 +140,9 @@ fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r,
   fmmcl_status st = fmmcl_permute(ctx, &r->unsort, n);
   if (st) return st;
   const void *stage = r->stage;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->unsort.out, CL_TRUE, 0, 4 * n * real_size, r->stage, 0, NULL,
-                                        NULL));
-  #pragma omp parallel for schedule(static) if (n > 65536)
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->unsort.out, CL_TRUE, 0, 4 * n * real_size, r->stage, 0,
+                                        NULL, NULL));
+#pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++) {
     potential[i] = fmmcl_get_real(stage, real_size, 4 * i + r->pot);
     if (gradient)

@@ -9,7 +9,7 @@
 /* Householder reduction of the symmetric matrix in v (row-major n x n) to
  * tridiagonal form, accumulating the transformations in v: diagonal in d,
  * subdiagonal in e[1..n-1] (EISPACK tred2 as in JAMA). */
-#define V_(i, j) v[(size_t)(i) * n + (j)]
+#define V_(i, j) v[(size_t)(i)*n + (j)]
 static void tred2(int n, double *v, double *d, double *e) {
   for (int j = 0; j < n; j++) d[j] = V_(n - 1, j);
   for (int i = n - 1; i > 0; i--) {

@@ -56,8 +56,8 @@ fmmcl_status fmmcl_clblast_status(fmmcl_context ctx, int code, const char *what)
 /* Through the batched routine with one item: CLBlast compiles each routine
  * it meets (~10 s under PoCL), and the batched one is needed anyway. */
 fmmcl_status fmmcl_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
-                              cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
-                              cl_mem c, size_t c_off, size_t ldc, cl_event *ev) {
+                        cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
+                        cl_mem c, size_t c_off, size_t ldc, cl_event *ev) {
   CLBlastTranspose ta = trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
   CLBlastStatusCode code;
   if (real_size == sizeof(double)) {
@@ -69,23 +69,23 @@ fmmcl_status fmmcl_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t
     code = CLBlastSgemmBatched(CLBlastLayoutColMajor, ta, CLBlastTransposeNo, m, n, k, &al, a, &a_off, lda, b,
                                &b_off, ldb, &be, c, &c_off, ldc, 1, &ctx->queue, ev);
   }
-  return fmmcl_clblast_status(ctx, code, real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
+  return fmmcl_clblast_status(ctx, code,
+                              real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
 }
 
-fmmcl_status fmmcl_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,
-                                      cl_mem a, const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off,
-                                      size_t ldb, cl_mem c, const size_t *c_off, size_t ldc, size_t count,
-                                      cl_event *ev) {
+fmmcl_status fmmcl_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k, cl_mem a,
+                                const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off, size_t ldb,
+                                cl_mem c, const size_t *c_off, size_t ldc, size_t count, cl_event *ev) {
   CLBlastStatusCode code;
   if (real_size == sizeof(double)) {
     double al[8] = {1, 1, 1, 1, 1, 1, 1, 1}, be[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    code = CLBlastDgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, n, k, al, a, a_off,
-                               lda, b, b_off, ldb, be, c, c_off, ldc, count, &ctx->queue, ev);
+    code = CLBlastDgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, n, k, al, a,
+                               a_off, lda, b, b_off, ldb, be, c, c_off, ldc, count, &ctx->queue, ev);
   } else {
     float al[8] = {1, 1, 1, 1, 1, 1, 1, 1}, be[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    code = CLBlastSgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, n, k, al, a, a_off,
-                               lda, b, b_off, ldb, be, c, c_off, ldc, count, &ctx->queue, ev);
+    code = CLBlastSgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, n, k, al, a,
+                               a_off, lda, b, b_off, ldb, be, c, c_off, ldc, count, &ctx->queue, ev);
   }
   return fmmcl_clblast_status(ctx, code,
-                                    real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
+                              real_size == sizeof(double) ? "CLBlastDgemmBatched" : "CLBlastSgemmBatched");
 }

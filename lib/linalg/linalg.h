@@ -11,10 +11,9 @@ fmmcl_status fmmcl_clblast_status(fmmcl_context ctx, int code, const char *what)
 fmmcl_status fmmcl_gemm(fmmcl_context ctx, size_t real_size, int trans_a, size_t m, size_t n, size_t k,
                         cl_mem a, size_t a_off, size_t lda, cl_mem b, size_t b_off, size_t ldb, double beta,
                         cl_mem c, size_t c_off, size_t ldc, cl_event *ev);
-fmmcl_status fmmcl_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k,
-                                cl_mem a, const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off,
-                                size_t ldb, cl_mem c, const size_t *c_off, size_t ldc, size_t count,
-                                cl_event *ev);
+fmmcl_status fmmcl_gemm_batched(fmmcl_context ctx, size_t real_size, size_t m, size_t n, size_t k, cl_mem a,
+                                const size_t *a_off, size_t lda, cl_mem b, const size_t *b_off, size_t ldb,
+                                cl_mem c, const size_t *c_off, size_t ldc, size_t count, cl_event *ev);
 /* Eigen-decomposition of a symmetric d x d matrix a (row-major): eigenvalues
  * in w descending, orthonormal eigenvectors as columns of v (row-major d x d);
  * -1 when out of memory, else 0. */

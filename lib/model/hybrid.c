@@ -16,12 +16,12 @@
 
 typedef struct hybrid_state {
   fmmcl_schedule schedule;
-  int w_near;                  /* W with the near field (its device then also runs Up) */
-  int x_near;                  /* X with the near field (its device then also runs Down) */
-  fmmcl_plan sub[2];           /* [0] on the first context, [1] on the second; NULL: unused */
-  int borrower;                /* the sub-plan that borrows the other's tree and lists; -1: none */
-  unsigned mask[2];            /* phases each runs */
-  double *pot[2], *grad[2];    /* each sub-plan's share, caller's order */
+  int w_near;                          /* W with the near field (its device then also runs Up) */
+  int x_near;                          /* X with the near field (its device then also runs Down) */
+  fmmcl_plan sub[2];                   /* [0] on the first context, [1] on the second; NULL: unused */
+  int borrower;                        /* the sub-plan that borrows the other's tree and lists; -1: none */
+  unsigned mask[2];                    /* phases each runs */
+  double *pot[2], *grad[2];            /* each sub-plan's share, caller's order */
   char names[2][FMMCL_MAX_PHASES][24]; /* "a:p2p": the hybrid plan's timing names */
 } hybrid_state;
 
@@ -86,7 +86,7 @@ static void record_sub(fmmcl_plan plan, hybrid_state *h, int k) {
 
 void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, const double *add_pot,
                              const double *add_grad) {
-  #pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++) {
     pot[i] += add_pot[i];
     for (size_t c = 0; grad && c < dim; c++) grad[dim * i + c] += add_grad[dim * i + c];
@@ -104,8 +104,13 @@ static fmmcl_status hybrid_execute(fmmcl_plan plan, const double *charges, doubl
    * into zeroed copies cost a large part of a GPU run) */
   const int first = used[0] ? 0 : 1;
   for (int k = 0; k < 2; k++)
-    jobs[k] = (job){h->sub[k], charges, h->mask[k], k == first ? potential : h->pot[k],
-                    want_grad ? (k == first ? gradient : h->grad[k]) : NULL, 0, 0};
+    jobs[k] = (job){h->sub[k],
+                    charges,
+                    h->mask[k],
+                    k == first ? potential : h->pot[k],
+                    want_grad ? (k == first ? gradient : h->grad[k]) : NULL,
+                    0,
+                    0};
   /* the second device's share on its own thread, the first's on this one */
   pthread_t thread;
   int threaded = 0;
@@ -149,8 +154,10 @@ static fmmcl_status hybrid_create_unused(fmmcl_plan plan, const double *s, const
   return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "hybrid plans are made by fmmcl_plan_create_hybrid");
 }
 
-static const fmmcl_method_ops hybrid_ops = {.name = "hybrid", .create = hybrid_create_unused,
-                                            .execute = hybrid_execute, .destroy = hybrid_destroy,
+static const fmmcl_method_ops hybrid_ops = {.name = "hybrid",
+                                            .create = hybrid_create_unused,
+                                            .execute = hybrid_execute,
+                                            .destroy = hybrid_destroy,
                                             .counts = hybrid_counts};
 
 /* The model's choices, where each device has a fitted model in the plan's
@@ -180,8 +187,8 @@ static void model_choices(fmmcl_context a, fmmcl_context b, const fmmcl_plan_opt
     int wn[5], xn[5];
     if (fmmcl_model_counts(ns, src, nt, tgt, (size_t)q, opt->precision, work)) return;
     fmmcl_model_schedule_times(&m[0].prec[opt->precision], &m[1].prec[opt->precision],
-                               opt->precision == FMMCL_DOUBLE ? 8 : 4, order, work, ns,
-                               tgt ? nt : ns, t, wn, xn);
+                               opt->precision == FMMCL_DOUBLE ? 8 : 4, order, work, ns, tgt ? nt : ns, t, wn,
+                               xn);
     for (int s = FMMCL_SCHEDULE_GPU; s <= FMMCL_SCHEDULE_HYBRID2; s++) {
       if (*schedule != FMMCL_SCHEDULE_AUTO && s != (int)*schedule) continue;
       if (best < 0 || t[s] < best)
@@ -246,7 +253,8 @@ fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared) {
 
 /* Where the W (x_list 0) or X (x_list 1) list runs: near (1) or far (0). */
 static fmmcl_status list_near(fmmcl_plan plan, int x_list, int *near) {
-  if (!is_hybrid(plan) || !near) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  if (!is_hybrid(plan) || !near)
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   const hybrid_state *h = plan->impl;
   *near = x_list ? h->x_near : h->w_near;
   return FMMCL_SUCCESS;
@@ -254,7 +262,8 @@ static fmmcl_status list_near(fmmcl_plan plan, int x_list, int *near) {
 
 /* Moves the W or X list; only the hybrid schedules split them. */
 static fmmcl_status place_list(fmmcl_plan plan, int x_list, int near) {
-  if (!is_hybrid(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+  if (!is_hybrid(plan))
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   hybrid_state *h = plan->impl;
   if (h->schedule != FMMCL_SCHEDULE_HYBRID1 && h->schedule != FMMCL_SCHEDULE_HYBRID2) return FMMCL_SUCCESS;
   *(x_list ? &h->x_near : &h->w_near) = near != 0;
@@ -270,7 +279,8 @@ fmmcl_status fmmcl_hybrid_place_x(fmmcl_plan plan, int near) { return place_list
 fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fmmcl_plan_options *opt,
                                       size_t n_sources, const double *sources, size_t n_targets,
                                       const double *targets, fmmcl_schedule schedule, fmmcl_plan *out) {
-  if (!a) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_create_hybrid: first context is NULL");
+  if (!a)
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_create_hybrid: first context is NULL");
   fmmcl_clear_error(a);
   if (!opt || !out) return fmmcl_fail(a, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_create_hybrid: NULL argument");
   *out = NULL;
@@ -296,7 +306,8 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
     return fmmcl_fail(a, FMMCL_ERROR_INVALID_ARGUMENT, "hybrid schedules need two distinct contexts");
   /* both sub-plans must build the same tree, so that near and far field
    * split the pairs exactly: one leaf size for both devices */
-  if (o.leaf_size == 0) o.leaf_size = leaf ? leaf : a->dev.info.is_gpu || (b && b->dev.info.is_gpu) ? 512 : 256;
+  if (o.leaf_size == 0)
+    o.leaf_size = leaf ? leaf : a->dev.info.is_gpu || (b && b->dev.info.is_gpu) ? 512 : 256;
   fmmcl_plan plan = calloc(1, sizeof *plan);
   hybrid_state *h = calloc(1, sizeof *h);
   if (!plan || !h) {
@@ -340,7 +351,8 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
     if (k == 0 || !h->mask[0]) continue; /* the first share writes the caller's arrays */
     h->pot[k] = malloc(nt * sizeof(double));
     h->grad[k] = o.gradient ? malloc(nt * dim * sizeof(double)) : NULL;
-    if (!h->pot[k] || (o.gradient && !h->grad[k])) st = fmmcl_fail(a, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!h->pot[k] || (o.gradient && !h->grad[k]))
+      st = fmmcl_fail(a, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
   if (st) {
     hybrid_destroy(plan);
@@ -356,9 +368,9 @@ static int is_hybrid(fmmcl_plan plan) { return fmmcl_plan_runs(plan, hybrid_ops.
 
 fmmcl_status fmmcl_plan_schedule(fmmcl_plan plan, fmmcl_schedule *schedule) {
   if (!plan || !schedule)
-    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_schedule: NULL argument");
-  if (!is_hybrid(plan))
-    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER,
+                      "fmmcl_plan_schedule: NULL argument");
+  if (!is_hybrid(plan)) return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "not a hybrid plan");
   *schedule = ((const hybrid_state *)plan->impl)->schedule;
   return FMMCL_SUCCESS;
 }

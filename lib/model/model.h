@@ -18,9 +18,19 @@
  * phases (launch gaps, the final synchronisation); "combine" is the host sum
  * of a hybrid plan's two shares: it is part of hybrid schedules only. */
 enum {
-  FMMCL_MODEL_P2M, FMMCL_MODEL_M2M, FMMCL_MODEL_M2L, FMMCL_MODEL_P2L, FMMCL_MODEL_L2L,
-  FMMCL_MODEL_L2P, FMMCL_MODEL_M2P, FMMCL_MODEL_P2P, FMMCL_MODEL_UPLOAD, FMMCL_MODEL_DOWNLOAD,
-  FMMCL_MODEL_OVERHEAD, FMMCL_MODEL_COMBINE, FMMCL_MODEL_NPHASES
+  FMMCL_MODEL_P2M,
+  FMMCL_MODEL_M2M,
+  FMMCL_MODEL_M2L,
+  FMMCL_MODEL_P2L,
+  FMMCL_MODEL_L2L,
+  FMMCL_MODEL_L2P,
+  FMMCL_MODEL_M2P,
+  FMMCL_MODEL_P2P,
+  FMMCL_MODEL_UPLOAD,
+  FMMCL_MODEL_DOWNLOAD,
+  FMMCL_MODEL_OVERHEAD,
+  FMMCL_MODEL_COMBINE,
+  FMMCL_MODEL_NPHASES
 };
 /* Regressors per phase: a constant (one launch), a data-movement term
  * (bytes / bandwidth), a compute term (operations / peak) and a per-granule
@@ -34,11 +44,11 @@ enum {
 extern const char *const fmmcl_model_phase_names[FMMCL_MODEL_NPHASES];
 
 typedef struct fmmcl_model_precision {
-  int measured;                 /* peaks below are valid */
-  double pairs_per_s;           /* U-list instruction mix: Laplace pairs per second */
-  double bytes_per_s;           /* streaming copy: bytes read + written per second */
-  int fitted;                   /* constants below are valid */
-  size_t n_samples;             /* plans the fit ran */
+  int measured;       /* peaks below are valid */
+  double pairs_per_s; /* U-list instruction mix: Laplace pairs per second */
+  double bytes_per_s; /* streaming copy: bytes read + written per second */
+  int fitted;         /* constants below are valid */
+  size_t n_samples;   /* plans the fit ran */
   double c[FMMCL_MODEL_NPHASES][FMMCL_MODEL_NREG];
 } fmmcl_model_precision;
 
@@ -66,8 +76,7 @@ fmmcl_status fmmcl_model_file_path(const fmmcl_device_info *dev, char *buf, size
 fmmcl_status fmmcl_model_load(const char *path, const fmmcl_device_info *dev, fmmcl_model *model);
 /* Writes model for dev to path through a temporary file renamed over it
  * (creating the directory), so that a reader never sees half a file. */
-fmmcl_status fmmcl_model_store(const char *path, const fmmcl_device_info *dev,
-                               const fmmcl_model *model);
+fmmcl_status fmmcl_model_store(const char *path, const fmmcl_device_info *dev, const fmmcl_model *model);
 
 /* ---- the per-phase model (model_fit.c, model_sample.c) ------------------ */
 
@@ -82,8 +91,8 @@ typedef struct fmmcl_model_sample {
 
 /* The regressors of phase (see model_fit.c), from mp's peaks. */
 void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, int order,
-                            const double work[FMMCL_MODEL_NWORK], size_t n_sources,
-                            size_t n_targets, int phase, double x[FMMCL_MODEL_NREG]);
+                            const double work[FMMCL_MODEL_NWORK], size_t n_sources, size_t n_targets,
+                            int phase, double x[FMMCL_MODEL_NREG]);
 /* Fits mp->c by non-negative least squares over the samples (mp's peaks
  * must be set), each phase separately, weighted by 1 / max(t, 10 us)^2 so
  * that the relative error is what is minimised; exact over the 2^NREG
@@ -134,8 +143,10 @@ fmmcl_status fmmcl_model_samples_read(FILE *f, fmmcl_model_csv_row **rows, size_
 #define FMMCL_MODEL_SWEEP_MAX 16
 typedef struct fmmcl_model_sweep {
   size_t n[FMMCL_MODEL_SWEEP_MAX], n_n;
-  int q[FMMCL_MODEL_SWEEP_MAX]; size_t n_q;
-  int p[FMMCL_MODEL_SWEEP_MAX]; size_t n_p;
+  int q[FMMCL_MODEL_SWEEP_MAX];
+  size_t n_q;
+  int p[FMMCL_MODEL_SWEEP_MAX];
+  size_t n_p;
   int shapes;
   int repeats;
   double budget_s;
@@ -147,17 +158,16 @@ void fmmcl_model_default_sweep(const fmmcl_device_info *dev, fmmcl_model_sweep *
 /* Runs the sweep on ctx's device and fits mp (peaks measured already);
  * *samples (malloc'ed, *count of them) are what the fit used. */
 fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, const fmmcl_model_sweep *sw,
-                                   fmmcl_model_precision *mp, fmmcl_model_sample **samples,
-                                   size_t *count);
+                                   fmmcl_model_precision *mp, fmmcl_model_sample **samples, size_t *count);
 
 /* ---- choices (model_choose.c) -------------------------------------------- */
 
 typedef struct fmmcl_model_choice {
-  fmmcl_method method;          /* FMMCL_DIRECT or FMMCL_FMM */
-  int leaf_size;                /* the FMM's best q */
-  int order;                    /* the FMM's order p */
-  double fmm_seconds;           /* predicted FMM time at that q */
-  double direct_seconds;        /* predicted direct time */
+  fmmcl_method method;                       /* FMMCL_DIRECT or FMMCL_FMM */
+  int leaf_size;                             /* the FMM's best q */
+  int order;                                 /* the FMM's order p */
+  double fmm_seconds;                        /* predicted FMM time at that q */
+  double direct_seconds;                     /* predicted direct time */
   double phase_seconds[FMMCL_MODEL_NPHASES]; /* the FMM's phases at that q */
 } fmmcl_model_choice;
 

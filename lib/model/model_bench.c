@@ -6,7 +6,7 @@
 
 #include "model/model.h"
 
-#define MODEL_WGS 128   /* compute kernel's work-group (and source tile) size */
+#define MODEL_WGS 128    /* compute kernel's work-group (and source tile) size */
 #define MIN_SECONDS 0.01 /* a run shorter than this is repeated with more work */
 #define RUNS 3
 
@@ -38,8 +38,8 @@ static fmmcl_status random_points(fmmcl_context ctx, size_t n, size_t real_size,
 
 /* A benchmark's kernel (name in cl/model.cl), n random points as its input
  * and room for n REAL4 results; the caller releases all three. */
-static fmmcl_status bench_setup(fmmcl_context ctx, cl_program prog, const char *name, size_t n, size_t real_size,
-                                cl_kernel *k, cl_mem *in, cl_mem *out) {
+static fmmcl_status bench_setup(fmmcl_context ctx, cl_program prog, const char *name, size_t n,
+                                size_t real_size, cl_kernel *k, cl_mem *in, cl_mem *out) {
   fmmcl_status st = fmmcl_create_kernel(ctx, prog, "model/model.cl", name, k);
   if (!st) st = random_points(ctx, n, real_size, in);
   if (!st) {
@@ -65,7 +65,11 @@ static fmmcl_status measure_ulist(fmmcl_context ctx, cl_program prog, size_t rea
     st = FMMCL_KERNEL_ARGS(ctx, k, 2, FMMCL_ARG_INT(reps));
     if (!st) st = timed(ctx, k, global, MODEL_WGS, &sec);
     if (st) break;
-    if (sec < MIN_SECONDS && reps < (1 << 20)) { reps *= 2; run = -1; continue; } /* grow, then time */
+    if (sec < MIN_SECONDS && reps < (1 << 20)) {
+      reps *= 2;
+      run = -1;
+      continue;
+    } /* grow, then time */
     const double r = (double)global * MODEL_WGS * reps / sec;
     if (r > *rate) *rate = r;
     if (run + 1 >= RUNS) break;
@@ -85,7 +89,8 @@ static fmmcl_status measure_stream(fmmcl_context ctx, cl_program prog, size_t re
   cl_kernel k = NULL;
   cl_mem a = NULL, b = NULL;
   fmmcl_status st = bench_setup(ctx, prog, "model_stream", n, real_size, &k, &a, &b);
-  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(a), FMMCL_ARG_MEM(b), FMMCL_ARG_REAL(1.0001, real_size));
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(a), FMMCL_ARG_MEM(b), FMMCL_ARG_REAL(1.0001, real_size));
   static const size_t wgs[] = {64, 128, 256, 512};
   *rate = 0;
   for (size_t w = 0; !st && w < sizeof wgs / sizeof *wgs; w++) {

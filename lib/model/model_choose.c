@@ -55,10 +55,10 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
   if (pairs < AUTO_FALLBACK_PAIRS) return FMMCL_DIRECT;
   if (opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return FMMCL_BBFMM; /* the only fast one */
   switch (opt->kernel) {
-  case FMMCL_LAPLACE_3D: return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM;
-  case FMMCL_LAPLACE_2D: return FMMCL_FMM;
-  case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
-  case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
+    case FMMCL_LAPLACE_3D: return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM;
+    case FMMCL_LAPLACE_2D: return FMMCL_FMM;
+    case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
+    case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
   }
   return FMMCL_DIRECT;
 }
@@ -69,8 +69,8 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   *resolved = *opt;
   const size_t nt = targets ? n_targets : n_sources;
   /* the model times the 3D Laplace FMM only */
-  const int modelled = opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL &&
-                       opt->softening == 0;
+  const int modelled =
+      opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL && opt->softening == 0;
   char path[4200];
   fmmcl_model m;
   const int have = modelled && fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
@@ -81,8 +81,8 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
     return FMMCL_SUCCESS;
   }
   fmmcl_model_choice c;
-  fmmcl_status st = fmmcl_model_choose(ctx, &m.prec[opt->precision], opt, n_sources, sources, n_targets,
-                                       targets, &c);
+  fmmcl_status st =
+      fmmcl_model_choose(ctx, &m.prec[opt->precision], opt, n_sources, sources, n_targets, targets, &c);
   if (st) return st;
   resolved->method = c.method;
   if (c.method == FMMCL_FMM && opt->leaf_size == 0) resolved->leaf_size = c.leaf_size;
@@ -99,8 +99,8 @@ static double share(const double s[FMMCL_MODEL_NPHASES], int near, int w_near, i
     const int down = ph == FMMCL_MODEL_L2L || ph == FMMCL_MODEL_L2P;
     const int on_near = ph == FMMCL_MODEL_P2P || (w_near && (up || ph == FMMCL_MODEL_M2P)) ||
                         (x_near && (down || ph == FMMCL_MODEL_P2L));
-    const int on_far = ph != FMMCL_MODEL_P2P && !(w_near && ph == FMMCL_MODEL_M2P) &&
-                       !(x_near && ph == FMMCL_MODEL_P2L);
+    const int on_far =
+        ph != FMMCL_MODEL_P2P && !(w_near && ph == FMMCL_MODEL_M2P) && !(x_near && ph == FMMCL_MODEL_P2L);
     if (near ? on_near : on_far) t += s[ph];
   }
   return t;

@@ -35,7 +35,8 @@ fmmcl_status fmmcl_model_samples_write(FILE *f, const char *device, fmmcl_precis
 }
 
 fmmcl_status fmmcl_model_samples_read(FILE *f, fmmcl_model_csv_row **rows, size_t *count) {
-  if (!f || !rows || !count) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_samples_read: NULL argument");
+  if (!f || !rows || !count)
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_samples_read: NULL argument");
   *rows = NULL;
   *count = 0;
   size_t cap = 0, n = 0;
@@ -50,7 +51,10 @@ fmmcl_status fmmcl_model_samples_read(FILE *f, fmmcl_model_csv_row **rows, size_
     if (n == cap) {
       cap = cap ? 2 * cap : 64;
       fmmcl_model_csv_row *grown = realloc(out, cap * sizeof *out);
-      if (!grown) { st = fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); break; }
+      if (!grown) {
+        st = fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+        break;
+      }
       out = grown;
     }
     fmmcl_model_csv_row *r = &out[n];

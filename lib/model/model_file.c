@@ -17,7 +17,8 @@ const char *const fmmcl_model_phase_names[FMMCL_MODEL_NPHASES] = {
 static const char *const prec_names[2] = {"single", "double"};
 
 fmmcl_status fmmcl_model_file_path(const fmmcl_device_info *dev, char *buf, size_t len) {
-  if (!dev || !buf || !len) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_file_path: NULL argument");
+  if (!dev || !buf || !len)
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_file_path: NULL argument");
   const char *env = getenv("FMMCL_MODEL_FILE");
   if (env && *env) {
     if ((size_t)snprintf(buf, len, "%s", env) >= len)
@@ -58,16 +59,18 @@ static char *format_body(const fmmcl_device_info *dev, const fmmcl_model *m) {
     }
   }
 #undef PUT
-  if (used >= cap) { free(s); return NULL; } /* cannot happen at this size */
+  if (used >= cap) {
+    free(s);
+    return NULL;
+  } /* cannot happen at this size */
   return s;
 }
 
-static uint64_t checksum(const char *body) {
-  return fmmcl_hash64(FMMCL_HASH64_INIT, body, strlen(body));
-}
+static uint64_t checksum(const char *body) { return fmmcl_hash64(FMMCL_HASH64_INIT, body, strlen(body)); }
 
 fmmcl_status fmmcl_model_store(const char *path, const fmmcl_device_info *dev, const fmmcl_model *m) {
-  if (!path || !dev || !m) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_store: NULL argument");
+  if (!path || !dev || !m)
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_store: NULL argument");
   char *body = format_body(dev, m);
   if (!body) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   char tmp[4300];
@@ -131,7 +134,8 @@ static int parse_line(const char *line, fmmcl_model *m) {
 }
 
 fmmcl_status fmmcl_model_load(const char *path, const fmmcl_device_info *dev, fmmcl_model *m) {
-  if (!path || !dev || !m) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_load: NULL argument");
+  if (!path || !dev || !m)
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_load: NULL argument");
   memset(m, 0, sizeof *m);
   char *text;
   size_t len;

@@ -20,8 +20,8 @@
  * device: benchmarks/README.md, bench-model), and a
  * work-group that holds an expansion pays for it however few points it has. */
 void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, int order,
-                            const double work[FMMCL_MODEL_NWORK], size_t n_sources,
-                            size_t n_targets, int phase, double x[FMMCL_MODEL_NREG]) {
+                            const double work[FMMCL_MODEL_NWORK], size_t n_sources, size_t n_targets,
+                            int phase, double x[FMMCL_MODEL_NREG]) {
   const double ncoef = (order + 1.0) * (order + 2.0) / 2.0;
   const double peak = mp->pairs_per_s > 0 ? mp->pairs_per_s : 1;
   const double bw = mp->bytes_per_s > 0 ? mp->bytes_per_s : 1;
@@ -38,7 +38,10 @@ void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, i
       x[3] = g * 64.0 / peak;
       x[4] = per_group / peak;
       break;
-    case FMMCL_MODEL_P2M: case FMMCL_MODEL_L2P: case FMMCL_MODEL_M2P: case FMMCL_MODEL_P2L:
+    case FMMCL_MODEL_P2M:
+    case FMMCL_MODEL_L2P:
+    case FMMCL_MODEL_M2P:
+    case FMMCL_MODEL_P2L:
       x[1] = w * 4.0 * rs / bw;
       x[2] = w * ncoef / peak;
       x[3] = g * ncoef / peak;
@@ -50,7 +53,8 @@ void fmmcl_model_regressors(const fmmcl_model_precision *mp, size_t real_size, i
       x[3] = g * ncoef / peak;
       x[4] = per_group * ncoef * ncoef / peak;
       break;
-    case FMMCL_MODEL_M2M: case FMMCL_MODEL_L2L:
+    case FMMCL_MODEL_M2M:
+    case FMMCL_MODEL_L2L:
       x[1] = w * 2.0 * ncoef * 2.0 * rs / bw;
       x[2] = w * ncoef * ncoef / peak;
       x[3] = g * 1e-5;
@@ -86,7 +90,11 @@ static int solve(const double A[FMMCL_MODEL_NREG][FMMCL_MODEL_NREG], const doubl
     for (int r = col + 1; r < k; r++)
       if (fabs(M[r][col]) > fabs(M[piv][col])) piv = r;
     if (!(fabs(M[piv][col]) > 1e-10)) return 0; /* columns are scaled to unit diagonal */
-    for (int s = 0; s <= k; s++) { double t = M[col][s]; M[col][s] = M[piv][s]; M[piv][s] = t; }
+    for (int s = 0; s <= k; s++) {
+      double t = M[col][s];
+      M[col][s] = M[piv][s];
+      M[piv][s] = t;
+    }
     for (int r = 0; r < k; r++) {
       if (r == col) continue;
       const double f = M[r][col] / M[col][col];

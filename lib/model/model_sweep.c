@@ -26,17 +26,19 @@ void fmmcl_model_sweep_inputs(int shape, size_t n, double *x, double *q) {
 }
 
 static size_t gcd(size_t a, size_t b) {
-  while (b) { const size_t t = a % b; a = b; b = t; }
+  while (b) {
+    const size_t t = a % b;
+    a = b;
+    b = t;
+  }
   return a;
 }
 
 fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, const fmmcl_model_sweep *sw,
-                                   fmmcl_model_precision *mp, fmmcl_model_sample **samples,
-                                   size_t *count) {
+                                   fmmcl_model_precision *mp, fmmcl_model_sample **samples, size_t *count) {
   if (!ctx || !sw || !mp || !samples || !count)
     return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_model_fit_sweep: NULL argument");
-  if (!mp->measured)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "measure the peaks before the fit");
+  if (!mp->measured) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "measure the peaks before the fit");
   *samples = NULL;
   *count = 0;
   size_t n_max = 0;
@@ -46,7 +48,8 @@ fmmcl_status fmmcl_model_fit_sweep(fmmcl_context ctx, fmmcl_precision prec, cons
   if (!total || !n_max) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "empty sweep");
   double *x = malloc(3 * n_max * sizeof *x), *q = malloc(n_max * sizeof *q);
   fmmcl_model_sample *out = calloc(total, sizeof *out);
-  fmmcl_status st = x && q && out ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st =
+      x && q && out ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   const double t0 = fmmcl_wall_seconds();
   size_t k = 0;
   /* the points in an order that spreads every prefix over the whole grid

@@ -31,14 +31,16 @@ fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *o)
   const fmmcl_kernel_desc *k = fmmcl_kernel_describe(o->kernel);
   if (!k) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown kernel %d", (int)o->kernel);
   if (k->dim_min == k->dim_max && o->dim != k->dim_min)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s needs dim = %d, got %d", k->title, k->dim_min, o->dim);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s needs dim = %d, got %d", k->title, k->dim_min,
+                      o->dim);
   if (o->dim < k->dim_min || o->dim > k->dim_max)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s needs dim in %d..%d, got %d", k->title, k->dim_min,
-                      k->dim_max, o->dim);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s needs dim in %d..%d, got %d", k->title,
+                      k->dim_min, k->dim_max, o->dim);
   if (o->gradient && !k->gradient)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s has no gradient: set gradient = 0", k->title);
   if (k->uses_softening && (!(o->softening >= 0) || !isfinite(o->softening)))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "softening must be finite and >= 0, got %g", o->softening);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "softening must be finite and >= 0, got %g",
+                      o->softening);
   if (k->uses_sigma && (!(o->sigma > 0) || !isfinite(o->sigma)))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "sigma must be finite and > 0, got %g", o->sigma);
   if (k->uses_kernel_param && (!(o->kernel_param >= 0) || !isfinite(o->kernel_param)))
@@ -112,7 +114,8 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "a coordinate of magnitude %g exceeds %g, beyond which r^2 overflows %s precision "
                       "(sqrt(max / (4 dim))); %s",
-                      mag, limit, word, o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or rescale" : "rescale");
+                      mag, limit, word,
+                      o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or rescale" : "rescale");
   const fmmcl_kernel_desc *k = fmmcl_kernel_describe(o->kernel);
   const int gaussian = (k && k->uses_sigma && o->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL) ||
                        o->bbfmm_kernel == FMMCL_BBFMM_GAUSSIAN;
@@ -126,8 +129,8 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
                       o->sigma, sigma_min, word);
   if (k && k->uses_softening && !(o->softening <= limit))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "softening %g exceeds %g, beyond which eps^2 overflows %s precision", o->softening, limit,
-                      word);
+                      "softening %g exceeds %g, beyond which eps^2 overflows %s precision", o->softening,
+                      limit, word);
   const int power = inverse_power(o);
   /* only where the targets are the sources is the close pair one that is summed */
   const double n = (double)n_sources;
@@ -187,8 +190,9 @@ fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt,
 }
 
 fmmcl_status fmmcl_plan_build(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops *ops,
-                              size_t n_sources, const double *sources, size_t n_targets, const double *targets,
-                              fmmcl_plan_state_fn create, const void *arg, fmmcl_plan *out) {
+                              size_t n_sources, const double *sources, size_t n_targets,
+                              const double *targets, fmmcl_plan_state_fn create, const void *arg,
+                              fmmcl_plan *out) {
   *out = NULL;
   fmmcl_plan plan = calloc(1, sizeof *plan);
   if (!plan) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -234,8 +238,8 @@ static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, cons
   if (i < plan->n_targets)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
                       "the potential at target %zu is %s: the %s sum overflowed %s precision; %s", i,
-                      isnan(potential[i]) ? "NaN" : "infinite", plan->ops->name, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
-                      hint);
+                      isnan(potential[i]) ? "NaN" : "infinite", plan->ops->name,
+                      plan->opt.precision == FMMCL_SINGLE ? "single" : "double", hint);
   i = gradient ? first_nonfinite(gradient, ng) : ng;
   if (i < ng)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
@@ -288,7 +292,8 @@ fmmcl_status fmmcl_plan_timings(fmmcl_plan plan, fmmcl_phase_time *out, size_t c
 
 fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound) {
   if (!plan || !bound)
-    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_error_bound: NULL argument");
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER,
+                      "fmmcl_plan_error_bound: NULL argument");
   if (!plan->ops->error_bound)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_UNSUPPORTED, "this plan's method (%s) reports no error bound",
                       plan->ops->name);
@@ -304,7 +309,8 @@ fmmcl_status fmmcl_direct_error_bound(fmmcl_plan plan, double *bound) {
 
 fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len) {
   if (!plan || !buf || !len)
-    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_build_options: NULL argument");
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_NULL_POINTER,
+                      "fmmcl_plan_build_options: NULL argument");
   snprintf(buf, len, "%s", plan->build_options);
   return FMMCL_SUCCESS;
 }

@@ -6,7 +6,9 @@
 #include "plan/registry.h"
 
 /* DIRECT with a bbFMM function named sums that function (bbfmm_direct.c). */
-static int bbfmm_kernel_set(const fmmcl_plan_options *o) { return o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL; }
+static int bbfmm_kernel_set(const fmmcl_plan_options *o) {
+  return o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL;
+}
 
 static const fmmcl_method_row rows[] = {
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_bbfmm_direct_ops, bbfmm_kernel_set},
@@ -36,7 +38,8 @@ const char *fmmcl_method_name(fmmcl_method method) {
 
 fmmcl_status fmmcl_method_parse(const char *name, fmmcl_method *out) {
   int i;
-  fmmcl_status st = fmmcl_name_parse("fmmcl_method_parse", "method", method_names, N_METHODS, name, out ? &i : NULL);
+  fmmcl_status st =
+      fmmcl_name_parse("fmmcl_method_parse", "method", method_names, N_METHODS, name, out ? &i : NULL);
   if (!st) *out = (fmmcl_method)i;
   return st;
 }
@@ -53,16 +56,19 @@ static fmmcl_status no_row(fmmcl_context ctx, const fmmcl_plan_options *o) {
   const char *names[N_ROWS];
   size_t n = 0;
   for (size_t i = 0; i < N_ROWS; i++)
-    if (rows[i].method == o->method && rows[i].kernel != FMMCL_ANY_KERNEL) names[n++] = kernel_title(rows[i].kernel);
+    if (rows[i].method == o->method && rows[i].kernel != FMMCL_ANY_KERNEL)
+      names[n++] = kernel_title(rows[i].kernel);
   const char *method = fmmcl_method_name(o->method), *kernel = kernel_title(o->kernel);
   if (n == 0)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for the %s kernel", method, kernel);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for the %s kernel", method,
+                      kernel);
   char list[256];
-  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for the %s kernel (it sums %s)", method,
-                    kernel, fmmcl_name_list(names, n, list, sizeof list));
+  return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s is not available for the %s kernel (it sums %s)",
+                    method, kernel, fmmcl_name_list(names, n, list, sizeof list));
 }
 
-fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o, const fmmcl_method_ops **ops) {
+fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o,
+                                 const fmmcl_method_ops **ops) {
   *ops = NULL;
   if ((unsigned)o->method >= N_METHODS)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);

@@ -14,8 +14,7 @@
 struct fmmcl_method_ops {
   const char *name; /* unique among ops tables: messages, and fmmcl_plan_runs */
   fmmcl_status (*create)(fmmcl_plan plan, const double *sources, const double *targets);
-  fmmcl_status (*execute)(fmmcl_plan plan, const double *charges, double *potential,
-                          double *gradient);
+  fmmcl_status (*execute)(fmmcl_plan plan, const double *charges, double *potential, double *gradient);
   void (*destroy)(fmmcl_plan plan);
   /* Optional (NULL: the phases the plan recorded, see fmmcl_plan_timings). */
   fmmcl_status (*timings)(fmmcl_plan plan, fmmcl_phase_time *out, size_t capacity, size_t *count);
@@ -59,7 +58,8 @@ typedef struct fmmcl_method_row {
 /* The ops that run opt (its method already resolved from AUTO), or the
  * failure naming kernel and method: INVALID_ARGUMENT for a method that is
  * no fmmcl_method, UNSUPPORTED for a combination with no row. */
-fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops **ops);
+fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *opt,
+                                 const fmmcl_method_ops **ops);
 
 /* The rows in lookup order (tests check each ops table is complete). */
 const fmmcl_method_row *fmmcl_method_rows(size_t *count);
@@ -72,8 +72,9 @@ const fmmcl_method_row *fmmcl_method_rows(size_t *count);
 typedef fmmcl_status (*fmmcl_plan_state_fn)(fmmcl_plan plan, const double *sources, const double *targets,
                                             const void *arg);
 fmmcl_status fmmcl_plan_build(fmmcl_context ctx, const fmmcl_plan_options *opt, const fmmcl_method_ops *ops,
-                              size_t n_sources, const double *sources, size_t n_targets, const double *targets,
-                              fmmcl_plan_state_fn create, const void *arg, fmmcl_plan *out);
+                              size_t n_sources, const double *sources, size_t n_targets,
+                              const double *targets, fmmcl_plan_state_fn create, const void *arg,
+                              fmmcl_plan *out);
 
 /* Nonzero when plan runs the ops named ops_name: how a method's own hooks
  * (tests, the model) make sure plan->impl is its state before reading it. */
@@ -84,9 +85,9 @@ int fmmcl_plan_runs(fmmcl_plan plan, const char *ops_name);
 /* How cl/direct/p2p.cl's pair kernel lays out points and which arguments it
  * takes (direct.c packs and launches by this). */
 typedef enum fmmcl_p2p_layout {
-  FMMCL_P2P_REAL4,       /* one REAL4 (x, y, z|0, q) per point; (src, ns, tgt, out, eps^2, same) */
-  FMMCL_P2P_SOA,         /* rows x_1..x_dim, q of n_pad each; (src, ns, tgt, nt, out, 1/(2 sigma^2), 1/sigma^2) */
-  FMMCL_P2P_REAL4_PARAM  /* REAL4's points and arguments, then kernel_param */
+  FMMCL_P2P_REAL4, /* one REAL4 (x, y, z|0, q) per point; (src, ns, tgt, out, eps^2, same) */
+  FMMCL_P2P_SOA,   /* rows x_1..x_dim, q of n_pad each; (src, ns, tgt, nt, out, 1/(2 sigma^2), 1/sigma^2) */
+  FMMCL_P2P_REAL4_PARAM /* REAL4's points and arguments, then kernel_param */
 } fmmcl_p2p_layout;
 
 /* One target's sum over every source in double precision (the plain-C
@@ -96,16 +97,16 @@ typedef void (*fmmcl_reference_at)(const fmmcl_plan_options *opt, const double *
 
 typedef struct fmmcl_kernel_desc {
   fmmcl_kernel kernel;
-  const char *name;           /* "laplace3d": fmmcl_kernel_name, the command line's --kernel */
-  const char *title;          /* "LAPLACE_3D": messages, as the enum spells it */
-  int dim_min, dim_max;       /* opt.dim allowed; equal for a fixed dimension */
-  int default_dim;            /* what fmmcl_plan_options_init sets */
-  int gradient;               /* nonzero: the direct sum can give the gradient */
-  int singular_at_zero;       /* a pair at r = 0 without softening is skipped */
-  int uses_softening;         /* reads opt.softening (checked finite, >= 0) */
-  int uses_sigma;             /* reads opt.sigma (checked finite, > 0) */
-  int uses_kernel_param;      /* reads opt.kernel_param (checked finite, >= 0) */
-  const char *p2p_kernel;     /* the OpenCL kernel in cl/direct/p2p.cl */
+  const char *name;             /* "laplace3d": fmmcl_kernel_name, the command line's --kernel */
+  const char *title;            /* "LAPLACE_3D": messages, as the enum spells it */
+  int dim_min, dim_max;         /* opt.dim allowed; equal for a fixed dimension */
+  int default_dim;              /* what fmmcl_plan_options_init sets */
+  int gradient;                 /* nonzero: the direct sum can give the gradient */
+  int singular_at_zero;         /* a pair at r = 0 without softening is skipped */
+  int uses_softening;           /* reads opt.softening (checked finite, >= 0) */
+  int uses_sigma;               /* reads opt.sigma (checked finite, > 0) */
+  int uses_kernel_param;        /* reads opt.kernel_param (checked finite, >= 0) */
+  const char *p2p_kernel;       /* the OpenCL kernel in cl/direct/p2p.cl */
   fmmcl_tuned_kernel p2p_tuned; /* its tuning family (lib/tuning/) */
   fmmcl_p2p_layout p2p_layout;
   fmmcl_reference_at reference;

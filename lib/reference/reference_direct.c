@@ -27,12 +27,16 @@ static void screened3d_at(double kappa, const fmmcl_plan_options *opt, const dou
     gz += qr3 * dz;
   }
   *pot = p;
-  if (grad) { grad[0] = gx; grad[1] = gy; grad[2] = gz; }
+  if (grad) {
+    grad[0] = gx;
+    grad[1] = gy;
+    grad[2] = gz;
+  }
 }
 
 /* Laplace 1/sqrt(r^2 + eps^2) at one target. */
-void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
-                                  const double *q, double *pot, double *grad) {
+void fmmcl_reference_laplace3d_at(const fmmcl_plan_options *opt, const double *t, size_t ns,
+                                  const double *src, const double *q, double *pot, double *grad) {
   screened3d_at(0.0, opt, t, ns, src, q, pot, grad);
 }
 
@@ -45,8 +49,8 @@ void fmmcl_reference_yukawa3d_at(const fmmcl_plan_options *opt, const double *t,
 /* Laplace in the plane, -log sqrt(r^2 + eps^2), at one target: the gradient
  * w.r.t. the target is -(t - s) / (r^2 + eps^2); a pair with r^2 + eps^2 = 0
  * is skipped (a point never sees itself). */
-void fmmcl_reference_laplace2d_at(const fmmcl_plan_options *opt, const double *t, size_t ns, const double *src,
-                                  const double *q, double *pot, double *grad) {
+void fmmcl_reference_laplace2d_at(const fmmcl_plan_options *opt, const double *t, size_t ns,
+                                  const double *src, const double *q, double *pot, double *grad) {
   const double eps2 = opt->softening * opt->softening;
   double p = 0, gx = 0, gy = 0;
   for (size_t j = 0; j < ns; j++) {
@@ -59,7 +63,10 @@ void fmmcl_reference_laplace2d_at(const fmmcl_plan_options *opt, const double *t
     gy -= qr2 * dy;
   }
   *pot = p;
-  if (grad) { grad[0] = gx; grad[1] = gy; }
+  if (grad) {
+    grad[0] = gx;
+    grad[1] = gy;
+  }
 }
 
 /* Gaussian exp(-r^2 / (2 sigma^2)) in dim dimensions at one target. */
@@ -104,6 +111,7 @@ fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, size_t n_sour
   const fmmcl_reference_at sum_at = fmmcl_kernel_describe(opt->kernel)->reference; /* checked above */
 #pragma omp parallel for schedule(dynamic, 16)
   for (size_t i = 0; i < n_targets; i++)
-    sum_at(opt, targets + i * dim, n_sources, sources, charges, &potential[i], gradient ? gradient + i * dim : NULL);
+    sum_at(opt, targets + i * dim, n_sources, sources, charges, &potential[i],
+           gradient ? gradient + i * dim : NULL);
   return FMMCL_SUCCESS;
 }

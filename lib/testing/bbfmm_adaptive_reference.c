@@ -47,14 +47,16 @@ static void upward(int n, const fmmcl_tree3d *t, const double *q, const double *
         int a[3];
         for (int d = 0; d < 3; d++) a[d] = t->cells[c].anchor[d] & 1;
         for (int m = 0; m < n3; m++)
-          for (int mc = 0; mc < n3; mc++) w[p * n3 + m] += child_factor(n, s, a, m, mc) * w[(size_t)c * n3 + mc];
+          for (int mc = 0; mc < n3; mc++)
+            w[p * n3 + m] += child_factor(n, s, a, m, mc) * w[(size_t)c * n3 + mc];
       }
     }
 }
 
 /* P2L (X list) and M2L (V list, dense) into every cell's locals, then L2L. */
-static void downward(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_tree3d *t, const fmmcl_tree3d_fmm_lists *li,
-                     const double *x, const double *q, const double *s, const double *w, double *l) {
+static void downward(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_tree3d *t,
+                     const fmmcl_tree3d_fmm_lists *li, const double *x, const double *q, const double *s,
+                     const double *w, double *l) {
   int n3 = n * n * n;
 #pragma omp parallel for schedule(dynamic)
   for (size_t b = 0; b < t->n_cells; b++) {
@@ -96,8 +98,9 @@ static void downward(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_tree3d *t, co
 }
 
 /* At each leaf's targets: L2P, M2P (W list), P2P (U list). */
-static void evaluate(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_tree3d *t, const fmmcl_tree3d_fmm_lists *li,
-                     const double *x, const double *q, const double *w, const double *l, double *f) {
+static void evaluate(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_tree3d *t,
+                     const fmmcl_tree3d_fmm_lists *li, const double *x, const double *q, const double *w,
+                     const double *l, double *f) {
   int n3 = n * n * n;
 #pragma omp parallel for schedule(dynamic)
   for (size_t b = 0; b < t->n_cells; b++) {
@@ -129,8 +132,9 @@ static void evaluate(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_tree3d *t, co
 }
 
 fmmcl_status fmmcl_bbfmm_adaptive_reference(const fmmcl_bbfmm_kfun *k, int n, size_t ns, const double *src,
-                                            size_t nt, const double *tgt, size_t leaf_size, const double *charges,
-                                            double *potential, size_t list_entries[4]) {
+                                            size_t nt, const double *tgt, size_t leaf_size,
+                                            const double *charges, double *potential,
+                                            size_t list_entries[4]) {
   if (k->kind == FMMCL_BBFMM_USER || n < FMMCL_BBFMM_MIN_ORDER || n > FMMCL_BBFMM_MAX_ORDER)
     return FMMCL_ERROR_INVALID_ARGUMENT;
   fmmcl_tree3d *t;

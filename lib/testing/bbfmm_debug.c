@@ -14,20 +14,25 @@ static fmmcl_status read_reals(fmmcl_plan plan, cl_mem buf, size_t count, double
   fmmcl_bbfmm_state *s = plan->impl;
   void *tmp = malloc(count * s->real_size);
   if (!tmp) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  cl_int err = clEnqueueReadBuffer(plan->ctx->queue, buf, CL_TRUE, 0, count * s->real_size, tmp, 0, NULL, NULL);
+  cl_int err =
+      clEnqueueReadBuffer(plan->ctx->queue, buf, CL_TRUE, 0, count * s->real_size, tmp, 0, NULL, NULL);
   if (err == CL_SUCCESS)
     for (size_t i = 0; i < count; i++)
       out[i] = s->real_size == sizeof(float) ? ((float *)tmp)[i] : ((double *)tmp)[i];
   free(tmp);
   if (err != CL_SUCCESS)
-    return fmmcl_fail(plan->ctx, fmmcl_status_from_cl(err), "clEnqueueReadBuffer: %s", fmmcl_cl_error_name(err));
+    return fmmcl_fail(plan->ctx, fmmcl_status_from_cl(err), "clEnqueueReadBuffer: %s",
+                      fmmcl_cl_error_name(err));
   return FMMCL_SUCCESS;
 }
 
 fmmcl_status fmmcl_bbfmm_debug_cells(fmmcl_plan plan, int level, int which, double *out) {
   fmmcl_bbfmm_state *s = plan->impl;
-  if (s->ad) return fmmcl_fail(plan->ctx, FMMCL_ERROR_UNSUPPORTED, "the uniform tree's cells only: this plan is adaptive");
-  if (level < 2 || level > s->tree.depth) return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "no level %d", level);
+  if (s->ad)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "the uniform tree's cells only: this plan is adaptive");
+  if (level < 2 || level > s->tree.depth)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "no level %d", level);
   fmmcl_bbfmm_level *lv = &s->lv[level];
   double *all = malloc(lv->slots * s->n3 * sizeof *all);
   if (!all) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");

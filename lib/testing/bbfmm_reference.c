@@ -8,9 +8,9 @@
 #include "methods/bbfmm/bbfmm.h"
 
 typedef struct level_data {
-  int g;          /* cells per side */
-  double h;       /* cell half width */
-  double *w, *l;  /* g^3 cells x n^3 node values */
+  int g;         /* cells per side */
+  double h;      /* cell half width */
+  double *w, *l; /* g^3 cells x n^3 node values */
 } level_data;
 
 static void cell_center(const fmmcl_bbfmm_tree *t, const level_data *lv, int ix, int iy, int iz, double *c) {
@@ -50,8 +50,8 @@ static void translate(int n, const double *s, level_data *parent, level_data *ch
       double *cv = (up ? child->w : child->l) + (size_t)cc * n3;
       for (int m = 0; m < n3; m++)
         for (int mc = 0; mc < n3; mc++) {
-          double f = s[(a[0] * n + m / (n * n)) * n + mc / (n * n)] * s[(a[1] * n + m / n % n) * n + mc / n % n] *
-                     s[(a[2] * n + m % n) * n + mc % n];
+          double f = s[(a[0] * n + m / (n * n)) * n + mc / (n * n)] *
+                     s[(a[1] * n + m / n % n) * n + mc / n % n] * s[(a[2] * n + m % n) * n + mc % n];
           if (up) pv[m] += f * cv[mc];
           else cv[mc] += f * pv[m];
         }
@@ -167,14 +167,15 @@ fmmcl_status fmmcl_bbfmm_reference(const fmmcl_bbfmm_kfun *k, int n, const fmmcl
 }
 
 fmmcl_status fmmcl_bbfmm_reference_levels(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
-                                          fmmcl_bbfmm_m2l *const *m2l, const double *charges, double *potential,
-                                          double **w_out, double **l_out) {
+                                          fmmcl_bbfmm_m2l *const *m2l, const double *charges,
+                                          double *potential, double **w_out, double **l_out) {
   if (k->kind == FMMCL_BBFMM_USER || n < FMMCL_BBFMM_MIN_ORDER || n > FMMCL_BBFMM_MAX_ORDER)
     return FMMCL_ERROR_INVALID_ARGUMENT;
   int n3 = n * n * n, L = t->depth;
   level_data lv[11];
   memset(lv, 0, sizeof lv);
-  double *q = malloc(t->ns * sizeof *q), *pot = malloc(t->nt * sizeof *pot), s[2 * FMMCL_BBFMM_MAX_ORDER * FMMCL_BBFMM_MAX_ORDER];
+  double *q = malloc(t->ns * sizeof *q), *pot = malloc(t->nt * sizeof *pot),
+         s[2 * FMMCL_BBFMM_MAX_ORDER * FMMCL_BBFMM_MAX_ORDER];
   fmmcl_status st = q && pot ? FMMCL_SUCCESS : FMMCL_ERROR_OUT_OF_MEMORY;
   for (int l = 2; l <= L && !st; l++) {
     lv[l].g = 1 << l;

@@ -17,7 +17,8 @@ static void hermite_functions(double t, int count, double *h) {
 }
 
 /* prod_k tab[k][alpha_k + off_k] with rows of length stride */
-static double product(const double *tab, int stride, const unsigned char *a, const unsigned char *off, int dim) {
+static double product(const double *tab, int stride, const unsigned char *a, const unsigned char *off,
+                      int dim) {
   double r = 1;
   for (int k = 0; k < dim; k++) r *= tab[k * stride + a[k] + (off ? off[k] : 0)];
   return r;
@@ -46,14 +47,18 @@ double fmmcl_fgt_ref_hermite_eval(const fmmcl_fgt_params *par, const unsigned ch
   return sum;
 }
 
-void fmmcl_fgt_ref_taylor_add(const fmmcl_fgt_setup *s, size_t b, const double *q, const double *cT, double *B) {
+void fmmcl_fgt_ref_taylor_add(const fmmcl_fgt_setup *s, size_t b, const double *q, const double *cT,
+                              double *B) {
   const int dim = s->par.dim, p = s->par.p;
   double h[FMMCL_MAX_DIM * FMMCL_FGT_MAX_P];
   for (size_t i = s->src.start[b]; i < s->src.start[b + 1]; i++) {
     for (int k = 0; k < dim; k++) { /* h_n(v) / n! */
       hermite_functions(s->src.x[i * dim + k] - cT[k], p, h + k * p);
       double f = 1;
-      for (int n = 1; n < p; n++) { f /= n; h[k * p + n] *= f; }
+      for (int n = 1; n < p; n++) {
+        f /= n;
+        h[k * p + n] *= f;
+      }
     }
     for (int t = 0; t < s->par.nterms; t++) B[t] += q[i] * product(h, p, s->alpha + t * dim, NULL, dim);
   }
@@ -93,7 +98,7 @@ void fmmcl_fgt_ref_hermite_phase(const fmmcl_fgt_setup *s, const double *A, doub
   const int dim = s->par.dim;
   const size_t P = (size_t)s->par.nterms;
   const size_t *ls = s->list_start[FMMCL_FGT_HERMITE];
-  #pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4)
   for (size_t t = 0; t < s->tgt.nbox; t++)
     for (size_t i = s->tgt.start[t]; i < s->tgt.start[t + 1]; i++) {
       double sum = 0;
@@ -127,13 +132,16 @@ fmmcl_status fmmcl_fgt_ref_execute(const fmmcl_fgt_setup *s, const double *charg
   double *q = malloc(ns * sizeof *q), *pot = malloc(nt * sizeof *pot);
   double *A = calloc(s->nh * P + 1, sizeof *A), *B = calloc(s->ntay * P + 1, sizeof *B);
   if (!q || !pot || !A || !B) {
-    free(q); free(pot); free(A); free(B);
+    free(q);
+    free(pot);
+    free(A);
+    free(B);
     return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the FGT reference");
   }
   for (size_t i = 0; i < ns; i++) q[i] = charges[s->src.perm[i]];
-  #pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4)
   for (size_t h = 0; h < s->nh; h++) fmmcl_fgt_ref_hermite_coefs(s, s->hbox[h], q, A + h * P);
-  #pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1)
   for (size_t m = 0; m < s->ntay; m++) {
     const size_t t = s->tbox[m];
     const double *cT = s->tgt.centre + t * dim;
@@ -145,7 +153,7 @@ fmmcl_status fmmcl_fgt_ref_execute(const fmmcl_fgt_setup *s, const double *charg
     }
   }
   fmmcl_fgt_ref_hermite_phase(s, A, pot);
-  #pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4)
   for (size_t t = 0; t < s->tgt.nbox; t++)
     for (size_t i = s->tgt.start[t]; i < s->tgt.start[t + 1]; i++) {
       const double *y = s->tgt.x + i * dim;
@@ -157,6 +165,9 @@ fmmcl_status fmmcl_fgt_ref_execute(const fmmcl_fgt_setup *s, const double *charg
       pot[i] += sum;
     }
   for (size_t i = 0; i < nt; i++) potential[s->tgt.perm[i]] = pot[i];
-  free(q); free(pot); free(A); free(B);
+  free(q);
+  free(pot);
+  free(A);
+  free(B);
   return FMMCL_SUCCESS;
 }

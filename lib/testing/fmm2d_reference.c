@@ -35,7 +35,8 @@ static void leaf_pass(const fmmcl_quadtree2d *t, int p, const double *q_sorted, 
     double c[2];
     fmmcl_quadtree2d_cell_centre(t, t->levels, m, c);
     size_t b = t->leaf_src[m];
-    if (M) fmmcl_exp2d_p2m(p, t->leaf_src[m + 1] - b, t->src + 2 * b, q_sorted + b, c, r, cell_exp(M, p, off + m));
+    if (M)
+      fmmcl_exp2d_p2m(p, t->leaf_src[m + 1] - b, t->src + 2 * b, q_sorted + b, c, r, cell_exp(M, p, off + m));
     else
       for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++)
         fmmcl_exp2d_l2p(p, L + (off + m) * (size_t)(p + 1), c, r, t->tgt + 2 * i, out + 3 * i);
@@ -115,7 +116,8 @@ fmmcl_status fmmcl_fmm2d_reference(size_t ns, const double *src, const double *q
     return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "order %d outside 1..%d", p, FMMCL_EXP2D_MAX_ORDER);
   if (!tgt) tgt = src, nt = ns;
   fmmcl_quadtree2d *t;
-  fmmcl_status st = fmmcl_quadtree2d_build(ns, src, nt, tgt, fmmcl_quadtree2d_levels_for(ns > nt ? ns : nt, leaf_size), &t);
+  fmmcl_status st =
+      fmmcl_quadtree2d_build(ns, src, nt, tgt, fmmcl_quadtree2d_levels_for(ns > nt ? ns : nt, leaf_size), &t);
   if (st) return st;
   const size_t ne = t->n_cells * (size_t)(p + 1);
   double complex *M = calloc(ne, sizeof *M), *L = calloc(ne, sizeof *L);

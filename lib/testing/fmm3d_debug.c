@@ -68,9 +68,8 @@ static fmmcl_status transfer(fmmcl_plan plan, fmm3d_state *s, cl_mem buf, int lo
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask,
-                                   const double *M_in, const double *L_in, double *M_out,
-                                   double *L_out, double *out) {
+fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
+                                   const double *L_in, double *M_out, double *L_out, double *out) {
   if (!is_fmm3d_plan(plan) || !charges)
     return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 3D FMM/treecode plan");
   fmm3d_state *s = plan->impl;
@@ -84,7 +83,8 @@ fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsig
     const size_t n = 4 * s->tree->n_targets;
     void *tmp = malloc(n * s->real_size);
     if (!tmp) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-    cl_int err = clEnqueueReadBuffer(plan->ctx->queue, s->out, CL_TRUE, 0, n * s->real_size, tmp, 0, NULL, NULL);
+    cl_int err =
+        clEnqueueReadBuffer(plan->ctx->queue, s->out, CL_TRUE, 0, n * s->real_size, tmp, 0, NULL, NULL);
     for (size_t i = 0; err == CL_SUCCESS && i < n; i++)
       out[i] = s->real_size == 4 ? (double)((float *)tmp)[i] : ((double *)tmp)[i];
     free(tmp);

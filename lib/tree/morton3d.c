@@ -40,9 +40,10 @@ void fmmcl_morton3d_decode(uint64_t key, uint32_t *ix, uint32_t *iy, uint32_t *i
 
 static void extend_box(const double *p, size_t n, double lo[3], double hi[3]) {
   double x0 = lo[0], y0 = lo[1], z0 = lo[2], x1 = hi[0], y1 = hi[1], z1 = hi[2];
-  /* min and max are exact, so the threads' order cannot change the cube */
-  #pragma omp parallel for schedule(static) if (n >= 65536) \
-      reduction(min : x0, y0, z0) reduction(max : x1, y1, z1)
+/* min and max are exact, so the threads' order cannot change the cube */
+#pragma omp parallel for schedule(static) if (n >= 65536) reduction(min                         \
+                                                                    : x0, y0, z0) reduction(max \
+                                                                                            : x1, y1, z1)
   for (size_t i = 0; i < n; i++) {
     const double *q = p + 3 * i;
     x0 = q[0] < x0 ? q[0] : x0, y0 = q[1] < y0 ? q[1] : y0, z0 = q[2] < z0 ? q[2] : z0;
@@ -51,8 +52,8 @@ static void extend_box(const double *p, size_t n, double lo[3], double hi[3]) {
   lo[0] = x0, lo[1] = y0, lo[2] = z0, hi[0] = x1, hi[1] = y1, hi[2] = z1;
 }
 
-fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const double *b,
-                                          size_t nb, fmmcl_morton3d_cube *cube) {
+fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const double *b, size_t nb,
+                                          fmmcl_morton3d_cube *cube) {
   if ((na && !a) || (nb && !b) || !cube)
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_morton3d_bounding_cube: NULL argument");
   if (na + nb == 0)
@@ -100,8 +101,7 @@ uint64_t fmmcl_morton3d_point_key(const fmmcl_morton3d_cube *cube, const double 
                                finest_coordinate(xyz[2], cube->origin[2], scale));
 }
 
-void fmmcl_morton3d_keys(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
-                         uint64_t *keys) {
-  #pragma omp parallel for schedule(static)
+void fmmcl_morton3d_keys(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n, uint64_t *keys) {
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) keys[i] = fmmcl_morton3d_point_key(cube, xyz + 3 * i);
 }

@@ -29,16 +29,15 @@ typedef struct fmmcl_morton3d_cube {
  * with nb = 0), centred on their bounding box and enlarged by a relative
  * 2^-20 so no point lies on the upper faces. Coincident points get a unit
  * cube. Fails with FMMCL_ERROR_NONFINITE_INPUT on a NaN or infinity. */
-fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const double *b,
-                                          size_t nb, fmmcl_morton3d_cube *cube);
+fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const double *b, size_t nb,
+                                          fmmcl_morton3d_cube *cube);
 
 /* Key of one point (clamped into the cube, so a point a rounding error
  * outside still gets the nearest boundary cell). */
 uint64_t fmmcl_morton3d_point_key(const fmmcl_morton3d_cube *cube, const double *xyz);
 
 /* Keys of n interleaved points (OpenMP). */
-void fmmcl_morton3d_keys(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
-                         uint64_t *keys);
+void fmmcl_morton3d_keys(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n, uint64_t *keys);
 
 /* Stable LSD radix sort of keys[n] in place; perm[i] receives the original
  * position of the i-th sorted key, so sorted[i] = caller[perm[i]].

@@ -47,7 +47,7 @@ static void radix_pass(radix_buffers *b, size_t n, int shift, int src) {
   uint64_t *ko = b->keys[1 - src];
   size_t *po = b->perm[1 - src];
   memset(b->counts, 0, sizeof(size_t) * (size_t)T * RADIX_BUCKETS);
-  #pragma omp parallel num_threads(T) if (T > 1)
+#pragma omp parallel num_threads(T) if (T > 1)
   {
     int t = 0;
 #ifdef _OPENMP
@@ -56,8 +56,8 @@ static void radix_pass(radix_buffers *b, size_t n, int shift, int src) {
     size_t lo = n * (size_t)t / (size_t)T, hi = n * (size_t)(t + 1) / (size_t)T;
     size_t *c = b->counts + (size_t)t * RADIX_BUCKETS;
     for (size_t i = lo; i < hi; i++) c[(ki[i] >> shift) & (RADIX_BUCKETS - 1)]++;
-    #pragma omp barrier
-    #pragma omp single
+#pragma omp barrier
+#pragma omp single
     {
       /* exclusive scan in (digit, thread) order: digit-major keeps stability */
       size_t sum = 0;
@@ -81,9 +81,8 @@ fmmcl_status fmmcl_morton3d_sort(uint64_t *keys, size_t *perm, size_t n) {
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_morton3d_sort: NULL argument");
   for (size_t i = 0; i < n; i++) perm[i] = i;
   if (n < 2) return FMMCL_SUCCESS;
-  radix_buffers b = {{keys, malloc(n * sizeof(uint64_t))},
-                     {perm, malloc(n * sizeof(size_t))},
-                     NULL, thread_count(n)};
+  radix_buffers b = {
+      {keys, malloc(n * sizeof(uint64_t))}, {perm, malloc(n * sizeof(size_t))}, NULL, thread_count(n)};
   b.counts = malloc(sizeof(size_t) * (size_t)b.threads * RADIX_BUCKETS);
   fmmcl_status st = FMMCL_SUCCESS;
   if (!b.keys[1] || !b.perm[1] || !b.counts) {

@@ -62,8 +62,7 @@ void fmmcl_quadtree2d_free(fmmcl_quadtree2d *t) {
 
 /* The bounding square of both sets, a hair larger so that the top edge
  * falls inside the last leaf. */
-static void bounding_square(fmmcl_quadtree2d *t, size_t ns, const double *src, size_t nt,
-                            const double *tgt) {
+static void bounding_square(fmmcl_quadtree2d *t, size_t ns, const double *src, size_t nt, const double *tgt) {
   double lo[2] = {src[0], src[1]}, hi[2] = {src[0], src[1]};
   for (int set = 0; set < 2; set++) {
     const double *x = set ? tgt : src;
@@ -182,8 +181,8 @@ static int build_u(fmmcl_quadtree2d *t) {
   return 1;
 }
 
-fmmcl_status fmmcl_quadtree2d_build(size_t ns, const double *src, size_t nt, const double *tgt,
-                                    int levels, fmmcl_quadtree2d **out) {
+fmmcl_status fmmcl_quadtree2d_build(size_t ns, const double *src, size_t nt, const double *tgt, int levels,
+                                    fmmcl_quadtree2d **out) {
   *out = NULL;
   if (levels < 2 || levels > FMMCL_QUADTREE2D_MAX_LEVELS)
     return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "quadtree levels must be in 2..%d, got %d",

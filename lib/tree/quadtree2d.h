@@ -14,14 +14,14 @@
 /* Cell (level l, Morton index m) is global cell level_offset(l) + m; its
  * children are level_offset(l+1) + 4m .. 4m+3. */
 typedef struct fmmcl_quadtree2d {
-  int levels;                  /* leaf level L >= 2: 4^L leaves */
-  double centre[2];            /* centre of the root square */
-  double side;                 /* side of the root square */
+  int levels;       /* leaf level L >= 2: 4^L leaves */
+  double centre[2]; /* centre of the root square */
+  double side;      /* side of the root square */
   size_t n_sources, n_targets;
   size_t *source_perm, *target_perm; /* sorted position -> caller's index */
-  double *src, *tgt;           /* sorted points relative to centre, (x, y) each */
-  size_t *leaf_src, *leaf_tgt; /* 4^L + 1 begin offsets of each leaf's points */
-  size_t n_cells;              /* cells of all levels 0..L */
+  double *src, *tgt;                 /* sorted points relative to centre, (x, y) each */
+  size_t *leaf_src, *leaf_tgt;       /* 4^L + 1 begin offsets of each leaf's points */
+  size_t n_cells;                    /* cells of all levels 0..L */
   /* V list (levels 2..L): cell c takes M2L from v_src[v_begin[c] .. v_begin[c+1]);
    * only cells with targets have lists, only cells with sources are in them */
   size_t *v_begin, *v_src, n_v;
@@ -52,8 +52,8 @@ int fmmcl_quadtree2d_levels_by_cost(size_t ns, const double *src, size_t nt, con
                                     int lmax, double pair_cost, double translation_cost);
 /* Builds the tree of L levels over sources and targets (tgt NULL: the
  * sources); sets the thread's last error on failure. */
-fmmcl_status fmmcl_quadtree2d_build(size_t ns, const double *src, size_t nt, const double *tgt,
-                                    int levels, fmmcl_quadtree2d **out);
+fmmcl_status fmmcl_quadtree2d_build(size_t ns, const double *src, size_t nt, const double *tgt, int levels,
+                                    fmmcl_quadtree2d **out);
 void fmmcl_quadtree2d_free(fmmcl_quadtree2d *t);
 
 #endif /* FMMCL_QUADTREE2D_H */

@@ -17,23 +17,23 @@
  * and [tgt_begin, tgt_end) of the sorted targets: one tree over the union of
  * both sets, so the same cell index names the same box for either role. */
 typedef struct fmmcl_tree3d_cell {
-  uint64_t key;          /* Morton key of the cell: the top 3*level bits of its points' keys */
-  uint32_t anchor[3];    /* integer coordinates of its lower corner in cells of its level */
-  int32_t level;         /* 0 for the root */
-  int32_t parent;        /* -1 for the root */
-  int32_t child_begin;   /* index of the first child; meaningless for a leaf */
-  int32_t n_children;    /* 0 for a leaf; only children holding a point exist */
+  uint64_t key;        /* Morton key of the cell: the top 3*level bits of its points' keys */
+  uint32_t anchor[3];  /* integer coordinates of its lower corner in cells of its level */
+  int32_t level;       /* 0 for the root */
+  int32_t parent;      /* -1 for the root */
+  int32_t child_begin; /* index of the first child; meaningless for a leaf */
+  int32_t n_children;  /* 0 for a leaf; only children holding a point exist */
   size_t src_begin, src_end;
   size_t tgt_begin, tgt_end;
   double center[3];
-  double half_width;     /* half the side of the cube */
+  double half_width; /* half the side of the cube */
 } fmmcl_tree3d_cell;
 
 typedef struct fmmcl_tree3d {
-  fmmcl_morton3d_cube cube;  /* root cube, shared by sources and targets */
-  size_t leaf_size;          /* q: a leaf holds at most q sources and at most q targets */
-  int max_level;             /* depth limit the tree was built with (<= 21) */
-  int n_levels;              /* deepest level present + 1 */
+  fmmcl_morton3d_cube cube; /* root cube, shared by sources and targets */
+  size_t leaf_size;         /* q: a leaf holds at most q sources and at most q targets */
+  int max_level;            /* depth limit the tree was built with (<= 21) */
+  int n_levels;             /* deepest level present + 1 */
   /* Leaves at max_level that still hold more than q sources or targets
    * (coincident or nearly coincident points); the caller decides whether
    * that is an error. depth_limit_reached = (n_overfull_leaves > 0). */
@@ -41,12 +41,12 @@ typedef struct fmmcl_tree3d {
   size_t n_overfull_leaves;
 
   size_t n_sources, n_targets;
-  int targets_are_sources;   /* the target arrays below alias the source arrays */
+  int targets_are_sources; /* the target arrays below alias the source arrays */
   /* Sorted by key; *_perm[i] is the caller's index of sorted point i, so a
    * result r_sorted unpermutes as r_caller[perm[i]] = r_sorted[i]. */
   uint64_t *source_keys;
   size_t *source_perm;
-  double *source_xyz;        /* sorted coordinates, interleaved (NULL: kept on the device) */
+  double *source_xyz; /* sorted coordinates, interleaved (NULL: kept on the device) */
   uint64_t *target_keys;
   size_t *target_perm;
   double *target_xyz;
@@ -55,7 +55,7 @@ typedef struct fmmcl_tree3d {
   fmmcl_tree3d_cell *cells;
   size_t level_begin[FMMCL_MORTON_LEVELS + 2]; /* level l is cells [level_begin[l], level_begin[l+1]) */
   size_t n_leaves;
-  int32_t *leaves;           /* leaf cell indices in Morton order: their point ranges tile the arrays in order */
+  int32_t *leaves; /* leaf cell indices in Morton order: their point ranges tile the arrays in order */
 } fmmcl_tree3d;
 
 /* Builds the tree. targets == NULL means the targets are the sources
@@ -63,9 +63,8 @@ typedef struct fmmcl_tree3d {
  * limit 21; otherwise 1..21. Errors: NULL pointer, EMPTY_INPUT, NONFINITE_INPUT,
  * INVALID_ARGUMENT, OUT_OF_MEMORY (message in fmmcl_last_error(NULL)).
  * Hitting the depth limit is not an error: see depth_limit_reached. */
-fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
-                                size_t n_targets, const double *targets,
-                                size_t leaf_size, int max_level, fmmcl_tree3d **tree);
+fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources, size_t n_targets,
+                                const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree);
 /* The same tree from keys sorted elsewhere (the device sort): cube is what
  * fmmcl_morton3d_bounding_cube gives for (sources, targets), and keys/perm
  * are what fmmcl_morton3d_keys then fmmcl_morton3d_sort leave, so the tree
@@ -75,9 +74,9 @@ fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
  * caller that has the sorted points elsewhere (on the device). */
 fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, size_t n_targets,
                                        const double *targets, const fmmcl_morton3d_cube *cube,
-                                       uint64_t *source_keys, size_t *source_perm,
-                                       uint64_t *target_keys, size_t *target_perm,
-                                       size_t leaf_size, int max_level, int gather, fmmcl_tree3d **tree);
+                                       uint64_t *source_keys, size_t *source_perm, uint64_t *target_keys,
+                                       size_t *target_perm, size_t leaf_size, int max_level, int gather,
+                                       fmmcl_tree3d **tree);
 void fmmcl_tree3d_destroy(fmmcl_tree3d *tree);
 
 static inline int fmmcl_tree3d_is_leaf(const fmmcl_tree3d_cell *c) { return c->n_children == 0; }
@@ -156,20 +155,19 @@ fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, double 
                                                fmmcl_tree3d_treecode_lists *lists);
 void fmmcl_tree3d_treecode_lists_free(fmmcl_tree3d_treecode_lists *lists);
 /* The acceptance test above, for reuse by checks and the device build. */
-int fmmcl_tree3d_mac_accepts(const fmmcl_tree3d_cell *source, const fmmcl_tree3d_cell *target,
-                             double theta);
+int fmmcl_tree3d_mac_accepts(const fmmcl_tree3d_cell *source, const fmmcl_tree3d_cell *target, double theta);
 
 /* ---- statistics for the performance model ------------------------------- */
 
 typedef struct fmmcl_tree3d_list_stats {
-  size_t entries;          /* total list entries */
-  size_t max_row;          /* longest row */
-  double interactions;     /* work units: see fmmcl_tree3d_stats */
+  size_t entries;      /* total list entries */
+  size_t max_row;      /* longest row */
+  double interactions; /* work units: see fmmcl_tree3d_stats */
 } fmmcl_tree3d_list_stats;
 
 typedef struct fmmcl_tree3d_stats {
   size_t n_cells, n_leaves;
-  size_t n_source_leaves, n_target_leaves;   /* leaves holding sources / targets */
+  size_t n_source_leaves, n_target_leaves; /* leaves holding sources / targets */
   int n_levels;
   size_t cells_per_level[FMMCL_MORTON_LEVELS + 1];
   size_t leaves_per_level[FMMCL_MORTON_LEVELS + 1];

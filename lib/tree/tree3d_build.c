@@ -14,14 +14,14 @@ static fmmcl_status gather_points(const double *xyz, const size_t *perm, size_t 
   *sorted = malloc(3 * (n ? n : 1) * sizeof(double));
   if (!*sorted) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
   double *out = *sorted;
-  #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) memcpy(out + 3 * i, xyz + 3 * perm[i], 3 * sizeof(double));
   return FMMCL_SUCCESS;
 }
 
 /* Sorts one point set by key into the tree's arrays. */
-static fmmcl_status sort_points(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
-                                uint64_t **keys, size_t **perm, double **sorted) {
+static fmmcl_status sort_points(const fmmcl_morton3d_cube *cube, const double *xyz, size_t n, uint64_t **keys,
+                                size_t **perm, double **sorted) {
   *keys = malloc(n * sizeof(uint64_t));
   *perm = malloc(n * sizeof(size_t));
   if (!*keys || !*perm)
@@ -114,7 +114,7 @@ static fmmcl_status refine_level(fmmcl_tree3d *t, size_t begin, size_t end, size
   size_t n = end - begin;
   int32_t *counts = malloc((n ? n : 1) * sizeof(int32_t));
   if (!counts) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
-  #pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64)
   for (size_t i = 0; i < n; i++) counts[i] = count_children(t, &t->cells[begin + i]);
   size_t next = end;
   for (size_t i = 0; i < n; i++) {
@@ -125,7 +125,7 @@ static fmmcl_status refine_level(fmmcl_tree3d *t, size_t begin, size_t end, size
   free(counts);
   fmmcl_status st = reserve_cells(t, capacity, next);
   if (st) return st;
-  #pragma omp parallel for schedule(dynamic, 64)
+#pragma omp parallel for schedule(dynamic, 64)
   for (size_t i = 0; i < n; i++)
     if (t->cells[begin + i].n_children) fill_children(t, (int32_t)(begin + i));
   t->n_cells = next;
@@ -152,8 +152,7 @@ static fmmcl_status collect_leaves(fmmcl_tree3d *t) {
     if (!fmmcl_tree3d_is_leaf(c)) continue;
     corner[k] = c->key << 3 * (FMMCL_MORTON_LEVELS - c->level);
     unsorted[k++] = (int32_t)i;
-    if (fmmcl_tree3d_n_src(c) > t->leaf_size || fmmcl_tree3d_n_tgt(c) > t->leaf_size)
-      t->n_overfull_leaves++;
+    if (fmmcl_tree3d_n_src(c) > t->leaf_size || fmmcl_tree3d_n_tgt(c) > t->leaf_size) t->n_overfull_leaves++;
   }
   t->depth_limit_reached = t->n_overfull_leaves > 0;
   if ((st = fmmcl_morton3d_sort(corner, order, n))) goto done;
@@ -176,8 +175,8 @@ static fmmcl_status check_arguments(size_t n_sources, const double *sources, siz
   if (leaf_size < 1)
     return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build: leaf size q must be >= 1");
   if (max_level < 0 || max_level > FMMCL_MORTON_LEVELS)
-    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "fmmcl_tree3d_build: max_level %d outside 0..%d", max_level, FMMCL_MORTON_LEVELS);
+    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build: max_level %d outside 0..%d",
+                      max_level, FMMCL_MORTON_LEVELS);
   return FMMCL_SUCCESS;
 }
 
@@ -206,8 +205,8 @@ static fmmcl_status refine_all(fmmcl_tree3d *t) {
 }
 
 static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const double *targets) {
-  fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, t->n_sources, targets,
-                                                 targets ? t->n_targets : 0, &t->cube);
+  fmmcl_status st =
+      fmmcl_morton3d_bounding_cube(sources, t->n_sources, targets, targets ? t->n_targets : 0, &t->cube);
   if (st) return st;
   st = sort_points(&t->cube, sources, t->n_sources, &t->source_keys, &t->source_perm, &t->source_xyz);
   if (st) return st;
@@ -221,8 +220,8 @@ static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const dou
 }
 
 /* An empty tree with the parameters both entry points share. */
-static fmmcl_tree3d *tree_new(size_t n_sources, size_t n_targets, const double *targets,
-                              size_t leaf_size, int max_level) {
+static fmmcl_tree3d *tree_new(size_t n_sources, size_t n_targets, const double *targets, size_t leaf_size,
+                              int max_level) {
   fmmcl_tree3d *t = calloc(1, sizeof *t);
   if (!t) {
     fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_build: out of host memory");
@@ -236,9 +235,8 @@ static fmmcl_tree3d *tree_new(size_t n_sources, size_t n_targets, const double *
   return t;
 }
 
-fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
-                                size_t n_targets, const double *targets,
-                                size_t leaf_size, int max_level, fmmcl_tree3d **tree) {
+fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources, size_t n_targets,
+                                const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree) {
   fmmcl_status st = check_arguments(n_sources, sources, n_targets, targets, leaf_size, max_level, tree);
   if (st) return st;
   *tree = NULL;
@@ -255,9 +253,9 @@ fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources,
 
 fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, size_t n_targets,
                                        const double *targets, const fmmcl_morton3d_cube *cube,
-                                       uint64_t *source_keys, size_t *source_perm,
-                                       uint64_t *target_keys, size_t *target_perm,
-                                       size_t leaf_size, int max_level, int gather, fmmcl_tree3d **tree) {
+                                       uint64_t *source_keys, size_t *source_perm, uint64_t *target_keys,
+                                       size_t *target_perm, size_t leaf_size, int max_level, int gather,
+                                       fmmcl_tree3d **tree) {
   fmmcl_status st = check_arguments(n_sources, sources, n_targets, targets, leaf_size, max_level, tree);
   if (!st && (!cube || !source_keys || !source_perm || (targets && (!target_keys || !target_perm))))
     st = fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_sorted: NULL argument");

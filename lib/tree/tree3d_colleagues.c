@@ -51,11 +51,12 @@ fmmcl_status fmmcl_tree3d_colleagues(const fmmcl_tree3d *t, int32_t **colleagues
   if (!t || !colleagues)
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_colleagues: NULL argument");
   int32_t *coll = malloc(FMMCL_TREE3D_COLLEAGUES * t->n_cells * sizeof(int32_t));
-  if (!coll) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_colleagues: out of host memory");
+  if (!coll)
+    return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "fmmcl_tree3d_colleagues: out of host memory");
   /* level by level: each level reads only the one above */
   for (int l = 0; l < t->n_levels; l++) {
     size_t b = t->level_begin[l], e = t->level_begin[l + 1];
-    #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
     for (size_t i = b; i < e; i++) find_colleagues(t, i, coll);
   }
   *colleagues = coll;

@@ -68,7 +68,8 @@ static int emit_chunk(size_t r0, size_t r1, int n_lists, fmmcl_tree3d_row_fn row
     fmmcl_tree3d_row_sink sink;
     for (int again = 0; again < 2; again++) {
       memset(&sink, 0, sizeof sink);
-      for (int k = 0; k < n_lists; k++) sink.out[k] = c->buf[k] + c->len[k], sink.cap[k] = c->cap[k] - c->len[k];
+      for (int k = 0; k < n_lists; k++)
+        sink.out[k] = c->buf[k] + c->len[k], sink.cap[k] = c->cap[k] - c->len[k];
       row(ctx, r, &sink);
       int fits = 1;
       for (int k = 0; k < n_lists; k++)
@@ -88,8 +89,8 @@ static fmmcl_status fail_oom(int n_lists, fmmcl_tree3d_csr *csr) {
   return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "interaction lists: out of host memory");
 }
 
-fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row_fn row,
-                                    const void *ctx, fmmcl_tree3d_csr *csr) {
+fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row_fn row, const void *ctx,
+                                    fmmcl_tree3d_csr *csr) {
   if (n_lists < 1 || n_lists > FMMCL_TREE3D_CSR_MAX_LISTS)
     return fmmcl_fail(NULL, FMMCL_ERROR_INTERNAL, "fmmcl_tree3d_csr_build: %d lists", n_lists);
   memset(csr, 0, (size_t)n_lists * sizeof *csr);
@@ -104,7 +105,7 @@ fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row
     ok = ok && csr[k].offsets;
   }
   if (ok) {
-    #pragma omp parallel for schedule(dynamic, 1) reduction(&& : ok)
+#pragma omp parallel for schedule(dynamic, 1) reduction(&& : ok)
     for (size_t c = 0; c < n_chunks; c++) {
       chunk_buffers *b = &threads[thread_id()];
       size_t r1 = (c + 1) * CHUNK_ROWS < n_rows ? (c + 1) * CHUNK_ROWS : n_rows;
@@ -121,13 +122,14 @@ fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row
     ok = csr[k].indices != NULL;
   }
   if (ok) {
-    #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
     for (size_t c = 0; c < n_chunks; c++) {
       size_t r0 = c * CHUNK_ROWS, r1 = r0 + CHUNK_ROWS < n_rows ? r0 + CHUNK_ROWS : n_rows;
       const chunk_buffers *b = &threads[place[c].thread];
       for (int k = 0; k < n_lists; k++) {
         size_t len = csr[k].offsets[r1] - csr[k].offsets[r0];
-        if (len) memcpy(csr[k].indices + csr[k].offsets[r0], b->buf[k] + place[c].start[k], len * sizeof(int32_t));
+        if (len)
+          memcpy(csr[k].indices + csr[k].offsets[r0], b->buf[k] + place[c].start[k], len * sizeof(int32_t));
       }
     }
   }

@@ -29,7 +29,7 @@ typedef void (*fmmcl_tree3d_row_fn)(const void *ctx, size_t row, fmmcl_tree3d_ro
 
 /* Builds n_lists (<= 4) lists of n_rows rows each into csr[0..n_lists). On
  * failure every csr is left empty. */
-fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row_fn row,
-                                    const void *ctx, fmmcl_tree3d_csr *csr);
+fmmcl_status fmmcl_tree3d_csr_build(size_t n_rows, int n_lists, fmmcl_tree3d_row_fn row, const void *ctx,
+                                    fmmcl_tree3d_csr *csr);
 
 #endif /* FMMCL_TREE3D_CSR_H */

@@ -84,8 +84,9 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
     clRetainProgram(ctx->sort_program);
     snprintf(ctx->sort_options, sizeof ctx->sort_options, "%s", opt);
   }
-  const char *names[] = {"morton_keys", "radix_histogram", "scan_exclusive_blocks", "scan_add_block_offsets",
-                         "radix_scatter", "pack_sorted_float", "pack_sorted_double"};
+  const char *names[] = {
+      "morton_keys",   "radix_histogram",   "scan_exclusive_blocks", "scan_add_block_offsets",
+      "radix_scatter", "pack_sorted_float", "pack_sorted_double"};
   cl_kernel *ks[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter, &s->pack_float, &s->pack_double};
   return fmmcl_create_kernels(ctx, s->program, "tree/tree.cl", 7, names, ks);
 }
@@ -130,7 +131,7 @@ static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size
     const size_t total = 3 * n, chunk = total / 4 + 1;
     for (size_t lo = 0; lo < total; lo += chunk) {
       const size_t hi = lo + chunk < total ? lo + chunk : total;
-      #pragma omp parallel for schedule(static) if (hi - lo > 65536)
+#pragma omp parallel for schedule(static) if (hi - lo > 65536)
       for (size_t i = lo; i < hi; i++) dst[i] = xyz[i];
       FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, b->xyz, CL_FALSE, lo * sizeof(double),
                                              (hi - lo) * sizeof(double), dst + lo, 0, NULL, NULL));
@@ -152,7 +153,8 @@ static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size
 
 /* One pass per RADIX_BITS digit, low digit first; returns which buffer
  * holds the result in *src. */
-static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src, cl_uint bits) {
+static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src,
+                                 cl_uint bits) {
   const size_t global = groups * s->wgs;
   const cl_uint m = (cl_uint)(groups << s->radix_bits);
   fmmcl_status st = FMMCL_SUCCESS;
@@ -162,8 +164,8 @@ static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t g
     if (!st) st = launch(s, s->hist, global);
     if (!st) st = scan_exclusive(s, b, b->hist, m, 0);
     if (!st)
-      st = FMMCL_KERNEL_ARGS(s->ctx, s->scatter, 0, M_(b->keys[*src]), M_(b->perm[*src]), M_(b->keys[1 - *src]),
-                             M_(b->perm[1 - *src]), U_(n), U_(shift), M_(b->hist));
+      st = FMMCL_KERNEL_ARGS(s->ctx, s->scatter, 0, M_(b->keys[*src]), M_(b->perm[*src]),
+                             M_(b->keys[1 - *src]), M_(b->perm[1 - *src]), U_(n), U_(shift), M_(b->hist));
     if (st) return st;
     st = launch(s, s->scatter, global);
     *src = 1 - *src;
@@ -174,9 +176,9 @@ static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t g
 static fmmcl_status compute_keys(sorter *s, sort_buffers *b, const fmmcl_morton3d_cube *cube, cl_uint n) {
   /* the scale the host uses, computed once in double here too */
   cl_double scale = (double)FMMCL_MORTON_CELLS_PER_AXIS / cube->width;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(s->ctx, s->keys, 0, M_(b->xyz), U_(n), D_(cube->origin[0]),
-                                      D_(cube->origin[1]), D_(cube->origin[2]), D_(scale), M_(b->keys[0]),
-                                      M_(b->perm[0]));
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(s->ctx, s->keys, 0, M_(b->xyz), U_(n), D_(cube->origin[0]), D_(cube->origin[1]),
+                        D_(cube->origin[2]), D_(scale), M_(b->keys[0]), M_(b->perm[0]));
   return st ? st : launch(s, s->keys, fmmcl_round_up(n, s->wgs));
 }
 
@@ -191,7 +193,7 @@ static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uin
   if (err == CL_SUCCESS)
     err = clEnqueueReadBuffer(q, b->perm[src], CL_TRUE, 0, n * sizeof(cl_uint), p32, 0, NULL, NULL);
   if (err == CL_SUCCESS) {
-    #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) keys[i] = k64[i], perm[i] = p32[i];
   }
   if (err != CL_SUCCESS)
@@ -208,17 +210,19 @@ static fmmcl_status pack_sorted(sorter *s, sort_buffers *b, int src, cl_uint n, 
   cl_kernel k = keep->real_size == 4 ? s->pack_float : s->pack_double;
   cl_int bad = 0;
   cl_mem flag = NULL;
-  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
+  fmmcl_status st =
+      fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
   if (!st) {
-    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(b->xyz), M_(b->perm[src]), U_(n), D_(keep->shift[0]), D_(keep->shift[1]),
-                           D_(keep->shift[2]), M_(out->packed), M_(flag));
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(b->xyz), M_(b->perm[src]), U_(n), D_(keep->shift[0]),
+                           D_(keep->shift[1]), D_(keep->shift[2]), M_(out->packed), M_(flag));
     if (!st) st = launch(s, k, fmmcl_round_up(n, s->wgs));
   }
   if (!st) {
     cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
     if (err != CL_SUCCESS)
-      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s", fmmcl_cl_error_name(err));
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s",
+                      fmmcl_cl_error_name(err));
   }
   fmmcl_release(&flag);
   if (st) return st;
@@ -249,13 +253,14 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
-                                      const double *xyz, size_t n, uint64_t *keys, size_t *perm) {
+fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube, const double *xyz,
+                                      size_t n, uint64_t *keys, size_t *perm) {
   if (!ctx || !cube || (n && (!xyz || !keys || !perm)))
     return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_device_sort: NULL argument");
   if (!fmmcl_tree3d_device_sort_available(ctx, n))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "fmmcl_tree3d_device_sort: %s lacks fp64 or %zu keys exceed 2^32", ctx->dev.info.device_name, n);
+                      "fmmcl_tree3d_device_sort: %s lacks fp64 or %zu keys exceed 2^32",
+                      ctx->dev.info.device_name, n);
   sorter s;
   fmmcl_status st = sorter_init(&s, ctx);
   if (!st) st = sort_with(&s, cube, xyz, n, keys, perm, NULL);
@@ -297,8 +302,8 @@ static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const doub
   /* argument errors come from the host build's own checks below */
   fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, n_sources, targets, targets ? n_targets : 0, &cube);
   if (st || (targets && n_targets == 0) || leaf_size < 1)
-    return forward_error(ctx, fmmcl_tree3d_build(n_sources, sources, n_targets, targets, leaf_size,
-                                                 max_level, tree));
+    return forward_error(
+        ctx, fmmcl_tree3d_build(n_sources, sources, n_targets, targets, leaf_size, max_level, tree));
   if (!fmmcl_tree3d_device_sort_available(ctx, n_sources) ||
       (targets && !fmmcl_tree3d_device_sort_available(ctx, n_targets)))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_build_device: not available on %s",
@@ -318,10 +323,9 @@ static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const doub
   sorter_release(&s);
   if (!st && sort_seconds) *sort_seconds = fmmcl_wall_seconds() - t0;
   if (!st)
-    st = forward_error(ctx, fmmcl_tree3d_build_sorted(n_sources, sources, n_targets, targets, &cube, sk, sp, tk,
-                                                      tp, leaf_size, max_level, src_keep == NULL, tree));
-  else
-    free(sk), free(sp), free(tk), free(tp);
+    st = forward_error(ctx, fmmcl_tree3d_build_sorted(n_sources, sources, n_targets, targets, &cube, sk, sp,
+                                                      tk, tp, leaf_size, max_level, src_keep == NULL, tree));
+  else free(sk), free(sp), free(tk), free(tp);
   if (st) release_points(src_keep ? src_keep->out : NULL), release_points(tgt_keep ? tgt_keep->out : NULL);
   return st;
 }
@@ -343,8 +347,8 @@ fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_source
   memset(src, 0, sizeof *src);
   if (tgt) memset(tgt, 0, sizeof *tgt);
   keep_request sk = {.real_size = real_size, .out = src}, tk = {.real_size = real_size, .out = tgt};
-  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds, &sk,
-                      targets ? &tk : NULL, shift);
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
+                      &sk, targets ? &tk : NULL, shift);
 }
 
 /* ---- the sort and scan for other callers (the FGT's box binning) -------- */

@@ -15,8 +15,8 @@ int fmmcl_tree3d_device_sort_available(fmmcl_context ctx, size_t n);
  * followed by fmmcl_morton3d_sort(keys, perm, n) leave them, computed on
  * ctx's device. FMMCL_ERROR_UNSUPPORTED when not available (see above);
  * OpenCL failures carry the call in ctx's last error. */
-fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
-                                      const double *xyz, size_t n, uint64_t *keys, size_t *perm);
+fmmcl_status fmmcl_tree3d_device_sort(fmmcl_context ctx, const fmmcl_morton3d_cube *cube, const double *xyz,
+                                      size_t n, uint64_t *keys, size_t *perm);
 
 /* fmmcl_tree3d_build with the keys and sort on the device: same arguments,
  * same errors (messages in ctx's last error) and an identical tree.

@@ -18,8 +18,7 @@ static const int32_t *colleagues_of(const fmm_list_context *ctx, int32_t cell) {
 }
 
 /* V(B): children of the parent's colleagues that B does not touch. */
-static void emit_v(const fmm_list_context *ctx, const fmmcl_tree3d_cell *b,
-                   fmmcl_tree3d_row_sink *sink) {
+static void emit_v(const fmm_list_context *ctx, const fmmcl_tree3d_cell *b, fmmcl_tree3d_row_sink *sink) {
   if (b->parent < 0) return;
   const fmmcl_tree3d_cell *cells = ctx->tree->cells;
   const int32_t *pc = colleagues_of(ctx, b->parent);
@@ -92,7 +91,7 @@ static void emit_fmm_row(const void *vctx, size_t row, fmmcl_tree3d_row_sink *si
 }
 
 static void mark_leaf_colleagues(const fmmcl_tree3d *tree, const int32_t *coll, uint8_t *leafy) {
-  #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < tree->n_cells; i++) {
     uint8_t any = 0;
     for (int s = 0; s < FMMCL_TREE3D_COLLEAGUES; s++) {

@@ -12,8 +12,7 @@ typedef struct treecode_context {
   double theta;
 } treecode_context;
 
-int fmmcl_tree3d_mac_accepts(const fmmcl_tree3d_cell *source, const fmmcl_tree3d_cell *target,
-                             double theta) {
+int fmmcl_tree3d_mac_accepts(const fmmcl_tree3d_cell *source, const fmmcl_tree3d_cell *target, double theta) {
   double d2 = 0.0;
   for (int k = 0; k < 3; k++) {
     double dk = source->center[k] - target->center[k];
@@ -39,8 +38,7 @@ static void emit_treecode_row(const void *vctx, size_t row, fmmcl_tree3d_row_sin
     if (!fmmcl_tree3d_n_src(c)) continue;
     if (fmmcl_tree3d_mac_accepts(c, b, ctx->theta)) fmmcl_tree3d_emit(sink, LIST_FAR, a);
     else if (fmmcl_tree3d_is_leaf(c)) fmmcl_tree3d_emit(sink, LIST_NEAR, a);
-    else
-      /* pushed in reverse so lists come out in Morton order */
+    else /* pushed in reverse so lists come out in Morton order */
       for (int32_t k = c->child_begin + c->n_children - 1; k >= c->child_begin; k--) stack[top++] = k;
   }
 }

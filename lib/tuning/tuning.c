@@ -57,7 +57,8 @@ static void merge_lines(char *buf, size_t len, const char *text) {
       b = be ? be + 1 : b + bn;
     }
     size_t used = strlen(buf);
-    if (!seen && n && used + n + 2 < len) snprintf(buf + used, len - used, "%s%.*s", used ? "\n" : "", (int)n, s);
+    if (!seen && n && used + n + 2 < len)
+      snprintf(buf + used, len - used, "%s%.*s", used ? "\n" : "", (int)n, s);
     s = e ? e + 1 : s + n;
   }
 }
@@ -76,7 +77,8 @@ int fmmcl_tuning_disabled(void) {
 
 fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size_t len) {
   fmmcl_clear_error(NULL);
-  if (!device || !buf || !len) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_notes: NULL argument");
+  if (!device || !buf || !len)
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_notes: NULL argument");
   const uint64_t key = device_key(device);
   buf[0] = '\0';
   for (int i = 0; i < NOTE_SLOTS; i++)
@@ -84,8 +86,8 @@ fmmcl_status fmmcl_tuning_notes(const fmmcl_device_info *device, char *buf, size
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_entry *out,
-                                  size_t capacity, size_t *count) {
+fmmcl_status fmmcl_tuning_entries(const fmmcl_device_info *device, fmmcl_tuning_entry *out, size_t capacity,
+                                  size_t *count) {
   fmmcl_clear_error(NULL);
   if (!device || !count || (!out && capacity))
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_entries: NULL argument");
@@ -119,7 +121,8 @@ static int cached_defines(const fmmcl_device_info *dev, const char *kernel, fmmc
     return 0;
   }
   if (fmmcl_tuning_path(dev, path, sizeof path)) {
-    add_note(text, text_len, "no tuning file: neither FMMCL_TUNING_FILE, XDG_CACHE_HOME nor HOME is set%s%s", "", "");
+    add_note(text, text_len, "no tuning file: neither FMMCL_TUNING_FILE, XDG_CACHE_HOME nor HOME is set%s%s",
+             "", "");
     return 0;
   }
   fmmcl_tuning_read(path, dev, &list, &n, text, text_len); /* a bad file only costs speed */
@@ -142,11 +145,15 @@ static int cached_defines(const fmmcl_device_info *dev, const char *kernel, fmmc
 }
 
 static const char *const kernel_names[FMMCL_TUNED_COUNT] = {
-    [FMMCL_TUNED_P2P_LAPLACE3D] = "p2p_laplace3d", [FMMCL_TUNED_P2P_LAPLACE2D] = "p2p_laplace2d",
+    [FMMCL_TUNED_P2P_LAPLACE3D] = "p2p_laplace3d",
+    [FMMCL_TUNED_P2P_LAPLACE2D] = "p2p_laplace2d",
     [FMMCL_TUNED_P2P_YUKAWA3D] = "p2p_yukawa3d",
-    [FMMCL_TUNED_P2P_GAUSSIAN] = "p2p_gaussian",   [FMMCL_TUNED_FMM3D_P2P] = "fmm3d_p2p",
-    [FMMCL_TUNED_FMM3D_EXPANSIONS] = "fmm3d_expansions", [FMMCL_TUNED_M2L2D] = "m2l2d",
-    [FMMCL_TUNED_TREE_SORT] = "tree_sort",         [FMMCL_TUNED_FGT] = "fgt",
+    [FMMCL_TUNED_P2P_GAUSSIAN] = "p2p_gaussian",
+    [FMMCL_TUNED_FMM3D_P2P] = "fmm3d_p2p",
+    [FMMCL_TUNED_FMM3D_EXPANSIONS] = "fmm3d_expansions",
+    [FMMCL_TUNED_M2L2D] = "m2l2d",
+    [FMMCL_TUNED_TREE_SORT] = "tree_sort",
+    [FMMCL_TUNED_FGT] = "fgt",
     [FMMCL_TUNED_BBFMM] = "bbfmm",
 };
 
@@ -155,8 +162,8 @@ const char *fmmcl_tuned_kernel_name(fmmcl_tuned_kernel kernel) {
 }
 
 /* The text of the parameters: override, cache entry, else default. */
-static int lookup_text(fmmcl_context ctx, const char *kernel, fmmcl_precision precision, const char *problem_class,
-                       char *buf, size_t len) {
+static int lookup_text(fmmcl_context ctx, const char *kernel, fmmcl_precision precision,
+                       const char *problem_class, char *buf, size_t len) {
   for (size_t i = 0; i < ctx->n_overrides; i++)
     if (strcmp(ctx->overrides[i].kernel, kernel) == 0) {
       snprintf(buf, len, "%s", ctx->overrides[i].defines);
@@ -175,7 +182,8 @@ fmmcl_status fmmcl_tuned_params(fmmcl_context ctx, fmmcl_tuned_kernel kernel, fm
   char text[512], why[160];
   memset(out, 0, sizeof *out);
   if (!name || !lookup_text(ctx, name, precision, problem_class ? problem_class : "", text, sizeof text))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "no default parameters for kernel %s", name ? name : "(unknown)");
+    return fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "no default parameters for kernel %s",
+                      name ? name : "(unknown)");
   if (!fmmcl_params_parse(fmmcl_tuning_space_find(name), text, out, why, sizeof why))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: parameters \"%s\": %s", name, text, why);
   return FMMCL_SUCCESS;
@@ -202,7 +210,8 @@ fmmcl_status fmmcl_context_override_defines(fmmcl_context ctx, const char *kerne
 
 fmmcl_status fmmcl_tuning_override(fmmcl_context ctx, const char *kernel, const char *parameters) {
   fmmcl_clear_error(ctx);
-  if (!ctx || !kernel) return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_override: NULL argument");
+  if (!ctx || !kernel)
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_override: NULL argument");
   const fmmcl_tuning_space *s = fmmcl_tuning_space_find(kernel);
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tuning_override: no kernel %s", kernel);
   if (!parameters) return fmmcl_context_override_defines(ctx, kernel, NULL);

@@ -10,13 +10,14 @@
 #define FMMCL_TUNE_MAX_VALUES 20
 /* Ends a candidate list: 0 is a value of some parameters (off, auto). */
 #define FMMCL_TUNE_END (-1)
-#define FMMCL_TUNE_VALUES(...) {__VA_ARGS__, FMMCL_TUNE_END}
+#define FMMCL_TUNE_VALUES(...) \
+  { __VA_ARGS__, FMMCL_TUNE_END }
 
 /* What a parameter is besides a -D value. */
 enum {
-  FMMCL_TUNE_HOST = 1,  /* read by the driver only: never passed to the compiler */
-  FMMCL_TUNE_AUTO = 2,  /* 0: left unset, the driver sizes it (m2l2d's TPW from the tree) */
-  FMMCL_TUNE_RANGE = 4  /* any integer from the first to the last candidate is valid (a
+  FMMCL_TUNE_HOST = 1, /* read by the driver only: never passed to the compiler */
+  FMMCL_TUNE_AUTO = 2, /* 0: left unset, the driver sizes it (m2l2d's TPW from the tree) */
+  FMMCL_TUNE_RANGE = 4 /* any integer from the first to the last candidate is valid (a
                          * class rule may pick one, e.g. UNROLL = order + 1); the list
                          * is what fmmtune tries */
 };
@@ -58,17 +59,17 @@ typedef int (*fmmcl_tuning_fits_fn)(const fmmcl_tuning_space *space, const fmmcl
                                     const fmmcl_device_info *dev, char *why, size_t len);
 
 struct fmmcl_tuning_space {
-  const char *kernel;              /* name in the cache and in fmmcl_tuned_defines */
-  const char *file;                /* the .cl file that holds it */
+  const char *kernel;                               /* name in the cache and in fmmcl_tuned_defines */
+  const char *file;                                 /* the .cl file that holds it */
   fmmcl_tuning_param params[FMMCL_TUNE_MAX_PARAMS]; /* name NULL ends the list */
   fmmcl_tuning_fits_fn fits;
   fmmcl_tuning_default_fn class_default; /* NULL: the table's default fits every class */
-  const char *constraints;         /* what fits checks, in words (fmmtune --list) */
-  const char *class_prefix;        /* "dim", "p" or "keys": classes are prefix + integer */
-  int class_min, class_max;        /* the classes the library may ask for */
-  int order_max;                   /* > 0: "dim<d>p<order>", order 0..order_max */
-  const char *tune_classes;        /* the ones fmmtune tunes unless told: "dim1 dim2" */
-  const char *tune_classes_double; /* in double, when they differ (NULL: the same) */
+  const char *constraints;               /* what fits checks, in words (fmmtune --list) */
+  const char *class_prefix;              /* "dim", "p" or "keys": classes are prefix + integer */
+  int class_min, class_max;              /* the classes the library may ask for */
+  int order_max;                         /* > 0: "dim<d>p<order>", order 0..order_max */
+  const char *tune_classes;              /* the ones fmmtune tunes unless told: "dim1 dim2" */
+  const char *tune_classes_double;       /* in double, when they differ (NULL: the same) */
   /* how fmmtune exercises it: a plan of this kernel and method, timing
    * the named phase (or the sum of a comma-separated list of phases) on
    * n_gpu (GPU) or n_cpu (other) points; phase NULL: no plan phase times
@@ -91,16 +92,15 @@ size_t fmmcl_tuning_space_nparams(const fmmcl_tuning_space *space);
 /* Candidates of a parameter before its FMMCL_TUNE_END. */
 size_t fmmcl_tuning_param_count(const fmmcl_tuning_param *param);
 /* Decodes a class name; 0 when it is not one of the space's classes. */
-int fmmcl_tuning_class_parse(const fmmcl_tuning_space *space, const char *name,
-                             fmmcl_tuning_class *cls);
+int fmmcl_tuning_class_parse(const fmmcl_tuning_space *space, const char *name, fmmcl_tuning_class *cls);
 /* Reads "WGS=128 TPW=4 UNROLL=4" (a leading -D on each is allowed): every
  * parameter exactly once, each value one of its candidates (or in their
  * range: FMMCL_TUNE_RANGE); else 0 and why. */
-int fmmcl_tuning_point_parse(const fmmcl_tuning_space *space, const char *text,
-                             fmmcl_tuning_point *pt, char *why, size_t len);
+int fmmcl_tuning_point_parse(const fmmcl_tuning_space *space, const char *text, fmmcl_tuning_point *pt,
+                             char *why, size_t len);
 /* "WGS=128 TPW=4 UNROLL=4", or with dash_d "-DWGS=128 -DTPW=4 -DUNROLL=4". */
-void fmmcl_tuning_point_format(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
-                               int dash_d, char *buf, size_t len);
+void fmmcl_tuning_point_format(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt, int dash_d,
+                               char *buf, size_t len);
 /* The space's own constraints plus fp64 for double; 1 when it fits. */
 int fmmcl_tuning_point_fits(const fmmcl_tuning_space *space, const fmmcl_tuning_point *pt,
                             const fmmcl_tuning_class *cls, fmmcl_precision precision,
@@ -124,7 +124,7 @@ int fmmcl_tuning_default(const char *kernel, fmmcl_precision precision, const ch
 typedef struct fmmcl_param {
   char name[32];
   int value;
-  int host;  /* FMMCL_TUNE_HOST: the driver's, not the compiler's */
+  int host; /* FMMCL_TUNE_HOST: the driver's, not the compiler's */
 } fmmcl_param;
 
 typedef struct fmmcl_params {
@@ -192,17 +192,17 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
 
 /* What one line of a tuning file is. */
 typedef enum fmmcl_tuning_line {
-  FMMCL_TUNING_LINE_BLANK,    /* empty or a # comment */
-  FMMCL_TUNING_LINE_DEVICE,   /* "device: vendor=.. ; name=.. ; driver=.." */
-  FMMCL_TUNING_LINE_ENTRY,    /* "kernel precision class : params ; key=value ..." */
+  FMMCL_TUNING_LINE_BLANK,  /* empty or a # comment */
+  FMMCL_TUNING_LINE_DEVICE, /* "device: vendor=.. ; name=.. ; driver=.." */
+  FMMCL_TUNING_LINE_ENTRY,  /* "kernel precision class : params ; key=value ..." */
   FMMCL_TUNING_LINE_GARBLED
 } fmmcl_tuning_line;
 
 /* Classifies a line (without its newline). A DEVICE line sets *same_device
  * (whether it names dev); an ENTRY line fills *entry (usable and note not
  * set). Either output may be NULL. */
-fmmcl_tuning_line fmmcl_tuning_parse_line(const char *line, const fmmcl_device_info *dev,
-                                          int *same_device, fmmcl_tuning_entry *entry);
+fmmcl_tuning_line fmmcl_tuning_parse_line(const char *line, const fmmcl_device_info *dev, int *same_device,
+                                          fmmcl_tuning_entry *entry);
 /* The device line that names dev, without newline. */
 void fmmcl_tuning_format_device(const fmmcl_device_info *dev, char *buf, size_t len);
 /* An entry line, without newline. */
@@ -222,9 +222,8 @@ fmmcl_status fmmcl_tuning_path(const fmmcl_device_info *dev, char *buf, size_t l
  * checked by fmmcl_tuning_entry_check), with what was wrong with the file
  * in notes (file-level: not a cache, garbled lines, no section for dev).
  * An absent file is success with no entries and no note. */
-fmmcl_status fmmcl_tuning_read(const char *path, const fmmcl_device_info *dev,
-                               fmmcl_tuning_entry **out, size_t *count, char *notes,
-                               size_t notes_len);
+fmmcl_status fmmcl_tuning_read(const char *path, const fmmcl_device_info *dev, fmmcl_tuning_entry **out,
+                               size_t *count, char *notes, size_t notes_len);
 
 /* ---- notes of lookups (tuning.c) ---------------------------------------- */
 

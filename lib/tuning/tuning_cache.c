@@ -17,7 +17,10 @@
 
 /* Copies s[0..n) into buf without surrounding blanks. */
 static void copy_trimmed(char *buf, size_t len, const char *s, size_t n) {
-  while (n && isspace((unsigned char)*s)) { s++; n--; }
+  while (n && isspace((unsigned char)*s)) {
+    s++;
+    n--;
+  }
   while (n && isspace((unsigned char)s[n - 1])) n--;
   snprintf(buf, len, "%.*s", (int)n, s);
 }
@@ -72,13 +75,23 @@ static int for_each_pair(const char *s, pair_fn fn, void *arg) {
   return 1;
 }
 
-typedef struct { char vendor[256], name[256], driver[256]; int got; } device_fields;
+typedef struct {
+  char vendor[256], name[256], driver[256];
+  int got;
+} device_fields;
 
 static int device_pair(void *arg, const char *key, const char *value) {
   device_fields *f = arg;
-  if (strcmp(key, "vendor") == 0) { snprintf(f->vendor, sizeof f->vendor, "%s", value); f->got |= 1; }
-  else if (strcmp(key, "name") == 0) { snprintf(f->name, sizeof f->name, "%s", value); f->got |= 2; }
-  else if (strcmp(key, "driver") == 0) { snprintf(f->driver, sizeof f->driver, "%s", value); f->got |= 4; }
+  if (strcmp(key, "vendor") == 0) {
+    snprintf(f->vendor, sizeof f->vendor, "%s", value);
+    f->got |= 1;
+  } else if (strcmp(key, "name") == 0) {
+    snprintf(f->name, sizeof f->name, "%s", value);
+    f->got |= 2;
+  } else if (strcmp(key, "driver") == 0) {
+    snprintf(f->driver, sizeof f->driver, "%s", value);
+    f->got |= 4;
+  }
   return 1; /* unknown keys: a later version may add some */
 }
 
@@ -100,7 +113,10 @@ static int entry_pair(void *arg, const char *key, const char *value) {
     e->n = (unsigned long long)v;
     return 1;
   }
-  if (strcmp(key, "date") == 0) { snprintf(e->date, sizeof e->date, "%s", value); return 1; }
+  if (strcmp(key, "date") == 0) {
+    snprintf(e->date, sizeof e->date, "%s", value);
+    return 1;
+  }
   return 1;
 }
 
@@ -114,8 +130,7 @@ static int params_to_defines(const char *params, char *buf, size_t len) {
     const char *e = s;
     while (*e && !isspace((unsigned char)*e)) e++;
     const int has_d = e - s > 2 && s[0] == '-' && s[1] == 'D';
-    int n = snprintf(buf + used, len - used, "%s%s%.*s", used ? " " : "", has_d ? "" : "-D",
-                     (int)(e - s), s);
+    int n = snprintf(buf + used, len - used, "%s%s%.*s", used ? " " : "", has_d ? "" : "-D", (int)(e - s), s);
     if (n < 0 || (size_t)n >= len - used) return 0;
     used += (size_t)n;
     s = e;
@@ -144,8 +159,8 @@ static fmmcl_tuning_line parse_entry(const char *line, fmmcl_tuning_entry *out) 
   return FMMCL_TUNING_LINE_ENTRY;
 }
 
-fmmcl_tuning_line fmmcl_tuning_parse_line(const char *line, const fmmcl_device_info *dev,
-                                          int *same_device, fmmcl_tuning_entry *entry) {
+fmmcl_tuning_line fmmcl_tuning_parse_line(const char *line, const fmmcl_device_info *dev, int *same_device,
+                                          fmmcl_tuning_entry *entry) {
   while (isspace((unsigned char)*line)) line++;
   if (!*line || *line == '#') return FMMCL_TUNING_LINE_BLANK;
   if (strncmp(line, "device:", 7) == 0) {

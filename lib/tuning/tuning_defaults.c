@@ -7,14 +7,19 @@
 #include "tuning/tuning.h"
 
 enum { ANY = -1, GPU = 1, CPU = 0 };
-enum { NVIDIA = FMMCL_VENDOR_NVIDIA, AMD = FMMCL_VENDOR_AMD, INTEL = FMMCL_VENDOR_INTEL, POCL = FMMCL_VENDOR_POCL };
+enum {
+  NVIDIA = FMMCL_VENDOR_NVIDIA,
+  AMD = FMMCL_VENDOR_AMD,
+  INTEL = FMMCL_VENDOR_INTEL,
+  POCL = FMMCL_VENDOR_POCL
+};
 enum { SINGLE = FMMCL_SINGLE, DOUBLE = FMMCL_DOUBLE };
 
 typedef struct {
   const char *kernel;
-  int vendor;           /* ANY or an fmmcl_vendor */
-  int gpu;              /* ANY, GPU or CPU (any non-GPU device) */
-  int precision;        /* ANY or an fmmcl_precision */
+  int vendor;             /* ANY or an fmmcl_vendor */
+  int gpu;                /* ANY, GPU or CPU (any non-GPU device) */
+  int precision;          /* ANY or an fmmcl_precision */
   int class_lo, class_hi; /* 0 0: every class */
   const char *params;
 } default_row;

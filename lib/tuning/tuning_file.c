@@ -14,8 +14,8 @@ static void name_part(char *buf, size_t len, const char *s) {
   size_t n = 0;
   for (; *s && n + 1 < len && n < 60; s++) {
     const char c = *s;
-    const int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                   c == '.' || c == '-';
+    const int ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
     if (ok) buf[n++] = c;
     else if (n && buf[n - 1] != '_') buf[n++] = '_';
   }
@@ -46,8 +46,9 @@ fmmcl_status fmmcl_tuning_file_path(const fmmcl_device_info *dev, char *buf, siz
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tuning_file_path: NULL argument");
   fmmcl_status st = fmmcl_tuning_path(dev, buf, len);
   if (st == FMMCL_ERROR_IO)
-    return fmmcl_fail(NULL, st, "no tuning cache directory: neither XDG_CACHE_HOME nor HOME is set "
-                                "(set FMMCL_TUNING_FILE)");
+    return fmmcl_fail(NULL, st,
+                      "no tuning cache directory: neither XDG_CACHE_HOME nor HOME is set "
+                      "(set FMMCL_TUNING_FILE)");
   if (st) return fmmcl_fail(NULL, st, "fmmcl_tuning_file_path: buffer of %zu bytes too short", len);
   return FMMCL_SUCCESS;
 }
@@ -130,7 +131,10 @@ fmmcl_status fmmcl_tuning_read(const char *path, const fmmcl_device_info *dev, f
         ours_seen |= same;
         break;
       case FMMCL_TUNING_LINE_ENTRY:
-        if (!sections) { garbled++; break; } /* an entry of no device */
+        if (!sections) {
+          garbled++;
+          break;
+        } /* an entry of no device */
         if (in_ours) {
           fmmcl_tuning_entry_check(&e, dev);
           if (!keep_entry(out, count, &cap, &e)) st = FMMCL_ERROR_OUT_OF_MEMORY;
@@ -144,7 +148,7 @@ fmmcl_status fmmcl_tuning_read(const char *path, const fmmcl_device_info *dev, f
   if (garbled)
     note(notes, notes_len, "tuning file %s: %ld garbled or truncated lines skipped", path, (long)garbled);
   if (header && !ours_seen && sections)
-    note(notes, notes_len, "tuning file %s holds entries of other devices only (%ld sections): ignored",
-         path, (long)sections);
+    note(notes, notes_len, "tuning file %s holds entries of other devices only (%ld sections): ignored", path,
+         (long)sections);
   return st;
 }

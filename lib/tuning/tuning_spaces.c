@@ -30,8 +30,7 @@ static int tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, 
   const size_t unroll = (size_t)param_value(s, pt, "UNROLL", 1);
   const size_t bytes = wgs * reals_per_item * (precision == FMMCL_DOUBLE ? 8 : 4);
   if (wgs > dev->max_work_group_size) {
-    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs,
-             dev->max_work_group_size);
+    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs, dev->max_work_group_size);
     return 0;
   }
   if (bytes > dev->local_mem_bytes) {
@@ -49,8 +48,8 @@ static int tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, 
 
 /* p2p_laplace3d and fmm3d_p2p stage one REAL4 (x, y, z, q) per source */
 static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
-                              const fmmcl_tuning_class *cls, fmmcl_precision precision,
-                              const fmmcl_device_info *dev, char *why, size_t len) {
+                          const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                          const fmmcl_device_info *dev, char *why, size_t len) {
   (void)cls;
   return tile_fits(s, pt, 4, precision, dev, why, len);
 }
@@ -91,7 +90,8 @@ static int fmm3d_expansions_fits(const fmmcl_tuning_space *s, const fmmcl_tuning
   }
   if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
   int is_signed;
-  const size_t bytes = batch * fmmcl_fmm3d_m2l_entry_bytes(cls->order, real, dev->local_mem_bytes, &is_signed);
+  const size_t bytes =
+      batch * fmmcl_fmm3d_m2l_entry_bytes(cls->order, real, dev->local_mem_bytes, &is_signed);
   if (bytes > dev->local_mem_bytes) {
     snprintf(why, len, "M2L_BATCH=%zu needs %zu bytes of local memory at order %d, the device has %llu",
              batch, bytes, cls->order, dev->local_mem_bytes);
@@ -120,8 +120,9 @@ static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_p
  * and the local memory of the row kernels it may pick; the tile kernel
  * (M2L_TILE) keeps its rows in registers and the driver falls back to the
  * row kernels where it does not fit. TPW 0: sized by the driver (1 here). */
-static int m2l2d_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
-                      fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+static int m2l2d_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                      const fmmcl_tuning_class *cls, fmmcl_precision precision, const fmmcl_device_info *dev,
+                      char *why, size_t len) {
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM2D_MAX_ORDER_DOUBLE : FMMCL_FMM2D_MAX_ORDER_SINGLE;
   const size_t nrow = (size_t)cls->order + 1, real = precision == FMMCL_DOUBLE ? 8 : 4;
   const size_t wgs = (size_t)param_value(s, pt, "WGS", 128), tpw = (size_t)param_value(s, pt, "TPW", 1);
@@ -139,8 +140,8 @@ static int m2l2d_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
   const size_t bytes = share ? fmmcl_m2l2d_share_local_bytes(wgs, tpw ? tpw : 1, nrow, real, fused != 0)
                              : fmmcl_m2l2d_local_bytes(wgs, nrow, real);
   if (bytes > dev->local_mem_bytes) {
-    snprintf(why, len, "WGS=%zu TPW=%zu needs %zu bytes of local memory at order %d, the device has %llu", wgs,
-             tpw, bytes, cls->order, dev->local_mem_bytes);
+    snprintf(why, len, "WGS=%zu TPW=%zu needs %zu bytes of local memory at order %d, the device has %llu",
+             wgs, tpw, bytes, cls->order, dev->local_mem_bytes);
     return 0;
   }
   return 1;
@@ -157,10 +158,12 @@ static void m2l2d_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, c
 
 /* tree.cl: a power-of-two group of at least one item per digit value,
  * staging a key, an index, a digit and a scan slot per item. */
-static int tree_sort_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
-                          fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+static int tree_sort_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                          const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                          const fmmcl_device_info *dev, char *why, size_t len) {
   (void)cls, (void)precision;
-  const size_t wgs = (size_t)param_value(s, pt, "WGS", 256), radix = (size_t)1 << param_value(s, pt, "RADIX_BITS", 4);
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 256),
+               radix = (size_t)1 << param_value(s, pt, "RADIX_BITS", 4);
   const size_t bytes = wgs * (8 + 3 * 4) + 3 * radix * 4;
   if (wgs > dev->max_work_group_size) {
     snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs, dev->max_work_group_size);
@@ -197,8 +200,8 @@ static int fgt_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, c
     return 0;
   }
   if (bytes > dev->local_mem_bytes) {
-    snprintf(why, len, "WGS=%zu CPL=%zu needs %zu bytes of local memory, the device has %llu", wgs, cpl, bytes,
-             dev->local_mem_bytes);
+    snprintf(why, len, "WGS=%zu CPL=%zu needs %zu bytes of local memory, the device has %llu", wgs, cpl,
+             bytes, dev->local_mem_bytes);
     return 0;
   }
   return 1;
@@ -220,14 +223,15 @@ static void fgt_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, con
 
 /* bbfmm.cl at NORD nodes: P2P stages WGS REAL4 sources, P2M and L2P TILE
  * points' weights (3 * NORD each) and charges. */
-static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, const fmmcl_tuning_class *cls,
-                      fmmcl_precision precision, const fmmcl_device_info *dev, char *why, size_t len) {
+static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                      const fmmcl_tuning_class *cls, fmmcl_precision precision, const fmmcl_device_info *dev,
+                      char *why, size_t len) {
   const size_t tile = (size_t)param_value(s, pt, "TILE", 32), real = precision == FMMCL_DOUBLE ? 8 : 4;
   const size_t bytes = tile * (3 * (size_t)cls->order + 1) * real;
   if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
   if (bytes > dev->local_mem_bytes) {
-    snprintf(why, len, "TILE=%zu needs %zu bytes of local memory at %d nodes, the device has %llu", tile, bytes,
-             cls->order, dev->local_mem_bytes);
+    snprintf(why, len, "TILE=%zu needs %zu bytes of local memory at %d nodes, the device has %llu", tile,
+             bytes, cls->order, dev->local_mem_bytes);
     return 0;
   }
   return 1;
@@ -239,30 +243,39 @@ static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
  * work-item, UNROLL = unroll of the loop over a tile. Sizes: 2^17 points
  * give a large GPU a thousand work-groups at TPW=1, long enough to time;
  * 8192 on a CPU device is long enough to time and short to search. */
-#define P2P_PARAMS                                               \
-  {                                                              \
-    {"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},     \
-    {"TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8)},                      \
-    {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},               \
+#define P2P_PARAMS                                                                                   \
+  {                                                                                                  \
+    {"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)}, {"TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8)}, \
+        {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},                                               \
   }
 
 /* The Laplace kernels of cl/p2p.cl, one class each (its dimension): the 2D
  * one stages sources as (x, y, q, 0) REAL4 like the 3D one's (x, y, z, q),
  * so the same limits. */
-#define LAPLACE_P2P_SPACE(name, dim, plan_kernel_)                                                    \
-  {.kernel = name, .file = "direct/p2p.cl", .params = P2P_PARAMS, .fits = xyzq_tile_fits,             \
-   .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",        \
-   .class_prefix = "dim", .class_min = dim, .class_max = dim, .tune_classes = "dim" #dim,             \
-   .plan_kernel = plan_kernel_, .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192}
+#define LAPLACE_P2P_SPACE(name, dim, plan_kernel_)                                                           \
+  {                                                                                                          \
+    .kernel = name, .file = "direct/p2p.cl", .params = P2P_PARAMS, .fits = xyzq_tile_fits,                   \
+    .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",            \
+    .class_prefix = "dim", .class_min = dim, .class_max = dim, .tune_classes = "dim" #dim,                   \
+    .plan_kernel = plan_kernel_, .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192 \
+  }
 
 static const fmmcl_tuning_space spaces[] = {
     LAPLACE_P2P_SPACE("p2p_laplace3d", 3, FMMCL_LAPLACE_3D),
-    {.kernel = "p2p_gaussian", .file = "direct/p2p.cl", .params = P2P_PARAMS,
+    {.kernel = "p2p_gaussian",
+     .file = "direct/p2p.cl",
+     .params = P2P_PARAMS,
      .fits = p2p_gaussian_fits,
      .constraints = "WGS <= max work-group size; (DIM+1)*WGS REALs of local memory; UNROLL divides WGS",
-     .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM,
-     .tune_classes = "dim1 dim2 dim3 dim4 dim8", .plan_kernel = FMMCL_GAUSSIAN,
-     .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 4096},
+     .class_prefix = "dim",
+     .class_min = 1,
+     .class_max = FMMCL_MAX_DIM,
+     .tune_classes = "dim1 dim2 dim3 dim4 dim8",
+     .plan_kernel = FMMCL_GAUSSIAN,
+     .plan_method = FMMCL_DIRECT,
+     .phase = "p2p",
+     .n_gpu = 131072,
+     .n_cpu = 4096},
     /* cl/direct/p2p.cl's 2D Laplace and 3D Yukawa kernels tile (x, y, q, 0) and
      * (x, y, z, q) REAL4s like p2p_laplace3d, so the same space and limits */
     LAPLACE_P2P_SPACE("p2p_laplace2d", 2, FMMCL_LAPLACE_2D),
@@ -271,30 +284,45 @@ static const fmmcl_tuning_space spaces[] = {
      * targets per pass and sources per tile. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
      * device (~0.1 s of kernels on 2 PoCL cores). */
-    {.kernel = "fmm3d_p2p", .file = "laplace3d/fmm3d_p2p.cl",
+    {.kernel = "fmm3d_p2p",
+     .file = "laplace3d/fmm3d_p2p.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
                 {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)}},
      .fits = xyzq_tile_fits,
      .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
-     .class_prefix = "dim", .class_min = 3, .class_max = 3, .tune_classes = "dim3",
-     .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2p", .n_gpu = 1048576,
+     .class_prefix = "dim",
+     .class_min = 3,
+     .class_max = 3,
+     .tune_classes = "dim3",
+     .plan_kernel = FMMCL_LAPLACE_3D,
+     .plan_method = FMMCL_FMM,
+     .phase = "p2p",
+     .n_gpu = 1048576,
      .n_cpu = 20000},
     /* cl/expansions3d.cl: WGS of every expansion kernel, M2L_BATCH entries
      * staged per M2L round (the driver picks 1..8 from local memory: all
      * candidates). Classes: the orders the library picks for tolerances
      * 1e-3, 1e-4 (its default), 1e-5 in float; 1e-5, 1e-6 (default), 1e-7
      * in double. Timed: all expansion phases of the FMM above. */
-    {.kernel = "fmm3d_expansions", .file = "laplace3d/expansions3d.cl",
+    {.kernel = "fmm3d_expansions",
+     .file = "laplace3d/expansions3d.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
                                           480, 512, 544, 576, 768, 1024)},
                 {"M2L_BATCH", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8, 12, 16)}},
-     .fits = fmm3d_expansions_fits, .class_default = fmm3d_expansions_default,
+     .fits = fmm3d_expansions_fits,
+     .class_default = fmm3d_expansions_default,
      .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs and M2L_BATCH M2L entries "
                     "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single",
-     .class_prefix = "p", .class_min = 1, .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,
-     .tune_classes = "p5 p8 p10", .tune_classes_double = "p10 p13 p17",
-     .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_FMM, .phase = "p2m,m2m,m2l,p2l,l2l,l2p,m2p",
-     .n_gpu = 1048576, .n_cpu = 20000},
+     .class_prefix = "p",
+     .class_min = 1,
+     .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,
+     .tune_classes = "p5 p8 p10",
+     .tune_classes_double = "p10 p13 p17",
+     .plan_kernel = FMMCL_LAPLACE_3D,
+     .plan_method = FMMCL_FMM,
+     .phase = "p2m,m2m,m2l,p2l,l2l,l2p,m2p",
+     .n_gpu = 1048576,
+     .n_cpu = 20000},
     /* cl/m2l2d.cl, the 2D FMM's M2L: WGS (rows of translations per group),
      * TPW (translations per work-item; 0: sized by the driver to the
      * tree), UNROLL of the k loop (the class rule: P + 1, the full row),
@@ -305,62 +333,93 @@ static const fmmcl_tuning_space spaces[] = {
      * full the lists are), which no kernel reads, and M2L_SEPARATE_TPW,
      * the TPW the driver gives the separate shared-w kernel when TPW is 0.
      * Classes: the orders. */
-    {.kernel = "m2l2d", .file = "laplace2d/m2l2d.cl",
+    {.kernel = "m2l2d",
+     .file = "laplace2d/m2l2d.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512)},
                 {"TPW", FMMCL_TUNE_VALUES(0, 1, 2, 4, 8), FMMCL_TUNE_AUTO},
-                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16, FMMCL_FMM2D_MAX_ORDER_DOUBLE + 1), FMMCL_TUNE_RANGE},
+                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16, FMMCL_FMM2D_MAX_ORDER_DOUBLE + 1),
+                 FMMCL_TUNE_RANGE},
                 {"M2L_COEF", FMMCL_TUNE_VALUES(0, 1)},
                 {"M2L_FUSED", FMMCL_TUNE_VALUES(0, 1, 2), FMMCL_TUNE_HOST},
                 {"M2L_SHARE_W", FMMCL_TUNE_VALUES(0, 1)},
                 {"M2L_TILE", FMMCL_TUNE_VALUES(0, 4, 8, 16)},
                 {"M2L_SEPARATE_TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16), FMMCL_TUNE_HOST}},
-     .fits = m2l2d_fits, .class_default = m2l2d_default,
+     .fits = m2l2d_fits,
+     .class_default = m2l2d_default,
      .constraints = "group (WGS rounded to whole rows of P+1) <= max work-group size; the row kernels' "
                     "local memory (fmmcl_m2l2d_local_bytes, fmmcl_m2l2d_share_local_bytes); order <= 24 in "
                     "single; M2L_TILE falls back to the row kernels where it does not fit",
-     .class_prefix = "p", .class_min = 1, .class_max = FMMCL_FMM2D_MAX_ORDER_DOUBLE,
-     .tune_classes = "p8 p12 p16", .plan_kernel = FMMCL_LAPLACE_2D, .plan_method = FMMCL_FMM, .phase = "m2l",
-     .n_gpu = 1048576, .n_cpu = 20000},
+     .class_prefix = "p",
+     .class_min = 1,
+     .class_max = FMMCL_FMM2D_MAX_ORDER_DOUBLE,
+     .tune_classes = "p8 p12 p16",
+     .plan_kernel = FMMCL_LAPLACE_2D,
+     .plan_method = FMMCL_FMM,
+     .phase = "m2l",
+     .n_gpu = 1048576,
+     .n_cpu = 20000},
     /* cl/tree.cl, the octree's Morton keys and radix sort (in double, so
      * keys round as the host's): WGS, TILES of WGS keys per group,
      * RADIX_BITS per pass. Class: the key bits. */
-    {.kernel = "tree_sort", .file = "tree/tree.cl",
+    {.kernel = "tree_sort",
+     .file = "tree/tree.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
                 {"TILES", FMMCL_TUNE_VALUES(1, 2, 3, 4, 6, 8, 12, 16)},
                 {"RADIX_BITS", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8)}},
      .fits = tree_sort_fits,
      .constraints = "WGS a power of two, 2^RADIX_BITS <= WGS <= max work-group size (the driver halves a "
                     "larger one); 20*WGS bytes of local memory; double only",
-     .class_prefix = "keys", .class_min = 3 * FMMCL_MORTON_LEVELS, .class_max = 3 * FMMCL_MORTON_LEVELS,
-     .tune_classes = "", .tune_classes_double = "keys63", .plan_kernel = FMMCL_LAPLACE_3D,
-     .plan_method = FMMCL_FMM, .phase = "sort", .n_gpu = 1048576, .n_cpu = 1048576,
+     .class_prefix = "keys",
+     .class_min = 3 * FMMCL_MORTON_LEVELS,
+     .class_max = 3 * FMMCL_MORTON_LEVELS,
+     .tune_classes = "",
+     .tune_classes_double = "keys63",
+     .plan_kernel = FMMCL_LAPLACE_3D,
+     .plan_method = FMMCL_FMM,
+     .phase = "sort",
+     .n_gpu = 1048576,
+     .n_cpu = 1048576,
      .timing_note = "the FMM sorts on the device only on a GPU and from 2^18 points (FMMCL_TREE_SORT=device "
                     "forces it); elsewhere the plan records no sort phase"},
     /* cl/fgt.cl: WGS, CPL source clusters staged per load (the driver
      * lowers both to what fits the local memory), UNROLL of the term
      * loops, HORNER (the nested Hermite sum). Class dim<d>p<p>: the
      * dimension and the order the plan chose. */
-    {.kernel = "fgt", .file = "fgt/fgt.cl",
+    {.kernel = "fgt",
+     .file = "fgt/fgt.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(8, 16, 32, 64, 128, 256, 512)},
                 {"CPL", FMMCL_TUNE_VALUES(1, 2, 4, 8)},
                 {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16, 32, 512), FMMCL_TUNE_RANGE},
                 {"HORNER", FMMCL_TUNE_VALUES(0, 1)}},
-     .fits = fgt_fits, .class_default = fgt_default,
+     .fits = fgt_fits,
+     .class_default = fgt_default,
      .constraints = "WGS <= max work-group size; CPL*(NTERMS+DIM) + DIM*p*WGS REALs of local memory",
-     .class_prefix = "dim", .class_min = 1, .class_max = FMMCL_MAX_DIM, .order_max = FMMCL_FGT_MAX_P,
-     .tune_classes = "dim1p8 dim2p8 dim3p8", .plan_kernel = FMMCL_GAUSSIAN, .plan_method = FMMCL_FGT,
+     .class_prefix = "dim",
+     .class_min = 1,
+     .class_max = FMMCL_MAX_DIM,
+     .order_max = FMMCL_FGT_MAX_P,
+     .tune_classes = "dim1p8 dim2p8 dim3p8",
+     .plan_kernel = FMMCL_GAUSSIAN,
+     .plan_method = FMMCL_FGT,
      .timing_note = "not tuned: an FGT plan picks its order from the tolerance and the data, so no plan "
                     "can be asked for a class dim<d>p<p>"},
     /* cl/bbfmm.cl: WGS of the P2P (and adaptive M2P) groups, TILE points
      * staged by P2M and L2P. Class: the Chebyshev nodes per dimension. */
-    {.kernel = "bbfmm", .file = "bbfmm/bbfmm.cl",
+    {.kernel = "bbfmm",
+     .file = "bbfmm/bbfmm.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512)},
                 {"TILE", FMMCL_TUNE_VALUES(8, 16, 32, 64, 128)}},
      .fits = bbfmm_fits,
      .constraints = "WGS <= max work-group size; 4*WGS REALs and TILE*(3*NORD+1) REALs of local memory",
-     .class_prefix = "p", .class_min = FMMCL_BBFMM_MIN_ORDER, .class_max = FMMCL_BBFMM_MAX_ORDER,
-     .tune_classes = "p4 p6", .plan_kernel = FMMCL_LAPLACE_3D, .plan_method = FMMCL_BBFMM,
-     .phase = "p2p,p2m,l2p", .n_gpu = 1048576, .n_cpu = 20000},
+     .class_prefix = "p",
+     .class_min = FMMCL_BBFMM_MIN_ORDER,
+     .class_max = FMMCL_BBFMM_MAX_ORDER,
+     .tune_classes = "p4 p6",
+     .plan_kernel = FMMCL_LAPLACE_3D,
+     .plan_method = FMMCL_BBFMM,
+     .phase = "p2p,p2m,l2p",
+     .n_gpu = 1048576,
+     .n_cpu = 20000},
 };
 
 size_t fmmcl_tuning_space_count(void) { return sizeof spaces / sizeof spaces[0]; }
@@ -418,9 +477,15 @@ static int is_candidate(const fmmcl_tuning_param *p, long v) {
 /* One "NAME=value" token into pt; seen[] catches repeats. */
 static int parse_token(const fmmcl_tuning_space *space, const char *tok, size_t toklen,
                        fmmcl_tuning_point *pt, int *seen, char *why, size_t len) {
-  if (toklen > 2 && tok[0] == '-' && tok[1] == 'D') { tok += 2; toklen -= 2; }
+  if (toklen > 2 && tok[0] == '-' && tok[1] == 'D') {
+    tok += 2;
+    toklen -= 2;
+  }
   const char *eq = memchr(tok, '=', toklen);
-  if (!eq) { snprintf(why, len, "\"%.*s\" is not NAME=value", (int)toklen, tok); return 0; }
+  if (!eq) {
+    snprintf(why, len, "\"%.*s\" is not NAME=value", (int)toklen, tok);
+    return 0;
+  }
   const size_t nlen = (size_t)(eq - tok);
   const size_t np = fmmcl_tuning_space_nparams(space);
   for (size_t i = 0; i < np; i++) {
@@ -434,7 +499,10 @@ static int parse_token(const fmmcl_tuning_space *space, const char *tok, size_t 
       snprintf(why, len, "%s=%s is not one of %s's candidates", p->name, num, space->kernel);
       return 0;
     }
-    if (seen[i]++) { snprintf(why, len, "%s given twice", p->name); return 0; }
+    if (seen[i]++) {
+      snprintf(why, len, "%s given twice", p->name);
+      return 0;
+    }
     pt->v[i] = (int)v;
     return 1;
   }
@@ -458,7 +526,10 @@ int fmmcl_tuning_point_parse(const fmmcl_tuning_space *space, const char *text, 
   }
   const size_t np = fmmcl_tuning_space_nparams(space);
   for (size_t i = 0; i < np; i++)
-    if (!seen[i]) { snprintf(why, len, "%s missing", space->params[i].name); return 0; }
+    if (!seen[i]) {
+      snprintf(why, len, "%s missing", space->params[i].name);
+      return 0;
+    }
   *pt = p;
   return 1;
 }

@@ -12,14 +12,14 @@
 
 #define FMMCL_BBFMM_MIN_ORDER 2
 #define FMMCL_BBFMM_MAX_ORDER 10
-#define FMMCL_BBFMM_N_TRANSFER 316  /* |t|_inf in 2..3: the V list of a uniform tree */
+#define FMMCL_BBFMM_N_TRANSFER 316 /* |t|_inf in 2..3: the V list of a uniform tree */
 
 /* The kernel K(d), d = target - source, r = |d|: which function, its
  * parameter and, for user kernels, the OpenCL C expression. */
 typedef struct fmmcl_bbfmm_kfun {
-  fmmcl_bbfmm_kernel kind;     /* never FMMCL_BBFMM_PLAN_KERNEL here */
-  double param;                /* c (multiquadrics), k (Yukawa), sigma (Gaussian) */
-  const char *expression;      /* USER only */
+  fmmcl_bbfmm_kernel kind; /* never FMMCL_BBFMM_PLAN_KERNEL here */
+  double param;            /* c (multiquadrics), k (Yukawa), sigma (Gaussian) */
+  const char *expression;  /* USER only */
 } fmmcl_bbfmm_kfun;
 
 /* The kernel a plan's options ask for (resolving FMMCL_BBFMM_PLAN_KERNEL). */
@@ -49,11 +49,11 @@ void fmmcl_bbfmm_child_table(int n, double *s);
  * of two, so that trees of similar extent share M2L operators (and their
  * disk cache). */
 typedef struct fmmcl_bbfmm_tree {
-  int depth;                    /* >= 2: M2L runs on levels 2..depth */
-  double center[3], half;       /* root cube */
+  int depth;              /* >= 2: M2L runs on levels 2..depth */
+  double center[3], half; /* root cube */
   size_t ns, nt;
-  double *src, *tgt;            /* sorted by leaf, 3 per point */
-  size_t *src_perm, *tgt_perm;  /* sorted position -> caller's index */
+  double *src, *tgt;               /* sorted by leaf, 3 per point */
+  size_t *src_perm, *tgt_perm;     /* sorted position -> caller's index */
   uint32_t *src_start, *tgt_start; /* 8^depth + 1 offsets each */
 } fmmcl_bbfmm_tree;
 
@@ -67,8 +67,8 @@ unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t
  * so the balance moves with n^3; the leaf-size sweep behind n^3 / 2 is in
  * benchmarks/README.md (bench-bbfmm). */
 static inline int fmmcl_bbfmm_default_leaf(int n3) { return n3 / 2 > 64 ? n3 / 2 : 64; }
-fmmcl_status fmmcl_bbfmm_tree_build(size_t ns, const double *src, size_t nt, const double *tgt,
-                                    int depth, int leaf_size, fmmcl_bbfmm_tree *t);
+fmmcl_status fmmcl_bbfmm_tree_build(size_t ns, const double *src, size_t nt, const double *tgt, int depth,
+                                    int leaf_size, fmmcl_bbfmm_tree *t);
 void fmmcl_bbfmm_tree_free(fmmcl_bbfmm_tree *t);
 
 /* ---- M2L operators --------------------------------------------------------- */
@@ -86,8 +86,8 @@ void fmmcl_bbfmm_m2l_dense(const fmmcl_bbfmm_kfun *k, int n, double h, int i, do
 typedef struct fmmcl_bbfmm_m2l {
   int n, rank;
   double h;
-  double *u, *v;                /* n^3 * rank each */
-  double *c;                    /* 316 * rank * rank */
+  double *u, *v; /* n^3 * rank each */
+  double *c;     /* 316 * rank * rank */
 } fmmcl_bbfmm_m2l;
 
 /* From the 316 dense matrices kt (316 * n^3 * n^3, row-major each): SVD of
@@ -109,16 +109,15 @@ double fmmcl_bbfmm_svd_eps(int n, fmmcl_precision precision);
  * m2l == NULL: dense M2L (K_t applied uncompressed); else m2l[l] for
  * levels l = 2..depth (index l). Needs a built-in kernel. */
 fmmcl_status fmmcl_bbfmm_reference(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
-                                   fmmcl_bbfmm_m2l *const *m2l, const double *charges,
-                                   double *potential);
+                                   fmmcl_bbfmm_m2l *const *m2l, const double *charges, double *potential);
 
 /* ---- for tests (bbfmm_debug.c) ---------------------------------------------- */
 
 /* The reference, also copying each level's node multipoles and locals
  * (8^l cells lexicographic x n^3) into w_out[l], l_out[l] where non-NULL. */
 fmmcl_status fmmcl_bbfmm_reference_levels(const fmmcl_bbfmm_kfun *k, int n, const fmmcl_bbfmm_tree *t,
-                                          fmmcl_bbfmm_m2l *const *m2l, const double *charges, double *potential,
-                                          double **w_out, double **l_out);
+                                          fmmcl_bbfmm_m2l *const *m2l, const double *charges,
+                                          double *potential, double **w_out, double **l_out);
 /* A plan's tree, and after an execution a level's multipoles (which 0) or
  * locals (which 1) in the reference's layout; its M2L operators as doubles. */
 const fmmcl_bbfmm_tree *fmmcl_bbfmm_plan_tree(fmmcl_plan plan);
@@ -141,13 +140,13 @@ fmmcl_status fmmcl_bbfmm_params(fmmcl_context ctx, fmmcl_precision precision, in
 /* One level's device data. Cells live in the padded parity layout (see
  * slot_of in cl/bbfmm.cl): slots = 8 (2^(l-1) + 2)^3 columns. */
 typedef struct fmmcl_bbfmm_level {
-  size_t pp;        /* padded parent cells per class: (2^(l-1) + 2)^3 */
-  size_t slots;     /* 8 pp */
-  size_t guard;     /* zero columns before and after the compressed multipoles */
+  size_t pp;    /* padded parent cells per class: (2^(l-1) + 2)^3 */
+  size_t slots; /* 8 pp */
+  size_t guard; /* zero columns before and after the compressed multipoles */
   int rank;
-  cl_mem w, l;      /* n^3 x slots: node multipoles, node locals */
-  cl_mem wc, lc;    /* rank x (slots + 2 guard), rank x slots: compressed */
-  cl_mem u, v, c;   /* the level's M2L operators (fmmcl_bbfmm_m2l) */
+  cl_mem w, l;    /* n^3 x slots: node multipoles, node locals */
+  cl_mem wc, lc;  /* rank x (slots + 2 guard), rank x slots: compressed */
+  cl_mem u, v, c; /* the level's M2L operators (fmmcl_bbfmm_m2l) */
   /* the batched M2L: 216 groups (source class, parent shift) of <= 8 GEMMs */
   int n_groups;
   int group_size[216];
@@ -160,20 +159,20 @@ typedef struct fmmcl_bbfmm_level {
 typedef struct fmmcl_bbfmm_adaptive {
   fmmcl_tree3d *tree;
   fmmcl_tree3d_fmm_lists lists;
-  double center[3];               /* root centre: device coordinates are relative to it */
-  size_t entries[4];              /* U, V, W, X list entries */
-  size_t n_p2m, n_l2p;            /* leaves with sources, with targets */
+  double center[3];                               /* root centre: device coordinates are relative to it */
+  size_t entries[4];                              /* U, V, W, X list entries */
+  size_t n_p2m, n_l2p;                            /* leaves with sources, with targets */
   size_t parent_begin[FMMCL_BBFMM_MAX_DEPTH + 2]; /* non-leaf cells of level l: parents[b[l] .. b[l+1]) */
   cl_kernel k_p2m, k_m2m, k_l2l, k_m2l, k_p2l, k_m2p, k_l2p;
   cl_mem src_range, tgt_range, geo, child, oct, p2m_cells, l2p_cells, parents;
   cl_mem eb, ea, wstart, wsrc, xstart, xsrc; /* V list pairs (target, source) by level, then t */
-  size_t *t_first;                /* pairs of level l, vector t: [t_first[l*317 + t], t_first[l*317 + t + 1]) */
+  size_t *t_first; /* pairs of level l, vector t: [t_first[l*317 + t], t_first[l*317 + t + 1]) */
   cl_mem w, l, wc, lc;
 } fmmcl_bbfmm_adaptive;
 
 typedef struct fmmcl_bbfmm_state {
   fmmcl_bbfmm_kfun k;
-  char *expression;                 /* owned copy of a user expression */
+  char *expression; /* owned copy of a user expression */
   int n, n3;
   size_t real_size;
   fmmcl_bbfmm_tree tree;
@@ -181,13 +180,13 @@ typedef struct fmmcl_bbfmm_state {
   cl_kernel k_matrix, k_p2m, k_m2m, k_l2l, k_l2p, k_p2p;
   cl_mem src, tgt, src_start, tgt_start, cluster, nbr_start, nbr_index, tk, schild, nodes, pot;
   size_t n_clusters, p2p_wgs;
-  char defines[96];                 /* bbfmm.cl's tuned -D values: WGS (= p2p_wgs), TILE */
+  char defines[96]; /* bbfmm.cl's tuned -D values: WGS (= p2p_wgs), TILE */
   fmmcl_bbfmm_level lv[FMMCL_BBFMM_MAX_DEPTH + 1];
-  unsigned char *src_host;          /* sorted sources as REAL4 (charge filled per execute) */
-  unsigned char *pot_host;          /* sorted potentials as REAL */
+  unsigned char *src_host; /* sorted sources as REAL4 (charge filled per execute) */
+  unsigned char *pot_host; /* sorted potentials as REAL */
   double work_p2p, work_m2l, work_m2m;
   int m2l_from_cache[FMMCL_BBFMM_MAX_DEPTH + 1];
-  fmmcl_bbfmm_adaptive *ad;         /* non-NULL: the adaptive path (tree: depth, half, center only) */
+  fmmcl_bbfmm_adaptive *ad; /* non-NULL: the adaptive path (tree: depth, half, center only) */
 } fmmcl_bbfmm_state;
 
 /* The state of a plan with a bbFMM kernel (the bbFMM's, and the direct
@@ -222,8 +221,8 @@ int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]);
  * potential[nt] in the caller's order (tgt NULL: the sources); its lists'
  * entries (U, V, W, X) in list_entries when non-NULL. */
 fmmcl_status fmmcl_bbfmm_adaptive_reference(const fmmcl_bbfmm_kfun *k, int n, size_t ns, const double *src,
-                                            size_t nt, const double *tgt, size_t leaf_size, const double *charges,
-                                            double *potential, size_t list_entries[4]);
+                                            size_t nt, const double *tgt, size_t leaf_size,
+                                            const double *charges, double *potential, size_t list_entries[4]);
 
 /* The code the plan's program gets before cl/bbfmm.cl: bbfmm_kernel() and
  * the r = 0 rule; malloc'ed. */

@@ -19,7 +19,8 @@ static fmmcl_status csr_upload(fmmcl_context ctx, const fmmcl_tree3d_csr *c, cl_
   if (!o) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t r = 0; r <= c->n_rows; r++) o[r] = (uint32_t)c->offsets[r];
   fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (c->n_rows + 1) * sizeof *o, o, start);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, c->offsets[c->n_rows] * sizeof(int32_t), c->indices, idx);
+  if (!st)
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, c->offsets[c->n_rows] * sizeof(int32_t), c->indices, idx);
   free(o);
   return st;
 }
@@ -32,10 +33,11 @@ static fmmcl_status p2p_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_bb
   const fmmcl_tree3d_csr *u = &a->lists.u;
   size_t nl = t->n_leaves;
   uint32_t *ord = malloc(t->n_cells * sizeof *ord), *ss = malloc((nl + 1) * sizeof *ss),
-           *ts = malloc((nl + 1) * sizeof *ts), *cl = malloc(nl * sizeof *cl), *ns = malloc((nl + 1) * sizeof *ns),
-           *ni = malloc((u->offsets[u->n_rows] + 1) * sizeof *ni);
+           *ts = malloc((nl + 1) * sizeof *ts), *cl = malloc(nl * sizeof *cl),
+           *ns = malloc((nl + 1) * sizeof *ns), *ni = malloc((u->offsets[u->n_rows] + 1) * sizeof *ni);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!ord || !ss || !ts || !cl || !ns || !ni) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!ord || !ss || !ts || !cl || !ns || !ni)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t nc = 0, nn = 0;
   s->work_p2p = 0;
   for (size_t k = 0; k < nl && !st; k++) {
@@ -71,7 +73,8 @@ static fmmcl_status p2p_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_bb
 static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_bbfmm_adaptive *a) {
   const fmmcl_tree3d *t = a->tree;
   size_t nc = t->n_cells, rs = s->real_size;
-  uint32_t *sr = malloc(2 * nc * sizeof *sr), *tr = malloc(2 * nc * sizeof *tr), *ch = malloc(2 * nc * sizeof *ch);
+  uint32_t *sr = malloc(2 * nc * sizeof *sr), *tr = malloc(2 * nc * sizeof *tr),
+           *ch = malloc(2 * nc * sizeof *ch);
   uint32_t *p2m = malloc(nc * sizeof *p2m), *l2p = malloc(nc * sizeof *l2p), *par = malloc(nc * sizeof *par);
   unsigned char *oct = malloc(nc), *geo = malloc(4 * nc * rs);
   const fmmcl_tree3d_csr *v = &a->lists.v;
@@ -90,9 +93,10 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
     sr[2 * c] = (uint32_t)cell->src_begin, sr[2 * c + 1] = (uint32_t)cell->src_end;
     tr[2 * c] = (uint32_t)cell->tgt_begin, tr[2 * c + 1] = (uint32_t)cell->tgt_end;
     ch[2 * c] = (uint32_t)cell->child_begin, ch[2 * c + 1] = (uint32_t)cell->n_children;
-    oct[c] = (unsigned char)(((cell->anchor[0] & 1) << 2) | ((cell->anchor[1] & 1) << 1) | (cell->anchor[2] & 1));
-    double g[4] = {cell->center[0] - a->center[0], cell->center[1] - a->center[1], cell->center[2] - a->center[2],
-                   cell->half_width};
+    oct[c] =
+        (unsigned char)(((cell->anchor[0] & 1) << 2) | ((cell->anchor[1] & 1) << 1) | (cell->anchor[2] & 1));
+    double g[4] = {cell->center[0] - a->center[0], cell->center[1] - a->center[1],
+                   cell->center[2] - a->center[2], cell->half_width};
     for (int d = 0; d < 4; d++)
       if (rs == sizeof(float)) ((float *)geo)[4 * c + d] = (float)g[d];
       else ((double *)geo)[4 * c + d] = g[d];
@@ -107,7 +111,8 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
     for (size_t c = t->level_begin[l]; c < t->level_begin[l + 1]; c++)
       if (!fmmcl_tree3d_is_leaf(&t->cells[c])) par[np++] = (uint32_t)c, s->work_m2m += t->cells[c].n_children;
   }
-  for (int l = t->n_levels > 2 ? t->n_levels : 2; l <= FMMCL_BBFMM_MAX_DEPTH + 1; l++) a->parent_begin[l] = np;
+  for (int l = t->n_levels > 2 ? t->n_levels : 2; l <= FMMCL_BBFMM_MAX_DEPTH + 1; l++)
+    a->parent_begin[l] = np;
   /* V pairs bucketed by level (the CSR rows are cells, stored level by
    * level) and within a level by transfer vector: counted, then placed */
   for (int l = 0; l < t->n_levels && !st; l++) {
@@ -161,8 +166,9 @@ fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, 
   if (!a) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   s->ad = a;
   size_t q = (size_t)(plan->opt.leaf_size > 0 ? plan->opt.leaf_size : fmmcl_bbfmm_default_leaf(s->n3));
-  fmmcl_status st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
-                                       plan->targets_are_sources ? NULL : targets, q, FMMCL_BBFMM_MAX_DEPTH, &a->tree);
+  fmmcl_status st =
+      fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
+                         plan->targets_are_sources ? NULL : targets, q, FMMCL_BBFMM_MAX_DEPTH, &a->tree);
   if (st) return fmmcl_fail(ctx, st, "adaptive bbFMM tree: %s", fmmcl_last_error(NULL));
   st = fmmcl_tree3d_fmm_lists_build(a->tree, &a->lists);
   if (st) return fmmcl_fail(ctx, st, "adaptive bbFMM lists: %s", fmmcl_last_error(NULL));
@@ -199,8 +205,10 @@ fmmcl_status fmmcl_bbfmm_adaptive_finish(fmmcl_plan plan, fmmcl_bbfmm_state *s) 
   size_t r = 1;
   for (int l = 2; l <= s->tree.depth; l++)
     if ((size_t)s->lv[l].rank > r) r = (size_t)s->lv[l].rank;
-  fmmcl_status st = fmmcl_buffer_new(plan->ctx, CL_MEM_READ_WRITE, r * a->tree->n_cells * s->real_size, NULL, &a->wc);
-  if (!st) st = fmmcl_buffer_new(plan->ctx, CL_MEM_READ_WRITE, r * a->tree->n_cells * s->real_size, NULL, &a->lc);
+  fmmcl_status st =
+      fmmcl_buffer_new(plan->ctx, CL_MEM_READ_WRITE, r * a->tree->n_cells * s->real_size, NULL, &a->wc);
+  if (!st)
+    st = fmmcl_buffer_new(plan->ctx, CL_MEM_READ_WRITE, r * a->tree->n_cells * s->real_size, NULL, &a->lc);
   return st;
 }
 
@@ -208,9 +216,9 @@ void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a) {
   if (!a) return;
   cl_kernel *ks[7] = {&a->k_p2m, &a->k_m2m, &a->k_l2l, &a->k_m2l, &a->k_p2l, &a->k_m2p, &a->k_l2p};
   for (int i = 0; i < 7; i++) fmmcl_release(ks[i]);
-  cl_mem *ms[] = {&a->src_range, &a->tgt_range, &a->geo, &a->child, &a->oct, &a->p2m_cells, &a->l2p_cells,
-                  &a->parents, &a->eb, &a->ea, &a->wstart, &a->wsrc, &a->xstart, &a->xsrc, &a->w, &a->l, &a->wc,
-                  &a->lc};
+  cl_mem *ms[] = {&a->src_range, &a->tgt_range, &a->geo, &a->child, &a->oct,    &a->p2m_cells,
+                  &a->l2p_cells, &a->parents,   &a->eb,  &a->ea,    &a->wstart, &a->wsrc,
+                  &a->xstart,    &a->xsrc,      &a->w,   &a->l,     &a->wc,     &a->lc};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   fmmcl_tree3d_fmm_lists_free(&a->lists);
   if (a->tree) fmmcl_tree3d_destroy(a->tree);
@@ -259,7 +267,7 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmc
   fmmcl_bbfmm_level *lv = &s->lv[l];
   cl_uint r = (cl_uint)lv->rank;
   fmmcl_status st = fmmcl_gemm(ctx, rs, 1, r, le - lb, n3, lv->v, 0, n3, a->w, lb * n3, n3, 0.0, a->wc,
-                                     lb * r, r, fmmcl_event_log_slot(log, "m2l"));
+                               lb * r, r, fmmcl_event_log_slot(log, "m2l"));
   if (st) return st;
   unsigned char zero = 0;
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, a->lc, &zero, 1, lb * r * rs, (le - lb) * r * rs, 0, NULL,
@@ -278,7 +286,7 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmc
   }
   if (!st)
     st = fmmcl_gemm(ctx, rs, 0, n3, le - lb, r, lv->u, 0, n3, a->lc, lb * r, r, 1.0, a->l, lb * n3, n3,
-                          fmmcl_event_log_slot(log, "m2l"));
+                    fmmcl_event_log_slot(log, "m2l"));
   return st;
 }
 

@@ -21,7 +21,8 @@ static fmmcl_status lists(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
            *ts = malloc((nc + 1) * sizeof *ts), ss[2] = {0, (uint32_t)plan->n_sources};
   fmmcl_status st = FMMCL_SUCCESS;
   if (!cl || !ns || !ni || !ts) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  for (size_t c = 0; c < nc && !st; c++) cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * s->p2p_wgs);
+  for (size_t c = 0; c < nc && !st; c++)
+    cl[c] = (uint32_t)c, ns[c] = (uint32_t)c, ts[c] = (uint32_t)(c * s->p2p_wgs);
   if (!st) ns[nc] = (uint32_t)nc, ts[nc] = (uint32_t)plan->n_targets;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc * sizeof *cl, cl, &s->cluster);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nc + 1) * sizeof *ns, ns, &s->nbr_start);
@@ -46,7 +47,8 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   size_t counts[2] = {plan->n_sources, plan->n_targets};
   for (int k = 0; k < 2; k++)
     for (size_t i = 0; i < counts[k]; i++)
-      for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], sets[k][3 * i + d]), hi[d] = fmax(hi[d], sets[k][3 * i + d]);
+      for (int d = 0; d < 3; d++)
+        lo[d] = fmin(lo[d], sets[k][3 * i + d]), hi[d] = fmax(hi[d], sets[k][3 * i + d]);
   /* no tree: its centre is the points' bounding box's, which they are sent relative to */
   for (int d = 0; d < 3; d++) s->tree.center[d] = 0.5 * (lo[d] + hi[d]);
   char *pre = fmmcl_bbfmm_prelude(&s->k, s->real_size == sizeof(float));
@@ -70,7 +72,8 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   return st;
 }
 
-static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
+static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                   double *gradient) {
   (void)gradient; /* plan.c refuses a gradient array: the plan has gradient = 0 */
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_state *s = plan->impl;
@@ -79,27 +82,29 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   for (size_t j = 0; j < plan->n_sources; j++)
     if (rs == sizeof(float)) ((float *)s->src_host)[4 * j + 3] = (float)charges[j];
     else ((double *)s->src_host)[4 * j + 3] = charges[j];
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, plan->n_sources * 4 * rs, s->src_host, 0,
-                                         NULL, NULL));
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, plan->n_sources * 4 * rs,
+                                         s->src_host, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   fmmcl_event_log log = {0};
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
-                                      FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start),
-                                      FMMCL_ARG_MEM(s->nbr_index), FMMCL_ARG_MEM(s->src_start),
-                                      FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
+                        FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start), FMMCL_ARG_MEM(s->nbr_index),
+                        FMMCL_ARG_MEM(s->src_start), FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
   if (!st) st = fmmcl_launch(ctx, s->k_p2p, s->n_clusters * s->p2p_wgs, s->p2p_wgs, &log, "p2p");
   fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
   if (st || fl) return st ? st : fl;
   t0 = fmmcl_wall_seconds();
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->pot, CL_TRUE, 0, plan->n_targets * rs, s->pot_host, 0, NULL,
-                                        NULL));
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->pot, CL_TRUE, 0, plan->n_targets * rs, s->pot_host, 0,
+                                        NULL, NULL));
   for (size_t a = 0; a < plan->n_targets; a++)
     potential[a] = rs == sizeof(float) ? ((float *)s->pot_host)[a] : ((double *)s->pot_host)[a];
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t0);
   return FMMCL_SUCCESS;
 }
 
-const fmmcl_method_ops fmmcl_bbfmm_direct_ops = {.name = "bbfmm_direct", .create = direct_create,
-                                                 .execute = direct_execute, .destroy = fmmcl_bbfmm_destroy,
+const fmmcl_method_ops fmmcl_bbfmm_direct_ops = {.name = "bbfmm_direct",
+                                                 .create = direct_create,
+                                                 .execute = direct_execute,
+                                                 .destroy = fmmcl_bbfmm_destroy,
                                                  .counts = fmmcl_direct_counts,
                                                  .error_bound = fmmcl_direct_error_bound};

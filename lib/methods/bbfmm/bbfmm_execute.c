@@ -57,18 +57,18 @@ static fmmcl_status m2l_level(fmmcl_plan plan, fmmcl_bbfmm_state *s, int l, fmmc
   fmmcl_bbfmm_level *lv = &s->lv[l];
   size_t rs = s->real_size, n3 = s->n3, r = lv->rank;
   fmmcl_status st = fmmcl_gemm(ctx, rs, 1, r, lv->slots, n3, lv->v, 0, n3, lv->w, 0, n3, 0.0, lv->wc,
-                                     lv->guard * r, r, fmmcl_event_log_slot(log, "m2l"));
+                               lv->guard * r, r, fmmcl_event_log_slot(log, "m2l"));
   unsigned char zero = 0;
   if (!st)
     FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, lv->lc, &zero, 1, 0, lv->slots * r * rs, 0, NULL,
                                           fmmcl_event_log_slot(log, "m2l")));
   for (int g = 0; g < lv->n_groups && !st; g++)
     st = fmmcl_gemm_batched(ctx, rs, r, lv->pp, r, lv->c, lv->a_off + 8 * g, r, lv->wc, lv->b_off + 8 * g, r,
-                                  lv->lc, lv->c_off + 8 * g, r, (size_t)lv->group_size[g],
-                                  fmmcl_event_log_slot(log, "m2l"));
+                            lv->lc, lv->c_off + 8 * g, r, (size_t)lv->group_size[g],
+                            fmmcl_event_log_slot(log, "m2l"));
   if (!st)
     st = fmmcl_gemm(ctx, rs, 0, n3, lv->slots, r, lv->u, 0, n3, lv->lc, 0, r, 1.0, lv->l, 0, n3,
-                          fmmcl_event_log_slot(log, "m2l"));
+                    fmmcl_event_log_slot(log, "m2l"));
   return st;
 }
 
@@ -78,8 +78,8 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_
   size_t rs = s->real_size, n3 = s->n3;
   unsigned char zero = 0;
   for (int l = 2; l <= L; l++)
-    FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, s->lv[l].l, &zero, 1, 0, s->lv[l].slots * n3 * rs, 0, NULL,
-                                          fmmcl_event_log_slot(log, "l2l")));
+    FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, s->lv[l].l, &zero, 1, 0, s->lv[l].slots * n3 * rs, 0,
+                                          NULL, fmmcl_event_log_slot(log, "l2l")));
   fmmcl_status st = FMMCL_SUCCESS;
   for (int l = 2; l <= L && !st; l++) {
     st = m2l_level(plan, s, l, log);
@@ -98,14 +98,15 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_
 
 static fmmcl_status p2p(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_log *log) {
   cl_kernel k = s->k_p2p;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(plan->ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
-                                      FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start),
-                                      FMMCL_ARG_MEM(s->nbr_index), FMMCL_ARG_MEM(s->src_start),
-                                      FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(plan->ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
+                        FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start), FMMCL_ARG_MEM(s->nbr_index),
+                        FMMCL_ARG_MEM(s->src_start), FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
   return st ? st : launch(plan->ctx, k, s->n_clusters, s->p2p_wgs, log, "p2p");
 }
 
-fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
+fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                 double *gradient) {
   fmmcl_context ctx = plan->ctx;
   fmmcl_bbfmm_state *s = plan->impl;
   /* sorted order: the uniform tree's or the adaptive one's */
@@ -119,7 +120,8 @@ fmmcl_status fmmcl_bbfmm_execute(fmmcl_plan plan, const double *charges, double 
     if (rs == sizeof(float)) ((float *)s->src_host)[4 * j + 3] = (float)q;
     else ((double *)s->src_host)[4 * j + 3] = q;
   }
-  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, ns * 4 * rs, s->src_host, 0, NULL, NULL));
+  FMMCL_CL_TRY(ctx,
+               clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, ns * 4 * rs, s->src_host, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   fmmcl_event_log log = {0};
   fmmcl_status st = p2p(plan, s, &log);

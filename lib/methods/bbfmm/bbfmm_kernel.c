@@ -29,12 +29,9 @@ fmmcl_status fmmcl_bbfmm_kfun_from_options(fmmcl_context ctx, const fmmcl_plan_o
                           "BBFMM needs a 3D kernel (LAPLACE_3D, YUKAWA_3D or GAUSSIAN with dim 3)");
       }
       return FMMCL_SUCCESS;
-    case FMMCL_BBFMM_GAUSSIAN:
-      k->param = o->sigma;
-      return FMMCL_SUCCESS;
+    case FMMCL_BBFMM_GAUSSIAN: k->param = o->sigma; return FMMCL_SUCCESS;
     case FMMCL_BBFMM_LAPLACE:
-    case FMMCL_BBFMM_INV_R2:
-      return FMMCL_SUCCESS;
+    case FMMCL_BBFMM_INV_R2: return FMMCL_SUCCESS;
     case FMMCL_BBFMM_MULTIQUADRIC:
     case FMMCL_BBFMM_INV_MULTIQUADRIC:
     case FMMCL_BBFMM_YUKAWA:

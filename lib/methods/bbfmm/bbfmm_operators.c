@@ -140,7 +140,8 @@ static fmmcl_status device_matrices(fmmcl_plan plan, fmmcl_bbfmm_state *s, doubl
   cl_int err;
   cl_mem buf = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, count * s->real_size, NULL, &err);
   if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (M2L matrices): %s", fmmcl_cl_error_name(err));
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (M2L matrices): %s",
+                      fmmcl_cl_error_name(err));
   void *tmp = malloc(count * s->real_size);
   fmmcl_status st = tmp ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) {
@@ -193,7 +194,8 @@ fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   for (int i = 0; i < FMMCL_BBFMM_N_TRANSFER; i++) fmmcl_bbfmm_transfer_vector(i, tvs + 3 * i);
   cl_int err;
   cl_mem tv = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof tvs, tvs, &err);
-  if (err != CL_SUCCESS) return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer: %s", fmmcl_cl_error_name(err));
   double *kt = NULL;
   fmmcl_status st = FMMCL_SUCCESS;
   int alpha = fmmcl_bbfmm_kfun_homogeneity(&s->k), symmetric = s->k.kind != FMMCL_BBFMM_USER;
@@ -249,7 +251,8 @@ fmmcl_status fmmcl_bbfmm_operators(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
       lv->a_off = malloc(216 * 8 * sizeof(size_t));
       lv->b_off = malloc(216 * 8 * sizeof(size_t));
       lv->c_off = malloc(216 * 8 * sizeof(size_t));
-      if (!lv->a_off || !lv->b_off || !lv->c_off) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+      if (!lv->a_off || !lv->b_off || !lv->c_off)
+        st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
       else m2l_groups(lv, l);
     }
   }

@@ -106,7 +106,8 @@ static fmmcl_status tables(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
       sc[2 * FMMCL_BBFMM_MAX_ORDER * FMMCL_BBFMM_MAX_ORDER];
   fmmcl_bbfmm_nodes(s->n, x);
   for (size_t m = 0; m < n; m++)
-    for (size_t k = 0; k < n; k++) tk[m * n + k] = cos(k * (2.0 * m + 1) * 3.14159265358979323846 / (2.0 * n));
+    for (size_t k = 0; k < n; k++)
+      tk[m * n + k] = cos(k * (2.0 * m + 1) * 3.14159265358979323846 / (2.0 * n));
   fmmcl_bbfmm_child_table(s->n, sc);
   unsigned char tables[3][2 * FMMCL_BBFMM_MAX_ORDER * FMMCL_BBFMM_MAX_ORDER * sizeof(double)];
   const double *src_tables[3] = {x, tk, sc};
@@ -128,12 +129,17 @@ static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   s->src_host = points_real4(t, t->src, t->ns, rs);
   unsigned char *tgt = points_real4(t, t->tgt, t->nt, rs);
   s->pot_host = malloc(t->nt * rs);
-  fmmcl_status st = s->src_host && tgt && s->pot_host ? FMMCL_SUCCESS
-                                                       : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st = s->src_host && tgt && s->pot_host
+                        ? FMMCL_SUCCESS
+                        : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->ns * 4 * rs, NULL, &s->src);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->nt * 4 * rs, tgt, &s->tgt);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->src_start, &s->src_start);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->tgt_start, &s->tgt_start);
+  if (!st)
+    st =
+        fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->src_start, &s->src_start);
+  if (!st)
+    st =
+        fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->tgt_start, &s->tgt_start);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->nt * rs, NULL, &s->pot);
   free(tgt);
   if (!st) st = p2p_lists(plan, s);
@@ -173,10 +179,12 @@ static fmmcl_status build_program(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   if (!pre) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   snprintf(plan->build_options, sizeof plan->build_options, "%s -DNORD=%d %s",
            plan->opt.precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->n, s->defines);
-  fmmcl_status st = fmmcl_program_build_prelude(ctx, "bbfmm/bbfmm.cl", pre, plan->build_options, &s->program, NULL);
+  fmmcl_status st =
+      fmmcl_program_build_prelude(ctx, "bbfmm/bbfmm.cl", pre, plan->build_options, &s->program, NULL);
   free(pre);
   if (st) return st;
-  const char *names[6] = {"bbfmm_m2l_matrix", "bbfmm_p2m", "bbfmm_m2m", "bbfmm_l2l", "bbfmm_l2p", "bbfmm_p2p"};
+  const char *names[6] = {"bbfmm_m2l_matrix", "bbfmm_p2m", "bbfmm_m2m",
+                          "bbfmm_l2l",        "bbfmm_l2p", "bbfmm_p2p"};
   cl_kernel *dst[6] = {&s->k_matrix, &s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_p2p};
   return fmmcl_create_kernels(ctx, s->program, "bbfmm/bbfmm.cl", 6, names, dst);
 }
@@ -204,7 +212,8 @@ fmmcl_status fmmcl_bbfmm_point_buffers(fmmcl_context ctx, fmmcl_bbfmm_state *s, 
   unsigned char *tgt = fmmcl_bbfmm_points_real4(center, targets, nt, rs);
   s->pot_host = malloc(nt * rs);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!s->src_host || !tgt || !s->pot_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!s->src_host || !tgt || !s->pot_host)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, ns * 4 * rs, NULL, &s->src);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nt * 4 * rs, tgt, &s->tgt);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nt * rs, NULL, &s->pot);
@@ -224,11 +233,13 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
                       FMMCL_BBFMM_MIN_ORDER, FMMCL_BBFMM_MAX_ORDER, s->n);
   s->n3 = s->n * s->n * s->n;
   if ((size_t)s->n3 > ctx->dev.info.max_work_group_size)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "BBFMM order %d needs work-groups of %d items; %s allows %zu",
-                      s->n, s->n3, ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "BBFMM order %d needs work-groups of %d items; %s allows %zu", s->n, s->n3,
+                      ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
   if (o->leaf_size < 0) return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf_size must be >= 0");
   s->real_size = o->precision == FMMCL_DOUBLE ? sizeof(double) : sizeof(float);
-  if ((st = fmmcl_bbfmm_params(ctx, o->precision, s->n, &s->p2p_wgs, s->defines, sizeof s->defines))) return st;
+  if ((st = fmmcl_bbfmm_params(ctx, o->precision, s->n, &s->p2p_wgs, s->defines, sizeof s->defines)))
+    return st;
   const int q = o->leaf_size > 0 ? o->leaf_size : fmmcl_bbfmm_default_leaf(s->n3);
   if (fmmcl_bbfmm_tree_build(plan->n_sources, sources, plan->n_targets, targets, 0, q, &s->tree))
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the tree");
@@ -249,7 +260,8 @@ static fmmcl_status bbfmm_create(fmmcl_plan plan, const double *sources, const d
   for (int l = 2; l <= s->tree.depth && !st; l++) {
     fmmcl_bbfmm_level *lv = &s->lv[l];
     st = zeroed(ctx, (lv->slots + 2 * lv->guard) * lv->rank * s->real_size, &lv->wc); /* guards stay zero */
-    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, lv->slots * lv->rank * s->real_size, NULL, &lv->lc);
+    if (!st)
+      st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, lv->slots * lv->rank * s->real_size, NULL, &lv->lc);
   }
   if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
   return st;
@@ -261,8 +273,8 @@ void fmmcl_bbfmm_destroy(fmmcl_plan plan) {
   cl_kernel *ks[6] = {&s->k_matrix, &s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_p2p};
   for (int i = 0; i < 6; i++) fmmcl_release(ks[i]);
   fmmcl_release(&s->program);
-  cl_mem *ms[] = {&s->src, &s->tgt, &s->src_start, &s->tgt_start, &s->cluster, &s->nbr_start,
-                  &s->nbr_index, &s->tk, &s->schild, &s->nodes, &s->pot};
+  cl_mem *ms[] = {&s->src,       &s->tgt, &s->src_start, &s->tgt_start, &s->cluster, &s->nbr_start,
+                  &s->nbr_index, &s->tk,  &s->schild,    &s->nodes,     &s->pot};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   for (int l = 0; l <= FMMCL_BBFMM_MAX_DEPTH; l++) {
     fmmcl_bbfmm_level *lv = &s->lv[l];
@@ -306,5 +318,8 @@ int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]) {
   return s->ad != NULL;
 }
 
-const fmmcl_method_ops fmmcl_bbfmm_ops = {.name = "bbfmm", .create = bbfmm_create, .execute = fmmcl_bbfmm_execute,
-                                          .destroy = fmmcl_bbfmm_destroy, .counts = bbfmm_counts};
+const fmmcl_method_ops fmmcl_bbfmm_ops = {.name = "bbfmm",
+                                          .create = bbfmm_create,
+                                          .execute = fmmcl_bbfmm_execute,
+                                          .destroy = fmmcl_bbfmm_destroy,
+                                          .counts = bbfmm_counts};

@@ -25,8 +25,8 @@ static size_t leaf_of(const fmmcl_bbfmm_tree *t, const double *p) {
 }
 
 /* Counting sort of n points by leaf: start[nleaf + 1], perm, sorted copy. */
-static int sort_points(const fmmcl_bbfmm_tree *t, size_t n, const double *x, uint32_t **start,
-                       size_t **perm, double **sorted) {
+static int sort_points(const fmmcl_bbfmm_tree *t, size_t n, const double *x, uint32_t **start, size_t **perm,
+                       double **sorted) {
   size_t nleaf = (size_t)1 << (3 * t->depth);
   uint32_t *s = calloc(nleaf + 1, sizeof *s);
   size_t *leaf = malloc(n * sizeof *leaf), *p = malloc(n * sizeof *p);

@@ -12,13 +12,13 @@ typedef struct {
   cl_program program;
   cl_kernel kernel;
   cl_mem src, tgt, out;
-  size_t real_size;      /* 4 or 8 */
-  size_t wgs, tpw;       /* from the build's -D values */
-  size_t ns_pad, nt_pad; /* padded counts: whole tiles and whole work-groups */
-  size_t stride;         /* REALs per point in src (Laplace: 4; Gaussian: SoA) */
+  size_t real_size;            /* 4 or 8 */
+  size_t wgs, tpw;             /* from the build's -D values */
+  size_t ns_pad, nt_pad;       /* padded counts: whole tiles and whole work-groups */
+  size_t stride;               /* REALs per point in src (Laplace: 4; Gaussian: SoA) */
   const fmmcl_kernel_desc *kd; /* the plan's kernel: pair kernel, layout, singularity */
-  void *src_host;        /* packed sources, coordinates fixed, charges per execute */
-  void *out_host;        /* src_host and out_host live in pinned staging memory */
+  void *src_host;              /* packed sources, coordinates fixed, charges per execute */
+  void *out_host;              /* src_host and out_host live in pinned staging memory */
   fmmcl_pinned src_pin, out_pin;
 } direct_state;
 
@@ -38,8 +38,16 @@ static double bounding_box(size_t ns, const double *src, size_t nt, const double
   double half = 0;
   for (int c = 0; c < dim; c++) {
     double lo = src[c], hi = src[c];
-    for (size_t i = 0; i < ns; i++) { double v = src[i * dim + c]; lo = v < lo ? v : lo; hi = v > hi ? v : hi; }
-    for (size_t i = 0; i < nt; i++) { double v = tgt[i * dim + c]; lo = v < lo ? v : lo; hi = v > hi ? v : hi; }
+    for (size_t i = 0; i < ns; i++) {
+      double v = src[i * dim + c];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    for (size_t i = 0; i < nt; i++) {
+      double v = tgt[i * dim + c];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
     centre[c] = 0.5 * (lo + hi);
     half = 0.5 * (hi - lo) > half ? 0.5 * (hi - lo) : half;
   }
@@ -101,15 +109,18 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   double centre[FMMCL_MAX_DIM];
   const double half = bounding_box(plan->n_sources, sources, plan->n_targets, targets, dim, centre);
   double *sx = device_points(plan->n_sources, sources, dim, centre, s->real_size == 4);
-  double *tx = plan->targets_are_sources ? sx : device_points(plan->n_targets, targets, dim, centre, s->real_size == 4);
+  double *tx = plan->targets_are_sources
+                   ? sx
+                   : device_points(plan->n_targets, targets, dim, centre, s->real_size == 4);
   fmmcl_status st = FMMCL_SUCCESS;
   if (!sx || !tx) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   else if (!fmmcl_all_finite(sx, plan->n_sources * dim) || !fmmcl_all_finite(tx, plan->n_targets * dim))
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                     "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   /* Laplace without softening: is a singular pair possible off the diagonal? */
-  int all_select = !st && s->kd->singular_at_zero && o->softening == 0 &&
-                   fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
+  int all_select =
+      !st && s->kd->singular_at_zero && o->softening == 0 &&
+      fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
   if (!st) st = build_kernel(plan, s, all_select);
   if (st) { /* wgs is unset when the build failed: stop before sizing with it */
     if (tx != sx) free(tx);
@@ -133,17 +144,23 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   }
   if (!st) {
     for (size_t i = 0; i < plan->n_sources; i++)
-      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), sx[i * dim + c]);
+      for (int c = 0; c < dim; c++)
+        fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), sx[i * dim + c]);
     /* padding sources carry no charge and sit outside the box, so no target
      * ever meets one at distance 0 (the unguarded 1/r would give 0 * inf) */
     for (size_t i = plan->n_sources; i < s->ns_pad; i++)
-      for (int c = 0; c < dim; c++) fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), 2 * half + 1);
+      for (int c = 0; c < dim; c++)
+        fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), 2 * half + 1);
     for (size_t i = 0; i < plan->n_targets; i++)
-      for (int c = 0; c < dim; c++) fmmcl_put_real(tgt_host, s->real_size, packed_index(s->kd, s->nt_pad, i, c), tx[i * dim + c]);
+      for (int c = 0; c < dim; c++)
+        fmmcl_put_real(tgt_host, s->real_size, packed_index(s->kd, s->nt_pad, i, c), tx[i * dim + c]);
   }
   if (tx != sx) free(tx);
   free(sx);
-  if (st) { free(tgt_host); return st; }
+  if (st) {
+    free(tgt_host);
+    return st;
+  }
   st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, tgt_bytes, NULL, &s->tgt);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, NULL, &s->out);
@@ -170,14 +187,16 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
   /* the structure-of-arrays layout also takes the target count and a second
    * constant; the REAL4 one whether targets are sources */
   if (soa)
-    return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
-                             FMMCL_ARG_UINT(nt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_REAL(b, rs));
+    return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
+                             FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_UINT(nt), FMMCL_ARG_MEM(s->out),
+                             FMMCL_ARG_REAL(a, rs), FMMCL_ARG_REAL(b, rs));
   if (s->kd->p2p_layout == FMMCL_P2P_REAL4_PARAM)
-    return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
-                             FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_UINT(plan->targets_are_sources),
-                             FMMCL_ARG_REAL(o->kernel_param, rs));
-  return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns), FMMCL_ARG_MEM(s->tgt),
-                           FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs), FMMCL_ARG_UINT(plan->targets_are_sources));
+    return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
+                             FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs),
+                             FMMCL_ARG_UINT(plan->targets_are_sources), FMMCL_ARG_REAL(o->kernel_param, rs));
+  return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
+                           FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs),
+                           FMMCL_ARG_UINT(plan->targets_are_sources));
 }
 
 static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential,
@@ -188,7 +207,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   const int dim = o->dim;
   const size_t rows = s->kd->p2p_layout != FMMCL_P2P_SOA ? 4 : (size_t)dim + 1;
   double t0 = fmmcl_wall_seconds();
-  #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
+#pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
     fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, dim), charges[i]);
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, rows * s->ns_pad * s->real_size,
@@ -206,7 +225,7 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   /* Laplace out[i] = (gx, gy, gz, pot) ((gx, gy, 0, pot) in 2D); Gaussian
    * SoA rows (pot, g_1..g_dim) */
   const int lap = s->kd->p2p_layout != FMMCL_P2P_SOA;
-  #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
+#pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
     potential[i] = fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
     if (gradient)
@@ -232,6 +251,9 @@ static void direct_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_direct_ops = {.name = "direct", .create = direct_create, .execute = direct_execute,
-                                           .destroy = direct_destroy, .counts = fmmcl_direct_counts,
+const fmmcl_method_ops fmmcl_direct_ops = {.name = "direct",
+                                           .create = direct_create,
+                                           .execute = direct_execute,
+                                           .destroy = direct_destroy,
+                                           .counts = fmmcl_direct_counts,
                                            .error_bound = fmmcl_direct_error_bound};

@@ -13,10 +13,10 @@
  * where the kernel is exp(-|u_y - u_x|^2). The four ways a source box S can
  * reach a target box T: */
 typedef enum fmmcl_fgt_kind {
-  FMMCL_FGT_DIRECT,   /* every pair of points */
-  FMMCL_FGT_HERMITE,  /* Hermite expansion about S's centre, evaluated at T's targets */
-  FMMCL_FGT_TAYLOR,   /* S's sources into a Taylor expansion about T's centre */
-  FMMCL_FGT_H2T,      /* S's Hermite expansion translated into T's Taylor expansion */
+  FMMCL_FGT_DIRECT,  /* every pair of points */
+  FMMCL_FGT_HERMITE, /* Hermite expansion about S's centre, evaluated at T's targets */
+  FMMCL_FGT_TAYLOR,  /* S's sources into a Taylor expansion about T's centre */
+  FMMCL_FGT_H2T,     /* S's Hermite expansion translated into T's Taylor expansion */
   FMMCL_FGT_KINDS,
   FMMCL_FGT_AUTO = FMMCL_FGT_KINDS /* choose per pair by work estimate */
 } fmmcl_fgt_kind;
@@ -27,13 +27,13 @@ typedef enum fmmcl_fgt_kind {
 /* The truncation and grid the tolerance chose, and the bound they give. */
 typedef struct fmmcl_fgt_params {
   int dim;
-  int p;            /* multi-indices |alpha| < p */
-  int nterms;       /* C(p - 1 + dim, dim) */
-  double h;         /* sqrt(2) sigma */
-  double side;      /* box side in scaled units */
-  int h2t;          /* 0: the H2T bound exceeds the tolerance at p, translations unused */
-  double cutoff;    /* source boxes farther than this (scaled) from a target box are dropped */
-  double bound;     /* |error(y)| <= bound * sum_i |q_i| for every target y:
+  int p;         /* multi-indices |alpha| < p */
+  int nterms;    /* C(p - 1 + dim, dim) */
+  double h;      /* sqrt(2) sigma */
+  double side;   /* box side in scaled units */
+  int h2t;       /* 0: the H2T bound exceeds the tolerance at p, translations unused */
+  double cutoff; /* source boxes farther than this (scaled) from a target box are dropped */
+  double bound;  /* |error(y)| <= bound * sum_i |q_i| for every target y:
                      * max(truncation bound of the kinds in use, exp(-cutoff^2)) */
 } fmmcl_fgt_params;
 
@@ -61,19 +61,19 @@ int fmmcl_fgt_nterms(int p, int dim);
 
 /* Points sorted by box, boxes sorted lexicographically by grid position. */
 typedef struct fmmcl_fgt_boxes {
-  size_t n;           /* points */
+  size_t n; /* points */
   size_t nbox;
-  double *x;          /* sorted scaled coordinates, x[i * dim + k] */
-  size_t *perm;       /* perm[i]: caller's index of sorted point i */
-  size_t *start;      /* nbox + 1: points of box b are start[b] .. start[b+1]-1 */
-  int64_t *cell;      /* nbox * dim grid positions */
-  double *centre;     /* nbox * dim scaled centres */
+  double *x;      /* sorted scaled coordinates, x[i * dim + k] */
+  size_t *perm;   /* perm[i]: caller's index of sorted point i */
+  size_t *start;  /* nbox + 1: points of box b are start[b] .. start[b+1]-1 */
+  int64_t *cell;  /* nbox * dim grid positions */
+  double *centre; /* nbox * dim scaled centres */
 } fmmcl_fgt_boxes;
 
 /* The whole geometry of one plan. */
 typedef struct fmmcl_fgt_setup {
   fmmcl_fgt_params par;
-  unsigned char *alpha;          /* multi-indices */
+  unsigned char *alpha; /* multi-indices */
   fmmcl_fgt_boxes src, tgt;
   /* per target box, the source boxes of each kind: CSR, list[k][start[k][t] ..] */
   size_t *list_start[FMMCL_FGT_KINDS];
@@ -100,10 +100,10 @@ void fmmcl_fgt_setup_free(fmmcl_fgt_setup *s);
 
 /* What the device keeps of one binned point set (uint indices). */
 typedef struct fmmcl_fgt_device_set {
-  cl_mem x;      /* sorted scaled coordinates as the plan's REAL, x[k * n + i] */
-  cl_mem perm;   /* caller's index of sorted point i */
-  cl_mem start;  /* nbox + 1 box starts */
-  cl_mem owner;  /* box of sorted point i */
+  cl_mem x;     /* sorted scaled coordinates as the plan's REAL, x[k * n + i] */
+  cl_mem perm;  /* caller's index of sorted point i */
+  cl_mem start; /* nbox + 1 box starts */
+  cl_mem owner; /* box of sorted point i */
 } fmmcl_fgt_device_set;
 typedef struct fmmcl_fgt_device_bins {
   size_t real_size;              /* in: 4 or 8, the REAL of x */
@@ -137,17 +137,17 @@ int fmmcl_fgt_forced_kind(void);
  * q in sorted order. */
 void fmmcl_fgt_ref_hermite_coefs(const fmmcl_fgt_setup *s, size_t b, const double *q, double *A);
 /* sum_alpha A[alpha] h_alpha(y - c) */
-double fmmcl_fgt_ref_hermite_eval(const fmmcl_fgt_params *par, const unsigned char *alpha,
-                                  const double *A, const double *c, const double *y);
+double fmmcl_fgt_ref_hermite_eval(const fmmcl_fgt_params *par, const unsigned char *alpha, const double *A,
+                                  const double *c, const double *y);
 /* B[beta] += sum over source box b of q h_beta(x - c_T) / beta! */
-void fmmcl_fgt_ref_taylor_add(const fmmcl_fgt_setup *s, size_t b, const double *q,
-                              const double *cT, double *B);
+void fmmcl_fgt_ref_taylor_add(const fmmcl_fgt_setup *s, size_t b, const double *q, const double *cT,
+                              double *B);
 /* B[beta] += (-1)^|beta| / beta! sum_alpha A[alpha] h_{alpha+beta}(cT - cS) */
-void fmmcl_fgt_ref_h2t_add(const fmmcl_fgt_params *par, const unsigned char *alpha,
-                           const double *A, const double *cS, const double *cT, double *B);
+void fmmcl_fgt_ref_h2t_add(const fmmcl_fgt_params *par, const unsigned char *alpha, const double *A,
+                           const double *cS, const double *cT, double *B);
 /* sum_beta B[beta] (y - c)^beta */
-double fmmcl_fgt_ref_taylor_eval(const fmmcl_fgt_params *par, const unsigned char *alpha,
-                                 const double *B, const double *c, const double *y);
+double fmmcl_fgt_ref_taylor_eval(const fmmcl_fgt_params *par, const unsigned char *alpha, const double *B,
+                                 const double *c, const double *y);
 /* The whole FGT on the host: charges and potential in the caller's order. */
 fmmcl_status fmmcl_fgt_ref_execute(const fmmcl_fgt_setup *s, const double *charges, double *potential);
 /* The Hermite evaluation alone: every target of every target box against

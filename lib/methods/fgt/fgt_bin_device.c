@@ -58,16 +58,16 @@ static fmmcl_status binner_init(binner *b, fmmcl_context ctx, int dim) {
   char opt[64];
   snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 -DDIM=%d", dim);
   fmmcl_status st = fmmcl_program_build(ctx, "fgt/fgt_bin.cl", opt, &b->program, NULL);
-  const char *names[] = {"fgt_bin_keys", "fgt_bin_flags", "fgt_bin_boxes", "fgt_bin_cells",
-                         "fgt_bin_pack_float", "fgt_bin_pack_double"};
+  const char *names[] = {"fgt_bin_keys",  "fgt_bin_flags",      "fgt_bin_boxes",
+                         "fgt_bin_cells", "fgt_bin_pack_float", "fgt_bin_pack_double"};
   cl_kernel *ks[] = {&b->keys, &b->flags, &b->boxes, &b->cells, &b->pack_float, &b->pack_double};
   return st ? st : fmmcl_create_kernels(ctx, b->program, "fgt/fgt_bin.cl", 6, names, ks);
 }
 
 /* Sorts perm by the cell tuples: axis groups whose bit fields fit 63 bits,
  * the last group first (stable sorts: the first group's ends lexicographic). */
-static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const double *origin, const double *hi,
-                               cl_mem x, cl_uint n, cl_mem d_origin, cl_mem *perm) {
+static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const double *origin,
+                               const double *hi, cl_mem x, cl_uint n, cl_mem d_origin, cl_mem *perm) {
   fmmcl_context ctx = bn->ctx;
   const int dim = par->dim;
   cl_int bits[FMMCL_MAX_DIM];
@@ -94,8 +94,12 @@ static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const do
     int which = 0;
     if (!st) st = fmmcl_device_radix_sort(ctx, keys, perms, n, total, &which);
     if (!st && which) {
-      cl_mem t = keys[0]; keys[0] = keys[1]; keys[1] = t;
-      t = perms[0]; perms[0] = perms[1]; perms[1] = t;
+      cl_mem t = keys[0];
+      keys[0] = keys[1];
+      keys[1] = t;
+      t = perms[0];
+      perms[0] = perms[1];
+      perms[1] = t;
     }
     end = lo;
   }
@@ -107,7 +111,8 @@ static fmmcl_status sort_cells(binner *bn, const fmmcl_fgt_params *par, const do
 
 /* Host copies of one set's permutation, box starts and cells. */
 static fmmcl_status read_boxes(binner *bn, const fmmcl_fgt_params *par, const double *origin, const double *x,
-                               size_t n, size_t nbox, cl_mem perm, cl_mem start, cl_mem cell, fmmcl_fgt_boxes *b) {
+                               size_t n, size_t nbox, cl_mem perm, cl_mem start, cl_mem cell,
+                               fmmcl_fgt_boxes *b) {
   fmmcl_context ctx = bn->ctx;
   const int dim = par->dim;
   b->n = n;
@@ -127,11 +132,12 @@ static fmmcl_status read_boxes(binner *bn, const fmmcl_fgt_params *par, const do
     err = clEnqueueReadBuffer(ctx->queue, cell, CL_TRUE, 0, nbox * dim * 8, b->cell, 0, NULL, NULL);
   if (err != CL_SUCCESS) {
     free(p32);
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "FGT binning: reading the boxes: %s", fmmcl_cl_error_name(err));
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "FGT binning: reading the boxes: %s",
+                      fmmcl_cl_error_name(err));
   }
-  /* the sorted scaled coordinates in double stay on the host for the
+/* the sorted scaled coordinates in double stay on the host for the
    * plain-C reference (tests run it on the plan's own boxes) */
-  #pragma omp parallel for schedule(static) if (n > 100000)
+#pragma omp parallel for schedule(static) if (n > 100000)
   for (size_t i = 0; i < n; i++) {
     b->perm[i] = p32[i];
     for (int k = 0; k < dim; k++) b->x[i * dim + k] = x[(size_t)p32[i] * dim + k] / par->h;
@@ -139,7 +145,8 @@ static fmmcl_status read_boxes(binner *bn, const fmmcl_fgt_params *par, const do
   err = clEnqueueReadBuffer(ctx->queue, start, CL_TRUE, 0, (nbox + 1) * 4, p32, 0, NULL, NULL);
   if (err != CL_SUCCESS) {
     free(p32);
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "FGT binning: reading the boxes: %s", fmmcl_cl_error_name(err));
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "FGT binning: reading the boxes: %s",
+                      fmmcl_cl_error_name(err));
   }
   for (size_t j = 0; j <= nbox; j++) b->start[j] = p32[j];
   for (size_t j = 0; j < nbox; j++)
@@ -174,21 +181,24 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
     st = FMMCL_KERNEL_ARGS(ctx, bn.flags, 0, M_(d_x), U_(n32), M_(dev->perm), D_(h), D_(side), M_(d_origin),
                            M_(flags));
   if (!st) st = run(ctx, bn.flags, n);
-  if (!st) st = cl_check(ctx, clEnqueueCopyBuffer(ctx->queue, flags, scan, 0, 0, n * 4, 0, NULL, NULL), "copy");
+  if (!st)
+    st = cl_check(ctx, clEnqueueCopyBuffer(ctx->queue, flags, scan, 0, 0, n * 4, 0, NULL, NULL), "copy");
   if (!st) st = fmmcl_device_scan_exclusive(ctx, scan, n);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, NULL, &dev->owner);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (n + 1) * 4, NULL, &dev->start);
-  if (!st) st = FMMCL_KERNEL_ARGS(ctx, bn.boxes, 0, U_(n32), M_(flags), M_(scan), M_(dev->owner), M_(dev->start));
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, bn.boxes, 0, U_(n32), M_(flags), M_(scan), M_(dev->owner), M_(dev->start));
   if (!st) st = run(ctx, bn.boxes, n);
   cl_uint last = 0;
   if (!st)
-    st = cl_check(ctx, clEnqueueReadBuffer(ctx->queue, dev->owner, CL_TRUE, (n - 1) * 4, 4, &last, 0, NULL, NULL),
+    st = cl_check(ctx,
+                  clEnqueueReadBuffer(ctx->queue, dev->owner, CL_TRUE, (n - 1) * 4, 4, &last, 0, NULL, NULL),
                   "reading the box count");
   const cl_uint nbox = last + 1;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)nbox * dim * 8, NULL, &cell);
   if (!st)
-    st = FMMCL_KERNEL_ARGS(ctx, bn.cells, 0, M_(d_x), U_(nbox), M_(dev->perm), M_(dev->start), D_(h), D_(side),
-                           M_(d_origin), M_(cell));
+    st = FMMCL_KERNEL_ARGS(ctx, bn.cells, 0, M_(d_x), U_(nbox), M_(dev->perm), M_(dev->start), D_(h),
+                           D_(side), M_(d_origin), M_(cell));
   if (!st) st = run(ctx, bn.cells, nbox);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * dim * real_size, NULL, &dev->x);
   if (!st) {

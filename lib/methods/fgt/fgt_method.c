@@ -26,16 +26,17 @@ typedef struct fgt_state {
   cl_mem tgt_box;    /* box of each sorted target */
   size_t rs, wgs, cpl;
   fmmcl_params params; /* fgt.cl's tuned values, WGS and CPL as fitted */
-  int expansions;    /* 0: every pair is direct, the program is built with P = 1 */
+  int expansions;      /* 0: every pair is direct, the program is built with P = 1 */
   cl_mem sx, q, sb_start, hbox, hcentre, alpha, M, tx, tbox, tb_centre, tslot, B, out;
   cl_mem lstart[FMMCL_FGT_KINDS], list[FMMCL_FGT_KINDS];
   tiles t_direct, t_herm, t_tay;
-  void *stage;       /* host staging of charges and results, max(ns, nt) REALs */
+  void *stage; /* host staging of charges and results, max(ns, nt) REALs */
 } fgt_state;
 
 /* n doubles as the plan's REAL, transposed to structure of arrays when
  * dim > 0 (v[i * dim + k] -> k * n + i) */
-static fmmcl_status upload_real(fmmcl_context ctx, size_t rs, const double *v, size_t n, int dim, cl_mem *buf) {
+static fmmcl_status upload_real(fmmcl_context ctx, size_t rs, const double *v, size_t n, int dim,
+                                cl_mem *buf) {
   const size_t count = n * (size_t)(dim > 0 ? dim : 1);
   void *h = malloc(count * rs + 8);
   if (!h) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -69,14 +70,16 @@ static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, siz
     if (pass) {
       box = malloc(n * 4 + 4), first = malloc(n * 4 + 4), count = malloc(n * 4 + 4);
       if (!box || !first || !count) {
-        free(box); free(first); free(count);
+        free(box);
+        free(first);
+        free(count);
         return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
       }
     }
     size_t m = 0;
     for (size_t b = 0; b < ntb; b++) {
-      const int want = kind == FMMCL_FGT_TAYLOR ? s->tslot[b] >= 0
-                                                : s->list_start[kind][b + 1] > s->list_start[kind][b];
+      const int want =
+          kind == FMMCL_FGT_TAYLOR ? s->tslot[b] >= 0 : s->list_start[kind][b + 1] > s->list_start[kind][b];
       if (!want) continue;
       for (size_t i = s->tgt.start[b]; i < s->tgt.start[b + 1]; i += wgs, m++)
         if (pass) {
@@ -91,7 +94,9 @@ static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, siz
       fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, box, &t->box);
       if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, first, &t->first);
       if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * 4, count, &t->count);
-      free(box); free(first); free(count);
+      free(box);
+      free(first);
+      free(count);
       if (st) return st;
     }
   }
@@ -123,8 +128,8 @@ static fmmcl_status choose_sizes(fmmcl_plan plan, fgt_state *st) {
     if (need <= local) break;
     if (wgs <= 8)
       return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                        "FGT order %d in %d dimensions needs more local memory than %s has (%zu bytes)", par->p,
-                        par->dim, ctx->dev.info.device_name, local);
+                        "FGT order %d in %d dimensions needs more local memory than %s has (%zu bytes)",
+                        par->p, par->dim, ctx->dev.info.device_name, local);
   }
   st->wgs = wgs;
   fmmcl_params_set(&st->params, "WGS", (int)st->wgs);
@@ -146,10 +151,11 @@ static fmmcl_status build_program(fmmcl_plan plan, fgt_state *st) {
            st->expansions ? par->p : 1, st->expansions ? par->nterms : 1, defines);
   fmmcl_status s = fmmcl_program_build(ctx, "fgt/fgt.cl", plan->build_options, &st->program, NULL);
   if (s) return s;
-  const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs", "fgt_h2t",
-                         "fgt_taylor_eval", "fgt_direct", "fgt_direct_points", "fgt_gather", "fgt_scatter"};
-  cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct,
-                     &st->k_direct_points, &st->k_gather, &st->k_scatter};
+  const char *names[] = {"fgt_hermite_moments", "fgt_hermite_eval", "fgt_taylor_coefs",  "fgt_h2t",
+                         "fgt_taylor_eval",     "fgt_direct",       "fgt_direct_points", "fgt_gather",
+                         "fgt_scatter"};
+  cl_kernel *ks[] = {&st->k_mom,    &st->k_heval,         &st->k_tcoef,  &st->k_h2t,    &st->k_teval,
+                     &st->k_direct, &st->k_direct_points, &st->k_gather, &st->k_scatter};
   return fmmcl_create_kernels(ctx, st->program, "fgt/fgt.cl", 9, names, ks);
 }
 
@@ -228,7 +234,8 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
 static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
-  if (o->kernel != FMMCL_GAUSSIAN) return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "FGT needs the GAUSSIAN kernel");
+  if (o->kernel != FMMCL_GAUSSIAN)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "FGT needs the GAUSSIAN kernel");
   if (o->gradient)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "FGT computes the potential only: create the plan with gradient = 0");
@@ -266,8 +273,9 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
                       fmmcl_fgt_bin_device_available(ctx, plan->n_targets);
   st->bins.real_size = st->rs;
   fmmcl_fgt_device_bins *bins = st->device_binned ? &st->bins : NULL;
-  if (!e) e = fmmcl_fgt_setup_build_device(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, force,
-                                           bins, &st->s);
+  if (!e)
+    e = fmmcl_fgt_setup_build_device(ctx, &par, plan->n_sources, sources, plan->n_targets, targets, force,
+                                     bins, &st->s);
   st->expansions = !e && (st->s.nh || st->s.ntay);
   int sized = 0;
   if (!e) e = choose_sizes(plan, st), sized = 1;
@@ -340,19 +348,21 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   }
   if (!e && st->t_direct.n && st->direct_points) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_direct_points, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
-                          M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx), U_(nt),
-                          M_(st->tgt_box), M_(st->out));
+                          M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx),
+                          U_(nt), M_(st->tgt_box), M_(st->out));
     if (!e) e = launch(plan, &log, st->k_direct_points, 0, s->tgt.n, wgs, "direct");
   } else if (!e && st->t_direct.n) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_direct, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
-                          M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx), U_(nt),
-                          M_(st->t_direct.box), M_(st->t_direct.first), M_(st->t_direct.count), M_(st->out));
+                          M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx),
+                          U_(nt), M_(st->t_direct.box), M_(st->t_direct.first), M_(st->t_direct.count),
+                          M_(st->out));
     if (!e) e = launch(plan, &log, st->k_direct, st->t_direct.n, 0, wgs, "direct");
   }
   if (!e && st->t_herm.n) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_heval, 0, M_(st->tx), U_(nt), M_(st->t_herm.box), M_(st->t_herm.first),
-                          M_(st->t_herm.count), M_(st->lstart[FMMCL_FGT_HERMITE]), M_(st->list[FMMCL_FGT_HERMITE]),
-                          M_(st->hcentre), U_(nh), M_(st->M), M_(st->alpha), M_(st->out));
+                          M_(st->t_herm.count), M_(st->lstart[FMMCL_FGT_HERMITE]),
+                          M_(st->list[FMMCL_FGT_HERMITE]), M_(st->hcentre), U_(nh), M_(st->M), M_(st->alpha),
+                          M_(st->out));
     if (!e) e = launch(plan, &log, st->k_heval, st->t_herm.n, 0, wgs, "hermite_eval");
   }
   if (!e && st->t_tay.n) {
@@ -370,7 +380,8 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   if (e || fl) return e ? e : fl;
   double t1 = fmmcl_wall_seconds();
   void *ph = rs == 4 ? st->stage : (void *)potential;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st->out_caller, CL_TRUE, 0, s->tgt.n * rs, ph, 0, NULL, NULL));
+  FMMCL_CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, st->out_caller, CL_TRUE, 0, s->tgt.n * rs, ph, 0, NULL, NULL));
   if (rs == 4)
     for (size_t i = 0; i < s->tgt.n; i++) potential[i] = (double)((float *)st->stage)[i];
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t1);
@@ -381,17 +392,20 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
 static void fgt_destroy(fmmcl_plan plan) {
   fgt_state *st = plan->impl;
   if (!st) return;
-  cl_kernel *ks[] = {&st->k_mom, &st->k_heval, &st->k_tcoef, &st->k_h2t, &st->k_teval, &st->k_direct,
-                     &st->k_direct_points, &st->k_gather, &st->k_scatter};
+  cl_kernel *ks[] = {&st->k_mom,    &st->k_heval,         &st->k_tcoef,  &st->k_h2t,    &st->k_teval,
+                     &st->k_direct, &st->k_direct_points, &st->k_gather, &st->k_scatter};
   for (int i = 0; i < 9; i++) fmmcl_release(ks[i]);
   fmmcl_release(&st->program);
-  cl_mem *ms[] = {&st->sx, &st->q, &st->sb_start, &st->hbox, &st->hcentre, &st->alpha, &st->M, &st->tx,
-                  &st->tbox, &st->tb_centre, &st->tslot, &st->B, &st->out, &st->tgt_box,
-                  &st->sperm, &st->tperm, &st->q_in, &st->out_caller};
+  cl_mem *ms[] = {&st->sx,  &st->q,       &st->sb_start, &st->hbox,      &st->hcentre, &st->alpha,
+                  &st->M,   &st->tx,      &st->tbox,     &st->tb_centre, &st->tslot,   &st->B,
+                  &st->out, &st->tgt_box, &st->sperm,    &st->tperm,     &st->q_in,    &st->out_caller};
   fmmcl_fgt_device_set_release(&st->bins.src);
   fmmcl_fgt_device_set_release(&st->bins.tgt);
   for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) fmmcl_release(ms[i]);
-  for (int k = 0; k < FMMCL_FGT_KINDS; k++) { fmmcl_release(&st->lstart[k]); fmmcl_release(&st->list[k]); }
+  for (int k = 0; k < FMMCL_FGT_KINDS; k++) {
+    fmmcl_release(&st->lstart[k]);
+    fmmcl_release(&st->list[k]);
+  }
   tiles *ts[] = {&st->t_direct, &st->t_herm, &st->t_tay};
   for (int i = 0; i < 3; i++) {
     fmmcl_release(&ts[i]->box);
@@ -416,9 +430,11 @@ static fmmcl_status fgt_counts(fmmcl_plan plan, const char *phase, double *work)
   else if (strcmp(phase, "p2l") == 0) *work = s->pairs[FMMCL_FGT_TAYLOR];
   else if (strcmp(phase, "m2l") == 0) *work = s->pairs[FMMCL_FGT_H2T];
   else if (strcmp(phase, "p2m") == 0)
-    for (size_t h = 0; h < s->nh; h++) *work += (double)(s->src.start[s->hbox[h] + 1] - s->src.start[s->hbox[h]]);
+    for (size_t h = 0; h < s->nh; h++)
+      *work += (double)(s->src.start[s->hbox[h] + 1] - s->src.start[s->hbox[h]]);
   else if (strcmp(phase, "l2p") == 0)
-    for (size_t m = 0; m < s->ntay; m++) *work += (double)(s->tgt.start[s->tbox[m] + 1] - s->tgt.start[s->tbox[m]]);
+    for (size_t m = 0; m < s->ntay; m++)
+      *work += (double)(s->tgt.start[s->tbox[m] + 1] - s->tgt.start[s->tbox[m]]);
   return FMMCL_SUCCESS;
 }
 
@@ -428,8 +444,11 @@ static fmmcl_status fgt_error_bound(fmmcl_plan plan, double *bound) {
   return FMMCL_SUCCESS;
 }
 
-const fmmcl_method_ops fmmcl_fgt_ops = {.name = "fgt", .create = fgt_create, .execute = fgt_execute,
-                                        .destroy = fgt_destroy, .counts = fgt_counts,
+const fmmcl_method_ops fmmcl_fgt_ops = {.name = "fgt",
+                                        .create = fgt_create,
+                                        .execute = fgt_execute,
+                                        .destroy = fgt_destroy,
+                                        .counts = fgt_counts,
                                         .error_bound = fgt_error_bound};
 
 /* The plan's geometry, for tests comparing the device with the reference. */

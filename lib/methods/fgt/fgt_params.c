@@ -92,7 +92,11 @@ static double shell(double rho, int p, int d) {
 #define H2T_CACHE 4
 static double h2t_remainder(double rho, int p, int d) {
   enum { NA = FMMCL_FGT_MAX_P, NB = FMMCL_FGT_MAX_P + 1 };
-  static _Thread_local struct { double rho; int d; double t[NA][NB]; } cache[H2T_CACHE];
+  static _Thread_local struct {
+    double rho;
+    int d;
+    double t[NA][NB];
+  } cache[H2T_CACHE];
   static _Thread_local int used, next_slot;
   if (p < 1 || p > FMMCL_FGT_MAX_P) return HUGE_VAL; /* outside the table: no bound */
   int slot = -1;
@@ -146,7 +150,11 @@ static int nterms_of(int p, int d) {
 static double ball_count(double cutoff, double side, int d) {
   const int R = (int)floor(cutoff * cutoff / (side * side) + 1e-9), m = (int)floor(sqrt((double)R));
   double *cur = calloc((size_t)R + 1, sizeof *cur), *next = calloc((size_t)R + 1, sizeof *next);
-  if (!cur || !next) { free(cur); free(next); return pow(2 * m + 3, d); }
+  if (!cur || !next) {
+    free(cur);
+    free(next);
+    return pow(2 * m + 3, d);
+  }
   cur[0] = 1;
   for (int k = 0; k < d; k++) {
     for (int r = 0; r <= R; r++) {
@@ -154,11 +162,14 @@ static double ball_count(double cutoff, double side, int d) {
       for (int j = 1; j * j <= r; j++) v += 2 * cur[r - j * j];
       next[r] = v;
     }
-    double *t = cur; cur = next; next = t;
+    double *t = cur;
+    cur = next;
+    next = t;
   }
   double total = 0;
   for (int r = 0; r <= R; r++) total += cur[r];
-  free(cur); free(next);
+  free(cur);
+  free(next);
   return total;
 }
 
@@ -238,7 +249,7 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
        * expansions run slower per term */
       const double slow = P > 1024 ? 2 : P > 512 ? 1.5 : 1;
-      double work = per_box * (2 * dim + 12);                     /* direct */
+      double work = per_box * (2 * dim + 12);                       /* direct */
       if (slow * P * (dim + 2) < work) work = slow * P * (dim + 2); /* an expansion */
       if (with_h2t && per_box >= 1 && P * P * (dim + 1) / per_box < work) work = P * P * (dim + 1) / per_box;
       /* visiting a box costs about as much as 4 direct pairs (list entry,

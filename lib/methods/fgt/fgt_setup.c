@@ -56,9 +56,13 @@ static int radix_sort_by_cell(size_t *idx, size_t n, const int64_t *cells, int d
   while (bits < 63 && (double)(1ULL << bits) < total) bits++;
   uint64_t *key = malloc(2 * n * sizeof *key);
   size_t *tmp = malloc(n * sizeof *tmp);
-  if (!key || !tmp) { free(key); free(tmp); return 0; }
+  if (!key || !tmp) {
+    free(key);
+    free(tmp);
+    return 0;
+  }
   uint64_t *key2 = key + n;
-  #pragma omp parallel for schedule(static) if (n > 100000)
+#pragma omp parallel for schedule(static) if (n > 100000)
   for (size_t i = 0; i < n; i++) {
     uint64_t v = 0;
     for (int k = 0; k < dim; k++) v = v * (uint64_t)span[k] + (uint64_t)cells[i * dim + k];
@@ -82,7 +86,11 @@ static int radix_sort_by_cell(size_t *idx, size_t n, const int64_t *cells, int d
 }
 
 static void boxes_free(fmmcl_fgt_boxes *b) {
-  free(b->x); free(b->perm); free(b->start); free(b->cell); free(b->centre);
+  free(b->x);
+  free(b->perm);
+  free(b->start);
+  free(b->cell);
+  free(b->centre);
   memset(b, 0, sizeof *b);
 }
 
@@ -99,10 +107,11 @@ static fmmcl_status boxes_build(fmmcl_context ctx, const fmmcl_fgt_params *par, 
   b->x = malloc(n * dim * sizeof *b->x);
   b->start = malloc((n + 1) * sizeof *b->start);
   if (!cells || !tmp || !b->perm || !b->x || !b->start) {
-    free(cells); free(tmp);
+    free(cells);
+    free(tmp);
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory binning %zu points", n);
   }
-  #pragma omp parallel for schedule(static) if (n > 100000)
+#pragma omp parallel for schedule(static) if (n > 100000)
   for (size_t i = 0; i < n; i++) {
     b->perm[i] = i;
     for (int k = 0; k < dim; k++) {
@@ -122,7 +131,8 @@ static fmmcl_status boxes_build(fmmcl_context ctx, const fmmcl_fgt_params *par, 
   b->cell = malloc(nbox * dim * sizeof *b->cell);
   b->centre = malloc(nbox * dim * sizeof *b->centre);
   if (!b->cell || !b->centre) {
-    free(cells); free(tmp);
+    free(cells);
+    free(tmp);
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu boxes", nbox);
   }
   for (size_t j = 0; j < nbox; j++)
@@ -192,10 +202,10 @@ static double gap2(int64_t a, int64_t b, double side) {
 
 typedef struct walk {
   const fmmcl_fgt_setup *s;
-  size_t t;          /* target box */
+  size_t t; /* target box */
   int force;
   int64_t key[FMMCL_MAX_DIM];
-  int64_t M;         /* farthest cell offset within the cut-off */
+  int64_t M; /* farthest cell offset within the cut-off */
   pair_list *out;
   int fail;
 } walk;
@@ -204,7 +214,8 @@ static void consider(walk *w, size_t sb) {
   const fmmcl_fgt_setup *s = w->s;
   const int dim = s->par.dim;
   double g = 0;
-  for (int k = 0; k < dim; k++) g += gap2(s->src.cell[sb * dim + k], s->tgt.cell[w->t * dim + k], s->par.side);
+  for (int k = 0; k < dim; k++)
+    g += gap2(s->src.cell[sb * dim + k], s->tgt.cell[w->t * dim + k], s->par.side);
   if (g > s->par.cutoff * s->par.cutoff) return;
   size_t ns = s->src.start[sb + 1] - s->src.start[sb], nt = s->tgt.start[w->t + 1] - s->tgt.start[w->t];
   int kind = w->force != FMMCL_FGT_AUTO ? w->force : cheapest(ns, nt, s->par.nterms, dim, s->par.h2t);
@@ -246,32 +257,41 @@ static fmmcl_status lists_build(fmmcl_context ctx, fmmcl_fgt_setup *s, int force
   pair_list *lists = calloc(ntb, sizeof *lists);
   if (!lists) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for FGT lists");
   int fail = 0;
-  #pragma omp parallel for schedule(dynamic, 16) reduction(| : fail)
+#pragma omp parallel for schedule(dynamic, 16) reduction(| : fail)
   for (size_t t = 0; t < ntb; t++) {
     walk w = {.s = s, .t = t, .force = force, .M = M, .out = &lists[t], .fail = 0};
     if (scan_all)
       for (size_t j = 0; j < s->src.nbox; j++) consider(&w, j);
-    else
-      enumerate(&w, 0, 0);
+    else enumerate(&w, 0, 0);
     fail |= w.fail;
   }
-  fmmcl_status st = fail ? fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for FGT lists") : FMMCL_SUCCESS;
+  fmmcl_status st =
+      fail ? fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for FGT lists") : FMMCL_SUCCESS;
   for (int k = 0; k < FMMCL_FGT_KINDS && !st; k++) {
     size_t total = 0;
     s->list_start[k] = malloc((ntb + 1) * sizeof(size_t));
-    if (!s->list_start[k]) { st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); break; }
+    if (!s->list_start[k]) {
+      st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+      break;
+    }
     for (size_t t = 0; t < ntb; t++) {
       s->list_start[k][t] = total;
       for (size_t i = 0; i < lists[t].n; i++) total += lists[t].kind[i] == k;
     }
     s->list_start[k][ntb] = total;
     s->list[k] = malloc((total ? total : 1) * sizeof(uint32_t));
-    if (!s->list[k]) { st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory"); break; }
+    if (!s->list[k]) {
+      st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+      break;
+    }
     for (size_t t = 0, j = 0; t < ntb; t++)
       for (size_t i = 0; i < lists[t].n; i++)
         if (lists[t].kind[i] == k) s->list[k][j++] = lists[t].src[i];
   }
-  for (size_t t = 0; t < ntb; t++) { free(lists[t].src); free(lists[t].kind); }
+  for (size_t t = 0; t < ntb; t++) {
+    free(lists[t].src);
+    free(lists[t].kind);
+  }
   free(lists);
   return st;
 }
@@ -294,7 +314,10 @@ static fmmcl_status slots_build(fmmcl_context ctx, fmmcl_fgt_setup *s) {
       for (size_t i = s->list_start[k][t]; i < s->list_start[k][t + 1]; i++) {
         uint32_t b = s->list[k][i];
         const double ns = (double)(s->src.start[b + 1] - s->src.start[b]);
-        s->pairs[k] += k == FMMCL_FGT_DIRECT ? ns * nt : k == FMMCL_FGT_HERMITE ? nt : k == FMMCL_FGT_TAYLOR ? ns : 1;
+        s->pairs[k] += k == FMMCL_FGT_DIRECT    ? ns * nt
+                       : k == FMMCL_FGT_HERMITE ? nt
+                       : k == FMMCL_FGT_TAYLOR  ? ns
+                                                : 1;
         if ((k == FMMCL_FGT_HERMITE || k == FMMCL_FGT_H2T) && s->hslot[b] < 0) s->hslot[b] = 0;
       }
     const int tay = s->list_start[FMMCL_FGT_TAYLOR][t + 1] > s->list_start[FMMCL_FGT_TAYLOR][t] ||
@@ -311,8 +334,9 @@ static fmmcl_status slots_build(fmmcl_context ctx, fmmcl_fgt_setup *s) {
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_fgt_setup_build(fmmcl_context ctx, const fmmcl_fgt_params *par, size_t ns, const double *src,
-                                   size_t nt, const double *tgt, int force, fmmcl_fgt_setup *s) {
+fmmcl_status fmmcl_fgt_setup_build(fmmcl_context ctx, const fmmcl_fgt_params *par, size_t ns,
+                                   const double *src, size_t nt, const double *tgt, int force,
+                                   fmmcl_fgt_setup *s) {
   return fmmcl_fgt_setup_build_device(ctx, par, ns, src, nt, tgt, force, NULL, s);
 }
 
@@ -346,7 +370,8 @@ fmmcl_status fmmcl_fgt_setup_build_device(fmmcl_context ctx, const fmmcl_fgt_par
   for (int k = 0; k < dim; k++)
     if ((hi[k] - origin[k]) / par->side > 1e15)
       return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                        "sigma is too small for the data's extent (%g boxes across)", (hi[k] - origin[k]) / par->side);
+                        "sigma is too small for the data's extent (%g boxes across)",
+                        (hi[k] - origin[k]) / par->side);
   /* the bounding box (origin, hi) is one pass on the host: the plan needs
    * the extent before it can choose the box side anyway */
   fmmcl_status st;
@@ -368,7 +393,13 @@ void fmmcl_fgt_setup_free(fmmcl_fgt_setup *s) {
   free(s->alpha);
   boxes_free(&s->src);
   boxes_free(&s->tgt);
-  for (int k = 0; k < FMMCL_FGT_KINDS; k++) { free(s->list_start[k]); free(s->list[k]); }
-  free(s->hslot); free(s->hbox); free(s->tslot); free(s->tbox);
+  for (int k = 0; k < FMMCL_FGT_KINDS; k++) {
+    free(s->list_start[k]);
+    free(s->list[k]);
+  }
+  free(s->hslot);
+  free(s->hbox);
+  free(s->tslot);
+  free(s->tbox);
   memset(s, 0, sizeof *s);
 }

@@ -30,11 +30,9 @@ void fmmcl_exp2d_m2l(int p, const double complex *M, const double *cs, const dou
 void fmmcl_exp2d_l2l(int p, const double complex *Lp, const double *cp, double rp, const double *cc,
                      double rc, double complex *Lc);
 /* Local about c at point x: adds to out[0] the potential, out[1..2] the gradient. */
-void fmmcl_exp2d_l2p(int p, const double complex *L, const double *c, double r, const double *x,
-                     double *out);
+void fmmcl_exp2d_l2p(int p, const double complex *L, const double *c, double r, const double *x, double *out);
 /* Multipole about c at point x (far from c), as l2p. */
-void fmmcl_exp2d_m2p(int p, const double complex *M, const double *c, double r, const double *x,
-                     double *out);
+void fmmcl_exp2d_m2p(int p, const double complex *M, const double *c, double r, const double *x, double *out);
 /* The M2L row table of m2l2d.cl, (p+1)^2 doubles: t[l][0] = -1/l (0 for
  * l = 0), t[l][k] = C(l+k-1, k-1) for k >= 1; the sign (-1)^k goes with the
  * shared factor M_k w^-k. */

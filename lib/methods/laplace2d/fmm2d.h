@@ -19,20 +19,20 @@
   (FMMCL_PHASE_P2M | FMMCL_PHASE_M2M | FMMCL_PHASE_M2L | FMMCL_PHASE_L2L | FMMCL_PHASE_L2P | FMMCL_PHASE_P2P)
 
 typedef struct fmm2d_state {
-  int order;                  /* p: NROW = p + 1 coefficients per cell */
+  int order; /* p: NROW = p + 1 coefficients per cell */
   size_t nrow, real_size;
   fmmcl_quadtree2d *tree;
   cl_program exp_program, m2l_program;
   cl_kernel k_p2m, k_m2m, k_l2l, k_l2p, k_m2l, k_reduce, k_p2p;
   cl_kernel k_charges, k_unsort; /* permutations on the device (fmm2d.cl) */
-  size_t m2l_wgs, m2l_tpw;     /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
-  int m2l_fused;               /* M2L_FUSED=1 (host only): k_m2l is m2l2d_fused, no
+  size_t m2l_wgs, m2l_tpw;       /* -DWGS and -DTPW; the group is fmmcl_m2l2d_group */
+  int m2l_fused;                 /* M2L_FUSED=1 (host only): k_m2l is m2l2d_fused, no
                                 * k_reduce (=2 with shared w: by the lists' fill) */
-  int m2l_share;               /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
+  int m2l_share;                 /* -DM2L_SHARE_W=1: k_m2l is m2l2d_share (k_reduce
                                 * m2l2d_reduce_idx) or m2l2d_fused_share */
-  size_t m2l_tile;             /* -DM2L_TILE=TB where fused: k_m2l is m2l2d_tile (no lists) */
-  size_t m2l_tile_split;       /* -DM2L_TILE_SPLIT: work-items per cell (group TILE_SPLIT TB^2) */
-  cl_mem tile_list;            /* m2l2d_tile: the occupied tiles (fmmcl_m2l2d_tile_list), one group each */
+  size_t m2l_tile;               /* -DM2L_TILE=TB where fused: k_m2l is m2l2d_tile (no lists) */
+  size_t m2l_tile_split;         /* -DM2L_TILE_SPLIT: work-items per cell (group TILE_SPLIT TB^2) */
+  cl_mem tile_list;              /* m2l2d_tile: the occupied tiles (fmmcl_m2l2d_tile_list), one group each */
   size_t n_tiles;
   /* sorted points, results, per-cell tables, expansions */
   cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
@@ -69,8 +69,7 @@ fmmcl_status fmmcl_fmm2d_reference(size_t ns, const double *src, const double *q
  * meets opt->tolerance (see fmm2d_setup.c). */
 double fmmcl_fmm2d_predicted_error(int p);
 fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int *order);
-fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources,
-                               const double *targets);
+fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *sources, const double *targets);
 fmmcl_status fmmcl_fmm2d_build_kernels(fmmcl_plan plan, fmm2d_state *s);
 /* m2l2d.cl's work-group: WGS / NROW whole translations (at least one) of
  * NROW work-items each, TPW rounds of them; its local memory holds one
@@ -93,7 +92,8 @@ static inline size_t fmmcl_m2l2d_share_global(size_t wgs, size_t nrow, size_t n_
 }
 /* The parameters of m2l2d.cl at order p on ctx's device: the tuning
  * cache's entry "m2l2d" class "p<order>", an override, or the default. */
-fmmcl_status fmmcl_fmm2d_m2l_params(fmmcl_context ctx, fmmcl_precision precision, int order, fmmcl_params *out);
+fmmcl_status fmmcl_fmm2d_m2l_params(fmmcl_context ctx, fmmcl_precision precision, int order,
+                                    fmmcl_params *out);
 void fmmcl_fmm2d_release(fmm2d_state *s);
 /* Charges (caller's order) into the sorted sources on the device. */
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges);
@@ -146,7 +146,8 @@ void fmmcl_m2l2d_bundles_free(fmmcl_m2l2d_bundles *b);
  * target cells (a bundle of TPW cells is one slot's work: larger bundles
  * amortise the power better but leave compute units idle on small
  * trees), else 1. */
-static inline size_t fmmcl_m2l2d_fused_share_tpw(size_t n_rows, size_t group, size_t nrow, unsigned compute_units) {
+static inline size_t fmmcl_m2l2d_fused_share_tpw(size_t n_rows, size_t group, size_t nrow,
+                                                 unsigned compute_units) {
   const size_t slots = group / nrow, want = 4 * (size_t)(compute_units ? compute_units : 1);
   /* 4 at most: more targets per work-item cost more registers than they
    * save (the TPW sweep in benchmarks/README.md, bench-m2l2d) */
@@ -158,7 +159,8 @@ static inline size_t fmmcl_m2l2d_fused_share_tpw(size_t n_rows, size_t group, si
 void fmmcl_m2l2d_offset(int cp, int j, int *dx, int *dy);
 /* Local memory of the shared-w kernels: TPW translations' factors per slot,
  * two sets of them fused (one barrier per offset). */
-static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_t nrow, size_t real_size, int fused) {
+static inline size_t fmmcl_m2l2d_share_local_bytes(size_t wgs, size_t tpw, size_t nrow, size_t real_size,
+                                                   int fused) {
   return (fused ? 2 : 1) * tpw * fmmcl_m2l2d_local_bytes(wgs, nrow, real_size);
 }
 
@@ -173,9 +175,11 @@ static inline size_t fmmcl_m2l2d_tile_local_bytes(size_t tb, size_t nrow, size_t
 }
 /* With -DM2L_TILE_SPLIT=S (S work-items per cell, 1..27) the window must
  * also hold the S - 1 other parts' sums at the end. */
-static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t split, size_t nrow, size_t real_size, unsigned long long local_mem) {
+static inline int fmmcl_m2l2d_tile_fits(size_t tb, size_t split, size_t nrow, size_t real_size,
+                                        unsigned long long local_mem) {
   return tb > 0 && (tb & (tb - 1)) == 0 && (real_size == 4 || nrow <= 17) && split >= 1 && split <= 27 &&
-         (split - 1) * tb * tb <= (tb + 4) * (tb + 4) && fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
+         (split - 1) * tb * tb <= (tb + 4) * (tb + 4) &&
+         fmmcl_m2l2d_tile_local_bytes(tb, nrow, real_size) <= local_mem;
 }
 /* Tiles of levels 2..levels that m2l2d_tile computes (m2l2d_tiles.c), one
  * group each: level << FMMCL_M2L2D_TILE_LEVEL_SHIFT | the tile's index in
@@ -201,18 +205,18 @@ static inline size_t fmmcl_m2l2d_tile_groups(int levels, size_t tb) {
 
 /* ---- standalone M2L (m2l2d_bench.c): the paper's Tables 2 and 3 ------------ */
 typedef struct fmmcl_m2l2d_times {
-  size_t n_trans, n_rows;     /* translations, target cells (27 translations each) */
-  size_t wgs, tpw, unroll;    /* the kernel's -D values */
-  int coef;                   /* M2L_COEF: 0 table in local memory, 1 recurrence */
-  int fused;                  /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
-  int share;                  /* 1: the shared-w kernels (-DM2L_SHARE_W=1) */
-  size_t tile;                /* TB: m2l2d_tile (-DM2L_TILE=TB, fused, no lists), 0 not */
-  size_t tile_split;          /* its -DM2L_TILE_SPLIT (work-items per cell) */
-  size_t n_bundles;           /* shared w: bundles of TPW translations (fused: cells) */
-  double h2d_s, d2h_s;        /* transfers (events): multipoles + lists in, locals out */
+  size_t n_trans, n_rows;  /* translations, target cells (27 translations each) */
+  size_t wgs, tpw, unroll; /* the kernel's -D values */
+  int coef;                /* M2L_COEF: 0 table in local memory, 1 recurrence */
+  int fused;               /* 1: m2l2d_fused, the reduction inside (reduce_s 0) */
+  int share;               /* 1: the shared-w kernels (-DM2L_SHARE_W=1) */
+  size_t tile;             /* TB: m2l2d_tile (-DM2L_TILE=TB, fused, no lists), 0 not */
+  size_t tile_split;       /* its -DM2L_TILE_SPLIT (work-items per cell) */
+  size_t n_bundles;        /* shared w: bundles of TPW translations (fused: cells) */
+  double h2d_s, d2h_s;     /* transfers (events): multipoles + lists in, locals out */
   double h2d_bytes, d2h_bytes;
-  double m2l_s, reduce_s;     /* kernels (events), best of the repeats */
-  double max_rel_err;         /* device vs plain-C M2L, worst of sampled target cells */
+  double m2l_s, reduce_s; /* kernels (events), best of the repeats */
+  double max_rel_err;     /* device vs plain-C M2L, worst of sampled target cells */
 } fmmcl_m2l2d_times;
 /* The M2L of the paper's benchmark: every cell of levels 2..levels of a
  * quadtree with a full interaction list of 27 cells (the interior list,
@@ -225,8 +229,8 @@ typedef struct fmmcl_m2l2d_times {
  * m2l2d_fused_share), TPW translations (cells) per bundle; tile TB > 0
  * m2l2d_tile over the levels densely, periodic as the lists, tile_split
  * work-items per cell (0: 1). */
-fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels,
-                               size_t wgs, size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
+fmmcl_status fmmcl_m2l2d_bench(fmmcl_context ctx, fmmcl_precision precision, int p, int levels, size_t wgs,
+                               size_t tpw, size_t unroll, int coef, int fused, int share, size_t tile,
                                size_t tile_split, int repeats, fmmcl_m2l2d_times *out);
 
 #endif /* FMMCL_FMM2D_H */

@@ -51,15 +51,19 @@ fmmcl_status fmmcl_fmm2d_counts(fmmcl_plan plan, const char *phase, double *work
   return FMMCL_SUCCESS;
 }
 
-const fmmcl_method_ops fmmcl_fmm2d_ops = {.name = "fmm2d", .create = fmm2d_create, .execute = fmm2d_execute,
-                                          .destroy = fmm2d_destroy, .counts = fmmcl_fmm2d_counts};
+const fmmcl_method_ops fmmcl_fmm2d_ops = {.name = "fmm2d",
+                                          .create = fmm2d_create,
+                                          .execute = fmm2d_execute,
+                                          .destroy = fmm2d_destroy,
+                                          .counts = fmmcl_fmm2d_counts};
 
 /* ---- test hooks ----------------------------------------------------------- */
 
 static int is_fmm2d(fmmcl_plan plan) { return fmmcl_plan_runs(plan, fmmcl_fmm2d_ops.name) && plan->impl; }
 
 fmmcl_status fmmcl_fmm2d_debug_tree(fmmcl_plan plan, const fmmcl_quadtree2d **tree, int *order) {
-  if (!is_fmm2d(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 2D FMM plan");
+  if (!is_fmm2d(plan))
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 2D FMM plan");
   const fmm2d_state *s = plan->impl;
   *tree = s->tree, *order = s->order;
   return FMMCL_SUCCESS;
@@ -97,7 +101,8 @@ static fmmcl_status move_expansion(fmmcl_plan plan, fmm2d_state *s, cl_mem m, co
 fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask,
                                    const double complex *M_in, const double complex *L_in,
                                    double complex *M_out, double complex *L_out, double *out) {
-  if (!is_fmm2d(plan)) return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 2D FMM plan");
+  if (!is_fmm2d(plan))
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 2D FMM plan");
   fmm2d_state *s = plan->impl;
   fmmcl_status st = charges ? fmmcl_fmm2d_upload_charges(plan, s, charges) : FMMCL_SUCCESS;
   if (!st && M_in) st = move_expansion(plan, s, s->M, M_in, NULL);
@@ -109,7 +114,8 @@ fmmcl_status fmmcl_fmm2d_debug_run(fmmcl_plan plan, const double *charges, unsig
     const size_t nt = s->tree->n_targets;
     void *buf = malloc(4 * nt * s->real_size);
     if (!buf) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-    cl_int err = clEnqueueReadBuffer(plan->ctx->queue, s->out, CL_TRUE, 0, 4 * nt * s->real_size, buf, 0, NULL, NULL);
+    cl_int err =
+        clEnqueueReadBuffer(plan->ctx->queue, s->out, CL_TRUE, 0, 4 * nt * s->real_size, buf, 0, NULL, NULL);
     for (size_t i = 0; !err && i < nt; i++)
       for (int c = 0; c < 3; c++)
         out[3 * i + c] = s->real_size == 4 ? ((float *)buf)[4 * i + c] : ((double *)buf)[4 * i + c];

@@ -26,9 +26,10 @@ static fmmcl_status launch(fmmcl_plan plan, fmmcl_event_log *events, cl_kernel k
  * streams the charges up in the caller's order and the results down. */
 fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const double *charges) {
   double t0 = fmmcl_wall_seconds();
-  const fmmcl_permutation put = {.k = s->k_charges, .local = LOCAL, .in = s->charges, .perm = s->src_perm,
-                                 .out = s->src};
-  fmmcl_status st = fmmcl_upload_permuted(plan->ctx, s->real_size, charges, s->tree->n_sources, s->q_pin.ptr, &put);
+  const fmmcl_permutation put = {
+      .k = s->k_charges, .local = LOCAL, .in = s->charges, .perm = s->src_perm, .out = s->src};
+  fmmcl_status st =
+      fmmcl_upload_permuted(plan->ctx, s->real_size, charges, s->tree->n_sources, s->q_pin.ptr, &put);
   if (st) return st;
   FMMCL_CL_TRY(plan->ctx, clFinish(plan->ctx->queue)); /* q_pin is reused by the next execute */
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
@@ -55,9 +56,9 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmmcl
   for (int l = L - 1; !st && (mask & FMMCL_PHASE_M2M) && l >= 2; l--) {
     const size_t n = (size_t)1 << (2 * l);
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2m, 0, UINT(n), UINT(fmmcl_quadtree2d_level_offset(l)),
-                           UINT(fmmcl_quadtree2d_level_offset(l + 1)), REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)),
-                           MEM(s->centre), MEM(s->binom), MEM(s->M), UINT((size_t)1 << (2 * (L - l))),
-                           MEM(s->leaf_src));
+                           UINT(fmmcl_quadtree2d_level_offset(l + 1)),
+                           REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)), MEM(s->centre), MEM(s->binom),
+                           MEM(s->M), UINT((size_t)1 << (2 * (L - l))), MEM(s->leaf_src));
     if (!st) st = launch(plan, events, s->k_m2m, n * s->nrow, LOCAL, "m2m");
   }
   return st;
@@ -72,8 +73,9 @@ static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s, fmmcl_event_log *events
   if (s->m2l_tile) {
     /* m2l2d_tile: a group per occupied TB x TB tile, a work-item per cell */
     const size_t tb = s->m2l_tile, tile_group = s->m2l_tile_split * tb * tb;
-    fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_m2l, 0, MEM(s->tile_list),
-                                        REAL(log(fmmcl_quadtree2d_cell_side(s->tree, 0))), MEM(s->M), MEM(s->L));
+    fmmcl_status st =
+        FMMCL_KERNEL_ARGS(ctx, s->k_m2l, 0, MEM(s->tile_list),
+                          REAL(log(fmmcl_quadtree2d_cell_side(s->tree, 0))), MEM(s->M), MEM(s->L));
     return st ? st : launch(plan, events, s->k_m2l, s->n_tiles * tile_group, tile_group, "m2l");
   }
   if (s->m2l_share) {
@@ -86,10 +88,11 @@ static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s, fmmcl_event_log *events
       st = FMMCL_KERNEL_ARGS(ctx, s->k_m2l, 1 + fused, MEM(s->b_src), MEM(s->b_w), MEM(s->M), MEM(s->coef),
                              MEM(fused ? s->L : s->Lpart));
     if (!st)
-      st = launch(plan, events, s->k_m2l, fmmcl_m2l2d_share_global(s->m2l_wgs, s->nrow, s->n_bundles), group, "m2l");
+      st = launch(plan, events, s->k_m2l, fmmcl_m2l2d_share_global(s->m2l_wgs, s->nrow, s->n_bundles), group,
+                  "m2l");
     if (st || fused) return st;
-    st = FMMCL_KERNEL_ARGS(ctx, s->k_reduce, 0, UINT(s->n_vrows), MEM(s->v_rows), MEM(s->v_begin), MEM(s->b_aux),
-                           MEM(s->Lpart), MEM(s->L));
+    st = FMMCL_KERNEL_ARGS(ctx, s->k_reduce, 0, UINT(s->n_vrows), MEM(s->v_rows), MEM(s->v_begin),
+                           MEM(s->b_aux), MEM(s->Lpart), MEM(s->L));
     return st ? st : launch(plan, events, s->k_reduce, s->n_vrows * s->nrow, LOCAL, "m2l_reduce");
   }
   if (s->m2l_fused) {
@@ -106,8 +109,8 @@ static fmmcl_status m2l(fmmcl_plan plan, fmm2d_state *s, fmmcl_event_log *events
     st = launch(plan, events, s->k_m2l, fmmcl_m2l2d_global(s->m2l_wgs, s->m2l_tpw, s->nrow, s->n_trans),
                 fmmcl_m2l2d_group(s->m2l_wgs, s->nrow), "m2l");
   if (st) return st;
-  st = FMMCL_KERNEL_ARGS(ctx, s->k_reduce, 0, UINT(s->n_vrows), MEM(s->v_rows), MEM(s->v_begin), MEM(s->Lpart),
-                         MEM(s->L));
+  st = FMMCL_KERNEL_ARGS(ctx, s->k_reduce, 0, UINT(s->n_vrows), MEM(s->v_rows), MEM(s->v_begin),
+                         MEM(s->Lpart), MEM(s->L));
   return st ? st : launch(plan, events, s->k_reduce, s->n_vrows * s->nrow, LOCAL, "m2l_reduce");
 }
 
@@ -118,9 +121,9 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmm
   for (int l = 2; (mask & FMMCL_PHASE_L2L) && !st && l < L; l++) {
     const size_t n = (size_t)1 << (2 * (l + 1));
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_l2l, 0, UINT(n), UINT(fmmcl_quadtree2d_level_offset(l)),
-                           UINT(fmmcl_quadtree2d_level_offset(l + 1)), REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)),
-                           MEM(s->centre), MEM(s->binom), MEM(s->L), UINT((size_t)1 << (2 * (L - l - 1))),
-                           MEM(s->leaf_tgt));
+                           UINT(fmmcl_quadtree2d_level_offset(l + 1)),
+                           REAL(1.0 / fmmcl_quadtree2d_cell_side(t, l)), MEM(s->centre), MEM(s->binom),
+                           MEM(s->L), UINT((size_t)1 << (2 * (L - l - 1))), MEM(s->leaf_tgt));
     if (!st) st = launch(plan, events, s->k_l2l, n * s->nrow, LOCAL, "l2l");
   }
   if (!st && (mask & FMMCL_PHASE_L2P)) {
@@ -164,6 +167,9 @@ fmmcl_status fmmcl_fmm2d_download(fmmcl_plan plan, fmm2d_state *s, double *poten
   /* out_user[k] = (phi, dphi/dx, dphi/dy, 0) of the caller's target k */
   const fmmcl_real4_results r = {
       .unsort = {.k = s->k_unsort, .local = LOCAL, .in = s->out, .perm = s->tgt_perm, .out = s->out_user},
-      .stage = s->out_pin.ptr, .pot = 0, .grad = 1, .dim = 2};
+      .stage = s->out_pin.ptr,
+      .pot = 0,
+      .grad = 1,
+      .dim = 2};
   return fmmcl_download_real4(plan, &r, s->tree->n_targets, s->real_size, potential, gradient);
 }

@@ -27,7 +27,8 @@ static double error_of(int p, const void *arg) {
 }
 
 fmmcl_status fmmcl_fmm2d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int *order) {
-  const int max = opt->precision == FMMCL_SINGLE ? FMMCL_FMM2D_MAX_ORDER_SINGLE : FMMCL_FMM2D_MAX_ORDER_DOUBLE;
+  const int max =
+      opt->precision == FMMCL_SINGLE ? FMMCL_FMM2D_MAX_ORDER_SINGLE : FMMCL_FMM2D_MAX_ORDER_DOUBLE;
   return fmmcl_order_from_tolerance(ctx, opt, max, error_of, NULL, NULL, order);
 }
 
@@ -47,7 +48,8 @@ static fmmcl_status upload_tables(fmmcl_context ctx, fmm2d_state *s) {
   void *b = calloc(nb + nc, s->real_size);
   if (!b) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (int n = 0; n < bs; n++)
-    for (int k = 0; k <= n; k++) fmmcl_put_real(b, s->real_size, (size_t)n * bs + k, fmmcl_exp2d_binomial(n, k));
+    for (int k = 0; k <= n; k++)
+      fmmcl_put_real(b, s->real_size, (size_t)n * bs + k, fmmcl_exp2d_binomial(n, k));
   char *c = (char *)b + nb * s->real_size;
   double t[(FMMCL_EXP2D_MAX_ORDER + 1) * (FMMCL_EXP2D_MAX_ORDER + 1)];
   fmmcl_exp2d_m2l_row_table(p, t);
@@ -68,7 +70,8 @@ static fmmcl_status upload_cells(fmmcl_context ctx, fmm2d_state *s) {
   cl_uint *leaf_tgt = to_uint(t->leaf_tgt, nl + 1);
   cl_uint *u_leaf = to_uint(t->u_leaf, t->u_begin[nl]);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!centre || !leaf_src || !leaf_tgt || !u_begin || !u_leaf) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!centre || !leaf_src || !leaf_tgt || !u_begin || !u_leaf)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (int l = 0; !st && l <= t->levels; l++) {
     const size_t off = fmmcl_quadtree2d_level_offset(l), n = (size_t)1 << (2 * l);
     for (size_t m = 0; m < n; m++) {
@@ -131,7 +134,8 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
         dxy[2 * k] = (int)wx, dxy[2 * k + 1] = (int)wy;
         k++;
       }
-      if (k > first) level[r] = l, position[r] = (int)(m & 3), rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
+      if (k > first)
+        level[r] = l, position[r] = (int)(m & 3), rows[r] = (cl_uint)(off + m), begin[r++] = (cl_uint)first;
       if (k - first > s->v_max_len) s->v_max_len = k - first;
     }
   }
@@ -144,20 +148,25 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
     if (bs) st = fmmcl_fail(ctx, bs, "m2l2d: bundling the translations by offset failed");
     const size_t nb = b.n_bundles, tpw = b.tpw, noff = s->m2l_fused ? 27 : 1;
     s->n_bundles = nb;
-    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * noff * tpw * sizeof(cl_uint), b.src, &s->b_src);
+    if (!st)
+      st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * noff * tpw * sizeof(cl_uint), b.src, &s->b_src);
     if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * noff * 4 * s->real_size, b.w, &s->b_w);
-    if (!st && s->m2l_fused) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * tpw * sizeof(cl_uint), b.rows, &s->b_aux);
+    if (!st && s->m2l_fused)
+      st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nb * tpw * sizeof(cl_uint), b.rows, &s->b_aux);
     if (!st && !s->m2l_fused) {
       st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), b.idx, &s->b_aux);
       /* partial locals at the bundles' padded positions */
-      if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nb * tpw * s->nrow * s->real_size, NULL, &s->Lpart);
+      if (!st)
+        st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nb * tpw * s->nrow * s->real_size, NULL, &s->Lpart);
     }
     if (!bs) fmmcl_m2l2d_bundles_free(&b);
   }
   /* the per-translation lists only for the unshared kernels; the rows for
    * every reduction (m2l2d_fused_share carries its own) */
-  if (!st && !s->m2l_share && !s->m2l_tile) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
-  if (!st && !s->m2l_share && !s->m2l_tile) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
+  if (!st && !s->m2l_share && !s->m2l_tile)
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, n_trans * sizeof(cl_uint), src, &s->trans_src);
+  if (!st && !s->m2l_share && !s->m2l_tile)
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * n_trans * s->real_size, w, &s->trans_w);
   if (!st && !(s->m2l_share && s->m2l_fused) && !s->m2l_tile)
     st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nrows * sizeof(cl_uint), rows, &s->v_rows);
   if (!st && !(s->m2l_share && s->m2l_fused) && !s->m2l_tile)
@@ -180,8 +189,10 @@ static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
   if (!st) st = fmmcl_pinned_alloc(ctx, 4 * nt * s->real_size, 0, &s->out_pin);
   if (st) return st;
   void *src = calloc(4 * ns, s->real_size), *tgt = calloc(4 * nt, s->real_size);
-  cl_uint *leaf = malloc(nt * sizeof *leaf), *sperm = to_uint(t->source_perm, ns), *tperm = to_uint(t->target_perm, nt);
-  if (!src || !tgt || !leaf || !sperm || !tperm) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  cl_uint *leaf = malloc(nt * sizeof *leaf), *sperm = to_uint(t->source_perm, ns),
+          *tperm = to_uint(t->target_perm, nt);
+  if (!src || !tgt || !leaf || !sperm || !tperm)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t i = 0; !st && i < ns; i++)
     for (int c = 0; c < 2; c++) fmmcl_put_real(src, s->real_size, 4 * i + c, t->src[2 * i + c]);
   for (size_t m = 0; !st && m < nl; m++)
@@ -226,7 +237,9 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
   const int lmin = fmmcl_quadtree2d_levels_for(n, q);
   const double budget = fmin(536870912.0, 0.125 * (double)ctx->dev.info.global_mem_bytes);
   int lmax = o->leaf_size > 0 ? lmin : lmin + 4 < 10 ? lmin + 4 : 10;
-  while (lmax > lmin && 2.0 * (double)fmmcl_quadtree2d_level_offset(lmax + 1) * 2.0 * (double)(s->nrow * s->real_size) > budget)
+  while (lmax > lmin &&
+         2.0 * (double)fmmcl_quadtree2d_level_offset(lmax + 1) * 2.0 * (double)(s->nrow * s->real_size) >
+             budget)
     lmax--;
   const double p1 = (double)s->nrow;
   int levels = fmmcl_quadtree2d_levels_by_cost(plan->n_sources, sources, plan->n_targets,
@@ -242,9 +255,11 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
   if (!(s->tree->side < 2 * fmmcl_coordinate_limit(prec, 2))) /* r^2 of two points on the root's corners */
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences (%g) exceed the range of %s precision%s", s->tree->side,
-                      prec == FMMCL_SINGLE ? "single" : "double", prec == FMMCL_SINGLE ? "; use FMMCL_DOUBLE" : "");
+                      prec == FMMCL_SINGLE ? "single" : "double",
+                      prec == FMMCL_SINGLE ? "; use FMMCL_DOUBLE" : "");
   if (s->tree->n_cells * s->nrow > (size_t)UINT32_MAX / 4 || s->tree->n_v * s->nrow > (size_t)UINT32_MAX / 4)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "quadtree of %d levels too large for the device", levels);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "quadtree of %d levels too large for the device",
+                      levels);
   st = fmmcl_fmm2d_build_kernels(plan, s);
   if (!st) st = upload_tables(ctx, s);
   if (!st) st = upload_cells(ctx, s);
@@ -257,14 +272,15 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
 }
 
 void fmmcl_fmm2d_release(fmm2d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_l2l, &s->k_l2p, &s->k_m2l, &s->k_reduce, &s->k_p2p, &s->k_charges,
-                    &s->k_unsort};
+  cl_kernel *k[] = {&s->k_p2m,    &s->k_m2m, &s->k_l2l,     &s->k_l2p,   &s->k_m2l,
+                    &s->k_reduce, &s->k_p2p, &s->k_charges, &s->k_unsort};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);
   fmmcl_release(&s->m2l_program);
-  cl_mem *m[] = {&s->src, &s->tgt, &s->tgt_leaf, &s->out, &s->centre, &s->M, &s->L, &s->binom, &s->coef,
-                 &s->leaf_src, &s->leaf_tgt, &s->u_begin, &s->u_leaf, &s->trans_src, &s->trans_w, &s->v_rows,
-                 &s->v_begin, &s->Lpart, &s->b_src, &s->b_w, &s->b_aux, &s->charges, &s->src_perm, &s->tgt_perm,
+  cl_mem *m[] = {&s->src,      &s->tgt,       &s->tgt_leaf, &s->out,      &s->centre,   &s->M,
+                 &s->L,        &s->binom,     &s->coef,     &s->leaf_src, &s->leaf_tgt, &s->u_begin,
+                 &s->u_leaf,   &s->trans_src, &s->trans_w,  &s->v_rows,   &s->v_begin,  &s->Lpart,
+                 &s->b_src,    &s->b_w,       &s->b_aux,    &s->charges,  &s->src_perm, &s->tgt_perm,
                  &s->out_user, &s->tile_list};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   fmmcl_pinned_free(&s->q_pin);

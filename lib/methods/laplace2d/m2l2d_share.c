@@ -56,14 +56,16 @@ void fmmcl_m2l2d_bundles_free(fmmcl_m2l2d_bundles *b) {
 
 /* Translations grouped by (level, offset) key, each key's translations
  * in list order, its last bundle padded with NO_CELL sources. */
-static fmmcl_status bundle_translations(const fmmcl_m2l2d_list *in, size_t tpw, size_t rs, fmmcl_m2l2d_bundles *out) {
+static fmmcl_status bundle_translations(const fmmcl_m2l2d_list *in, size_t tpw, size_t rs,
+                                        fmmcl_m2l2d_bundles *out) {
   const size_t nkeys = (size_t)(FMMCL_QUADTREE2D_MAX_LEVELS + 1) * 49, n_trans = in->begin[in->n_rows];
   size_t *count = calloc(nkeys, sizeof *count), *first = calloc(nkeys, sizeof *first);
   fmmcl_status st = count && first ? FMMCL_SUCCESS : FMMCL_ERROR_OUT_OF_MEMORY;
   for (size_t r = 0; !st && r < in->n_rows; r++)
     for (size_t t = in->begin[r]; t < in->begin[r + 1]; t++) {
       const int dx = in->dxy[2 * t], dy = in->dxy[2 * t + 1];
-      if (abs(dx) > 3 || abs(dy) > 3 || (abs(dx) <= 1 && abs(dy) <= 1) || in->level[r] > FMMCL_QUADTREE2D_MAX_LEVELS)
+      if (abs(dx) > 3 || abs(dy) > 3 || (abs(dx) <= 1 && abs(dy) <= 1) ||
+          in->level[r] > FMMCL_QUADTREE2D_MAX_LEVELS)
         st = FMMCL_ERROR_INTERNAL; /* not a quadtree interaction offset */
       else count[(size_t)in->level[r] * 49 + (size_t)(dx + 3) + 7 * (size_t)(dy + 3)]++;
     }
@@ -93,7 +95,8 @@ static fmmcl_status bundle_translations(const fmmcl_m2l2d_list *in, size_t tpw, 
 
 /* Target rows grouped by (level, position in the parent), TPW per bundle,
  * each row's sources placed at their offset's index, NO_CELL elsewhere. */
-static fmmcl_status bundle_cells(const fmmcl_m2l2d_list *in, size_t tpw, size_t rs, fmmcl_m2l2d_bundles *out) {
+static fmmcl_status bundle_cells(const fmmcl_m2l2d_list *in, size_t tpw, size_t rs,
+                                 fmmcl_m2l2d_bundles *out) {
   const size_t nkeys = (size_t)(FMMCL_QUADTREE2D_MAX_LEVELS + 1) * 4;
   size_t *count = calloc(nkeys, sizeof *count), *first = calloc(nkeys, sizeof *first);
   fmmcl_status st = count && first ? FMMCL_SUCCESS : FMMCL_ERROR_OUT_OF_MEMORY;
@@ -105,7 +108,8 @@ static fmmcl_status bundle_cells(const fmmcl_m2l2d_list *in, size_t tpw, size_t 
   for (size_t k = 0; !st && k < nkeys; k++) first[k] = nb, nb += (count[k] + tpw - 1) / tpw;
   out->n_bundles = nb, out->tpw = tpw;
   if (!st) {
-    out->src = malloc((nb * NOFF * tpw + 1) * sizeof *out->src), out->rows = malloc((nb * tpw + 1) * sizeof *out->rows);
+    out->src = malloc((nb * NOFF * tpw + 1) * sizeof *out->src),
+    out->rows = malloc((nb * tpw + 1) * sizeof *out->rows);
     out->w = malloc((nb * NOFF + 1) * 4 * rs);
     if (!out->src || !out->rows || !out->w) st = FMMCL_ERROR_OUT_OF_MEMORY;
   }
@@ -140,7 +144,8 @@ fmmcl_status fmmcl_m2l2d_bundle(const fmmcl_m2l2d_list *in, int fused, size_t tp
                                 fmmcl_m2l2d_bundles *out) {
   memset(out, 0, sizeof *out);
   if (tpw < 1) return FMMCL_ERROR_INVALID_ARGUMENT;
-  fmmcl_status st = fused ? bundle_cells(in, tpw, real_size, out) : bundle_translations(in, tpw, real_size, out);
+  fmmcl_status st =
+      fused ? bundle_cells(in, tpw, real_size, out) : bundle_translations(in, tpw, real_size, out);
   if (st) fmmcl_m2l2d_bundles_free(out);
   return st;
 }

@@ -53,33 +53,30 @@ size_t fmmcl_exp3d_index(int n, int m);
 /* ---- particles to expansions ------------------------------------------ */
 
 /* M about center += multipole of n charges q at xyz (interleaved x,y,z). */
-void fmmcl_exp3d_p2m(int p, const double center[3], size_t n, const double *xyz,
-                     const double *q, double *M);
+void fmmcl_exp3d_p2m(int p, const double center[3], size_t n, const double *xyz, const double *q, double *M);
 /* L about center += local expansion of n charges q at xyz, all of them
  * farther from center than the targets that L will be evaluated at. */
-void fmmcl_exp3d_p2l(int p, const double center[3], size_t n, const double *xyz,
-                     const double *q, double *L);
+void fmmcl_exp3d_p2l(int p, const double center[3], size_t n, const double *xyz, const double *q, double *L);
 
 /* ---- translations (exact for the truncated M2M and L2L) ----------------- */
 
 /* M_to += M_from shifted from from_center to to_center (child to parent). */
-void fmmcl_exp3d_m2m(int p, const double from_center[3], const double *M_from,
-                     const double to_center[3], double *M_to);
+void fmmcl_exp3d_m2m(int p, const double from_center[3], const double *M_from, const double to_center[3],
+                     double *M_to);
 /* L += local expansion about l_center of multipole M about m_center. */
-void fmmcl_exp3d_m2l(int p, const double m_center[3], const double *M,
-                     const double l_center[3], double *L);
+void fmmcl_exp3d_m2l(int p, const double m_center[3], const double *M, const double l_center[3], double *L);
 /* L_to += L_from re-expanded about to_center (parent to child). */
-void fmmcl_exp3d_l2l(int p, const double from_center[3], const double *L_from,
-                     const double to_center[3], double *L_to);
+void fmmcl_exp3d_l2l(int p, const double from_center[3], const double *L_from, const double to_center[3],
+                     double *L_to);
 
 /* ---- expansions to targets -------------------------------------------- */
 
 /* pot[i] += phi(x_i) and grad[3i..3i+2] += grad phi(x_i) for n targets xyz;
  * pot or grad may be NULL to skip it. */
-void fmmcl_exp3d_l2p(int p, const double center[3], const double *L, size_t n,
-                     const double *xyz, double *pot, double *grad);
-void fmmcl_exp3d_m2p(int p, const double center[3], const double *M, size_t n,
-                     const double *xyz, double *pot, double *grad);
+void fmmcl_exp3d_l2p(int p, const double center[3], const double *L, size_t n, const double *xyz, double *pot,
+                     double *grad);
+void fmmcl_exp3d_m2p(int p, const double center[3], const double *M, size_t n, const double *xyz, double *pot,
+                     double *grad);
 
 /* ---- solid harmonics (shared by the operators above) -------------------- */
 

@@ -37,16 +37,16 @@ typedef struct fmm3d_level_groups {
 } fmm3d_level_groups;
 
 typedef struct fmm3d_state {
-  int treecode;                 /* 0: FMM lists; 1: treecode near/far lists */
-  int tree_borrowed;            /* tree and fmm lists belong to another plan's state
+  int treecode;      /* 0: FMM lists; 1: treecode near/far lists */
+  int tree_borrowed; /* tree and fmm lists belong to another plan's state
                                  * (a hybrid plan's other sub-plan): never freed here */
-  int order;                    /* expansion order p */
-  size_t real_size;             /* 4 or 8 */
-  size_t ncoef;                 /* (p+1)(p+2)/2 complex coefficients per cell */
-  double shift[3];              /* subtracted from every coordinate sent to the device */
+  int order;         /* expansion order p */
+  size_t real_size;  /* 4 or 8 */
+  size_t ncoef;      /* (p+1)(p+2)/2 complex coefficients per cell */
+  double shift[3];   /* subtracted from every coordinate sent to the device */
   double tree_seconds, lists_seconds;
-  double sort_seconds;          /* device keys and sort of the tree build; 0 on the host path */
-  double tables_seconds;        /* packing and uploading what execute reuses */
+  double sort_seconds;   /* device keys and sort of the tree build; 0 on the host path */
+  double tables_seconds; /* packing and uploading what execute reuses */
 
   fmmcl_tree3d *tree;
   /* from the device sort: the sorted points, packed, and their permutations
@@ -64,15 +64,15 @@ typedef struct fmm3d_state {
   cl_mem leaves, leaf_src_begin, leaf_tgt_begin; /* P2M and L2P over all leaves */
   cl_mem m2m_parents, m2m_children;              /* non-leaf cells, deepest level first */
   fmm3d_level_groups m2m_levels;
-  cl_mem l2l_pairs;                              /* (child, parent), level 1 first */
+  cl_mem l2l_pairs; /* (child, parent), level 1 first */
   fmm3d_level_groups l2l_levels;
-  fmm3d_device_list m2l, p2l, m2p, p2p;          /* V, X, W (or far), U (or near) */
+  fmm3d_device_list m2l, p2l, m2p, p2p; /* V, X, W (or far), U (or near) */
 
   /* execute moves charges and results in the caller's order, through
    * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
   cl_kernel k_charges, k_unsort;
-  cl_mem src_perm, tgt_perm;    /* int: sorted index -> caller's index */
-  cl_mem charges, out_user;     /* REAL[n_sources], REAL4[n_targets], caller's order */
+  cl_mem src_perm, tgt_perm; /* int: sorted index -> caller's index */
+  cl_mem charges, out_user;  /* REAL[n_sources], REAL4[n_targets], caller's order */
   fmmcl_pinned q_pin, out_pin;
   /* during fmmcl_fmm3d_upload_tables only: one pinned block through which
    * each large table goes up in turn (pageable uploads crawl, see
@@ -93,16 +93,15 @@ typedef struct fmm3d_state {
 /* The order a plan uses: opt->order when set (checked against the precision's
  * maximum), else the smallest p whose predicted error meets opt->tolerance
  * (default 1e-6 double, 1e-4 single when both are 0). */
-fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
-                                      int treecode, int *order);
+fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int treecode,
+                                      int *order);
 /* Predicted relative L2 error of the potential at order p (the rule above). */
 double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
 
 /* ---- create and destroy (fmm3d_setup.c, fmm3d_buffers.c) ------------------ */
 
 /* Tree, lists, kernels, device buffers: everything execute reuses. */
-fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
-                               const double *targets);
+fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources, const double *targets);
 /* A 3D FMM plan's create that borrows donor's host tree and FMM lists
  * (built on the host, so with their sorted points) instead of building
  * them: the hybrid plan's second sub-plan. donor must outlive the plan. */
@@ -130,8 +129,7 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask);
 /* Unpermutes out into the caller's order on the device, reads it back and
  * widens it into potential and gradient; records "download". */
-fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential,
-                                  double *gradient);
+fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient);
 
 /* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
 
@@ -151,8 +149,7 @@ fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, 
  * expansions3d.h, uploaded before the phases; M_out / L_out / out (may be
  * NULL) receive the expansions after them (about the tree's cell centres),
  * and out 4 doubles per sorted target (d/dx, d/dy, d/dz, phi). */
-fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask,
-                                   const double *M_in, const double *L_in, double *M_out,
-                                   double *L_out, double *out);
+fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
+                                   const double *L_in, double *M_out, double *L_out, double *out);
 
 #endif /* FMMCL_FMM3D_H */

@@ -38,7 +38,7 @@ static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *
   int ok = 1;
   if (s->real_size == 4) {
     float *f = buf;
-    #pragma omp parallel for schedule(static) reduction(&& : ok)
+#pragma omp parallel for schedule(static) reduction(&& : ok)
     for (size_t i = 0; i < n; i++) {
       const float x = (float)(xyz[3 * i] - sx), y = (float)(xyz[3 * i + 1] - sy),
                   z = (float)(xyz[3 * i + 2] - sz);
@@ -47,7 +47,7 @@ static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *
     }
   } else {
     double *d = buf;
-    #pragma omp parallel for schedule(static) reduction(&& : ok)
+#pragma omp parallel for schedule(static) reduction(&& : ok)
     for (size_t i = 0; i < n; i++) {
       const double x = xyz[3 * i] - sx, y = xyz[3 * i + 1] - sy, z = xyz[3 * i + 2] - sz;
       d[4 * i] = x, d[4 * i + 1] = y, d[4 * i + 2] = z, d[4 * i + 3] = 0.0;
@@ -58,7 +58,8 @@ static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *
 }
 
 /* One point set packed in the stage and uploaded. */
-static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, size_t n, const double *xyz, cl_mem *buf) {
+static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, size_t n, const double *xyz,
+                                     cl_mem *buf) {
   if (!pack_points(s, n, xyz, s->stage.ptr))
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
@@ -68,13 +69,14 @@ static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, size_t n, 
 /* A permutation (sorted index -> caller's index) as cl_int in the stage. */
 static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const size_t *perm, cl_mem *buf) {
   cl_int *p = s->stage.ptr;
-  #pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++) p[i] = (cl_int)perm[i];
   return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof(cl_int), p, buf);
 }
 
 /* A point set the device sort left packed there: adopted as it is. */
-static fmmcl_status adopt_point_set(fmmcl_plan plan, fmmcl_tree3d_device_points *p, cl_mem *buf, cl_mem *perm) {
+static fmmcl_status adopt_point_set(fmmcl_plan plan, fmmcl_tree3d_device_points *p, cl_mem *buf,
+                                    cl_mem *perm) {
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
@@ -122,7 +124,7 @@ static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
   fmmcl_status st = FMMCL_SUCCESS;
-  #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     const fmmcl_tree3d_cell *c = &t->cells[i];
     for (int d = 0; d < 3; d++) fmmcl_put_real(center, s->real_size, 4 * i + d, c->center[d] - s->shift[d]);
@@ -203,11 +205,14 @@ static fmmcl_status upload_levels(fmmcl_plan plan, fmm3d_state *s) {
   for (int l = 3; !s->treecode && l < t->n_levels; l++) {
     down->begin[down->n_launches++] = j;
     for (size_t i = t->level_begin[l]; i < t->level_begin[l + 1]; i++)
-      if (fmmcl_tree3d_n_tgt(&t->cells[i])) pairs[2 * j] = (cl_int)i, pairs[2 * j + 1] = t->cells[i].parent, j++;
+      if (fmmcl_tree3d_n_tgt(&t->cells[i]))
+        pairs[2 * j] = (cl_int)i, pairs[2 * j + 1] = t->cells[i].parent, j++;
   }
   down->begin[down->n_launches] = j;
-  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *parents, parents, &s->m2m_parents);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * k * sizeof *children, children, &s->m2m_children);
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *parents, parents, &s->m2m_parents);
+  if (!st)
+    st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * k * sizeof *children, children, &s->m2m_children);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * j * sizeof *pairs, pairs, &s->l2l_pairs);
   free(parents), free(children), free(pairs);
   return st;
@@ -215,7 +220,7 @@ static fmmcl_status upload_levels(fmmcl_plan plan, fmm3d_state *s) {
 
 /* A host CSR list (one row per cell) as a device list of its non-empty rows. */
 static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
-                               fmm3d_device_list *dl) {
+                                fmm3d_device_list *dl) {
   size_t rows = 0;
   for (size_t r = 0; r < csr->n_rows; r++) rows += csr->offsets[r + 1] > csr->offsets[r];
   const size_t entries = csr->offsets[csr->n_rows];
@@ -234,7 +239,8 @@ static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tre
   fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, rows * sizeof *row, row, &dl->rows);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (rows + 1) * sizeof *begin, begin, &dl->begin);
   /* int32_t entries are cl_int: no repacking */
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, entries * sizeof(cl_int), csr->indices, &dl->entries);
+  if (!st)
+    st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, entries * sizeof(cl_int), csr->indices, &dl->entries);
   free(row), free(begin);
   return st;
 }
@@ -262,14 +268,15 @@ static fmmcl_status upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_t
     free(range), free(row), free(begin), free(count);
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
-  /* each row merges in place within its own slice of range */
-  #pragma omp parallel for schedule(dynamic, 64)
+/* each row merges in place within its own slice of range */
+#pragma omp parallel for schedule(dynamic, 64)
   for (size_t r = 0; r < csr->n_rows; r++) {
     cl_int *slice = range + 2 * csr->offsets[r];
     size_t n = 0;
     for (size_t e = csr->offsets[r]; e < csr->offsets[r + 1]; e++) {
       const fmmcl_tree3d_cell *c = &cells[csr->indices[e]];
-      if (c->src_end > c->src_begin) slice[2 * n] = (cl_int)c->src_begin, slice[2 * n + 1] = (cl_int)c->src_end, n++;
+      if (c->src_end > c->src_begin)
+        slice[2 * n] = (cl_int)c->src_begin, slice[2 * n + 1] = (cl_int)c->src_end, n++;
     }
     qsort(slice, n, 2 * sizeof *slice, by_begin);
     size_t m = 0;
@@ -351,14 +358,29 @@ static void release_list(fmm3d_device_list *dl) {
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p,
-                    &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort};
+  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l,     &s->k_l2l,
+                    &s->k_l2p, &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);
   fmmcl_release(&s->p2p_program);
-  cl_mem *m[] = {&s->src, &s->tgt, &s->out, &s->src_perm, &s->tgt_perm, &s->charges, &s->out_user, &s->center, &s->cell_src, &s->cell_tgt, &s->M, &s->L,
-                 &s->leaves, &s->leaf_src_begin, &s->leaf_tgt_begin, &s->m2m_parents,
-                 &s->m2m_children, &s->l2l_pairs};
+  cl_mem *m[] = {&s->src,
+                 &s->tgt,
+                 &s->out,
+                 &s->src_perm,
+                 &s->tgt_perm,
+                 &s->charges,
+                 &s->out_user,
+                 &s->center,
+                 &s->cell_src,
+                 &s->cell_tgt,
+                 &s->M,
+                 &s->L,
+                 &s->leaves,
+                 &s->leaf_src_begin,
+                 &s->leaf_tgt_begin,
+                 &s->m2m_parents,
+                 &s->m2m_children,
+                 &s->l2l_pairs};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   cl_mem *kept[] = {&s->dev_src.packed, &s->dev_src.perm, &s->dev_tgt.packed, &s->dev_tgt.perm};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) fmmcl_release(kept[i]);

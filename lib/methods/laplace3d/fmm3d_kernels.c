@@ -31,9 +31,8 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
 
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "%s: work-group size %zu outside %zu..%zu on %s", file, wgs, min,
-                      ctx->dev.info.max_work_group_size, ctx->dev.info.device_name);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: work-group size %zu outside %zu..%zu on %s",
+                      file, wgs, min, ctx->dev.info.max_work_group_size, ctx->dev.info.device_name);
   return FMMCL_SUCCESS;
 }
 
@@ -55,7 +54,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   const size_t entry_bytes =
       fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
   const int batch = fmmcl_params_get(&exp_par, "M2L_BATCH", -1);
-  s->m2l_batch = batch >= 0 ? (size_t)batch : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
+  s->m2l_batch =
+      batch >= 0 ? (size_t)batch : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
   const size_t local_bytes = s->m2l_batch * entry_bytes;
   if (s->m2l_batch < 1 || local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
@@ -68,14 +68,15 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_params_defines(&p2p_par, p2p_def, sizeof p2p_def);
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s", real, s->order, exp_def);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
-  snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s",
-           exp_opt, p2p_opt);
+  snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s", exp_opt,
+           p2p_opt);
   const char *exp_file = "laplace3d/expansions3d.cl", *p2p_file = "laplace3d/fmm3d_p2p.cl";
   if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
   if ((st = fmmcl_program_build(ctx, p2p_file, p2p_opt, &s->p2p_program, NULL))) return st;
   /* the treecode has no local expansions: only the first three */
   static const char *const exp_names[] = {"p2m", "m2m", "m2p", "m2l", "p2l", "l2l", "l2p"};
-  cl_kernel *const exp_kernels[] = {&s->k_p2m, &s->k_m2m, &s->k_m2p, &s->k_m2l, &s->k_p2l, &s->k_l2l, &s->k_l2p};
+  cl_kernel *const exp_kernels[] = {&s->k_p2m, &s->k_m2m, &s->k_m2p, &s->k_m2l,
+                                    &s->k_p2l, &s->k_l2l, &s->k_l2p};
   static const char *const p2p_names[] = {"fmm3d_p2p", "fmm3d_put_charges", "fmm3d_unsort"};
   cl_kernel *const p2p_kernels[] = {&s->k_p2p, &s->k_charges, &s->k_unsort};
   st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, s->treecode ? 3 : 7, exp_names, exp_kernels);

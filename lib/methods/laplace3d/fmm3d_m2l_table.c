@@ -32,7 +32,8 @@ static fmmcl_status v_shift_ids(fmmcl_plan plan, fmm3d_state *s) {
   cl_mem anchors = NULL, bad = NULL;
   cl_kernel k = NULL;
   cl_int bad_at = -1;
-  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * t->n_cells * sizeof *anchor, anchor, &anchors);
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * t->n_cells * sizeof *anchor, anchor, &anchors);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, sizeof bad_at, &bad_at, &bad);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, entries * sizeof(cl_int), NULL, &s->m2l_shift);
   free(anchor);
@@ -40,8 +41,8 @@ static fmmcl_status v_shift_ids(fmmcl_plan plan, fmm3d_state *s) {
     st = fmmcl_create_kernel(ctx, s->p2p_program, "laplace3d/fmm3d_p2p.cl", "fmm3d_m2l_shift_ids", &k);
     if (!st)
       st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->m2l.rows), FMMCL_ARG_MEM(s->m2l.begin),
-                             FMMCL_ARG_MEM(s->m2l.entries), FMMCL_ARG_MEM(anchors), FMMCL_ARG_MEM(s->m2l_shift),
-                             FMMCL_ARG_MEM(bad));
+                             FMMCL_ARG_MEM(s->m2l.entries), FMMCL_ARG_MEM(anchors),
+                             FMMCL_ARG_MEM(s->m2l_shift), FMMCL_ARG_MEM(bad));
     if (!st) st = fmmcl_launch(ctx, k, s->m2l.n_rows * 64, 64, NULL, NULL);
     cl_int err = st ? CL_SUCCESS
                     : clEnqueueReadBuffer(ctx->queue, bad, CL_TRUE, 0, sizeof bad_at, &bad_at, 0, NULL, NULL);
@@ -52,16 +53,15 @@ static fmmcl_status v_shift_ids(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_release(&anchors);
   fmmcl_release(&bad);
   if (!st && bad_at >= 0)
-    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "M2L list entry %d (source cell %d) is not a well-separated same-level pair",
-                    (int)bad_at, (int)s->fmm.v.indices[bad_at]);
+    st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL,
+                    "M2L list entry %d (source cell %d) is not a well-separated same-level pair", (int)bad_at,
+                    (int)s->fmm.v.indices[bad_at]);
   return st;
 }
 
 /* Complex numbers per shift in the table: I_n^m for n <= 2p, all |m| <= n,
  * row n from n^2 (cl/expansions3d.cl NSHIFT). */
-static size_t shift_stride(int order) {
-  return (size_t)(2 * order + 1) * (size_t)(2 * order + 1);
-}
+static size_t shift_stride(int order) { return (size_t)(2 * order + 1) * (size_t)(2 * order + 1); }
 
 /* I_n^m(d) per shift d in units of the side, both signs of m, in REAL: the
  * M2L of scaled expansions (cl/expansions3d.cl) uses exactly these. The

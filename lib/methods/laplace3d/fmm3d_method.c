@@ -6,8 +6,7 @@
 #include "methods/laplace3d/fmm3d.h"
 #include "plan/registry.h"
 
-static fmmcl_status create_with(fmmcl_plan plan, const double *sources, const double *targets,
-                                int treecode) {
+static fmmcl_status create_with(fmmcl_plan plan, const double *sources, const double *targets, int treecode) {
   fmm3d_state *s = calloc(1, sizeof *s);
   if (!s) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
@@ -49,8 +48,8 @@ static fmmcl_status fmm3d_execute(fmmcl_plan plan, const double *charges, double
   fmmcl_plan_record(plan, "lists", s->lists_seconds);
   fmmcl_plan_record(plan, "tables", s->tables_seconds);
   fmmcl_status st = fmmcl_fmm3d_upload_charges(plan, s, charges);
-  if (!st) st = fmmcl_fmm3d_run_phases(plan, s, s->treecode ? FMMCL_FMM3D_TREECODE_PHASES
-                                                            : FMMCL_FMM3D_FMM_PHASES);
+  if (!st)
+    st = fmmcl_fmm3d_run_phases(plan, s, s->treecode ? FMMCL_FMM3D_TREECODE_PHASES : FMMCL_FMM3D_FMM_PHASES);
   if (!st) st = fmmcl_fmm3d_download(plan, s, potential, gradient);
   return st;
 }
@@ -63,8 +62,13 @@ static void fmm3d_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
-const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d", .create = fmm_create, .execute = fmm3d_execute,
-                                          .destroy = fmm3d_destroy, .counts = fmmcl_fmm3d_counts};
-const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d", .create = treecode_create,
-                                               .execute = fmm3d_execute, .destroy = fmm3d_destroy,
+const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
+                                          .create = fmm_create,
+                                          .execute = fmm3d_execute,
+                                          .destroy = fmm3d_destroy,
+                                          .counts = fmmcl_fmm3d_counts};
+const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
+                                               .create = treecode_create,
+                                               .execute = fmm3d_execute,
+                                               .destroy = fmm3d_destroy,
                                                .counts = fmmcl_fmm3d_counts};

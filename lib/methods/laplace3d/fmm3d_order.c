@@ -25,16 +25,21 @@ double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p) {
   return 0.5 * pow(0.35, p + 1) + 2e-4 * pow(0.64, p + 1);
 }
 
-typedef struct { int treecode; double theta; } method_of;
+typedef struct {
+  int treecode;
+  double theta;
+} method_of;
 
 static double method_error(int p, const void *arg) {
   const method_of *m = arg;
   return fmmcl_fmm3d_predicted_error(m->treecode, m->theta, p);
 }
 
-fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
-                                      int treecode, int *order) {
-  const int max = opt->precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
+fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int treecode,
+                                      int *order) {
+  const int max =
+      opt->precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
   const method_of m = {treecode, opt->theta};
-  return fmmcl_order_from_tolerance(ctx, opt, max, method_error, &m, treecode ? "; lower theta" : NULL, order);
+  return fmmcl_order_from_tolerance(ctx, opt, max, method_error, &m, treecode ? "; lower theta" : NULL,
+                                    order);
 }

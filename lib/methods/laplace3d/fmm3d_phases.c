@@ -36,8 +36,11 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
   const fmmcl_tree3d *t = s->tree;
   double t0 = fmmcl_wall_seconds();
   /* a streaming copy in the caller's order; the device does the gather */
-  const fmmcl_permutation put = {.k = s->k_charges, .local = elementwise_local(ctx), .in = s->charges,
-                                 .perm = s->src_perm, .out = s->src};
+  const fmmcl_permutation put = {.k = s->k_charges,
+                                 .local = elementwise_local(ctx),
+                                 .in = s->charges,
+                                 .perm = s->src_perm,
+                                 .out = s->src};
   fmmcl_status st = fmmcl_upload_permuted(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, &put);
   const size_t exp_bytes = t->n_cells * s->ncoef * 2 * s->real_size;
   if (!st) st = zero_buffer(ctx, s->M, exp_bytes);
@@ -52,8 +55,9 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
 static fmmcl_status run_p2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   cl_kernel k = s->k_p2m;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->leaf_src_begin),
-                                      FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M));
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->leaf_src_begin),
+                        FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M));
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "p2m");
 }
 
@@ -73,8 +77,9 @@ static fmmcl_status run_levels(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log 
 static fmmcl_status run_m2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   cl_kernel k = s->k_m2m;
-  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->m2m_parents), FMMCL_ARG_MEM(s->m2m_children),
-                                      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M));
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->m2m_parents), FMMCL_ARG_MEM(s->m2m_children),
+                        FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M));
   return st ? st : run_levels(plan, s, log, k, &s->m2m_levels, 4, "m2m");
 }
 
@@ -87,7 +92,7 @@ static fmmcl_status run_list(fmmcl_plan plan, fmmcl_event_log *log, cl_kernel k,
   if (!st) st = fmmcl_kernel_args(plan->ctx, k, 3, n_more, more);
   return st ? st : launch(plan, log, k, l->n_rows, wgs, phase);
 }
-#define RUN_LIST(plan, log, k, l, wgs, phase, ...) \
+#define RUN_LIST(plan, log, k, l, wgs, phase, ...)                                                          \
   run_list((plan), (log), (k), (l), (wgs), (phase), sizeof((fmmcl_arg[]){__VA_ARGS__}) / sizeof(fmmcl_arg), \
            (fmmcl_arg[]){__VA_ARGS__})
 
@@ -120,7 +125,8 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   return RUN_LIST(plan, log, s->k_m2p, &s->m2p, s->exp_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
-                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out));
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M),
+                  FMMCL_ARG_MEM(s->out));
 }
 
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
@@ -130,10 +136,12 @@ static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
   typedef fmmcl_status (*phase_fn)(fmmcl_plan, fmm3d_state *, fmmcl_event_log *);
-  static const struct { unsigned bit; phase_fn run; } phases[] = {
-      {FMMCL_PHASE_P2M, run_p2m}, {FMMCL_PHASE_M2M, run_m2m}, {FMMCL_PHASE_M2L, run_m2l},
-      {FMMCL_PHASE_P2L, run_p2l}, {FMMCL_PHASE_L2L, run_l2l}, {FMMCL_PHASE_L2P, run_l2p},
-      {FMMCL_PHASE_M2P, run_m2p}, {FMMCL_PHASE_P2P, run_p2p}};
+  static const struct {
+    unsigned bit;
+    phase_fn run;
+  } phases[] = {{FMMCL_PHASE_P2M, run_p2m}, {FMMCL_PHASE_M2M, run_m2m}, {FMMCL_PHASE_M2L, run_m2l},
+                {FMMCL_PHASE_P2L, run_p2l}, {FMMCL_PHASE_L2L, run_l2l}, {FMMCL_PHASE_L2P, run_l2p},
+                {FMMCL_PHASE_M2P, run_m2p}, {FMMCL_PHASE_P2P, run_p2p}};
   /* the treecode has no local expansions: never run their phases */
   if (s->treecode) mask &= FMMCL_FMM3D_TREECODE_PHASES;
   fmmcl_event_log log = {0};
@@ -147,8 +155,14 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
 
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient) {
   /* out_user[j] = (d/dx, d/dy, d/dz, phi) of the caller's target j */
-  const fmmcl_real4_results r = {.unsort = {.k = s->k_unsort, .local = elementwise_local(plan->ctx), .in = s->out,
-                                            .perm = s->tgt_perm, .out = s->out_user},
-                                 .stage = s->out_pin.ptr, .pot = 3, .grad = 0, .dim = 3};
+  const fmmcl_real4_results r = {.unsort = {.k = s->k_unsort,
+                                            .local = elementwise_local(plan->ctx),
+                                            .in = s->out,
+                                            .perm = s->tgt_perm,
+                                            .out = s->out_user},
+                                 .stage = s->out_pin.ptr,
+                                 .pot = 3,
+                                 .grad = 0,
+                                 .dim = 3};
   return fmmcl_download_real4(plan, &r, s->tree->n_targets, s->real_size, potential, gradient);
 }
