@@ -63,24 +63,14 @@ def _selector(device):
     return device.encode()
 
 
-class Context:
-    """An open device: Context(device=None) takes "gpu", "cpu", "P:D", a substring of
-    the device or platform name, a Device from devices(), or None for FMMCL_DEVICE
-    (else the first GPU, else the first CPU). Plans keep their context alive."""
-
-    def __init__(self, device=None):
-        self._handle = None
-        handle = ctypes.c_void_p()
-        _check(lib().fmmcl_context_create(ctypes.byref(handle), _selector(device)))
-        self._handle = handle
-        info = DeviceInfo()
-        _check(lib().fmmcl_context_device(handle, ctypes.byref(info)), handle)
-        self.device = _device(info, None)
+class _Owned:
+    """A library handle, released by close(), on leaving a with block, or when collected."""
+    _destroy = None  # the fmmcl_*_destroy function's name
 
     def close(self):
-        """Releases the device now (plans made on it must be closed first)."""
+        """Releases the handle now (a context's plans must be closed first)."""
         if self._handle is not None and self._handle.value:
-            lib().fmmcl_context_destroy(self._handle)
+            getattr(lib(), self._destroy)(self._handle)
         self._handle = None
 
     def __enter__(self):
@@ -94,6 +84,22 @@ class Context:
             self.close()
         except Exception:
             pass
+
+
+class Context(_Owned):
+    """An open device: Context(device=None) takes "gpu", "cpu", "P:D", a substring of
+    the device or platform name, a Device from devices(), or None for FMMCL_DEVICE
+    (else the first GPU, else the first CPU). Plans keep their context alive."""
+    _destroy = "fmmcl_context_destroy"
+
+    def __init__(self, device=None):
+        self._handle = None
+        handle = ctypes.c_void_p()
+        _check(lib().fmmcl_context_create(ctypes.byref(handle), _selector(device)))
+        self._handle = handle
+        info = DeviceInfo()
+        _check(lib().fmmcl_context_device(handle, ctypes.byref(info)), handle)
+        self.device = _device(info, None)
 
     def __repr__(self):
         d = self.device
@@ -210,7 +216,7 @@ def _options(kernel="laplace3d", method="auto", tol=None, precision="double", gr
     return opt, expr_bytes
 
 
-class Plan:
+class Plan(_Owned):
     """A plan, as in C: built once for a set of sources and targets (tree, lists,
     kernels), executed with any number of charge vectors.
 
@@ -225,6 +231,7 @@ class Plan:
     otherwise. tol None is the library's default (1e-6 in double, 1e-4 in single;
     the FGT's tol bounds the error per unit of sum |q|).
     """
+    _destroy = "fmmcl_plan_destroy"
 
     def __init__(self, ctx, sources, targets=None, **options):
         self._handle = None
@@ -349,23 +356,6 @@ class Plan:
         buf = ctypes.create_string_buffer(4096)
         _check(lib().fmmcl_plan_build_options(self._live(), buf, len(buf)), self._ctx._handle)
         return _text(buf.value)
-
-    def close(self):
-        if self._handle is not None and self._handle.value:
-            lib().fmmcl_plan_destroy(self._handle)
-        self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         return (f"<fmmcl.Plan {self.kernel} {self.method} {self.precision}: "
