@@ -1,0 +1,184 @@
+/* bench_precision.c — accuracy over every target, per distribution and
+ * method: each plan against an independent double-precision reference
+ * (the plain-C direct sum, or a double FMM 1000 times tighter where that
+ * is too slow), relative L2 and max-norm errors of potential and gradient,
+ * and the plan's execute time. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "testing/distributions.h"
+
+static void usage(void) {
+  printf(
+      "usage: bench-precision [options]\n"
+      "For each distribution and method, evaluates a plan and compares every target\n"
+      "with a double-precision reference: the plain-C direct sum (OpenMP) when\n"
+      "N^2 <= --direct-max, else a double-precision FMM of the same kernel at\n"
+      "tolerance --tol / 1000 on the same device. Writes CSV:\n"
+      "device,dim,distribution,n,shift,method,precision,tol,pot_l2,grad_l2,pot_max,grad_max,execute_s,reference\n"
+      "Errors are relative: L2 = |a - ref|_2 / |ref|_2 over all targets (the gradient\n"
+      "as one vector per target), max = max_i |a_i - ref_i| / max_i |ref_i|.\n"
+      "  --dim 2|3                 Laplace 2D or 3D (default 3)\n"
+      "  --dist LIST               comma-separated: uniform,plummer,ellipsoid,surface,clusters\n"
+      "                            (default: all of the dimension's)\n"
+      "  --methods LIST            comma-separated: fmm,treecode,direct (default fmm,treecode,direct;\n"
+      "                            2D: fmm,direct)\n"
+      "  --n N                     points (sources = targets; default 20000)\n"
+      "  --shift S                 add S to every coordinate (default 0)\n"
+      "  --precision single|double (default single)\n"
+      "  --tol T                   requested tolerance (default 1e-4)\n"
+      "  --repeat R                executes per plan, best time kept (default 3)\n"
+      "  --direct-max P            largest N^2 checked by the host direct sum (default 4e10)\n"
+      "  --device SEL              gpu, cpu, P:D or a name substring\n"
+      "  --csv FILE                CSV output (default stdout)\n"
+      "  --help\n");
+}
+
+static double now(void) { return bench_now(); }
+
+typedef struct errors {
+  double pot_l2, grad_l2, pot_max, grad_max;
+} errors;
+
+static errors compare(size_t n, int dim, const double *p, const double *g, const double *rp,
+                      const double *rg) {
+  double dp = 0, np = 0, dg = 0, ng = 0, mp = 0, mpr = 0, mg = 0, mgr = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double e = p[i] - rp[i];
+    dp += e * e, np += rp[i] * rp[i];
+    mp = fmax(mp, fabs(e)), mpr = fmax(mpr, fabs(rp[i]));
+    double e2 = 0, r2 = 0;
+    for (int k = 0; k < dim; k++) {
+      const double d = g[i * dim + k] - rg[i * dim + k];
+      e2 += d * d, r2 += rg[i * dim + k] * rg[i * dim + k];
+    }
+    dg += e2, ng += r2;
+    mg = fmax(mg, sqrt(e2)), mgr = fmax(mgr, sqrt(r2));
+  }
+  return (errors){sqrt(dp / np), sqrt(dg / ng), mp / mpr, mg / mgr};
+}
+
+static int parse_method(const char *s) {
+  if (strcmp(s, "fmm") == 0) return FMMCL_FMM;
+  if (strcmp(s, "treecode") == 0) return FMMCL_TREECODE;
+  if (strcmp(s, "direct") == 0) return FMMCL_DIRECT;
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  int dim = 3, repeat = 3;
+  size_t n = 20000;
+  double shift = 0, tol = 1e-4, direct_max = 4e10;
+  const char *dists = NULL, *methods = NULL, *device = NULL, *csv_path = NULL;
+  fmmcl_precision prec = FMMCL_SINGLE;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--help") == 0) {
+      usage();
+      return 0;
+    }
+    if (!v) {
+      fprintf(stderr, "bench-precision: %s needs a value (see --help)\n", a);
+      return 2;
+    }
+    i++;
+    if (strcmp(a, "--dim") == 0) dim = atoi(v);
+    else if (strcmp(a, "--dist") == 0) dists = v;
+    else if (strcmp(a, "--methods") == 0) methods = v;
+    else if (strcmp(a, "--n") == 0) n = (size_t)strtod(v, NULL);
+    else if (strcmp(a, "--shift") == 0) shift = strtod(v, NULL);
+    else if (strcmp(a, "--tol") == 0) tol = strtod(v, NULL);
+    else if (strcmp(a, "--repeat") == 0) repeat = atoi(v);
+    else if (strcmp(a, "--direct-max") == 0) direct_max = strtod(v, NULL);
+    else if (strcmp(a, "--device") == 0) device = v;
+    else if (strcmp(a, "--csv") == 0) csv_path = v;
+    else if (strcmp(a, "--precision") == 0) prec = strcmp(v, "double") == 0 ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    else {
+      fprintf(stderr, "bench-precision: unknown option %s (see --help)\n", a);
+      return 2;
+    }
+  }
+  if ((dim != 2 && dim != 3) || n < 2 || repeat < 1 || !(tol > 0)) {
+    fprintf(stderr, "bench-precision: need --dim 2 or 3, --n >= 2, --repeat >= 1, --tol > 0\n");
+    return 2;
+  }
+  if (!methods) methods = dim == 3 ? "fmm,treecode,direct" : "fmm,direct";
+  fmmcl_context ctx;
+  bench_check(NULL, fmmcl_context_create(&ctx, device), "fmmcl_context_create");
+  bench_print_device(ctx);
+  fmmcl_device_info info;
+  fmmcl_context_device(ctx, &info);
+  FILE *csv = bench_open_csv(csv_path);
+  fprintf(csv,
+          "device,dim,distribution,n,shift,method,precision,tol,pot_l2,grad_l2,pot_max,grad_max,"
+          "execute_s,reference\n");
+  double *x = malloc(n * dim * sizeof *x), *q = malloc(n * sizeof *q);
+  double *rp = malloc(n * sizeof *rp), *rg = malloc(n * dim * sizeof *rg);
+  double *p = malloc(n * sizeof *p), *g = malloc(n * dim * sizeof *g);
+  if (!x || !q || !rp || !rg || !p || !g) {
+    fprintf(stderr, "bench-precision: out of memory at N = %zu\n", n);
+    return 1;
+  }
+  bench_random_charges(2, n, q);
+  const fmmcl_kernel kernel = dim == 3 ? FMMCL_LAPLACE_3D : FMMCL_LAPLACE_2D;
+  for (int d = 0; d < FMMCL_DIST_COUNT; d++) {
+    if (!fmmcl_distribution_has_dim(d, dim)) continue;
+    const char *name = fmmcl_distribution_name(d);
+    if (dists) {
+      const char *hit = strstr(dists, name);
+      if (!hit || (hit != dists && hit[-1] != ',')) continue;
+    }
+    fmmcl_distribution_points(d, dim, 1, n, shift, x);
+    /* the reference: independent of the plans under test */
+    fmmcl_plan_options o;
+    fmmcl_plan_options_init(&o, kernel);
+    o.dim = dim, o.gradient = 1, o.precision = FMMCL_DOUBLE;
+    const char *ref;
+    double t0 = now();
+    if ((double)n * (double)n <= direct_max) {
+      ref = "host-direct";
+      bench_check(NULL, fmmcl_reference_direct(&o, n, x, q, 0, NULL, rp, rg), "fmmcl_reference_direct");
+    } else {
+      ref = "device-fmm-double";
+      o.method = FMMCL_FMM, o.tolerance = tol / 1000;
+      fmmcl_plan plan;
+      bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "reference plan");
+      bench_check(ctx, fmmcl_plan_execute(plan, q, rp, rg), "reference execute");
+      fmmcl_plan_destroy(plan);
+    }
+    fprintf(stderr, "%s: reference (%s) in %.1f s\n", name, ref, now() - t0);
+    char list[256];
+    snprintf(list, sizeof list, "%s", methods);
+    for (char *save = NULL, *m = strtok_r(list, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+      const int method = parse_method(m);
+      if (method < 0) {
+        fprintf(stderr, "bench-precision: unknown method %s\n", m);
+        return 2;
+      }
+      fmmcl_plan_options_init(&o, kernel);
+      o.dim = dim, o.gradient = 1, o.precision = prec, o.method = method;
+      o.tolerance = method == FMMCL_DIRECT ? 0 : tol;
+      fmmcl_plan plan;
+      bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "fmmcl_plan_create");
+      double best = INFINITY;
+      for (int r = 0; r < repeat; r++) {
+        const double t = now();
+        bench_check(ctx, fmmcl_plan_execute(plan, q, p, g), "fmmcl_plan_execute");
+        best = fmin(best, now() - t);
+      }
+      fmmcl_plan_destroy(plan);
+      const errors e = compare(n, dim, p, g, rp, rg);
+      fprintf(csv, "\"%s\",%d,%s,%zu,%g,%s,%s,%g,%.3e,%.3e,%.3e,%.3e,%.6f,%s\n", info.device_name, dim, name,
+              n, shift, m, prec == FMMCL_DOUBLE ? "double" : "single", tol, e.pot_l2, e.grad_l2, e.pot_max,
+              e.grad_max, best, ref);
+      fflush(csv);
+    }
+  }
+  if (csv != stdout) fclose(csv);
+  free(x), free(q), free(rp), free(rg), free(p), free(g);
+  fmmcl_context_destroy(ctx);
+  return 0;
+}
