@@ -18,7 +18,7 @@ static void usage(void) {
       "with a double-precision reference: the plain-C direct sum (OpenMP) when\n"
       "N^2 <= --direct-max, else a double-precision FMM of the same kernel at\n"
       "tolerance --tol / 1000 on the same device. Writes CSV:\n"
-      "device,dim,distribution,n,shift,method,precision,tol,pot_l2,grad_l2,pot_max,grad_max,execute_s,reference\n"
+      "device,dim,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,execute_s,reference\n"
       "Errors are relative: L2 = |a - ref|_2 / |ref|_2 over all targets (the gradient\n"
       "as one vector per target), max = max_i |a_i - ref_i| / max_i |ref_i|.\n"
       "  --dim 2|3                 Laplace 2D or 3D (default 3)\n"
@@ -69,7 +69,8 @@ static int parse_method(const char *s) {
 }
 
 int main(int argc, char **argv) {
-  int dim = 3, repeat = 3;
+  int dim = 3, repeat = 3, order = 0;
+  double theta = 0;
   size_t n = 20000;
   double shift = 0, tol = 1e-4, direct_max = 4e10;
   const char *dists = NULL, *methods = NULL, *device = NULL, *csv_path = NULL;
@@ -92,6 +93,8 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--shift") == 0) shift = strtod(v, NULL);
     else if (strcmp(a, "--tol") == 0) tol = strtod(v, NULL);
     else if (strcmp(a, "--repeat") == 0) repeat = atoi(v);
+    else if (strcmp(a, "--order") == 0) order = atoi(v);
+    else if (strcmp(a, "--theta") == 0) theta = strtod(v, NULL);
     else if (strcmp(a, "--direct-max") == 0) direct_max = strtod(v, NULL);
     else if (strcmp(a, "--device") == 0) device = v;
     else if (strcmp(a, "--csv") == 0) csv_path = v;
@@ -113,7 +116,7 @@ int main(int argc, char **argv) {
   fmmcl_context_device(ctx, &info);
   FILE *csv = bench_open_csv(csv_path);
   fprintf(csv,
-          "device,dim,distribution,n,shift,method,precision,tol,pot_l2,grad_l2,pot_max,grad_max,"
+          "device,dim,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,"
           "execute_s,reference\n");
   double *x = malloc(n * dim * sizeof *x), *q = malloc(n * sizeof *q);
   double *rp = malloc(n * sizeof *rp), *rg = malloc(n * dim * sizeof *rg);
@@ -160,7 +163,9 @@ int main(int argc, char **argv) {
       }
       fmmcl_plan_options_init(&o, kernel);
       o.dim = dim, o.gradient = 1, o.precision = prec, o.method = method;
-      o.tolerance = method == FMMCL_DIRECT ? 0 : tol;
+      o.tolerance = method == FMMCL_DIRECT || order > 0 ? 0 : tol;
+      if (method != FMMCL_DIRECT) o.order = order;
+      if (theta > 0) o.theta = theta;
       fmmcl_plan plan;
       bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "fmmcl_plan_create");
       double best = INFINITY;
@@ -169,11 +174,13 @@ int main(int argc, char **argv) {
         bench_check(ctx, fmmcl_plan_execute(plan, q, p, g), "fmmcl_plan_execute");
         best = fmin(best, now() - t);
       }
+      fmmcl_plan_info pi;
+      bench_check(ctx, fmmcl_plan_describe(plan, &pi), "fmmcl_plan_describe");
       fmmcl_plan_destroy(plan);
       const errors e = compare(n, dim, p, g, rp, rg);
-      fprintf(csv, "\"%s\",%d,%s,%zu,%g,%s,%s,%g,%.3e,%.3e,%.3e,%.3e,%.6f,%s\n", info.device_name, dim, name,
-              n, shift, m, prec == FMMCL_DOUBLE ? "double" : "single", tol, e.pot_l2, e.grad_l2, e.pot_max,
-              e.grad_max, best, ref);
+      fprintf(csv, "\"%s\",%d,%s,%zu,%g,%s,%s,%g,%d,%.3e,%.3e,%.3e,%.3e,%.6f,%s\n", info.device_name, dim,
+              name, n, shift, m, prec == FMMCL_DOUBLE ? "double" : "single", tol, pi.order, e.pot_l2,
+              e.grad_l2, e.pot_max, e.grad_max, best, ref);
       fflush(csv);
     }
   }

@@ -769,6 +769,32 @@ static int write_results(const config *c, fmmcl_io_format format, const job *j) 
 
 /* ---- main ------------------------------------------------------------------------- */
 
+/* What runs (the method auto chose, the order the tolerance chose), and a
+ * warning, whatever --quiet says, when the plan's precision cannot resolve
+ * the closest pair to the tolerance: a silent miss is worse than noise. */
+static void report_plan(const config *c, fmmcl_plan plan, const job *j) {
+  fmmcl_plan_info info;
+  if (fmmcl_plan_describe(plan, &info) != FMMCL_SUCCESS) return;
+  if (!c->quiet) {
+    printf("plan: %s%s", fmmcl_method_name(info.method),
+           j->opt.method == FMMCL_AUTO ? " (chosen by auto)" : "");
+    if (info.order > 0) printf(", order %d", info.order);
+    printf("\n");
+  }
+  if (info.precision != FMMCL_SINGLE || j->opt.kernel == FMMCL_GAUSSIAN) return;
+  double estimate, distance;
+  if (fmmcl_plan_rounding_estimate(plan, j->sources, j->targets, &estimate, &distance) != FMMCL_SUCCESS)
+    return;
+  const double tol = j->opt.tolerance > 0 ? j->opt.tolerance : 1e-4;
+  if (estimate > tol)
+    fprintf(
+        stderr,
+        "fmmcl: warning: the closest pair (%.3g apart) is resolved in single precision only to about %.1e "
+        "relative error (gradient), above the tolerance %.0e; targets that close will miss it: use "
+        "--precision double\n",
+        distance, estimate, tol);
+}
+
 /* Plan, execute, report, check: everything that needs the context. */
 static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job *j) {
   fmmcl_device_info dev;
@@ -782,6 +808,7 @@ static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job 
                                   (fmmcl_schedule)c->schedule, &plan);
   else st = fmmcl_plan_create(ctx, &j->opt, j->n, j->sources, j->m, j->targets, &plan);
   if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(ctx, st, "creating the plan");
+  report_plan(c, plan, j);
   timing best;
   int rc = execute(c, ctx, plan, j, &best);
   if (!rc && !c->quiet) print_timing(c, j, &best);

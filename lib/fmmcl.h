@@ -251,6 +251,45 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, 
  * 0. Other methods: FMMCL_ERROR_UNSUPPORTED. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
 
+/* What a plan is: the method that runs (FMMCL_AUTO resolved), its
+ * precision and its expansion order (0 for direct sums; the FGT's Hermite
+ * order; the bbFMM's Chebyshev nodes per dimension). */
+typedef struct fmmcl_plan_info {
+  fmmcl_kernel kernel;
+  fmmcl_method method;
+  fmmcl_precision precision;
+  int order;
+} fmmcl_plan_info;
+FMMCL_EXPORT fmmcl_status fmmcl_plan_describe(fmmcl_plan plan, fmmcl_plan_info *info);
+
+/* How well the plan's precision resolves its closest source-target pair.
+ * The device kernels see each point's coordinates relative to a nearby
+ * centre (its leaf's, or its bucket's), rounded to the plan's precision;
+ * the rounding error then grows with that frame's size, and the pair's
+ * term loses the digits its distance cannot carry. Pass the sources and
+ * targets the plan was created with (targets NULL: the targets are the
+ * sources; the plan keeps no copy). Finds the closest pair of distinct
+ * points (in linear time, on a grid) and sets *distance to it (NAN when
+ * the set has none) and *estimate to the typical relative error of that
+ * pair's gradient term from the rounding (its bound is about three times
+ * that; the potential term's error about a third). An estimate above the
+ * tolerance means the plan's precision cannot deliver the tolerance at
+ * that target: use FMMCL_DOUBLE. */
+FMMCL_EXPORT fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources,
+                                                       const double *targets, double *estimate,
+                                                       double *distance);
+
+/* The (at most k) targets whose nearest distinct source is closest, closest
+ * first: their indices into out[k] and (when not NULL) the distances into
+ * dist[k]; *found says how many. targets NULL: the targets are the sources,
+ * and a point is not its own neighbour. A source on a target (distance 0)
+ * is no neighbour: it contributes nothing to a singular kernel. Linear time
+ * (a grid of about two sources per cell); a target with no source in its
+ * cell's neighbourhood is not close and is left out. dim 1..3. */
+FMMCL_EXPORT fmmcl_status fmmcl_closest_targets(int dim, size_t n_sources, const double *sources,
+                                                size_t n_targets, const double *targets, size_t k, size_t *out,
+                                                double *dist, size_t *found);
+
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, size_t len);

@@ -808,7 +808,9 @@ START_TEST(test_check_targets_closest) {
     }
   /* the planted pair: target 7 (or point 7) 1e-7 from source 11 */
   for (int d = 0; d < dim; d++) tgt[7 * dim + d] = src[11 * dim + d] + (d == 0 ? 1e-7 : 0);
-  size_t found = fmmcl_cli_closest_targets(src, N, tgt, m, dim, same, K, idx, dist);
+  size_t found = 0;
+  ck_assert_int_eq(fmmcl_closest_targets(dim, N, src, m, same ? NULL : tgt, K, idx, dist, &found),
+                   FMMCL_SUCCESS);
   ck_assert_uint_eq(found, K);
   ck_assert_msg(idx[0] == 7 || (same && idx[0] == 11), "closest target %zu", idx[0]);
   ck_assert_msg(fabs(dist[0] - 1e-7) < 1e-9, "closest distance %g", dist[0]);

@@ -154,11 +154,20 @@ static fmmcl_status hybrid_create_unused(fmmcl_plan plan, const double *s, const
   return fmmcl_fail(plan->ctx, FMMCL_ERROR_INTERNAL, "hybrid plans are made by fmmcl_plan_create_hybrid");
 }
 
+/* Both sub-plans run one FMM of one order. */
+static int hybrid_order(fmmcl_plan plan) {
+  const hybrid_state *h = plan->impl;
+  fmmcl_plan_info info = {0};
+  fmmcl_plan_describe(h->sub[0] ? h->sub[0] : h->sub[1], &info);
+  return info.order;
+}
+
 static const fmmcl_method_ops hybrid_ops = {.name = "hybrid",
                                             .create = hybrid_create_unused,
                                             .execute = hybrid_execute,
                                             .destroy = hybrid_destroy,
-                                            .counts = hybrid_counts};
+                                            .counts = hybrid_counts,
+                                            .order = hybrid_order};
 
 /* The model's choices, where each device has a fitted model in the plan's
  * precision: for AUTO the schedule, and for every schedule the leaf size

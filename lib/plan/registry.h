@@ -23,6 +23,13 @@ struct fmmcl_method_ops {
   fmmcl_status (*counts)(fmmcl_plan plan, const char *phase, double *work);
   /* Optional (NULL: FMMCL_ERROR_UNSUPPORTED): see fmmcl_plan_error_bound. */
   fmmcl_status (*error_bound)(fmmcl_plan plan, double *bound);
+  /* Optional (NULL: 0, a direct sum): the order fmmcl_plan_describe reports. */
+  int (*order)(fmmcl_plan plan);
+  /* Optional (NULL: coordinates relative to one centre for the whole set):
+   * the largest distance from the centre that the device coordinates of
+   * point index (the caller's numbering; a target when target is nonzero,
+   * else a source) are relative to, to any point of that frame. */
+  double (*frame_size)(fmmcl_plan plan, int target, size_t index);
 };
 
 /* The ops tables, one per implementation; only the registry (registry.c)

@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _names as names
-from ._lib import DeviceInfo, PhaseTime, PlanOptions, lib
+from ._lib import DeviceInfo, PhaseTime, PlanInfo, PlanOptions, lib
 from .errors import Error, InvalidArgumentError, from_status
 
 Result = namedtuple("Result", "potential gradient")
@@ -246,6 +246,7 @@ class Plan(_Owned):
             tgt, m, _ = _points(targets, "targets", dim)
         opt, self._expr = _options(dim=dim, **options)
         self._create(ctx, opt, src, n, tgt, m)
+        self._points = (src, tgt)  # for rounding_estimate: the plan keeps no copy
         self.n_sources, self.n_targets, self.dim = n, m, dim
         self.kernel = kernel
         self.options = dict(options)
@@ -279,6 +280,7 @@ class Plan(_Owned):
                                               ctypes.byref(opt), n, _dptr(src), m, _dptr(tgt), s,
                                               ctypes.byref(handle)), ctx_a._handle)
         self._handle, self._opt = handle, opt
+        self._points = (src, tgt)
         self.n_sources, self.n_targets, self.dim = n, m, 3
         self.kernel, self.options = options.get("kernel", "laplace3d"), dict(options)
         return self
@@ -350,6 +352,26 @@ class Plan(_Owned):
         b = ctypes.c_double()
         _check(lib().fmmcl_plan_error_bound(self._live(), ctypes.byref(b)), self._ctx._handle)
         return b.value
+
+    def info(self):
+        """What runs: {"method": the method ("auto" resolved), "order": the expansion
+        order (0 for direct sums), "precision"}."""
+        i = PlanInfo()
+        _check(lib().fmmcl_plan_describe(self._live(), ctypes.byref(i)), self._ctx._handle)
+        return {"method": names.METHODS[i.method], "order": i.order,
+                "precision": names.PRECISIONS[i.precision]}
+
+    def rounding_estimate(self):
+        """(estimate, distance): the typical relative error, from rounding coordinates to
+        the plan's precision, of the gradient term of the closest source-target pair,
+        and that pair's distance (NaN when there is none). An estimate above the
+        tolerance means the precision cannot deliver it there: use precision="double"."""
+        e, d = ctypes.c_double(), ctypes.c_double()
+        src, tgt = self._points
+        _check(lib().fmmcl_plan_rounding_estimate(self._live(), _dptr(src), _dptr(tgt),
+                                                  ctypes.byref(e), ctypes.byref(d)),
+               self._ctx._handle)
+        return e.value, d.value
 
     def build_options(self):
         """The OpenCL build options of the plan's kernels (tuned -D values included)."""

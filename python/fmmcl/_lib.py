@@ -49,6 +49,11 @@ class PlanOptions(ctypes.Structure):
     ]
 
 
+class PlanInfo(ctypes.Structure):
+    """fmmcl_plan_info"""
+    _fields_ = [("kernel", c_int), ("method", c_int), ("precision", c_int), ("order", c_int)]
+
+
 class PhaseTime(ctypes.Structure):
     """fmmcl_phase_time"""
     _fields_ = [("name", c_char_p), ("seconds", c_double)]
@@ -79,6 +84,8 @@ _PROTOTYPES = {
     "fmmcl_plan_counts": (plan_t, c_char_p, P(c_double)),
     "fmmcl_plan_error_bound": (plan_t, P(c_double)),
     "fmmcl_plan_build_options": (plan_t, ctypes.c_char_p, c_size_t),
+    "fmmcl_plan_describe": (plan_t, P(PlanInfo)),
+    "fmmcl_plan_rounding_estimate": (plan_t, dbl_p, dbl_p, P(c_double), P(c_double)),
     "fmmcl_reference_direct": (P(PlanOptions), c_size_t, dbl_p, dbl_p, c_size_t, dbl_p, dbl_p,
                                dbl_p),
 }

@@ -36,7 +36,8 @@ def _enum(header, name):
 
 @pytest.mark.parametrize("cname,pytype", [("fmmcl_plan_options", _lib.PlanOptions),
                                            ("fmmcl_device_info", _lib.DeviceInfo),
-                                           ("fmmcl_phase_time", _lib.PhaseTime)])
+                                           ("fmmcl_phase_time", _lib.PhaseTime),
+                                           ("fmmcl_plan_info", _lib.PlanInfo)])
 def test_struct_fields_match(header, cname, pytype):
     assert [f[0] for f in pytype._fields_] == _struct_fields(header, cname)
 

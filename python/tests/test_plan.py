@@ -46,3 +46,26 @@ def test_fgt_error_bound_follows_tol(ctx, fp64):
             bounds.append(plan.error_bound())
             assert 0 < bounds[-1] <= tol
     assert bounds[1] < bounds[0]
+
+
+def test_info_says_what_auto_chose(ctx, fp64):
+    y = points(3000, 3, 5)
+    with fmmcl.Plan(ctx, y, method="auto", precision="single") as plan:
+        info = plan.info()
+    assert info["method"] in ("direct", "treecode", "fmm") and info["precision"] == "single"
+    orders = []
+    for tol in (1e-3, 1e-7):
+        with fmmcl.Plan(ctx, y, method="fmm", tol=tol) as plan:
+            orders.append(plan.info()["order"])
+    assert 0 < orders[0] < orders[1]
+
+
+def test_rounding_estimate_sees_a_close_pair(ctx, fp64):
+    y = points(2000, 3, 6)
+    y[17] = y[900] + np.array([0.0, 1e-6, 0.0])
+    with fmmcl.Plan(ctx, y, method="fmm", precision="single") as plan:
+        e_single, d = plan.rounding_estimate()
+    with fmmcl.Plan(ctx, y, method="fmm", tol=1e-8) as plan:
+        e_double, _ = plan.rounding_estimate()
+    assert abs(d - 1e-6) < 1e-9
+    assert e_single > 1e-4 > 1e-8 > e_double

@@ -318,8 +318,11 @@ int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]) {
   return s->ad != NULL;
 }
 
+static int bbfmm_order(fmmcl_plan plan) { return ((const fmmcl_bbfmm_state *)plan->impl)->n; }
+
 const fmmcl_method_ops fmmcl_bbfmm_ops = {.name = "bbfmm",
                                           .create = bbfmm_create,
                                           .execute = fmmcl_bbfmm_execute,
                                           .destroy = fmmcl_bbfmm_destroy,
-                                          .counts = bbfmm_counts};
+                                          .counts = bbfmm_counts,
+                                          .order = bbfmm_order};

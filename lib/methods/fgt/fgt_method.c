@@ -444,12 +444,15 @@ static fmmcl_status fgt_error_bound(fmmcl_plan plan, double *bound) {
   return FMMCL_SUCCESS;
 }
 
+static int fgt_order(fmmcl_plan plan) { return ((const fgt_state *)plan->impl)->s.par.p; }
+
 const fmmcl_method_ops fmmcl_fgt_ops = {.name = "fgt",
                                         .create = fgt_create,
                                         .execute = fgt_execute,
                                         .destroy = fgt_destroy,
                                         .counts = fgt_counts,
-                                        .error_bound = fgt_error_bound};
+                                        .error_bound = fgt_error_bound,
+                                        .order = fgt_order};
 
 /* The plan's geometry, for tests comparing the device with the reference. */
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan) {

@@ -51,11 +51,14 @@ fmmcl_status fmmcl_fmm2d_counts(fmmcl_plan plan, const char *phase, double *work
   return FMMCL_SUCCESS;
 }
 
+static int fmm2d_order(fmmcl_plan plan) { return ((const fmm2d_state *)plan->impl)->order; }
+
 const fmmcl_method_ops fmmcl_fmm2d_ops = {.name = "fmm2d",
                                           .create = fmm2d_create,
                                           .execute = fmm2d_execute,
                                           .destroy = fmm2d_destroy,
-                                          .counts = fmmcl_fmm2d_counts};
+                                          .counts = fmmcl_fmm2d_counts,
+                                          .order = fmm2d_order};
 
 /* ---- test hooks ----------------------------------------------------------- */
 

@@ -62,13 +62,17 @@ static void fmm3d_destroy(fmmcl_plan plan) {
   plan->impl = NULL;
 }
 
+static int fmm3d_order(fmmcl_plan plan) { return ((const fmm3d_state *)plan->impl)->order; }
+
 const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
                                           .create = fmm_create,
                                           .execute = fmm3d_execute,
                                           .destroy = fmm3d_destroy,
-                                          .counts = fmmcl_fmm3d_counts};
+                                          .counts = fmmcl_fmm3d_counts,
+                                          .order = fmm3d_order};
 const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .create = treecode_create,
                                                .execute = fmm3d_execute,
                                                .destroy = fmm3d_destroy,
-                                               .counts = fmmcl_fmm3d_counts};
+                                               .counts = fmmcl_fmm3d_counts,
+                                          .order = fmm3d_order};
