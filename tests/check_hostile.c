@@ -415,6 +415,78 @@ START_TEST(test_cli_overflow) {
 }
 END_TEST
 
+/* Runs a shell command (stderr into stdout); its exit code, and its output in out. */
+static int run_command(const char *cmd, char *out, size_t len) {
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  size_t n = fread(out, 1, len - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* fmmtune's numbers are numbers: text, infinity, negative or zero counts
+ * are usage errors naming the option, not 0, a default or a wrap-around. */
+START_TEST(test_fmmtune_bad_numbers) {
+  const char *args[] = {"--budget abc", "--budget 1e400", "--budget -3", "--n abc",
+                        "--n -5",       "--n 0",          "--repeats x", "--seed -1"};
+  char cmd[8192], out[16384];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", FMMCL_TUNER_BIN, args[_i]);
+  const int rc = run_command(cmd, out, sizeof out);
+  ck_assert_msg(rc == 2, "%s: exit %d:\n%s", args[_i], rc, out);
+  char opt[32];
+  sscanf(args[_i], "%31s", opt);
+  ck_assert_msg(strstr(out, opt) != NULL, "%s: the option is not named:\n%s", args[_i], out);
+}
+END_TEST
+
+/* A runtime that cannot start for want of a cache directory is named as
+ * such, not as "no device" alone (POCL_CACHE_DIR unset: PoCL then takes
+ * XDG_CACHE_HOME); a runtime that copes is fine too. */
+START_TEST(test_unusable_xdg_cache_home) {
+  char cmd[8192], out[16384];
+  snprintf(cmd, sizeof cmd, "env -u POCL_CACHE_DIR XDG_CACHE_HOME=/dev/null/cache '%s/fmmcl' --demo 50 2>&1",
+           FMMCL_BIN_DIR);
+  const int rc = run_command(cmd, out, sizeof out);
+  ck_assert_msg(rc == 0 || strstr(out, "XDG_CACHE_HOME") != NULL, "exit %d without the cause:\n%s", rc, out);
+}
+END_TEST
+
+/* An unknown kernel is refused by fmmcl_plan_options_init itself; an
+ * infinite bbFMM parameter is refused with the options, never compiled. */
+START_TEST(test_options_refused_early) {
+  fmmcl_plan_options o;
+  ck_assert_int_eq(fmmcl_plan_options_init(&o, (fmmcl_kernel)99), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_options_init(&o, (fmmcl_kernel)-1), FMMCL_ERROR_INVALID_ARGUMENT);
+  double x[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  fmmcl_plan plan = NULL;
+  o = options(FMMCL_LAPLACE_3D, FMMCL_BBFMM, FMMCL_SINGLE);
+  o.gradient = 0, o.bbfmm_kernel = FMMCL_BBFMM_MULTIQUADRIC, o.kernel_param = INFINITY;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 4, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(fmmcl_last_error(ctx), "kernel_param") != NULL, "%s", fmmcl_last_error(ctx));
+}
+END_TEST
+
+/* A bbFMM whose operators need more than the device allows in one buffer
+ * (double at tol 1e-9: about 2.5 GB per level) says so, with the sizes,
+ * instead of a raw CL_INVALID_BUFFER_SIZE; a device that allows it builds. */
+START_TEST(test_bbfmm_operators_too_large) {
+  if (!dev.has_fp64) return;
+  enum { N = 600 };
+  double *x = doubles(3 * N);
+  fmmcl_test_random_points(8, N, 3, x);
+  fmmcl_plan_options o = options(FMMCL_LAPLACE_3D, FMMCL_BBFMM, FMMCL_DOUBLE);
+  o.gradient = 0, o.tolerance = 1e-9;
+  fmmcl_plan plan = NULL;
+  fmmcl_status st = fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan);
+  ck_assert_msg(st == FMMCL_SUCCESS || st == FMMCL_ERROR_OUT_OF_MEMORY, "status %d: %s", st,
+                fmmcl_last_error(ctx));
+  if (st) ck_assert_msg(strstr(fmmcl_last_error(ctx), "one allocation") != NULL, "%s", fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  free(x);
+}
+END_TEST
+
 /* The new status reads differently from every other. */
 START_TEST(test_status_string) {
   const char *s = fmmcl_strerror(FMMCL_ERROR_NONFINITE_OUTPUT);
@@ -441,6 +513,8 @@ static Suite *hostile_suite(void) {
   tcase_add_loop_test(range, test_gaussian_tiny_sigma, 0, 2);
   tcase_add_test(range, test_float_charges_too_large);
   tcase_add_test(range, test_float_softening_too_large);
+  tcase_add_test(range, test_options_refused_early);
+  tcase_add_test(range, test_bbfmm_operators_too_large);
   suite_add_tcase(s, range);
 
   TCase *morton = tcase_create("morton");
@@ -459,6 +533,8 @@ static Suite *hostile_suite(void) {
   TCase *cli = tcase_create("cli");
   tcase_add_checked_fixture(cli, open_device, close_device);
   tcase_add_loop_test(cli, test_cli_overflow, 0, 2);
+  tcase_add_loop_test(cli, test_fmmtune_bad_numbers, 0, 8);
+  tcase_add_test(cli, test_unusable_xdg_cache_home);
   suite_add_tcase(s, cli);
   return s;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../host/cli_common.h"
 #include "tune.h"
 
 typedef struct {
@@ -90,19 +91,29 @@ static int parse_args(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--budget")) {
       const char *x = VALUE();
       if (!x) return 0;
-      o->budget = atof(x);
+      if (fmmcl_cli_parse_double("--budget", x, &o->budget)) return 0;
+      if (!(o->budget >= 0 && o->budget <= 1e6)) {
+        fmmcl_cli_usage_error("--budget: %s is not between 0 and 1e6 seconds", x);
+        return 0;
+      }
     } else if (!strcmp(a, "--n")) {
       const char *x = VALUE();
       if (!x) return 0;
-      o->n = strtoull(x, NULL, 10);
+      if (fmmcl_cli_parse_count("--n", x, &o->n)) return 0;
+      if (o->n < 2 || o->n > (size_t)1 << 31) {
+        fmmcl_cli_usage_error("--n: %s is not between 2 and 2^31 points", x);
+        return 0;
+      }
     } else if (!strcmp(a, "--repeats")) {
       const char *x = VALUE();
       if (!x) return 0;
-      o->repeats = atoi(x);
+      if (fmmcl_cli_parse_int("--repeats", x, 1, 64, &o->repeats)) return 0;
     } else if (!strcmp(a, "--seed")) {
       const char *x = VALUE();
       if (!x) return 0;
-      o->seed = (unsigned)strtoul(x, NULL, 10);
+      size_t seed;
+      if (fmmcl_cli_parse_count("--seed", x, &seed)) return 0;
+      o->seed = (unsigned)seed;
     } else {
       fprintf(stderr, "fmmtune: unknown option %s (see --help)\n", a);
       return 0;
@@ -316,6 +327,7 @@ static int run_worker(const options *o) {
 
 int main(int argc, char **argv) {
   options o;
+  fmmcl_cli_set_program("fmmtune");
   if (!parse_args(argc, argv, &o)) return 2;
   if (o.worker) return run_worker(&o);
   /* workers are this same program */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 
@@ -58,6 +60,13 @@ static void info_string(cl_platform_id p, cl_device_id d, cl_uint what, char *bu
     snprintf(buf, len, "%s", tmp);
   }
   free(tmp);
+}
+
+/* Whether dir is, or can be made, a writable directory. */
+static int cache_dir_usable(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) == 0;
+  return fmmcl_make_dirs(dir, 0) == 0; /* creating it is what the runtime would do */
 }
 
 static void fill_info(cl_platform_id p, cl_device_id d, int pi, int di, fmmcl_device_info *info) {
@@ -135,6 +144,15 @@ fmmcl_status fmmcl_devices_enumerate(fmmcl_context ctx, fmmcl_device_handle **li
   free(plats);
   if (n == 0) {
     free(out);
+    /* PoCL (and other CPU runtimes) refuse to start without a writable
+     * cache directory, which they take from XDG_CACHE_HOME */
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg && !cache_dir_usable(xdg))
+      return fmmcl_fail(ctx, FMMCL_ERROR_NO_DEVICE,
+                        "OpenCL platforms exist but expose no device; XDG_CACHE_HOME=%s cannot be used as a "
+                        "directory, and CPU runtimes such as PoCL keep their kernel cache there: point it "
+                        "at a writable directory",
+                        xdg);
     return fmmcl_fail(ctx, FMMCL_ERROR_NO_DEVICE, "OpenCL platforms exist but expose no device");
   }
   *list = out;

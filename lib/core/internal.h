@@ -192,6 +192,11 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
  * not NULL; the failure names the size and the device. */
 fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host,
                               cl_mem *buf);
+/* FMMCL_ERROR_OUT_OF_MEMORY, with a message naming what ("the M2L
+ * matrices"), the size, the device's one-allocation limit and the hint,
+ * when bytes exceed that limit (drivers answer CL_INVALID_BUFFER_SIZE,
+ * which tells a user nothing). */
+fmmcl_status fmmcl_buffer_fits(fmmcl_context ctx, size_t bytes, const char *what, const char *hint);
 
 /* Element i of a buffer of the plan's REAL (float or double by real_size). */
 static inline void fmmcl_put_real(void *buf, size_t real_size, size_t i, double v) {

@@ -71,10 +71,26 @@ fmmcl_status fmmcl_order_from_tolerance(fmmcl_context ctx, const fmmcl_plan_opti
                     hint ? hint : "");
 }
 
+fmmcl_status fmmcl_buffer_fits(fmmcl_context ctx, size_t bytes, const char *what, const char *hint) {
+  cl_ulong max = 0;
+  if (clGetDeviceInfo(ctx->dev.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL) != CL_SUCCESS ||
+      max == 0 || bytes <= max)
+    return FMMCL_SUCCESS;
+  return fmmcl_fail(
+      ctx, FMMCL_ERROR_OUT_OF_MEMORY,
+      "%s need %.3g GB in one buffer, more than the %.3g GB that %s allows in one allocation%s%s", what,
+      (double)bytes / 1e9, (double)max / 1e9, ctx->dev.info.device_name, hint ? "; " : "", hint ? hint : "");
+}
+
 fmmcl_status fmmcl_buffer_new(fmmcl_context ctx, cl_mem_flags flags, size_t bytes, const void *host,
                               cl_mem *buf) {
   cl_int err;
   if (bytes == 0) bytes = 16, host = NULL;
+  fmmcl_status st = fmmcl_buffer_fits(ctx, bytes, "the plan's tables", NULL);
+  if (st) {
+    *buf = NULL;
+    return st;
+  }
   *buf = clCreateBuffer(ctx->cl, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)host, &err);
   if (err != CL_SUCCESS) {
     *buf = NULL;

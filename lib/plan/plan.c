@@ -18,11 +18,16 @@ fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kerne
   opt->kernel = kernel;
   opt->method = FMMCL_DIRECT;
   opt->precision = FMMCL_SINGLE;
-  opt->dim = k ? k->default_dim : 3; /* an unknown kernel fails in fmmcl_options_check */
+  opt->dim = k ? k->default_dim : 3;
   opt->gradient = 1;
   opt->softening = 0.0;
   opt->sigma = 1.0;
   opt->theta = 0.5;
+  /* the defaults are filled all the same, so a caller who goes on anyway
+   * meets the same refusal again at fmmcl_plan_create */
+  if (!k)
+    return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_plan_options_init: unknown kernel %d",
+                      (int)kernel);
   return FMMCL_SUCCESS;
 }
 

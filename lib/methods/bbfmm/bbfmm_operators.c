@@ -137,13 +137,16 @@ static fmmcl_status upload(fmmcl_context ctx, size_t real_size, const double *v,
 static fmmcl_status device_matrices(fmmcl_plan plan, fmmcl_bbfmm_state *s, double h, cl_mem tv, double *kt) {
   fmmcl_context ctx = plan->ctx;
   size_t count = (size_t)FMMCL_BBFMM_N_TRANSFER * s->n3 * s->n3;
+  fmmcl_status st = fmmcl_buffer_fits(ctx, count * s->real_size, "the M2L matrices of one level",
+                                      "ask for a looser tolerance (fewer Chebyshev nodes)");
+  if (st) return st;
   cl_int err;
   cl_mem buf = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY, count * s->real_size, NULL, &err);
   if (err != CL_SUCCESS)
     return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "clCreateBuffer (M2L matrices): %s",
                       fmmcl_cl_error_name(err));
   void *tmp = malloc(count * s->real_size);
-  fmmcl_status st = tmp ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  st = tmp ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) {
     size_t global[3] = {(size_t)s->n3, (size_t)s->n3, FMMCL_BBFMM_N_TRANSFER};
     st = FMMCL_KERNEL_ARGS(ctx, s->k_matrix, 0, FMMCL_ARG_REAL(h, s->real_size), FMMCL_ARG_MEM(s->nodes),
