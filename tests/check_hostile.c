@@ -452,6 +452,33 @@ START_TEST(test_unusable_xdg_cache_home) {
 }
 END_TEST
 
+/* Points closer than single precision can tell apart (1e-9 at 0.2, where
+ * a float's ulp is 1.5e-8) draw a warning naming the pair's distance and
+ * double precision, whatever --quiet says; a set that single precision
+ * resolves draws none. */
+START_TEST(test_cli_resolution_warning) {
+  char input[4300], cmd[9000], out[16384];
+  snprintf(input, sizeof input, "%s/close.csv", work);
+  FILE *f = fopen(input, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("x,y,z,q\n", f);
+  for (int i = 0; i < 40; i++)
+    fprintf(f, "%.17g,%.17g,%.17g,1\n", 0.5 + 0.01 * i, 0.3 + 0.007 * i, 0.1 * (i % 7));
+  if (_i == 0) fputs("0.2,0.2,0.2,1\n0.200000001,0.2,0.2,1\n", f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --precision single --method direct '%s' 2>&1", FMMCL_BIN_DIR,
+           input);
+  const int rc = run_command(cmd, out, sizeof out);
+  ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+  if (_i == 0) {
+    ck_assert_msg(strstr(out, "warning") && strstr(out, "1e-09") && strstr(out, "--precision double"),
+                  "no warning:\n%s", out);
+  } else {
+    ck_assert_msg(strstr(out, "warning") == NULL, "a warning on a resolved set:\n%s", out);
+  }
+}
+END_TEST
+
 /* An unknown kernel is refused by fmmcl_plan_options_init itself; an
  * infinite bbFMM parameter is refused with the options, never compiled. */
 START_TEST(test_options_refused_early) {
@@ -535,6 +562,7 @@ static Suite *hostile_suite(void) {
   tcase_add_loop_test(cli, test_cli_overflow, 0, 2);
   tcase_add_loop_test(cli, test_fmmtune_bad_numbers, 0, 8);
   tcase_add_test(cli, test_unusable_xdg_cache_home);
+  tcase_add_loop_test(cli, test_cli_resolution_warning, 0, 2);
   suite_add_tcase(s, cli);
   return s;
 }
