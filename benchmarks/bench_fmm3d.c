@@ -11,7 +11,7 @@
 typedef struct config {
   const char *device, *out, *methods, *precision;
   size_t nmin, nmax, direct_nmax, check;
-  int repeat, leaf_size;
+  int repeat, leaf_size, resident;
   double tol, theta;
 } config;
 
@@ -42,6 +42,8 @@ static void usage(void) {
       "execute_s is the median over --repeat runs of fmmcl_plan_execute (charges\n"
       "upload, operators, download); end_to_end_s = tree + lists + tables +\n"
       "execute: everything but the kernel build. Phase times are medians too.\n"
+      "With --resident, execute_s times fmmcl_plan_execute_buffers on device buffers\n"
+      "made once (charges stay on the device; no host transfer in the timing).\n"
       "Errors: relative L2 of potential and gradient on --check sampled targets.\n"
       "\n"
       "  --device SEL             gpu, cpu, P:D or a name substring (default: FMMCL_DEVICE,\n"
@@ -55,6 +57,7 @@ static void usage(void) {
       "  --direct-nmax N          largest N timed with direct (default 1e6 GPU, 2e4 CPU)\n"
       "  --repeat R               executions per point, median kept (default 5)\n"
       "  --check K                sampled targets for the error (default 1000; 0: none)\n"
+      "  --resident               time execution on device buffers (see above)\n"
       "  --out DIR                output folder, made if absent (default out-fmm3d)\n"
       "  --help\n"
       "N may be written 1e6. Progress goes to stderr, the crossover summary to stdout.\n"
@@ -131,6 +134,10 @@ static int parse_args(int argc, char **argv, config *c) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t r;
+    if (strcmp(a, "--resident") == 0) {
+      c->resident = 1;
+      continue;
+    }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage();
       return 1;
@@ -280,6 +287,7 @@ int main(int argc, char **argv) {
   for (size_t s = 0; s < n_sizes; s++) {
     bench_fmm3d_inputs in;
     bench_fmm3d_inputs_make(&in, sizes[s], c.check);
+    in.resident = c.resident;
     for (size_t i = 0; i < n_curves; i++) {
       curve *k = &cv[i];
       if (k->method == 0 && sizes[s] > c.direct_nmax) continue;

@@ -40,6 +40,7 @@ typedef struct bench_fmm3d_inputs {
   double *x, *q, *pot, *grad; /* all N points, charges, device results */
   size_t *idx;                /* the K sampled targets */
   double *ref_pot, *ref_grad; /* the host double-precision reference there */
+  int resident;               /* execute on device buffers (fmmcl_plan_execute_buffers) */
 } bench_fmm3d_inputs;
 
 /* Uniform points in the unit cube, charges in [-1, 1), and (check > 0) the

@@ -7,6 +7,7 @@
 
 #include "bench_common.h"
 #include "bench_fmm3d.h"
+#include "fmmcl_cl.h"
 #include "core/internal.h" /* fmmcl_median */
 
 /* K indices spread over [0, n): reproducible and covering the whole cube. */
@@ -85,16 +86,72 @@ static fmmcl_status failed(fmmcl_context ctx, fmmcl_status st, const char *what)
   return st;
 }
 
+/* Device buffers of --resident: the charges uploaded once, the results
+ * read back once after the timed runs (for the error). */
+typedef struct resident_buffers {
+  cl_mem q, pot, grad;
+  size_t real_size;
+} resident_buffers;
+
+static void resident_release(resident_buffers *d) {
+  cl_mem *all[] = {&d->q, &d->pot, &d->grad};
+  for (int i = 0; i < 3; i++)
+    if (*all[i]) clReleaseMemObject(*all[i]), *all[i] = NULL;
+}
+
+static fmmcl_status resident_open(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in,
+                                  resident_buffers *d) {
+  fmmcl_plan_info info;
+  cl_context cl;
+  fmmcl_status st = fmmcl_plan_describe(plan, &info);
+  if (!st) st = fmmcl_context_cl_handles(ctx, &cl, NULL, NULL);
+  if (st) return st;
+  d->real_size = info.precision == FMMCL_DOUBLE ? 8 : 4;
+  void *h = malloc(3 * in->n * d->real_size);
+  if (!h) return FMMCL_ERROR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < in->n; i++)
+    if (d->real_size == 4) ((float *)h)[i] = (float)in->q[i];
+    else ((double *)h)[i] = in->q[i];
+  cl_int e1, e2, e3 = CL_SUCCESS;
+  d->q = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in->n * d->real_size, h, &e1);
+  d->pot = clCreateBuffer(cl, CL_MEM_READ_WRITE, in->n * d->real_size, NULL, &e2);
+  if (in->grad) d->grad = clCreateBuffer(cl, CL_MEM_READ_WRITE, 3 * in->n * d->real_size, NULL, &e3);
+  free(h);
+  return e1 || e2 || e3 ? FMMCL_ERROR_OUT_OF_MEMORY : FMMCL_SUCCESS;
+}
+
+/* The results into in->pot and in->grad, as the host path leaves them. */
+static fmmcl_status resident_close(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in,
+                                   resident_buffers *d) {
+  (void)plan;
+  cl_command_queue queue;
+  fmmcl_context_cl_handles(ctx, NULL, &queue, NULL);
+  const size_t rs = d->real_size;
+  void *h = malloc(3 * in->n * rs);
+  if (!h) return FMMCL_ERROR_OUT_OF_MEMORY;
+  cl_int err = clEnqueueReadBuffer(queue, d->pot, CL_TRUE, 0, in->n * rs, h, 0, NULL, NULL);
+  for (size_t i = 0; !err && i < in->n; i++) in->pot[i] = rs == 4 ? ((float *)h)[i] : ((double *)h)[i];
+  if (!err && in->grad)
+    err = clEnqueueReadBuffer(queue, d->grad, CL_TRUE, 0, 3 * in->n * rs, h, 0, NULL, NULL);
+  for (size_t i = 0; !err && in->grad && i < 3 * in->n; i++)
+    in->grad[i] = rs == 4 ? ((float *)h)[i] : ((double *)h)[i];
+  free(h);
+  return err ? FMMCL_ERROR_OPENCL : FMMCL_SUCCESS;
+}
+
 /* Executes R times: wall times in wall[], phase times per name (in the
  * order the first run recorded them) in per_phase[name][run]. */
 static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in, int repeat,
                                  double *wall, double (*per_phase)[BENCH_FMM3D_MAX_PHASES],
                                  bench_fmm3d_point *pt) {
-  for (int r = 0; r < repeat; r++) {
+  resident_buffers dev = {0};
+  fmmcl_status st = in->resident ? resident_open(ctx, plan, in, &dev) : FMMCL_SUCCESS;
+  for (int r = 0; !st && r < repeat; r++) {
     double t0 = bench_now();
-    fmmcl_status st = fmmcl_plan_execute(plan, in->q, in->pot, in->grad);
+    st = in->resident ? fmmcl_plan_execute_buffers(plan, dev.q, dev.pot, dev.grad)
+                      : fmmcl_plan_execute(plan, in->q, in->pot, in->grad);
     wall[r] = bench_now() - t0;
-    if (st) return failed(ctx, st, "fmmcl_plan_execute");
+    if (st) break;
     fmmcl_phase_time ph[BENCH_FMM3D_MAX_PHASES];
     size_t c;
     fmmcl_plan_timings(plan, ph, BENCH_FMM3D_MAX_PHASES, &c);
@@ -111,7 +168,9 @@ static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench
       per_phase[r][k] = ph[i].seconds;
     }
   }
-  return FMMCL_SUCCESS;
+  if (!st && in->resident) st = resident_close(ctx, plan, in, &dev);
+  resident_release(&dev);
+  return st ? failed(ctx, st, in->resident ? "fmmcl_plan_execute_buffers" : "fmmcl_plan_execute") : st;
 }
 
 fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *opt,

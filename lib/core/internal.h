@@ -166,6 +166,12 @@ enum {
 /* What a method implements: lib/plan/registry.h. */
 typedef struct fmmcl_method_ops fmmcl_method_ops;
 
+/* The caller's device buffers of one fmmcl_plan_execute_buffers (potential
+ * and gradient are NULL when not asked for). */
+typedef struct fmmcl_device_io {
+  cl_mem charges, potential, gradient;
+} fmmcl_device_io;
+
 struct fmmcl_plan_s {
   fmmcl_context ctx;
   fmmcl_plan_options opt;
@@ -176,6 +182,11 @@ struct fmmcl_plan_s {
   char build_options[1024];
   fmmcl_phase_time phases[FMMCL_MAX_PHASES];
   size_t n_phases;
+  /* During fmmcl_plan_execute_buffers of a method whose ops are resident:
+   * the caller's buffers, which fmmcl_upload_permuted and
+   * fmmcl_download_real4 then use instead of host arrays; NULL otherwise. */
+  const fmmcl_device_io *io;
+  struct fmmcl_resident *resident; /* its checking kernels, made on first use (resident.c) */
 };
 
 /* The expansion order of a tree method (3D and 2D FMM, treecode):
@@ -221,8 +232,9 @@ typedef struct fmmcl_permutation {
 } fmmcl_permutation;
 /* Enqueues p over n elements (without waiting). */
 fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t n);
-/* fmmcl_upload_reals of v into p->in, then p enqueued over the n values. */
-fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n,
+/* fmmcl_upload_reals of v into p->in, then p enqueued over the n values;
+ * with plan->io set, p enqueued straight from the caller's charges. */
+fmmcl_status fmmcl_upload_permuted(fmmcl_plan plan, size_t real_size, const double *v, size_t n,
                                    void *stage, const fmmcl_permutation *p);
 /* A tree method's REAL4 results on the device and what brings them back:
  * the unsort permutation (sorted results in, caller's order out), the
@@ -235,9 +247,22 @@ typedef struct fmmcl_real4_results {
 } fmmcl_real4_results;
 /* Puts n results of r into the caller's order on the device, reads them
  * (waiting) and splits them into potential[i] and, when gradient is not
- * NULL, gradient[dim * i + c]; timed as the plan's "download". */
+ * NULL, gradient[dim * i + c]; timed as the plan's "download". With
+ * plan->io set, split on the device into the caller's buffers instead. */
 fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r, size_t n, size_t real_size,
                                   double *potential, double *gradient);
+
+/* ---- device-resident execution (resident.c) ---- */
+
+/* The sum of |v[i]| over n REALs of buffer v, and whether any was NaN or
+ * infinite, computed on the device (a few numbers come back). */
+fmmcl_status fmmcl_resident_abs_sum(fmmcl_plan plan, cl_mem v, size_t n, double *total, int *nonfinite);
+/* pot[i] = r[4i + pot_at], grad[dim i + c] = r[4i + grad_at + c] for
+ * i < n on the device (grad may be NULL), without waiting. */
+fmmcl_status fmmcl_resident_split(fmmcl_plan plan, cl_mem r, size_t n, int pot_at, int grad_at, int dim,
+                                  cl_mem pot, cl_mem grad);
+/* Releases plan->resident (plan destruction). */
+void fmmcl_resident_release(fmmcl_plan plan);
 
 /* mkdir -p of path (of its directory part only when parent_only, path
  * then naming a file): 0, or -1 with errno set. */

@@ -143,10 +143,15 @@ fmmcl_status fmmcl_permute(fmmcl_context ctx, const fmmcl_permutation *p, size_t
   return st ? st : fmmcl_launch(ctx, p->k, fmmcl_round_up(n, p->local), p->local, NULL, NULL);
 }
 
-fmmcl_status fmmcl_upload_permuted(fmmcl_context ctx, size_t real_size, const double *v, size_t n,
-                                   void *stage, const fmmcl_permutation *p) {
-  fmmcl_status st = fmmcl_upload_reals(ctx, real_size, v, n, stage, p->in);
-  return st ? st : fmmcl_permute(ctx, p, n);
+fmmcl_status fmmcl_upload_permuted(fmmcl_plan plan, size_t real_size, const double *v, size_t n, void *stage,
+                                   const fmmcl_permutation *p) {
+  if (plan->io) {
+    fmmcl_permutation from_caller = *p;
+    from_caller.in = plan->io->charges;
+    return fmmcl_permute(plan->ctx, &from_caller, n);
+  }
+  fmmcl_status st = fmmcl_upload_reals(plan->ctx, real_size, v, n, stage, p->in);
+  return st ? st : fmmcl_permute(plan->ctx, p, n);
 }
 
 fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r, size_t n, size_t real_size,
@@ -155,6 +160,13 @@ fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r,
   double t0 = fmmcl_wall_seconds();
   fmmcl_status st = fmmcl_permute(ctx, &r->unsort, n);
   if (st) return st;
+  if (plan->io) {
+    st = fmmcl_resident_split(plan, r->unsort.out, n, r->pot, r->grad, r->dim, plan->io->potential,
+                              plan->io->gradient);
+    if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
+    if (!st) fmmcl_plan_record(plan, "results", fmmcl_wall_seconds() - t0);
+    return st;
+  }
   const void *stage = r->stage;
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->unsort.out, CL_TRUE, 0, 4 * n * real_size, r->stage, 0,
                                         NULL, NULL));

@@ -154,17 +154,21 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
 
 /* Sum |q| within the precision's range, with headroom for the partial
  * sums and expansion coefficients that reach a few times the total. */
-static fmmcl_status charges_check(fmmcl_plan plan, const double *charges) {
+fmmcl_status fmmcl_charges_total_check(fmmcl_plan plan, double total) {
   const double max = precision_max(plan->opt.precision), limit = ldexp(max, -4);
-  double total = 0;
-#pragma omp parallel for reduction(+ : total) if (plan->n_sources > 100000)
-  for (size_t i = 0; i < plan->n_sources; i++) total += fabs(charges[i]);
   if (!(total <= limit))
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "the charges' sum of |q| = %g exceeds %g (max / 16), beyond which the sums overflow %s "
                       "precision; rescale the charges",
                       total, limit, precision_word(plan->opt.precision));
   return FMMCL_SUCCESS;
+}
+
+static fmmcl_status charges_check(fmmcl_plan plan, const double *charges) {
+  double total = 0;
+#pragma omp parallel for reduction(+ : total) if (plan->n_sources > 100000)
+  for (size_t i = 0; i < plan->n_sources; i++) total += fabs(charges[i]);
+  return fmmcl_charges_total_check(plan, total);
 }
 
 fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
@@ -255,6 +259,14 @@ static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, cons
   return FMMCL_SUCCESS;
 }
 
+void fmmcl_plan_restart_phases(fmmcl_plan plan) {
+  /* keep only the build time; execution phases start afresh */
+  size_t keep = 0;
+  for (size_t i = 0; i < plan->n_phases; i++)
+    if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
+  plan->n_phases = keep;
+}
+
 fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
   if (!plan) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_execute: plan is NULL");
   fmmcl_context ctx = plan->ctx;
@@ -269,11 +281,7 @@ fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *
     return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_INPUT, "a charge is NaN or infinite");
   fmmcl_status st = charges_check(plan, charges);
   if (st) return st;
-  /* keep only the build time; execution phases start afresh */
-  size_t keep = 0;
-  for (size_t i = 0; i < plan->n_phases; i++)
-    if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
-  plan->n_phases = keep;
+  fmmcl_plan_restart_phases(plan);
   st = plan->ops->execute(plan, charges, potential, gradient);
   if (!st) st = outputs_check(plan, potential, gradient);
   return st;
@@ -282,6 +290,7 @@ fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *
 fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan) {
   if (!plan) return FMMCL_SUCCESS;
   plan->ops->destroy(plan);
+  fmmcl_resident_release(plan);
   free(plan);
   return FMMCL_SUCCESS;
 }

@@ -30,6 +30,11 @@ struct fmmcl_method_ops {
    * point index (the caller's numbering; a target when target is nonzero,
    * else a source) are relative to, to any point of that frame. */
   double (*frame_size)(fmmcl_plan plan, int target, size_t index);
+  /* Nonzero when execute, called with plan->io set and NULL host arrays,
+   * reads the charges from and writes the results to those buffers
+   * (through fmmcl_upload_permuted and fmmcl_download_real4); other
+   * methods' fmmcl_plan_execute_buffers goes through the host. */
+  int resident;
 };
 
 /* The ops tables, one per implementation; only the registry (registry.c)
@@ -41,6 +46,12 @@ extern const fmmcl_method_ops fmmcl_fmm2d_ops;        /* fmm2d_method.c */
 extern const fmmcl_method_ops fmmcl_fgt_ops;          /* fgt_method.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_ops;        /* bbfmm_plan.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops; /* bbfmm_direct.c: DIRECT with opt.bbfmm_kernel set */
+
+/* The checks fmmcl_plan_execute and fmmcl_plan_execute_buffers share
+ * (plan.c): the charges' sum of |q| against the precision's range, and
+ * the phase list emptied but for "build" before an execution. */
+fmmcl_status fmmcl_charges_total_check(fmmcl_plan plan, double total);
+void fmmcl_plan_restart_phases(fmmcl_plan plan);
 
 /* Hooks the direct sums share: every target against every source
  * (plan_counts.c), and an error bound of 0 (plan.c). */

@@ -58,7 +58,8 @@ const fmmcl_method_ops fmmcl_fmm2d_ops = {.name = "fmm2d",
                                           .execute = fmm2d_execute,
                                           .destroy = fmm2d_destroy,
                                           .counts = fmmcl_fmm2d_counts,
-                                          .order = fmm2d_order};
+                                          .order = fmm2d_order,
+                                          .resident = 1};
 
 /* ---- test hooks ----------------------------------------------------------- */
 

@@ -29,7 +29,7 @@ fmmcl_status fmmcl_fmm2d_upload_charges(fmmcl_plan plan, fmm2d_state *s, const d
   const fmmcl_permutation put = {
       .k = s->k_charges, .local = LOCAL, .in = s->charges, .perm = s->src_perm, .out = s->src};
   fmmcl_status st =
-      fmmcl_upload_permuted(plan->ctx, s->real_size, charges, s->tree->n_sources, s->q_pin.ptr, &put);
+      fmmcl_upload_permuted(plan, s->real_size, charges, s->tree->n_sources, s->q_pin.ptr, &put);
   if (st) return st;
   FMMCL_CL_TRY(plan->ctx, clFinish(plan->ctx->queue)); /* q_pin is reused by the next execute */
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);

@@ -69,10 +69,12 @@ const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
                                           .execute = fmm3d_execute,
                                           .destroy = fmm3d_destroy,
                                           .counts = fmmcl_fmm3d_counts,
-                                          .order = fmm3d_order};
+                                          .order = fmm3d_order,
+                                          .resident = 1};
 const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .create = treecode_create,
                                                .execute = fmm3d_execute,
                                                .destroy = fmm3d_destroy,
                                                .counts = fmmcl_fmm3d_counts,
-                                          .order = fmm3d_order};
+                                               .order = fmm3d_order,
+                                               .resident = 1};

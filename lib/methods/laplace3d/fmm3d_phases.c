@@ -41,7 +41,7 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
                                  .in = s->charges,
                                  .perm = s->src_perm,
                                  .out = s->src};
-  fmmcl_status st = fmmcl_upload_permuted(ctx, s->real_size, charges, t->n_sources, s->q_pin.ptr, &put);
+  fmmcl_status st = fmmcl_upload_permuted(plan, s->real_size, charges, t->n_sources, s->q_pin.ptr, &put);
   const size_t exp_bytes = t->n_cells * s->ncoef * 2 * s->real_size;
   if (!st) st = zero_buffer(ctx, s->M, exp_bytes);
   if (!st) st = zero_buffer(ctx, s->L, exp_bytes);
