@@ -213,6 +213,16 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_
 FMMCL_EXPORT fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *potential,
                                              double *gradient);
 
+/* New positions for the same numbers of sources and targets (a time step):
+ * the plan is rebuilt for them with its options and method (AUTO stays
+ * what it chose; kernels come from the binary cache, as for a second plan);
+ * targets is NULL exactly when the plan's targets are its sources. The checks of fmmcl_plan_create
+ * apply; on any failure the plan is left as it was, still usable with its
+ * old positions. Its "update" phase (fmmcl_plan_timings) is the time taken.
+ * Plans of fmmcl_plan_create_hybrid return FMMCL_ERROR_UNSUPPORTED. */
+FMMCL_EXPORT fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
+                                                      const double *targets);
+
 FMMCL_EXPORT fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan);
 
 /* Time of each phase of the plan's last execution (and "build" for plan

@@ -187,6 +187,7 @@ struct fmmcl_plan_s {
    * fmmcl_download_real4 then use instead of host arrays; NULL otherwise. */
   const fmmcl_device_io *io;
   struct fmmcl_resident *resident; /* its checking kernels, made on first use (resident.c) */
+  int borrowed; /* its state comes from elsewhere (hybrid schedules): no fmmcl_plan_update_positions */
 };
 
 /* The expansion order of a tree method (3D and 2D FMM, treecode):

@@ -329,6 +329,7 @@ fmmcl_status fmmcl_plan_create_hybrid(fmmcl_context a, fmmcl_context b, const fm
   plan->targets_are_sources = targets == NULL;
   plan->n_targets = targets ? n_targets : n_sources;
   plan->ops = &hybrid_ops;
+  plan->borrowed = 1; /* rebuilt only by fmmcl_plan_create_hybrid */
   plan->impl = h;
   h->schedule = schedule;
   h->borrower = -1;

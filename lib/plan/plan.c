@@ -211,6 +211,7 @@ fmmcl_status fmmcl_plan_build(fmmcl_context ctx, const fmmcl_plan_options *opt, 
   plan->targets_are_sources = targets == NULL;
   plan->n_targets = targets ? n_targets : n_sources;
   plan->ops = ops;
+  plan->borrowed = create != NULL;
   double t0 = fmmcl_wall_seconds();
   const double *tgt = targets ? targets : sources;
   fmmcl_status st = create ? create(plan, sources, tgt, arg) : ops->create(plan, sources, tgt);
@@ -260,10 +261,11 @@ static fmmcl_status outputs_check(fmmcl_plan plan, const double *potential, cons
 }
 
 void fmmcl_plan_restart_phases(fmmcl_plan plan) {
-  /* keep only the build time; execution phases start afresh */
+  /* keep only the build and update times; execution phases start afresh */
   size_t keep = 0;
   for (size_t i = 0; i < plan->n_phases; i++)
-    if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
+    if (strcmp(plan->phases[i].name, "build") == 0 || strcmp(plan->phases[i].name, "update") == 0)
+      plan->phases[keep++] = plan->phases[i];
   plan->n_phases = keep;
 }
 

@@ -322,6 +322,23 @@ class Plan(_Owned):
 
     __call__ = execute
 
+    def update_positions(self, sources, targets=None):
+        """New positions for the same numbers of sources and targets (a time step):
+        the plan is rebuilt for them with its options (fmmcl_plan_update_positions).
+        targets must be given exactly when the plan was made with targets. On an
+        error the plan keeps its old positions."""
+        h = self._live()
+        src, n, _ = _points(sources, "sources", self.dim)
+        if n != self.n_sources:
+            raise InvalidArgumentError(f"sources: {n} points, the plan has {self.n_sources}")
+        tgt = None
+        if targets is not None:
+            tgt, m, _ = _points(targets, "targets", self.dim)
+            if m != self.n_targets:
+                raise InvalidArgumentError(f"targets: {m} points, the plan has {self.n_targets}")
+        _check(lib().fmmcl_plan_update_positions(h, _dptr(src), _dptr(tgt)), self._ctx._handle)
+        self._points = (src, tgt)
+
     def timings(self):
         """{phase: seconds} of the last execution, and "build" for plan creation."""
         h = self._live()

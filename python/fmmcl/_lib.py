@@ -79,6 +79,7 @@ _PROTOTYPES = {
                                  dbl_p, c_int, P(plan_t)),
     "fmmcl_plan_schedule": (plan_t, P(c_int)),
     "fmmcl_plan_execute": (plan_t, dbl_p, dbl_p, dbl_p),
+    "fmmcl_plan_update_positions": (plan_t, dbl_p, dbl_p),
     "fmmcl_plan_destroy": (plan_t,),
     "fmmcl_plan_timings": (plan_t, P(PhaseTime), c_size_t, P(c_size_t)),
     "fmmcl_plan_counts": (plan_t, c_char_p, P(c_double)),

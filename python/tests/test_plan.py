@@ -69,3 +69,22 @@ def test_rounding_estimate_sees_a_close_pair(ctx, fp64):
         e_double, _ = plan.rounding_estimate()
     assert abs(d - 1e-6) < 1e-9
     assert e_single > 1e-4 > 1e-8 > e_double
+
+
+def test_update_positions_is_a_time_step(ctx, fp64):
+    y, q = points(1500, 3, 7), charges(1500, 7)
+    with fmmcl.Plan(ctx, y, method="fmm", tol=1e-6) as plan:
+        plan.execute(q)
+        z = y + 0.05 * points(1500, 3, 8)        # every point moves
+        plan.update_positions(z)
+        r = plan.execute(q)
+        assert "update" in plan.timings()
+        with pytest.raises(fmmcl.InvalidArgumentError):
+            plan.update_positions(z[:10])        # the counts stay the plan's
+        bad = z.copy()
+        bad[3, 1] = np.nan
+        with pytest.raises(fmmcl.Error):
+            plan.update_positions(bad)
+        # a refused update leaves the plan on z
+        np.testing.assert_array_equal(plan.execute(q).potential, r.potential)
+    assert rel(r.potential, direct("laplace3d", z, q)[0]) <= 1e-6

@@ -1,0 +1,149 @@
+/* check_update.c — fmmcl_plan_update_positions: a plan moved to new
+ * positions gives what a plan made there gives, for every method; a
+ * refused update leaves the plan working on its old positions. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmmcl.h"
+#include "test_util.h"
+
+static fmmcl_context ctx;
+
+static void open_device(void) {
+  ctx = fmmcl_test_context();
+  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
+}
+
+static void close_device(void) {
+  fmmcl_context_destroy(ctx);
+  ctx = NULL;
+}
+
+typedef struct {
+  fmmcl_kernel kernel;
+  fmmcl_method method;
+  fmmcl_precision precision;
+  int dim, separate_targets;
+} update_case;
+
+static const update_case cases[] = {
+    {FMMCL_LAPLACE_3D, FMMCL_FMM, FMMCL_SINGLE, 3, 0},
+    {FMMCL_LAPLACE_3D, FMMCL_TREECODE, FMMCL_DOUBLE, 3, 1},
+    {FMMCL_LAPLACE_3D, FMMCL_DIRECT, FMMCL_SINGLE, 3, 1},
+    {FMMCL_LAPLACE_2D, FMMCL_FMM, FMMCL_DOUBLE, 2, 0},
+    {FMMCL_GAUSSIAN, FMMCL_FGT, FMMCL_DOUBLE, 2, 1},
+    {FMMCL_LAPLACE_3D, FMMCL_AUTO, FMMCL_DOUBLE, 3, 0},
+};
+
+static void options(const update_case *c, fmmcl_plan_options *o) {
+  fmmcl_plan_options_init(o, c->kernel);
+  o->method = c->method, o->precision = c->precision, o->dim = c->dim;
+  if (c->kernel == FMMCL_GAUSSIAN) o->sigma = 0.1, o->gradient = 0;
+}
+
+static void run(fmmcl_plan plan, const double *q, size_t nt, double *pot, double *grad) {
+  ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  (void)nt;
+}
+
+/* Positions A, then B (A moved by a step and stretched, so the tree
+ * changes): the moved plan's results are the fresh plan's on B. */
+START_TEST(test_moved_equals_fresh) {
+  const update_case *c = &cases[_i];
+  enum { NS = 2500, NT = 1500 };
+  const size_t dim = (size_t)c->dim, nt = c->separate_targets ? NT : NS;
+  double *a = malloc(NS * dim * sizeof *a), *b = malloc(NS * dim * sizeof *b);
+  double *ta = malloc(NT * dim * sizeof *ta), *tb = malloc(NT * dim * sizeof *tb),
+         *q = malloc(NS * sizeof *q);
+  double *pot = malloc(nt * sizeof *pot), *grad = malloc(nt * dim * sizeof *grad);
+  double *pot2 = malloc(nt * sizeof *pot2), *grad2 = malloc(nt * dim * sizeof *grad2);
+  fmmcl_test_random_points(31, NS, c->dim, a);
+  fmmcl_test_random_points(32, NT, c->dim, ta);
+  for (size_t i = 0; i < NS * dim; i++) b[i] = 1.7 * a[i] * a[i] + 0.3;
+  for (size_t i = 0; i < NT * dim; i++) tb[i] = 1.7 * ta[i] * ta[i] + 0.3;
+  fmmcl_test_random_values(33, NS, -1, 1, q);
+  fmmcl_plan_options o;
+  options(c, &o);
+  const double *tgt_a = c->separate_targets ? ta : NULL, *tgt_b = c->separate_targets ? tb : NULL;
+  fmmcl_plan moved = NULL, fresh = NULL;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, NS, a, nt, tgt_a, &moved) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  double *g = o.gradient ? grad : NULL, *g2 = o.gradient ? grad2 : NULL;
+  run(moved, q, nt, pot, g);
+  ck_assert_msg(fmmcl_plan_update_positions(moved, b, tgt_b) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  run(moved, q, nt, pot, g);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, NS, b, nt, tgt_b, &fresh), FMMCL_SUCCESS);
+  run(fresh, q, nt, pot2, g2);
+  /* the same tree and kernels: the same numbers */
+  for (size_t i = 0; i < nt; i++)
+    ck_assert_msg(pot[i] == pot2[i], "case %d target %zu: %g vs %g", _i, i, pot[i], pot2[i]);
+  for (size_t i = 0; g && i < nt * dim; i++) ck_assert(grad[i] == grad2[i]);
+  /* and they are B's sums, not A's */
+  double *ref = malloc(nt * sizeof *ref);
+  fmmcl_plan_options r = o;
+  ck_assert_int_eq(fmmcl_reference_direct(&r, NS, b, q, nt, c->separate_targets ? tb : b, ref, NULL),
+                   FMMCL_SUCCESS);
+  const double tol = c->precision == FMMCL_SINGLE ? 1e-3 : 1e-5;
+  ck_assert_msg(fmmcl_test_rel_l2(pot, ref, nt) <= tol, "case %d: error %g", _i,
+                fmmcl_test_rel_l2(pot, ref, nt));
+  /* the update is timed, and the next execute keeps that time */
+  fmmcl_phase_time ph[64];
+  size_t count = 0;
+  int seen = 0;
+  ck_assert_int_eq(fmmcl_plan_timings(moved, ph, 64, &count), FMMCL_SUCCESS);
+  for (size_t i = 0; i < count && i < 64; i++) seen |= strcmp(ph[i].name, "update") == 0;
+  ck_assert_msg(seen, "no update phase after execute");
+  fmmcl_plan_destroy(moved), fmmcl_plan_destroy(fresh);
+  free(a), free(b), free(ta), free(tb), free(q), free(pot), free(grad), free(pot2), free(grad2), free(ref);
+}
+END_TEST
+
+/* Refused updates: each with one status, and the plan still sums on its
+ * old positions afterwards, bit for bit. */
+START_TEST(test_refused_keeps_plan) {
+  enum { N = 1200 };
+  double *x = malloc(3 * N * sizeof *x), *y = malloc(3 * N * sizeof *y), q[N], before[N], after[N];
+  fmmcl_test_random_points(41, N, 3, x);
+  fmmcl_test_random_values(42, N, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM, o.gradient = 0;
+  fmmcl_plan plan = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, before, NULL), FMMCL_SUCCESS);
+  memcpy(y, x, 3 * N * sizeof *y);
+  y[3 * 7 + 1] = NAN;
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, y, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  y[3 * 7 + 1] = 1e30; /* r^2 overflows single precision */
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, y, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, x), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_plan_update_positions(NULL, x, NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, after, NULL), FMMCL_SUCCESS);
+  for (int i = 0; i < N; i++) ck_assert(before[i] == after[i]);
+  fmmcl_plan_destroy(plan);
+  /* a hybrid schedule's plan is rebuilt by the call that made it */
+  if (fmmcl_plan_create_hybrid(ctx, NULL, &o, N, x, 0, NULL, FMMCL_SCHEDULE_GPU, &plan) == FMMCL_SUCCESS) {
+    ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, NULL), FMMCL_ERROR_UNSUPPORTED);
+    fmmcl_plan_destroy(plan);
+  }
+  free(x), free(y);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("update");
+  TCase *tc = tcase_create("positions");
+  tcase_add_checked_fixture(tc, open_device, close_device);
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_moved_equals_fresh, 0, (int)(sizeof cases / sizeof *cases));
+  tcase_add_test(tc, test_refused_keeps_plan);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  const int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
