@@ -11,7 +11,7 @@
 typedef struct config {
   const char *device, *out, *methods, *precision;
   size_t nmin, nmax, direct_nmax, check;
-  int repeat, leaf_size, resident;
+  int repeat, leaf_size, resident, step;
   double tol, theta;
 } config;
 
@@ -58,6 +58,8 @@ static void usage(void) {
       "  --repeat R               executions per point, median kept (default 5)\n"
       "  --check K                sampled targets for the error (default 1000; 0: none)\n"
       "  --resident               time execution on device buffers (see above)\n"
+      "  --step                   also time --repeat time steps: fmmcl_plan_update_positions to\n"
+      "                           positions moved by up to 1e-3, then execute (update_s, step_s)\n"
       "  --out DIR                output folder, made if absent (default out-fmm3d)\n"
       "  --help\n"
       "N may be written 1e6. Progress goes to stderr, the crossover summary to stdout.\n"
@@ -134,8 +136,8 @@ static int parse_args(int argc, char **argv, config *c) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t r;
-    if (strcmp(a, "--resident") == 0) {
-      c->resident = 1;
+    if (strcmp(a, "--resident") == 0 || strcmp(a, "--step") == 0) {
+      *(a[2] == 'r' ? &c->resident : &c->step) = 1;
       continue;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -288,6 +290,7 @@ int main(int argc, char **argv) {
     bench_fmm3d_inputs in;
     bench_fmm3d_inputs_make(&in, sizes[s], c.check);
     in.resident = c.resident;
+    in.step = c.step;
     for (size_t i = 0; i < n_curves; i++) {
       curve *k = &cv[i];
       if (k->method == 0 && sizes[s] > c.direct_nmax) continue;

@@ -26,6 +26,7 @@ typedef struct bench_fmm3d_point {
   double execute_s, execute_min_s; /* wall clock of fmmcl_plan_execute: median and best of R */
   double end_to_end_s;             /* tree + lists + tables + execute (upload, operators, download) */
   double err_pot, err_grad;        /* relative L2 on the sampled targets; NAN when unchecked */
+  double update_s, step_s;         /* --step: fmmcl_plan_update_positions, and it + execute (medians) */
   size_t n_phases;
   char phase_name[BENCH_FMM3D_MAX_PHASES][16];
   double phase_s[BENCH_FMM3D_MAX_PHASES]; /* median over the R runs */
@@ -41,6 +42,7 @@ typedef struct bench_fmm3d_inputs {
   size_t *idx;                /* the K sampled targets */
   double *ref_pot, *ref_grad; /* the host double-precision reference there */
   int resident;               /* execute on device buffers (fmmcl_plan_execute_buffers) */
+  int step;                   /* also time time steps: new positions, then execute */
 } bench_fmm3d_inputs;
 
 /* Uniform points in the unit cube, charges in [-1, 1), and (check > 0) the

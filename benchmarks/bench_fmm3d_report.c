@@ -44,7 +44,7 @@ void bench_fmm3d_open(bench_fmm3d_out *o, const char *dir, const char *device) {
       open_in(dir, "times.csv",
               "device,method,precision,n,order,tol,theta,leaf_size,first_build_s,create_first_s,create_s,"
               "tree_s,lists_s,tables_s,kernels_s,execute_s,execute_min_s,end_to_end_s,"
-              "err_potential,err_gradient,check_k");
+              "err_potential,err_gradient,check_k,update_s,step_s");
   o->phases = open_in(dir, "phases.csv", "device,method,precision,n,order,phase,seconds");
   o->gflops = open_in(dir, "gflops.csv",
                       "device,method,precision,n,order,phase,count,flops_per_unit,gflop,seconds,gflops");
@@ -54,10 +54,10 @@ void bench_fmm3d_write(bench_fmm3d_out *o, const bench_fmm3d_point *pt, double t
                        int leaf_size, double first_build_s, size_t check_k) {
   fprintf(
       o->times,
-      "\"%s\",%s,%s,%zu,%d,%.3g,%.3g,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.4e,%.4e,%zu\n",
+      "\"%s\",%s,%s,%zu,%d,%.3g,%.3g,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.4e,%.4e,%zu,%.6e,%.6e\n",
       o->device, pt->method, pt->precision, pt->n, pt->order, tol, theta, leaf_size, first_build_s,
       pt->create_first_s, pt->create_s, pt->tree_s, pt->lists_s, pt->tables_s, pt->kernels_s, pt->execute_s,
-      pt->execute_min_s, pt->end_to_end_s, pt->err_pot, pt->err_grad, check_k);
+      pt->execute_min_s, pt->end_to_end_s, pt->err_pot, pt->err_grad, check_k, pt->update_s, pt->step_s);
   for (size_t i = 0; i < pt->n_phases; i++)
     fprintf(o->phases, "\"%s\",%s,%s,%zu,%d,%s,%.6e\n", o->device, pt->method, pt->precision, pt->n,
             pt->order, pt->phase_name[i], pt->phase_s[i]);

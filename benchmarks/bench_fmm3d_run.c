@@ -173,6 +173,38 @@ static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench
   return st ? failed(ctx, st, in->resident ? "fmmcl_plan_execute_buffers" : "fmmcl_plan_execute") : st;
 }
 
+/* 2R time steps alternating between the points moved by up to 1e-3 and
+ * the points themselves (so the last, whose results stay for the error,
+ * is on the points): update and execute timed apart, medians kept. */
+static fmmcl_status step_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fmm3d_inputs *in, int repeat,
+                              bench_fmm3d_point *pt) {
+  const size_t n3 = 3 * in->n;
+  double *moved = malloc(n3 * sizeof *moved), *upd = malloc(2 * repeat * sizeof *upd);
+  double *step = malloc(2 * repeat * sizeof *step);
+  if (!moved || !upd || !step) {
+    fprintf(stderr, "bench-fmm3d: out of host memory\n");
+    exit(1);
+  }
+  bench_random_points(7, in->n, 3, moved);
+  for (size_t i = 0; i < n3; i++) moved[i] = fmin(fmax(in->x[i] + 2e-3 * (moved[i] - 0.5), 0), 1);
+  resident_buffers dev = {0};
+  fmmcl_status st = in->resident ? resident_open(ctx, plan, in, &dev) : FMMCL_SUCCESS;
+  for (int r = 0; !st && r < 2 * repeat; r++) {
+    double t0 = bench_now();
+    st = fmmcl_plan_update_positions(plan, r % 2 ? in->x : moved, NULL);
+    const double t1 = bench_now();
+    if (!st)
+      st = in->resident ? fmmcl_plan_execute_buffers(plan, dev.q, dev.pot, dev.grad)
+                        : fmmcl_plan_execute(plan, in->q, in->pot, in->grad);
+    upd[r] = t1 - t0, step[r] = bench_now() - t0;
+  }
+  if (!st && in->resident) st = resident_close(ctx, plan, in, &dev);
+  resident_release(&dev);
+  if (!st) pt->update_s = fmmcl_median(upd, 2 * repeat), pt->step_s = fmmcl_median(step, 2 * repeat);
+  free(moved), free(upd), free(step);
+  return st ? failed(ctx, st, "a time step (fmmcl_plan_update_positions + execute)") : st;
+}
+
 fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *opt,
                                    const bench_fmm3d_inputs *in, int repeat, bench_fmm3d_point *pt) {
   fmmcl_plan plan;
@@ -210,6 +242,8 @@ fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *
   }
   pt->n_phases = 0;
   st = execute_runs(ctx, plan, in, repeat, wall, per_phase, pt);
+  pt->update_s = pt->step_s = NAN;
+  if (!st && in->step) st = step_runs(ctx, plan, in, repeat, pt);
   fmmcl_plan_destroy(plan);
   if (!st) {
     for (size_t k = 0; k < pt->n_phases; k++) {
