@@ -392,14 +392,18 @@ START_TEST(test_fmm_error_falls_with_order) {
 }
 END_TEST
 
-/* The tolerance a caller asks for is what the potential gets; the gradient,
- * one derivative rougher, within 10 times that. */
+/* The tolerance a caller asks for is what the potential gets, and in
+ * double the gradient (as a vector, relative L2) too; single precision
+ * promises its gradient within 3 times the tolerance, as rounding of the
+ * 1/r^2 terms approaches the tolerance near float's floor (1e-5). */
 static void expect_tolerance_met(int kind, fmmcl_method method, fmmcl_precision prec, double tol, size_t n) {
   fmmcl_plan_options o = laplace(method, prec, 0);
   o.tolerance = tol;
   errors e = distribution_errors(kind, n, &o);
+  const double grad_tol = prec == FMMCL_SINGLE ? 3 * tol : tol;
   ck_assert_msg(e.pot <= tol, "%s tol %.0e: potential error %.3e", dist_name[kind], tol, e.pot);
-  ck_assert_msg(e.grad <= 10 * tol, "%s tol %.0e: gradient error %.3e", dist_name[kind], tol, e.grad);
+  ck_assert_msg(e.grad <= grad_tol, "%s tol %.0e: gradient error %.3e (<= %.0e)", dist_name[kind], tol,
+                e.grad, grad_tol);
 }
 
 START_TEST(test_fmm_tolerance_double) {

@@ -16,12 +16,20 @@
  * Buffers (the host packs them):
  *   expansions  REAL2 per coefficient (re, im), cell c at [c*NCOEF, (c+1)*NCOEF),
  *               coefficient (n, m >= 0) at n(n+1)/2 + m;
- *   centers     REAL4 per cell (x, y, z, 1/s), s the side of the cell's cube;
+ *   centers     REAL4 per cell (x, y, z, 1/s), s the side of the cell's cube,
+ *               in units of the root's half-side from the root's centre:
+ *               dyadic, so exact in float and their differences too;
  *   cell_src, cell_tgt  int2 per cell: its [begin, end) in sources, targets;
  *   lists       rows[g] the cell of group g, its entries
  *               list[list_begin[g] .. list_begin[g+1]) (M2L, P2L, M2P).
  *   sources     REAL4 (x, y, z, q), targets REAL4 (x, y, z, -), each cell's
- *               points contiguous; out REAL4 (d/dx, d/dy, d/dz, phi) as p2p.cl.
+ *               points contiguous, each point relative to its leaf's centre
+ *               (local coordinates, rounded only relative to the leaf's
+ *               size); out REAL4 (d/dx, d/dy, d/dz, phi) as p2p.cl.
+ * A point is used in another cell's frame by adding the exact difference
+ * of the two centres: P2M and L2P expand about the leaf's own centre, so
+ * they use the local coordinates as they are; M2P and P2L add it per
+ * list entry.
  * Every kernel adds to its output (zero it first), like the C reference.
  *
  * Scaling: I_n^m grows like (2n-1)!! / r^(n+1) and M2L needs n up to 2P, so
@@ -172,7 +180,7 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
     const int count = min(WGS, end - base);
     for (int j = 0; j < count && lid < NCOEF; j++) {
       const REAL4 y = tile[j];
-      acc += y.w * solid_regular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w, T);
+      acc += y.w * solid_regular(n, m, y.x * c.w, y.y * c.w, y.z * c.w, T);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -407,7 +415,7 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
   for (int base = tgt_begin[g]; base < end; base += WGS) {
     const int i = min(base + lid, end - 1);
     const REAL4 x = tgt[i];
-    const REAL4 f = local_field(Ls, (x.x - c.x) * c.w, (x.y - c.y) * c.w, (x.z - c.z) * c.w, T);
+    const REAL4 f = local_field(Ls, x.x * c.w, x.y * c.w, x.z * c.w, T);
     if (base + lid < end)
       out[i] += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
   }
@@ -466,6 +474,7 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
   __local REAL2 Ms[NCOEF];
   const int g = get_group_id(0), lid = get_local_id(0);
   const int2 tr = cell_tgt[rows[g]];
+  const REAL4 ct = center[rows[g]];
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
   for (int base = tr.x; base < tr.y; base += WGS) {
     const int i = min(base + lid, tr.y - 1);
@@ -474,9 +483,11 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
     for (int e = e0; e < e1; e++) {
       const int src = list[e];
       const REAL4 c = center[src];
+      /* x - c from the target leaf's frame: its centre minus c is exact */
+      const REAL dx = x.x + (ct.x - c.x), dy = x.y + (ct.y - c.y), dz = x.z + (ct.z - c.z);
       stage_expansion(Ms, M + src * NCOEF);
       barrier(CLK_LOCAL_MEM_FENCE);
-      const REAL4 f = multipole_field(Ms, (x.x - c.x) * c.w, (x.y - c.y) * c.w, (x.z - c.z) * c.w);
+      const REAL4 f = multipole_field(Ms, dx * c.w, dy * c.w, dz * c.w);
       acc += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
       barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -539,11 +550,14 @@ void p2l(__global const int *restrict rows, __global const int *restrict list_be
   __local REAL2 H[P2L_TILE * NCOEF];
   for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
     const int2 sr = cell_src[list[e]];
+    /* the entry is a leaf: its sources move into the cell's frame by the
+     * exact difference of the centres */
+    const REAL4 d = (REAL4)(center[list[e]].xyz - c.xyz, 0);
     for (int base = sr.x; base < sr.y; base += P2L_TILE) {
       const int count = min(P2L_TILE, sr.y - base);
       if (lid < count) {
         const REAL4 y = src[base + lid];
-        irregular_all(H + lid * NCOEF, y.w, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
+        irregular_all(H + lid * NCOEF, y.w, (y.x + d.x) * c.w, (y.y + d.y) * c.w, (y.z + d.z) * c.w);
       }
       barrier(CLK_LOCAL_MEM_FENCE);
       for (int j = 0; j < count && lid < NCOEF; j++)
@@ -558,13 +572,14 @@ void p2l(__global const int *restrict rows, __global const int *restrict list_be
   const int n = nm.x, m = nm.y;
   for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
     const int2 sr = cell_src[list[e]];
+    const REAL4 d = (REAL4)(center[list[e]].xyz - c.xyz, 0);
     for (int base = sr.x; base < sr.y; base += WGS) {
       tile[lid] = src[min(base + lid, sr.y - 1)];
       barrier(CLK_LOCAL_MEM_FENCE);
       const int count = min(WGS, sr.y - base);
       for (int j = 0; j < count && lid < NCOEF; j++) {
         const REAL4 y = tile[j];
-        acc += y.w * solid_irregular(n, m, (y.x - c.x) * c.w, (y.y - c.y) * c.w, (y.z - c.z) * c.w);
+        acc += y.w * solid_irregular(n, m, (y.x + d.x) * c.w, (y.y + d.y) * c.w, (y.z + d.z) * c.w);
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }

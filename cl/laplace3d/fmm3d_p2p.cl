@@ -3,12 +3,17 @@
  * through local memory a tile at a time (Yokota & Barba, listing 2).
  *
  * Buffers as in expansions3d.cl: sources REAL4 (x, y, z, q), targets REAL4,
- * out REAL4 (d/dx, d/dy, d/dz, phi), each cell's points contiguous;
- * cell_tgt int2 [begin, end) per cell; group g owns target leaf rows[g]
- * and streams the source ranges ranges[list_begin[g] .. list_begin[g+1]),
- * each [begin, end) of sorted sources: its list's cells, those contiguous
- * in Morton order merged by the host so that fewer tiles run short.
- * Adds to out. Needs fmmcl_common.h prepended. */
+ * each relative to its own leaf's centre (local coordinates), out REAL4
+ * (d/dx, d/dy, d/dz, phi), each cell's points contiguous; cell_tgt int2
+ * [begin, end) per cell; center REAL4 per cell; src_leaf[j] the leaf of
+ * sorted source j. Group g owns target leaf rows[g] and streams the source
+ * ranges ranges[list_begin[g] .. list_begin[g+1]), each [begin, end) of
+ * sorted sources: its list's cells, those contiguous in Morton order merged
+ * by the host so that fewer tiles run short (a range may span leaves: hence
+ * the leaf per source, not per range). Each source enters the tile moved
+ * into the target leaf's frame by the difference of the two centres, which
+ * is exact (dyadic), so a pair's difference rounds only relative to the
+ * leaves' size. Adds to out. Needs fmmcl_common.h prepended. */
 
 #ifndef WGS
 #define WGS 64       /* work-group size: targets per pass = sources per tile */
@@ -31,12 +36,14 @@
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
                __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
+               __global const REAL4 *restrict center, __global const int *restrict src_leaf,
                __global const REAL4 *restrict src,
                __global const REAL4 *restrict tgt, __global REAL4 *restrict out)
 {
   __local REAL4 tile[WGS];
   const int g = get_group_id(0), lid = get_local_id(0);
   const int2 tr = cell_tgt[rows[g]];
+  const REAL4 ct = (REAL4)(center[rows[g]].xyz, 0);
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
   /* an overfull leaf (depth limit) takes several passes; the bounds are the
    * same for the whole group, so every work-item meets every barrier */
@@ -48,7 +55,8 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
       const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
         /* clamped load; a short tile's loop stops at the cell's end */
-        tile[lid] = src[min(sb + lid, sr.y - 1)];
+        const int j = min(sb + lid, sr.y - 1);
+        tile[lid] = src[j] + ((REAL4)(center[src_leaf[j]].xyz, 0) - ct);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (sr.y - sb >= WGS) {
           FMMCL_UNROLL(UNROLL)
@@ -74,12 +82,15 @@ __kernel void fmm3d_put_charges(__global const REAL *restrict q, __global const 
 }
 
 /* Results go back in the caller's order, so the host reads them straight
- * through: random writes are cheap here and slow on the host. */
+ * through: random writes are cheap here and slow on the host. The kernels
+ * work in units of the root's half-side u (lib/methods/laplace3d/fmm3d.h):
+ * the potential comes back times 1/u (pot_scale), the gradient 1/u^2. */
 __kernel void fmm3d_unsort(__global const REAL4 *restrict out, __global const int *restrict perm,
-                           const uint n, __global REAL4 *restrict dst)
+                           const uint n, __global REAL4 *restrict dst, const REAL grad_scale,
+                           const REAL pot_scale)
 {
   const uint i = get_global_id(0);
-  if (i < n) dst[perm[i]] = out[i];
+  if (i < n) dst[perm[i]] = out[i] * (REAL4)(grad_scale, grad_scale, grad_scale, pot_scale);
 }
 
 /* The M2L table's shift id of every V-list entry (lib/fmm3d_m2l_table.c),

@@ -3,8 +3,9 @@
  * stable LSD radix sort of 64-bit keys with a uint payload (the permutation).
  * lib/tree3d_device_sort.c launches it, built with -DFMMCL_DOUBLE=1 so the
  * keys equal the host's. Portable OpenCL 1.2: local atomics and barriers
- * only, no subgroups. After the sort, pack_sorted_float/double leave the
- * sorted points packed for the FMM's kernels on the device.
+ * only, no subgroups. Once the tree is built, fmmcl_tree3d_device_pack_*
+ * leave the sorted points packed for the FMM's kernels on the device, in
+ * their leaves' local frames.
  *
  * Radix sort after Satish, Harris & Garland (IPDPS 2009): each work-group owns
  * a block of TILES * WGS consecutive keys. Per pass of RADIX_BITS bits:
@@ -105,21 +106,27 @@ __kernel void morton_keys(__global const REAL *xyz, uint n, REAL ox, REAL oy, RE
 
 /* ---- sorted points for the FMM ------------------------------------------- */
 
-/* out[i] = caller's point perm[i] minus the shift (x, y, z, 0), in float or
- * double as the FMM's REAL4, rounded as the host's (T)(x - shift) would;
- * a packed coordinate that is not finite (float overflow) sets *bad. */
-#define PACK_SORTED(name, T, T4)                                                                    \
-  __kernel void name(__global const REAL *xyz, __global const uint *perm, uint n, REAL sx, REAL sy, \
-                     REAL sz, __global T4 *out, __global int *bad) {                                \
-    uint i = get_global_id(0);                                                                      \
-    if (i >= n) return;                                                                             \
-    __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;                                  \
-    T4 v = (T4)((T)(p[0] - sx), (T)(p[1] - sy), (T)(p[2] - sz), (T)0);                              \
-    if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;                               \
-    out[i] = v;                                                                                     \
+/* out[i] = the caller's point perm[i] in the 3D FMM's device frame
+ * (lib/methods/laplace3d/fmm3d.h): (x - origin) * inv_unit minus the centre
+ * of its leaf leaf[i] (center[], exact in either precision), computed in
+ * double and only then rounded to the FMM's REAL4 (float or double), as the
+ * host's packing does bit for bit (no contraction: FP_CONTRACT OFF above);
+ * w = 0. A packed coordinate that is not finite sets *bad. */
+#define DEVICE_PACK(name, T, T4)                                                                     \
+  __kernel void name(__global const REAL *xyz, __global const uint *perm, uint n,                    \
+                     __global const int *leaf, __global const T4 *center, REAL ox, REAL oy, REAL oz, \
+                     REAL inv_unit, __global T4 *out, __global int *bad) {                           \
+    uint i = get_global_id(0);                                                                       \
+    if (i >= n) return;                                                                              \
+    __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;                                   \
+    const T4 c = center[leaf[i]];                                                                    \
+    T4 v = (T4)((T)((p[0] - ox) * inv_unit - (REAL)c.x), (T)((p[1] - oy) * inv_unit - (REAL)c.y),    \
+                (T)((p[2] - oz) * inv_unit - (REAL)c.z), (T)0);                                      \
+    if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;                                \
+    out[i] = v;                                                                                      \
   }
-PACK_SORTED(pack_sorted_float, float, float4)
-PACK_SORTED(pack_sorted_double, double, double4)
+DEVICE_PACK(fmmcl_tree3d_device_pack_float, float, float4)
+DEVICE_PACK(fmmcl_tree3d_device_pack_double, double, double4)
 
 /* ---- local scan ----------------------------------------------------------- */
 

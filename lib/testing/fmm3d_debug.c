@@ -85,8 +85,11 @@ fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsig
     if (!tmp) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
     cl_int err =
         clEnqueueReadBuffer(plan->ctx->queue, s->out, CL_TRUE, 0, n * s->real_size, tmp, 0, NULL, NULL);
+    /* from the device frame's units: gradient 1/unit^2, potential 1/unit */
+    const double inv = 1.0 / s->unit;
     for (size_t i = 0; err == CL_SUCCESS && i < n; i++)
-      out[i] = s->real_size == 4 ? (double)((float *)tmp)[i] : ((double *)tmp)[i];
+      out[i] = (s->real_size == 4 ? (double)((float *)tmp)[i] : ((double *)tmp)[i]) *
+               (i % 4 == 3 ? inv : inv * inv);
     free(tmp);
     FMMCL_CL_TRY(plan->ctx, err);
   }

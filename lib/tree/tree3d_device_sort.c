@@ -19,10 +19,9 @@ typedef struct sorter {
   char defines[160]; /* what tree.cl is built with */
 } sorter;
 
-/* What sort_with leaves on the device when asked (fmm3d's sorted points). */
+/* What sort_with leaves on the device when asked (fmm3d's points, packed
+ * once the tree is built). */
 typedef struct keep_request {
-  size_t real_size;
-  double shift[3];
   fmmcl_tree3d_device_points *out;
 } keep_request;
 
@@ -84,9 +83,13 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
     clRetainProgram(ctx->sort_program);
     snprintf(ctx->sort_options, sizeof ctx->sort_options, "%s", opt);
   }
-  const char *names[] = {
-      "morton_keys",   "radix_histogram",   "scan_exclusive_blocks", "scan_add_block_offsets",
-      "radix_scatter", "pack_sorted_float", "pack_sorted_double"};
+  const char *names[] = {"morton_keys",
+                         "radix_histogram",
+                         "scan_exclusive_blocks",
+                         "scan_add_block_offsets",
+                         "radix_scatter",
+                         "fmmcl_tree3d_device_pack_float",
+                         "fmmcl_tree3d_device_pack_double"};
   cl_kernel *ks[] = {&s->keys, &s->hist, &s->scan, &s->add, &s->scatter, &s->pack_float, &s->pack_double};
   return fmmcl_create_kernels(ctx, s->program, "tree/tree.cl", 7, names, ks);
 }
@@ -202,34 +205,11 @@ static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uin
   return FMMCL_SUCCESS;
 }
 
-/* The sorted points packed for the FMM from the coordinates and the
- * permutation the sort leaves on the device; keeps the permutation too. */
-static fmmcl_status pack_sorted(sorter *s, sort_buffers *b, int src, cl_uint n, const keep_request *keep) {
-  fmmcl_context ctx = s->ctx;
-  fmmcl_tree3d_device_points *out = keep->out;
-  cl_kernel k = keep->real_size == 4 ? s->pack_float : s->pack_double;
-  cl_int bad = 0;
-  cl_mem flag = NULL;
-  fmmcl_status st =
-      fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (size_t)n * keep->real_size, NULL, &out->packed);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
-  if (!st) {
-    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(b->xyz), M_(b->perm[src]), U_(n), D_(keep->shift[0]),
-                           D_(keep->shift[1]), D_(keep->shift[2]), M_(out->packed), M_(flag));
-    if (!st) st = launch(s, k, fmmcl_round_up(n, s->wgs));
-  }
-  if (!st) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s",
-                      fmmcl_cl_error_name(err));
-  }
-  fmmcl_release(&flag);
-  if (st) return st;
-  out->finite = !bad;
-  out->perm = b->perm[src];
-  clRetainMemObject(out->perm);
-  return FMMCL_SUCCESS;
+/* Hands the coordinates and the permutation to the caller instead of
+ * releasing them: the FMM packs them once it knows each point's leaf. */
+static void keep_points(sort_buffers *b, int src, const keep_request *keep) {
+  keep->out->xyz = b->xyz, keep->out->perm = b->perm[src];
+  b->xyz = NULL, b->perm[src] = NULL;
 }
 
 static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
@@ -246,7 +226,7 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
   if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, KEY_BITS);
   if (!st) st = read_back(s, &b, src, n, keys, perm, &stage);
-  if (!st && keep) st = pack_sorted(s, &b, src, (cl_uint)n, keep);
+  if (!st && keep) keep_points(&b, src, keep);
   clFinish(s->ctx->queue); /* nothing may still read the staging block */
   fmmcl_pinned_free(&stage);
   buffers_release(&b);
@@ -284,6 +264,7 @@ static fmmcl_status sort_set(sorter *s, const fmmcl_morton3d_cube *cube, const d
 
 static void release_points(fmmcl_tree3d_device_points *p) {
   if (!p) return;
+  fmmcl_release(&p->xyz);
   fmmcl_release(&p->packed);
   fmmcl_release(&p->perm);
   memset(p, 0, sizeof *p);
@@ -293,8 +274,7 @@ static void release_points(fmmcl_tree3d_device_points *p) {
  * host, else they stay on the device as the requests say. */
 static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const double *sources, size_t n_targets,
                                  const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree,
-                                 double *sort_seconds, keep_request *src_keep, keep_request *tgt_keep,
-                                 double shift[3]) {
+                                 double *sort_seconds, keep_request *src_keep, keep_request *tgt_keep) {
   if (!ctx || !tree || !sources)
     return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_device: NULL argument");
   double t0 = fmmcl_wall_seconds();
@@ -308,12 +288,6 @@ static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const doub
       (targets && !fmmcl_tree3d_device_sort_available(ctx, n_targets)))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_build_device: not available on %s",
                       ctx->dev.info.device_name);
-  /* the root cube's centre: what the FMM subtracts from every coordinate */
-  for (int d = 0; d < 3; d++) {
-    if (shift) shift[d] = cube.origin[d] + 0.5 * cube.width;
-    if (src_keep) src_keep->shift[d] = cube.origin[d] + 0.5 * cube.width;
-    if (tgt_keep) tgt_keep->shift[d] = cube.origin[d] + 0.5 * cube.width;
-  }
   uint64_t *sk = NULL, *tk = NULL;
   size_t *sp = NULL, *tp = NULL;
   sorter s;
@@ -334,21 +308,51 @@ fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, cons
                                        size_t n_targets, const double *targets, size_t leaf_size,
                                        int max_level, fmmcl_tree3d **tree, double *sort_seconds) {
   return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
-                      NULL, NULL, NULL);
+                      NULL, NULL);
 }
 
-fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_sources, const double *sources,
-                                              size_t n_targets, const double *targets, size_t leaf_size,
-                                              int max_level, size_t real_size, fmmcl_tree3d **tree,
-                                              double *sort_seconds, fmmcl_tree3d_device_points *src,
-                                              fmmcl_tree3d_device_points *tgt, double shift[3]) {
-  if (!src || (targets && !tgt) || !shift || (real_size != 4 && real_size != 8))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build_device_packed: bad argument");
+fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                            size_t n_targets, const double *targets, size_t leaf_size,
+                                            int max_level, fmmcl_tree3d **tree, double *sort_seconds,
+                                            fmmcl_tree3d_device_points *src,
+                                            fmmcl_tree3d_device_points *tgt) {
+  if (!src || (targets && !tgt))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build_device_kept: bad argument");
   memset(src, 0, sizeof *src);
   if (tgt) memset(tgt, 0, sizeof *tgt);
-  keep_request sk = {.real_size = real_size, .out = src}, tk = {.real_size = real_size, .out = tgt};
+  keep_request sk = {.out = src}, tk = {.out = tgt};
   return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
-                      &sk, targets ? &tk : NULL, shift);
+                      &sk, targets ? &tk : NULL);
+}
+
+fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf,
+                                      cl_mem center, size_t real_size, const double origin[3],
+                                      double inv_unit) {
+  if (!p || !p->xyz || !p->perm || (real_size != 4 && real_size != 8))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_device_pack: bad argument");
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  cl_kernel k = real_size == 4 ? s.pack_float : s.pack_double;
+  cl_int bad = 0;
+  cl_mem flag = NULL;
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (n ? n : 1) * real_size, NULL, &p->packed);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(p->xyz), M_(p->perm), U_(n), M_(leaf), M_(center), D_(origin[0]),
+                           D_(origin[1]), D_(origin[2]), D_(inv_unit), M_(p->packed), M_(flag));
+  if (!st && n) st = launch(&s, k, fmmcl_round_up(n, s.wgs));
+  if (!st) {
+    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s",
+                      fmmcl_cl_error_name(err));
+  }
+  fmmcl_release(&flag);
+  sorter_release(&s);
+  if (st) return st;
+  p->finite = !bad;
+  fmmcl_release(&p->xyz);
+  return FMMCL_SUCCESS;
 }
 
 /* ---- the sort and scan for other callers (the FGT's box binning) -------- */

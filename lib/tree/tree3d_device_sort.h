@@ -26,25 +26,36 @@ fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, cons
                                        size_t n_targets, const double *targets, size_t leaf_size,
                                        int max_level, fmmcl_tree3d **tree, double *sort_seconds);
 
-/* What the device keeps of one sorted point set for the FMM: packed[i] =
- * (x, y, z, 0) of the caller's point perm[i] minus shift, as float4
- * (real_size 4) or double4, and perm as uint; finite is 0 when a packed
- * coordinate overflowed float. The caller releases both buffers. */
+/* What the device keeps of one sorted point set for the FMM: the caller's
+ * coordinates xyz (3 doubles a point, the caller's order) and perm (uint,
+ * sorted index -> caller's index) from the build, until
+ * fmmcl_tree3d_device_pack turns them into packed (REAL4 per sorted
+ * point; finite is 0 when a packed coordinate overflowed float). The
+ * caller releases every buffer left. */
 typedef struct fmmcl_tree3d_device_points {
-  cl_mem packed, perm;
+  cl_mem xyz, perm, packed;
   int finite;
 } fmmcl_tree3d_device_points;
 
-/* fmmcl_tree3d_build_device that leaves the sorted points on the device
- * instead of gathering them on the host: the tree's source_xyz and
- * target_xyz are NULL, *src (and *tgt, when targets are given) hold them
- * packed relative to shift = the root cube's centre, which is also
- * returned. On failure nothing is kept. */
-fmmcl_status fmmcl_tree3d_build_device_packed(fmmcl_context ctx, size_t n_sources, const double *sources,
-                                              size_t n_targets, const double *targets, size_t leaf_size,
-                                              int max_level, size_t real_size, fmmcl_tree3d **tree,
-                                              double *sort_seconds, fmmcl_tree3d_device_points *src,
-                                              fmmcl_tree3d_device_points *tgt, double shift[3]);
+/* fmmcl_tree3d_build_device that leaves the points on the device instead
+ * of gathering them sorted on the host: the tree's source_xyz and
+ * target_xyz are NULL, *src (and *tgt, when targets are given) keep xyz and
+ * perm for fmmcl_tree3d_device_pack. On failure nothing is kept. */
+fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources, const double *sources,
+                                            size_t n_targets, const double *targets, size_t leaf_size,
+                                            int max_level, fmmcl_tree3d **tree, double *sort_seconds,
+                                            fmmcl_tree3d_device_points *src, fmmcl_tree3d_device_points *tgt);
+
+/* Packs the n points p keeps as the 3D FMM's device coordinates
+ * (lib/methods/laplace3d/fmm3d.h): packed[i] = ((x - origin) * inv_unit -
+ * centre of leaf[i], 0) for the caller's point perm[i], computed in double
+ * (the device has fp64: it sorted) and rounded to REAL4 of real_size
+ * exactly as the host packing rounds; leaf (int) is sorted point i's leaf
+ * cell, center the FMM's REAL4 cell table (x, y, z, -) in that frame.
+ * Releases p->xyz; keeps p->perm. */
+fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf,
+                                      cl_mem center, size_t real_size, const double origin[3],
+                                      double inv_unit);
 
 /* The radix sort and scan above for other callers (the FGT's binning), on
  * the caller's device buffers; ctx's device needs fp64 (tree.cl is built in

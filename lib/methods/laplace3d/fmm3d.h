@@ -43,7 +43,13 @@ typedef struct fmm3d_state {
   int order;         /* expansion order p */
   size_t real_size;  /* 4 or 8 */
   size_t ncoef;      /* (p+1)(p+2)/2 complex coefficients per cell */
-  double shift[3];   /* subtracted from every coordinate sent to the device */
+  /* Device frame: coordinates in units of the root cube's half-side
+   * (unit), relative to its centre (origin), so that every cell centre is
+   * an exact dyadic number even in float; each point is sent relative to
+   * its leaf's centre, computed in double before rounding (local
+   * coordinates), and kernels add exact centre differences between frames.
+   * Results come back scaled by unit (potential) and unit^2 (gradient). */
+  double origin[3], unit;
   double tree_seconds, lists_seconds;
   double sort_seconds;   /* device keys and sort of the tree build; 0 on the host path */
   double tables_seconds; /* packing and uploading what execute reuses */
@@ -61,6 +67,7 @@ typedef struct fmm3d_state {
 
   /* points (sorted), results, per-cell tables, expansions */
   cl_mem src, tgt, out, center, cell_src, cell_tgt, M, L;
+  cl_mem src_leaf; /* int per sorted source: its leaf (P2P moves it into the target leaf's frame) */
   cl_mem leaves, leaf_src_begin, leaf_tgt_begin; /* P2M and L2P over all leaves */
   cl_mem m2m_parents, m2m_children;              /* non-leaf cells, deepest level first */
   fmm3d_level_groups m2m_levels;
@@ -119,6 +126,13 @@ void fmmcl_fmm3d_release(fmm3d_state *s);
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);
 size_t fmmcl_fmm3d_m2l_table_bytes(const fmm3d_state *s);
 void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s);
+
+/* The centre of cell c in the device frame (exact in double and float). */
+double fmmcl_fmm3d_cell_center(const fmmcl_tree3d_cell *c, int d);
+
+/* The frame_size hook of both methods' ops: the half-diagonal, in world
+ * units, of the leaf holding the caller's point index. */
+double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index);
 
 /* ---- execution (fmm3d_phases.c) ------------------------------------------- */
 

@@ -30,26 +30,34 @@ fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags fl
   return FMMCL_SUCCESS;
 }
 
-/* Sorted points as REAL4 (x, y, z, 0) relative to s->shift into buf;
- * returns whether every packed value is finite (float overflows where the
- * doubles did not). One loop per precision so each vectorises. */
-static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *buf) {
-  const double sx = s->shift[0], sy = s->shift[1], sz = s->shift[2];
+double fmmcl_fmm3d_cell_center(const fmmcl_tree3d_cell *c, int d) {
+  /* root side 2 in units of its half-side: -1 + (anchor + 1/2) 2^(1-level),
+   * at most 22 significant bits at level 21, so exact in float too */
+  return ldexp(2.0 * c->anchor[d] + 1.0, -c->level) - 1.0;
+}
+
+/* One leaf's points [lo, hi) of xyz (sorted) in the device frame, relative
+ * to the leaf's centre (cx, cy, cz), into f (float) or d (double): the
+ * difference is taken in double, so rounding to float loses digits only
+ * relative to the leaf's size. Returns whether every value is finite. */
+static int pack_leaf(const fmm3d_state *s, const double *xyz, size_t lo, size_t hi, const double cc[3],
+                     void *buf) {
+  const double ox = s->origin[0], oy = s->origin[1], oz = s->origin[2], inv = 1.0 / s->unit;
   int ok = 1;
   if (s->real_size == 4) {
     float *f = buf;
-#pragma omp parallel for schedule(static) reduction(&& : ok)
-    for (size_t i = 0; i < n; i++) {
-      const float x = (float)(xyz[3 * i] - sx), y = (float)(xyz[3 * i + 1] - sy),
-                  z = (float)(xyz[3 * i + 2] - sz);
+    for (size_t i = lo; i < hi; i++) {
+      const float x = (float)((xyz[3 * i] - ox) * inv - cc[0]),
+                  y = (float)((xyz[3 * i + 1] - oy) * inv - cc[1]),
+                  z = (float)((xyz[3 * i + 2] - oz) * inv - cc[2]);
       f[4 * i] = x, f[4 * i + 1] = y, f[4 * i + 2] = z, f[4 * i + 3] = 0.0f;
       ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
     }
   } else {
     double *d = buf;
-#pragma omp parallel for schedule(static) reduction(&& : ok)
-    for (size_t i = 0; i < n; i++) {
-      const double x = xyz[3 * i] - sx, y = xyz[3 * i + 1] - sy, z = xyz[3 * i + 2] - sz;
+    for (size_t i = lo; i < hi; i++) {
+      const double x = (xyz[3 * i] - ox) * inv - cc[0], y = (xyz[3 * i + 1] - oy) * inv - cc[1],
+                   z = (xyz[3 * i + 2] - oz) * inv - cc[2];
       d[4 * i] = x, d[4 * i + 1] = y, d[4 * i + 2] = z, d[4 * i + 3] = 0.0;
       ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
     }
@@ -57,13 +65,49 @@ static int pack_points(const fmm3d_state *s, size_t n, const double *xyz, void *
   return ok;
 }
 
+/* Sorted points as REAL4 (x, y, z, 0) in their leaves' frames into buf
+ * (targets when target, else sources); returns whether every packed value
+ * is finite (float overflows where the doubles did not). */
+static int pack_points(const fmm3d_state *s, int target, const double *xyz, void *buf) {
+  const fmmcl_tree3d *t = s->tree;
+  int ok = 1;
+#pragma omp parallel for schedule(dynamic, 64) reduction(&& : ok)
+  for (size_t g = 0; g < t->n_leaves; g++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
+    const double cc[3] = {fmmcl_fmm3d_cell_center(c, 0), fmmcl_fmm3d_cell_center(c, 1),
+                          fmmcl_fmm3d_cell_center(c, 2)};
+    const int leaf_ok = target ? pack_leaf(s, xyz, c->tgt_begin, c->tgt_end, cc, buf)
+                               : pack_leaf(s, xyz, c->src_begin, c->src_end, cc, buf);
+    ok = ok && leaf_ok;
+  }
+  return ok;
+}
+
 /* One point set packed in the stage and uploaded. */
-static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, size_t n, const double *xyz,
+static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, int target, size_t n, const double *xyz,
                                      cl_mem *buf) {
-  if (!pack_points(s, n, xyz, s->stage.ptr))
+  if (!pack_points(s, target, xyz, s->stage.ptr))
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
+}
+
+/* The leaf cell of every sorted point (targets when target, else sources)
+ * as cl_int into buf: P2P's sources need theirs, the device packing both. */
+static fmmcl_status upload_point_leaves(fmmcl_plan plan, fmm3d_state *s, int target, cl_mem *buf) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = target ? t->n_targets : t->n_sources;
+  cl_int *leaf = malloc((n ? n : 1) * sizeof *leaf);
+  if (!leaf) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+#pragma omp parallel for schedule(dynamic, 64)
+  for (size_t g = 0; g < t->n_leaves; g++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
+    const size_t lo = target ? c->tgt_begin : c->src_begin, hi = target ? c->tgt_end : c->src_end;
+    for (size_t i = lo; i < hi; i++) leaf[i] = t->leaves[g];
+  }
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof *leaf, leaf, buf);
+  free(leaf);
+  return st;
 }
 
 /* A permutation (sorted index -> caller's index) as cl_int in the stage. */
@@ -74,9 +118,13 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
   return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, n * sizeof(cl_int), p, buf);
 }
 
-/* A point set the device sort left packed there: adopted as it is. */
-static fmmcl_status adopt_point_set(fmmcl_plan plan, fmmcl_tree3d_device_points *p, cl_mem *buf,
-                                    cl_mem *perm) {
+/* A point set the device sort left there, packed there in the leaves'
+ * frames (leaf: each sorted point's leaf) and adopted. */
+static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3d_device_points *p, size_t n,
+                                    cl_mem leaf, cl_mem *buf, cl_mem *perm) {
+  fmmcl_status st =
+      fmmcl_tree3d_device_pack(plan->ctx, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
+  if (st) return st;
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
@@ -85,22 +133,28 @@ static fmmcl_status adopt_point_set(fmmcl_plan plan, fmmcl_tree3d_device_points 
   return FMMCL_SUCCESS;
 }
 
+/* Needs the cell table (upload_cells) first: the device packing reads it. */
 static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
   /* the sources' charge column is filled on the device per execute */
-  fmmcl_status st;
-  if (s->dev_src.packed) st = adopt_point_set(plan, &s->dev_src, &s->src, &s->src_perm);
-  else if (!(st = upload_point_set(plan, s, t->n_sources, t->source_xyz, &s->src)))
+  fmmcl_status st = upload_point_leaves(plan, s, 0, &s->src_leaf);
+  if (st) return st;
+  if (s->dev_src.xyz)
+    st = adopt_point_set(plan, s, &s->dev_src, t->n_sources, s->src_leaf, &s->src, &s->src_perm);
+  else if (!(st = upload_point_set(plan, s, 0, t->n_sources, t->source_xyz, &s->src)))
     st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
   if (!st && t->targets_are_sources) {
     /* one buffer, the charge column ignored */
     s->tgt = s->src, s->tgt_perm = s->src_perm;
     clRetainMemObject(s->tgt), clRetainMemObject(s->tgt_perm);
-  } else if (!st && s->dev_tgt.packed) {
-    st = adopt_point_set(plan, &s->dev_tgt, &s->tgt, &s->tgt_perm);
+  } else if (!st && s->dev_tgt.xyz) {
+    cl_mem tgt_leaf = NULL;
+    st = upload_point_leaves(plan, s, 1, &tgt_leaf);
+    if (!st) st = adopt_point_set(plan, s, &s->dev_tgt, t->n_targets, tgt_leaf, &s->tgt, &s->tgt_perm);
+    fmmcl_release(&tgt_leaf);
   } else if (!st) {
-    st = upload_point_set(plan, s, t->n_targets, t->target_xyz, &s->tgt);
+    st = upload_point_set(plan, s, 1, t->n_targets, t->target_xyz, &s->tgt);
     if (!st) st = upload_perm(plan, s, t->n_targets, t->target_perm, &s->tgt_perm);
   }
   const size_t bytes_q = t->n_sources * s->real_size, bytes_out = 4 * t->n_targets * s->real_size;
@@ -113,7 +167,8 @@ static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   return st;
 }
 
-/* center REAL4 (x, y, z, 1/side), cell_src and cell_tgt int2 per cell. */
+/* center REAL4 (x, y, z, 1/side) in the device frame, cell_src and
+ * cell_tgt int2 per cell. */
 static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
   const size_t n = t->n_cells;
@@ -127,8 +182,9 @@ static fmmcl_status upload_cells(fmmcl_plan plan, fmm3d_state *s) {
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     const fmmcl_tree3d_cell *c = &t->cells[i];
-    for (int d = 0; d < 3; d++) fmmcl_put_real(center, s->real_size, 4 * i + d, c->center[d] - s->shift[d]);
-    fmmcl_put_real(center, s->real_size, 4 * i + 3, 0.5 / c->half_width);
+    for (int d = 0; d < 3; d++)
+      fmmcl_put_real(center, s->real_size, 4 * i + d, fmmcl_fmm3d_cell_center(c, d));
+    fmmcl_put_real(center, s->real_size, 4 * i + 3, ldexp(1.0, c->level - 1)); /* side 2^(1-level) */
     src[2 * i] = (cl_int)c->src_begin, src[2 * i + 1] = (cl_int)c->src_end;
     tgt[2 * i] = (cl_int)c->tgt_begin, tgt[2 * i + 1] = (cl_int)c->tgt_end;
   }
@@ -311,7 +367,7 @@ static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 static size_t stage_bytes(const fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
   /* points packed here (not left on the device by its sort) */
-  size_t b = s->dev_src.packed ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
+  size_t b = s->dev_src.xyz ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
   const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
     if (lists[i]->offsets) b = max_size(b, 2 * list_entries(lists[i]) * sizeof(cl_int)); /* ranges: 2 */
@@ -319,8 +375,8 @@ static size_t stage_bytes(const fmm3d_state *s) {
 }
 
 static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
-  fmmcl_status st = upload_points(plan, s);
-  if (!st) st = upload_cells(plan, s);
+  fmmcl_status st = upload_cells(plan, s);
+  if (!st) st = upload_points(plan, s);
   if (!st) st = upload_leaves(plan, s);
   if (!st) st = upload_levels(plan, s);
   if (st) return st;
@@ -339,10 +395,9 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
 
 fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
-  /* device coordinates relative to the root cube's centre: in float this
-   * keeps every digit for data far from the origin (as DIRECT does) */
-  for (int d = 0; d < 3; d++) s->shift[d] = t->cube.origin[d] + 0.5 * t->cube.width;
-  /* (the device sort packed its points with this same centre) */
+  /* the device frame (fmm3d.h): the root cube's centre and half-side */
+  for (int d = 0; d < 3; d++) s->origin[d] = t->cube.origin[d] + 0.5 * t->cube.width;
+  s->unit = 0.5 * t->cube.width;
   /* the stage goes back to the context's pool at the end, where the next
    * plan of a similar size finds it already pinned */
   fmmcl_status st = fmmcl_pinned_alloc(plan->ctx, stage_bytes(s), 0, &s->stage);
@@ -382,7 +437,8 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->m2m_children,
                  &s->l2l_pairs};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
-  cl_mem *kept[] = {&s->dev_src.packed, &s->dev_src.perm, &s->dev_tgt.packed, &s->dev_tgt.perm};
+  cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.perm,
+                    &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.perm};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) fmmcl_release(kept[i]);
   release_list(&s->m2l);
   fmmcl_fmm3d_release_m2l_table(s);

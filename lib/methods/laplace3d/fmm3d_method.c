@@ -1,6 +1,7 @@
 /* fmm3d_method.c — the FMM and treecode methods of FMMCL_LAPLACE_3D: plan
  * create (host tree and lists, device tables), execute (operator phases on
  * the device), destroy. The two differ only in their lists and phases. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "methods/laplace3d/fmm3d.h"
@@ -64,12 +65,34 @@ static void fmm3d_destroy(fmmcl_plan plan) {
 
 static int fmm3d_order(fmmcl_plan plan) { return ((const fmm3d_state *)plan->impl)->order; }
 
+double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
+  const fmm3d_state *s = plan->impl;
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = target ? t->n_targets : t->n_sources;
+  const size_t *perm = target ? t->target_perm : t->source_perm;
+  /* the sorted position of the caller's point, then the leaf whose range
+   * holds it: one search, for the one pair the estimate looks at */
+  size_t at = n;
+  for (size_t i = 0; i < n; i++)
+    if (perm[i] == index) {
+      at = i;
+      break;
+    }
+  for (size_t g = 0; at < n && g < t->n_leaves; g++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
+    const size_t lo = target ? c->tgt_begin : c->src_begin, hi = target ? c->tgt_end : c->src_end;
+    if (at >= lo && at < hi) return sqrt(3.0) * c->half_width;
+  }
+  return sqrt(3.0) * t->cells[0].half_width; /* not reached for a valid index */
+}
+
 const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
                                           .create = fmm_create,
                                           .execute = fmm3d_execute,
                                           .destroy = fmm3d_destroy,
                                           .counts = fmmcl_fmm3d_counts,
                                           .order = fmm3d_order,
+                                          .frame_size = fmmcl_fmm3d_frame_size,
                                           .resident = 1};
 const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .create = treecode_create,
@@ -77,4 +100,5 @@ const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .destroy = fmm3d_destroy,
                                                .counts = fmmcl_fmm3d_counts,
                                                .order = fmm3d_order,
+                                               .frame_size = fmmcl_fmm3d_frame_size,
                                                .resident = 1};

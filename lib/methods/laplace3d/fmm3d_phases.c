@@ -131,7 +131,8 @@ static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   return RUN_LIST(plan, log, s->k_p2p, &s->p2p, s->p2p_wgs, "p2p", FMMCL_ARG_MEM(s->cell_tgt),
-                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
+                  FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->src_leaf), FMMCL_ARG_MEM(s->src),
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
@@ -154,6 +155,12 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
 }
 
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient) {
+  /* back from the device frame's units (the unsort's arguments after the
+   * permutation's four) */
+  const double inv = 1.0 / s->unit;
+  fmmcl_status st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_unsort, 4, FMMCL_ARG_REAL(inv * inv, s->real_size),
+                                      FMMCL_ARG_REAL(inv, s->real_size));
+  if (st) return st;
   /* out_user[j] = (d/dx, d/dy, d/dz, phi) of the caller's target j */
   const fmmcl_real4_results r = {.unsort = {.k = s->k_unsort,
                                             .local = elementwise_local(plan->ctx),

@@ -12,9 +12,13 @@
  * bench-fmm3d). */
 static size_t default_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ? 512 : 256; }
 
-/* Depth limit: float coordinates carry 24 bits, so cells finer than 2^-20 of
- * the box would have centres that round onto each other. */
-static int max_level(fmmcl_precision precision) { return precision == FMMCL_SINGLE ? 20 : 0; }
+/* Depth limit: the key width (21 levels) in both precisions. Cell centres
+ * in the device frame take at most 22 bits at level 21, exact in float, and
+ * points are relative to their leaf's centre, so float leaves resolve too. */
+static int max_level(fmmcl_precision precision) {
+  (void)precision;
+  return 0;
+}
 
 /* Below this many points the host sort beats the device sort's ~80 launches
  * and its two transfers. */
@@ -44,10 +48,11 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
    * P2P work in that leaf, which is still exact: nothing to report */
   fmmcl_status st = FMMCL_ERROR_UNSUPPORTED;
   if (use_device_sort(plan)) {
-    /* the sorted points stay on the device, packed for the kernels */
-    st = fmmcl_tree3d_build_device_packed(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
-                                          max_level(o->precision), s->real_size, &s->tree, &s->sort_seconds,
-                                          &s->dev_src, &s->dev_tgt, s->shift);
+    /* the points stay on the device, packed there once the leaves are
+     * known (fmm3d_buffers.c) */
+    st = fmmcl_tree3d_build_device_kept(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
+                                        max_level(o->precision), &s->tree, &s->sort_seconds, &s->dev_src,
+                                        &s->dev_tgt);
     /* the host build gives the same tree, so a device that cannot sort
      * (memory, a driver's build failure) costs time, not the plan */
     if (st) fmmcl_clear_error(plan->ctx), s->sort_seconds = 0, t0 = fmmcl_wall_seconds();

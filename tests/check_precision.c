@@ -1,0 +1,145 @@
+/* check_precision.c — single precision keeps its promise in the 3D FMM and
+ * treecode: at the default tolerance every distribution meets it over all
+ * targets, and moving the whole set far from the origin changes nothing. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "fmmcl.h"
+#include "testing/distributions.h"
+#include "test_util.h"
+
+/* Points per set: the host double reference runs N^2 pairs per set and
+ * shift, and the suite stays within a minute on two CPU cores. */
+#define N 12000
+/* What single precision promises at its default tolerance (relative L2 over
+ * all targets): the potential within the tolerance, the gradient, a
+ * derivative rougher, within three times it. */
+#define TOL 1e-4
+#define GRAD_TOL 3e-4
+/* Far from the origin: a float ulp at 1000 is 6e-5, larger than many
+ * separations in these sets, so coordinates rounded before they are
+ * centred would lose every digit of the close pairs. */
+#define FAR 1000.0
+
+static fmmcl_context ctx;
+
+static void open_device(void) {
+  ctx = fmmcl_test_context();
+  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
+}
+
+static void close_device(void) {
+  fmmcl_context_destroy(ctx);
+  ctx = NULL;
+}
+
+/* A point set with its double reference, computed once for both methods. */
+typedef struct reference_set {
+  double *x, *q, *pot, *grad;
+} reference_set;
+
+static reference_set make_set(fmmcl_distribution d, double shift) {
+  reference_set r = {malloc(3 * N * sizeof(double)), malloc(N * sizeof(double)), malloc(N * sizeof(double)),
+                     malloc(3 * N * sizeof(double))};
+  ck_assert(r.x && r.q && r.pot && r.grad);
+  ck_assert_int_eq(fmmcl_distribution_points(d, 3, 11, N, shift, r.x), 0);
+  fmmcl_test_random_values(12, N, -1, 1, r.q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.precision = FMMCL_DOUBLE;
+  ck_assert_int_eq(fmmcl_reference_direct(&o, N, r.x, r.q, 0, NULL, r.pot, r.grad), FMMCL_SUCCESS);
+  return r;
+}
+
+static void free_set(reference_set *r) { free(r->x), free(r->q), free(r->pot), free(r->grad); }
+
+/* Errors of a single-precision plan of method m at the default tolerance. */
+static fmmcl_test_errors single_errors(fmmcl_method m, const reference_set *r) {
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = m, o.precision = FMMCL_SINGLE, o.tolerance = TOL;
+  double *pot = malloc(N * sizeof *pot), *grad = malloc(3 * N * sizeof *grad);
+  ck_assert(pot && grad);
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, N, r->x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
+                fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_execute(plan, r->q, pot, grad) == FMMCL_SUCCESS, "execute: %s",
+                fmmcl_last_error(ctx));
+  fmmcl_plan_destroy(plan);
+  fmmcl_test_errors e = {fmmcl_test_rel_l2(pot, r->pot, N), fmmcl_test_rel_l2(grad, r->grad, 3 * N)};
+  free(pot), free(grad);
+  return e;
+}
+
+/* Loop i: distribution i / 2, method i % 2 (FMM, treecode). The method
+ * meets the tolerance at the origin and at FAR, and FAR changes neither
+ * error by more than a factor of 2. */
+START_TEST(test_single_keeps_tolerance) {
+  const fmmcl_distribution d = (fmmcl_distribution)(_i / 2);
+  const fmmcl_method method = _i % 2 ? FMMCL_TREECODE : FMMCL_FMM;
+  const char *name = _i % 2 ? "treecode" : "fmm";
+  fmmcl_test_errors e[2];
+  for (int k = 0; k < 2; k++) {
+    reference_set r = make_set(d, k ? FAR : 0.0);
+    e[k] = single_errors(method, &r);
+    free_set(&r);
+    ck_assert_msg(e[k].pot <= TOL && e[k].grad <= GRAD_TOL,
+                  "%s %s shift %g: potential %.3e (<= %g), gradient %.3e (<= %g)", fmmcl_distribution_name(d),
+                  name, k ? FAR : 0.0, e[k].pot, TOL, e[k].grad, GRAD_TOL);
+  }
+  ck_assert_msg(e[1].pot <= 2 * e[0].pot && e[1].grad <= 2 * e[0].grad,
+                "%s %s: shift %g moved the errors from %.3e / %.3e to %.3e / %.3e",
+                fmmcl_distribution_name(d), name, FAR, e[0].pot, e[0].grad, e[1].pot, e[1].grad);
+}
+END_TEST
+
+/* Local frames are leaf-sized, not pair-sized: a pair 1e-9 apart at 0.2
+ * (a float ulp there is 1.5e-8) is still beyond single precision, and the
+ * rounding estimate says so for both methods; double resolves it to
+ * about 1e-7 of the pair's gradient term. */
+START_TEST(test_rounding_estimate_local_frames) {
+  enum { M = 2000 };
+  double *x = malloc(3 * M * sizeof *x);
+  ck_assert(x);
+  fmmcl_test_random_points(7, M, 3, x);
+  for (int d = 0; d < 3; d++) x[3 * 5 + d] = 0.2, x[3 * 6 + d] = 0.2 + (d == 0 ? 1e-9 : 0);
+  const fmmcl_method methods[] = {FMMCL_FMM, FMMCL_TREECODE};
+  for (int m = 0; m < 2; m++)
+    for (int prec = 0; prec < 2; prec++) {
+      fmmcl_plan_options o;
+      fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+      o.method = methods[m], o.precision = prec ? FMMCL_DOUBLE : FMMCL_SINGLE,
+      o.tolerance = prec ? 1e-6 : TOL;
+      fmmcl_plan plan;
+      ck_assert_msg(fmmcl_plan_create(ctx, &o, M, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                    fmmcl_last_error(ctx));
+      double estimate, dist;
+      ck_assert_int_eq(fmmcl_plan_rounding_estimate(plan, x, NULL, &estimate, &dist), FMMCL_SUCCESS);
+      fmmcl_plan_destroy(plan);
+      ck_assert_msg(fabs(dist - 1e-9) < 1e-12, "closest pair %g apart", dist);
+      if (prec) ck_assert_msg(estimate < 1e-6, "double: estimate %.3e", estimate);
+      else ck_assert_msg(estimate > TOL, "single: estimate %.3e", estimate);
+    }
+  free(x);
+}
+END_TEST
+
+static Suite *precision_suite(void) {
+  Suite *s = suite_create("precision");
+  TCase *tc = tcase_create("fmm3d");
+  tcase_add_checked_fixture(tc, open_device, close_device);
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, 2 * FMMCL_DIST_COUNT);
+  tcase_add_test(tc, test_rounding_estimate_local_frames);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(precision_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
