@@ -3,8 +3,11 @@
  * lib/expansions2d.h), and the permutations of charges in and results out.
  *
  * Layout: expansions REAL2 (re, im) per coefficient, NROW = P + 1 per cell,
- * cells numbered level by level in Morton order (lib/quadtree2d.h);
- * sources REAL4 (x, y, q, 0) and targets REAL4 (x, y, 0, 0) sorted by leaf;
+ * cells numbered level by level in Morton order (lib/quadtree2d.h), centres
+ * relative to the root's (exact in float); points sorted by leaf, relative
+ * to their leaf's centre: sources REAL4 (x, y, q, 0), targets REAL4 (x, y,
+ * xlo, ylo), and in float the sources' lo parts REAL2 src_lo (the offset
+ * is hi + lo, so a float carries it to about 48 bits);
  * out REAL4 (phi, dphi/dx, dphi/dy, 0) per target; binom[n * BSTRIDE + k]
  * = C(n, k) for n, k <= 2P. Work-item per (cell, coefficient): a cell's
  * coefficients are adjacent work-items, so reads and writes coalesce. */
@@ -31,15 +34,13 @@ static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.
  * sources; z^k by a fixed-trip guarded loop so that the leaf's work-items
  * run in lockstep whatever their k. */
 __kernel void p2m(const uint n_leaves, const uint leaf_off, const REAL inv_r,
-                  __global const REAL4 *src, __global const uint *leaf_src,
-                  __global const REAL2 *centre, __global REAL2 *M) {
+                  __global const REAL4 *src, __global const uint *leaf_src, __global REAL2 *M) {
   const uint g = get_global_id(0), leaf = g / NROW, k = g % NROW;
   if (leaf >= n_leaves) return;
-  const REAL2 c = centre[leaf_off + leaf];
   REAL2 acc = (REAL2)(0, 0);
   for (uint j = leaf_src[leaf]; j < leaf_src[leaf + 1]; j++) {
     const REAL4 s = src[j];
-    const REAL2 z = (REAL2)(s.x - c.x, s.y - c.y) * inv_r;
+    const REAL2 z = s.xy * inv_r;
     REAL2 zk = (REAL2)(1, 0);
     FMMCL_UNROLL(P)
     for (uint i = 0; i < P; i++) zk = i < k ? cmul(zk, z) : zk;
@@ -101,12 +102,11 @@ __kernel void l2l(const uint n_children, const uint off, const uint child_off, c
  * phi = -Re F, grad = (-Re F', Im F'). */
 __kernel void l2p(const uint n_targets, const uint leaf_off, const REAL inv_r,
                   __global const REAL4 *tgt, __global const uint *tgt_leaf,
-                  __global const REAL2 *centre, __global const REAL2 *L, __global REAL4 *out) {
+                  __global const REAL2 *L, __global REAL4 *out) {
   const uint i = get_global_id(0);
   if (i >= n_targets) return;
   const uint cell = leaf_off + tgt_leaf[i];
-  const REAL4 t = tgt[i];
-  const REAL2 c = centre[cell], z = (REAL2)(t.x - c.x, t.y - c.y) * inv_r;
+  const REAL2 z = tgt[i].xy * inv_r;
   __global const REAL2 *b = L + (size_t)cell * NROW;
   REAL2 F = (REAL2)(0, 0), dF = (REAL2)(0, 0);
   for (int l = P; l >= 0; l--) {
@@ -119,20 +119,39 @@ __kernel void l2p(const uint n_targets, const uint leaf_off, const REAL inv_r,
 /* Near field: target i of leaf tgt_leaf[i] against the sources of each leaf
  * of that leaf's U list (itself included); a pair at distance 0 contributes
  * nothing. Neighbouring work-items share leaves, so source reads hit the
- * same cache lines. */
-__kernel void p2p(const uint n_targets, __global const REAL4 *src, __global const uint *leaf_src,
-                  __global const uint *u_begin, __global const uint *u_leaf,
-                  __global const REAL4 *tgt, __global const uint *tgt_leaf, __global REAL4 *out) {
+ * same cache lines. The target moves into each source leaf's frame once,
+ * by the exact difference of the two centres; in float that sum's rounding
+ * error (Fast2Sum: |dc| >= |t| where dc is not 0) joins the target's lo
+ * part, and a pair's difference is (hi - hi) + (lo - lo): the first is
+ * exact for close pairs (Sterbenz), so the difference keeps the digits a
+ * single float frame would lose when the pair is much closer than a leaf. */
+__kernel void p2p(const uint n_targets, __global const REAL4 *src, __global const REAL2 *src_lo,
+                  __global const uint *leaf_src, __global const uint *u_begin,
+                  __global const uint *u_leaf, __global const REAL4 *tgt,
+                  __global const uint *tgt_leaf, const uint leaf_off,
+                  __global const REAL2 *centre, __global REAL4 *out) {
   const uint i = get_global_id(0);
   if (i >= n_targets) return;
   const REAL4 t = tgt[i];
   const uint leaf = tgt_leaf[i];
+  const REAL2 ct = centre[leaf_off + leaf];
   REAL pot = 0, gx = 0, gy = 0;
   for (uint u = u_begin[leaf]; u < u_begin[leaf + 1]; u++) {
-    const uint b = leaf_src[u_leaf[u]], e = leaf_src[u_leaf[u] + 1];
+    const uint sl = u_leaf[u], b = leaf_src[sl], e = leaf_src[sl + 1];
+    const REAL2 dc = ct - centre[leaf_off + sl];
+    const REAL tx = t.x + dc.x, ty = t.y + dc.y;
+#ifndef FMMCL_DOUBLE
+    const REAL lx = (t.x - (tx - dc.x)) + t.z, ly = (t.y - (ty - dc.y)) + t.w;
+#endif
     for (uint j = b; j < e; j++) {
       const REAL4 s = src[j];
-      const REAL dx = t.x - s.x, dy = t.y - s.y, r2 = dx * dx + dy * dy;
+#ifdef FMMCL_DOUBLE
+      const REAL dx = tx - s.x, dy = ty - s.y;
+#else
+      const REAL2 slo = src_lo[j];
+      const REAL dx = (tx - s.x) + (lx - slo.x), dy = (ty - s.y) + (ly - slo.y);
+#endif
+      const REAL r2 = dx * dx + dy * dy;
       const bool live = r2 > (REAL)0;
       const REAL qr2 = live ? s.z * RECIP2D(r2) : (REAL)0;
       pot -= live ? (REAL)0.5 * s.z * LOG2D(r2) : (REAL)0;

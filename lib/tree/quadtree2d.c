@@ -1,6 +1,7 @@
 /* quadtree2d.c — builds the uniform quadtree: bounding square, counting sort
  * of points by leaf, V lists on levels 2..L and U lists of the leaves (both
  * between occupied cells only), and the leaf level a cost model prefers. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,8 +61,16 @@ void fmmcl_quadtree2d_free(fmmcl_quadtree2d *t) {
   free(t);
 }
 
+/* The side rounded up to FMMCL_QUADTREE2D_SIDE_BITS significant bits. */
+static double round_side_up(double side) {
+  int e;
+  const double m = frexp(side, &e); /* side = m 2^e, 0.5 <= m < 1 */
+  return ldexp(ceil(ldexp(m, FMMCL_QUADTREE2D_SIDE_BITS)), e - FMMCL_QUADTREE2D_SIDE_BITS);
+}
+
 /* The bounding square of both sets, a hair larger so that the top edge
- * falls inside the last leaf. */
+ * falls inside the last leaf, its side rounded up so that every cell
+ * centre is exact in float (see FMMCL_QUADTREE2D_SIDE_BITS). */
 static void bounding_square(fmmcl_quadtree2d *t, size_t ns, const double *src, size_t nt, const double *tgt) {
   double lo[2] = {src[0], src[1]}, hi[2] = {src[0], src[1]};
   for (int set = 0; set < 2; set++) {
@@ -75,7 +84,7 @@ static void bounding_square(fmmcl_quadtree2d *t, size_t ns, const double *src, s
   }
   double side = hi[0] - lo[0] > hi[1] - lo[1] ? hi[0] - lo[0] : hi[1] - lo[1];
   for (int c = 0; c < 2; c++) t->centre[c] = 0.5 * (lo[c] + hi[c]);
-  t->side = side > 0 ? side * (1 + 1e-12) : 1.0;
+  t->side = side > 0 ? round_side_up(side * (1 + 1e-12)) : 1.0;
 }
 
 /* Counting sort of n points into the 4^L leaves: perm, sorted coordinates

@@ -11,12 +11,19 @@
  * and float centres stay exact there. */
 #define FMMCL_QUADTREE2D_MAX_LEVELS 12
 
+/* Significant bits of the root's side: a cell centre relative to the
+ * root's centre is side (2i + 1 - 2^l) / 2^(l+1), an odd number of at most
+ * 12 bits times the side, so with 11 bits every centre, every cell side and
+ * every difference of neighbouring centres is exact in float, and the
+ * device can shift between cells' local frames without rounding. */
+#define FMMCL_QUADTREE2D_SIDE_BITS 11
+
 /* Cell (level l, Morton index m) is global cell level_offset(l) + m; its
  * children are level_offset(l+1) + 4m .. 4m+3. */
 typedef struct fmmcl_quadtree2d {
   int levels;       /* leaf level L >= 2: 4^L leaves */
   double centre[2]; /* centre of the root square */
-  double side;      /* side of the root square */
+  double side;      /* side of the root square (FMMCL_QUADTREE2D_SIDE_BITS significant bits) */
   size_t n_sources, n_targets;
   size_t *source_perm, *target_perm; /* sorted position -> caller's index */
   double *src, *tgt;                 /* sorted points relative to centre, (x, y) each */

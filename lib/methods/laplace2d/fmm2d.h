@@ -34,8 +34,9 @@ typedef struct fmm2d_state {
   size_t m2l_tile_split;         /* -DM2L_TILE_SPLIT: work-items per cell (group TILE_SPLIT TB^2) */
   cl_mem tile_list;              /* m2l2d_tile: the occupied tiles (fmmcl_m2l2d_tile_list), one group each */
   size_t n_tiles;
-  /* sorted points, results, per-cell tables, expansions */
-  cl_mem src, tgt, tgt_leaf, out, centre, M, L, binom, coef;
+  /* sorted points relative to their leaf's centre (src_lo: the sources' lo
+   * parts, float only), results, per-cell tables, expansions */
+  cl_mem src, src_lo, tgt, tgt_leaf, out, centre, M, L, binom, coef;
   cl_mem leaf_src, leaf_tgt, u_begin, u_leaf;
   /* M2L: translations sorted by target cell, their rows (cells with a
    * non-empty V list) and per-translation results before the reduction */

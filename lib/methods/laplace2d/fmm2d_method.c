@@ -1,5 +1,6 @@
 /* fmm2d_method.c — the FMM method of FMMCL_LAPLACE_2D: plan create, execute,
  * destroy, work counts, and the test hooks that run single phases. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,12 +54,25 @@ fmmcl_status fmmcl_fmm2d_counts(fmmcl_plan plan, const char *phase, double *work
 
 static int fmm2d_order(fmmcl_plan plan) { return ((const fmm2d_state *)plan->impl)->order; }
 
+/* Points reach the device relative to their leaf's centre, whose half
+ * diagonal bounds the offset; in float the offset is a hi + lo pair of
+ * floats, which rounds it as one float would round a frame 2^-24 times
+ * that size (the kernels difference hi and lo parts separately, fmm2d.cl). */
+static double fmm2d_frame_size(fmmcl_plan plan, int target, size_t index) {
+  const fmm2d_state *s = plan->impl;
+  const fmmcl_quadtree2d *t = s->tree;
+  const double half_diagonal = 0.5 * sqrt(2.0) * fmmcl_quadtree2d_cell_side(t, t->levels);
+  (void)target, (void)index; /* every leaf of the uniform tree is the same size */
+  return s->real_size == 4 ? 0x1.0p-24 * half_diagonal : half_diagonal;
+}
+
 const fmmcl_method_ops fmmcl_fmm2d_ops = {.name = "fmm2d",
                                           .create = fmm2d_create,
                                           .execute = fmm2d_execute,
                                           .destroy = fmm2d_destroy,
                                           .counts = fmmcl_fmm2d_counts,
                                           .order = fmm2d_order,
+                                          .frame_size = fmm2d_frame_size,
                                           .resident = 1};
 
 /* ---- test hooks ----------------------------------------------------------- */

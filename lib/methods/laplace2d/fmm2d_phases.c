@@ -50,7 +50,7 @@ static fmmcl_status upward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmmcl
     const size_t nl = (size_t)1 << (2 * L);
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2m, 0, UINT(nl), UINT(fmmcl_quadtree2d_level_offset(L)),
                            REAL(1.0 / fmmcl_quadtree2d_cell_side(t, L)), MEM(s->src), MEM(s->leaf_src),
-                           MEM(s->centre), MEM(s->M));
+                           MEM(s->M));
     if (!st) st = launch(plan, events, s->k_p2m, nl * s->nrow, LOCAL, "p2m");
   }
   for (int l = L - 1; !st && (mask & FMMCL_PHASE_M2M) && l >= 2; l--) {
@@ -129,12 +129,15 @@ static fmmcl_status downward(fmmcl_plan plan, fmm2d_state *s, unsigned mask, fmm
   if (!st && (mask & FMMCL_PHASE_L2P)) {
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_l2p, 0, UINT(t->n_targets), UINT(fmmcl_quadtree2d_level_offset(L)),
                            REAL(1.0 / fmmcl_quadtree2d_cell_side(t, L)), MEM(s->tgt), MEM(s->tgt_leaf),
-                           MEM(s->centre), MEM(s->L), MEM(s->out));
+                           MEM(s->L), MEM(s->out));
     if (!st) st = launch(plan, events, s->k_l2p, t->n_targets, LOCAL, "l2p");
   }
   if (!st && (mask & FMMCL_PHASE_P2P)) {
-    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2p, 0, UINT(t->n_targets), MEM(s->src), MEM(s->leaf_src),
-                           MEM(s->u_begin), MEM(s->u_leaf), MEM(s->tgt), MEM(s->tgt_leaf), MEM(s->out));
+    /* double has no lo parts: any buffer fills the argument it never reads */
+    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_p2p, 0, UINT(t->n_targets), MEM(s->src),
+                           MEM(s->src_lo ? s->src_lo : s->src), MEM(s->leaf_src), MEM(s->u_begin),
+                           MEM(s->u_leaf), MEM(s->tgt), MEM(s->tgt_leaf),
+                           UINT(fmmcl_quadtree2d_level_offset(L)), MEM(s->centre), MEM(s->out));
     if (!st) st = launch(plan, events, s->k_p2p, t->n_targets, LOCAL, "p2p");
   }
   return st;

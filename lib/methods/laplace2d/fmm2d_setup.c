@@ -178,8 +178,21 @@ static fmmcl_status upload_translations(fmmcl_context ctx, fmm2d_state *s) {
   return st;
 }
 
-/* Sorted points: sources REAL4 (x, y, q, 0) on the device (q put there by
- * fmm2d_put_charges each execute), targets REAL4 (x, y, 0, 0), the leaf of
+/* Point i's offset from the centre c of its leaf, computed in double and
+ * stored at element e of hi, with its lo part (what float rounding left
+ * out) at element e of lo (lo NULL: not kept). */
+static void put_offset(const fmm2d_state *s, const double *x, const double *c, void *hi, size_t e, void *lo,
+                       size_t el) {
+  for (int k = 0; k < 2; k++) {
+    const double o = x[k] - c[k];
+    fmmcl_put_real(hi, s->real_size, e + k, o);
+    if (lo) fmmcl_put_real(lo, s->real_size, el + k, s->real_size == 4 ? o - (double)(float)o : 0.0);
+  }
+}
+
+/* Sorted points relative to their leaf's centre: sources REAL4 (x, y, q,
+ * 0) on the device (q put there by fmm2d_put_charges each execute) and in
+ * float their lo parts REAL2, targets REAL4 (x, y, xlo, ylo), the leaf of
  * each target, the permutations that take charges in and results out in
  * the caller's order, and pinned staging for those two transfers. */
 static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
@@ -188,19 +201,25 @@ static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
   fmmcl_status st = fmmcl_pinned_alloc(ctx, ns * s->real_size, 0, &s->q_pin);
   if (!st) st = fmmcl_pinned_alloc(ctx, 4 * nt * s->real_size, 0, &s->out_pin);
   if (st) return st;
+  const int single = s->real_size == 4;
   void *src = calloc(4 * ns, s->real_size), *tgt = calloc(4 * nt, s->real_size);
+  void *src_lo = single ? calloc(2 * ns, s->real_size) : NULL;
   cl_uint *leaf = malloc(nt * sizeof *leaf), *sperm = to_uint(t->source_perm, ns),
           *tperm = to_uint(t->target_perm, nt);
-  if (!src || !tgt || !leaf || !sperm || !tperm)
+  if (!src || !tgt || (single && !src_lo) || !leaf || !sperm || !tperm)
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  for (size_t i = 0; !st && i < ns; i++)
-    for (int c = 0; c < 2; c++) fmmcl_put_real(src, s->real_size, 4 * i + c, t->src[2 * i + c]);
-  for (size_t m = 0; !st && m < nl; m++)
+  for (size_t m = 0; !st && m < nl; m++) {
+    double c[2];
+    fmmcl_quadtree2d_cell_centre(t, t->levels, m, c);
+    for (size_t i = t->leaf_src[m]; i < t->leaf_src[m + 1]; i++)
+      put_offset(s, t->src + 2 * i, c, src, 4 * i, src_lo, 2 * i);
     for (size_t i = t->leaf_tgt[m]; i < t->leaf_tgt[m + 1]; i++) {
       leaf[i] = (cl_uint)m;
-      for (int c = 0; c < 2; c++) fmmcl_put_real(tgt, s->real_size, 4 * i + c, t->tgt[2 * i + c]);
+      put_offset(s, t->tgt + 2 * i, c, tgt, 4 * i, tgt, 4 * i + 2);
     }
+  }
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * ns * s->real_size, src, &s->src);
+  if (!st && single) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 2 * ns * s->real_size, src_lo, &s->src_lo);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 4 * nt * s->real_size, tgt, &s->tgt);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), leaf, &s->tgt_leaf);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nt * s->real_size, NULL, &s->out);
@@ -208,7 +227,7 @@ static fmmcl_status upload_points(fmmcl_context ctx, fmm2d_state *s) {
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, ns * sizeof(cl_uint), sperm, &s->src_perm);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, nt * sizeof(cl_uint), tperm, &s->tgt_perm);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, 4 * nt * s->real_size, NULL, &s->out_user);
-  free(src), free(tgt), free(leaf), free(sperm), free(tperm);
+  free(src), free(src_lo), free(tgt), free(leaf), free(sperm), free(tperm);
   return st;
 }
 
@@ -250,7 +269,8 @@ fmmcl_status fmmcl_fmm2d_setup(fmmcl_plan plan, fmm2d_state *s, const double *so
                               plan->targets_are_sources ? NULL : targets, levels, &s->tree);
   if (st) return fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
   fmmcl_plan_record(plan, "tree", fmmcl_wall_seconds() - t0);
-  /* the device sees coordinates relative to the root's centre */
+  /* the device sees cell centres relative to the root's centre and points
+   * relative to their leaf's centre */
   const fmmcl_precision prec = s->real_size == 4 ? FMMCL_SINGLE : FMMCL_DOUBLE;
   if (!(s->tree->side < 2 * fmmcl_coordinate_limit(prec, 2))) /* r^2 of two points on the root's corners */
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -277,11 +297,11 @@ void fmmcl_fmm2d_release(fmm2d_state *s) {
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);
   fmmcl_release(&s->m2l_program);
-  cl_mem *m[] = {&s->src,      &s->tgt,       &s->tgt_leaf, &s->out,      &s->centre,   &s->M,
-                 &s->L,        &s->binom,     &s->coef,     &s->leaf_src, &s->leaf_tgt, &s->u_begin,
-                 &s->u_leaf,   &s->trans_src, &s->trans_w,  &s->v_rows,   &s->v_begin,  &s->Lpart,
-                 &s->b_src,    &s->b_w,       &s->b_aux,    &s->charges,  &s->src_perm, &s->tgt_perm,
-                 &s->out_user, &s->tile_list};
+  cl_mem *m[] = {&s->src,      &s->src_lo,   &s->tgt,       &s->tgt_leaf, &s->out,      &s->centre,
+                 &s->M,        &s->L,        &s->binom,     &s->coef,     &s->leaf_src, &s->leaf_tgt,
+                 &s->u_begin,  &s->u_leaf,   &s->trans_src, &s->trans_w,  &s->v_rows,   &s->v_begin,
+                 &s->Lpart,    &s->b_src,    &s->b_w,       &s->b_aux,    &s->charges,  &s->src_perm,
+                 &s->tgt_perm, &s->out_user, &s->tile_list};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   fmmcl_pinned_free(&s->q_pin);
   fmmcl_pinned_free(&s->out_pin);
