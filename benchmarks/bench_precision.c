@@ -18,14 +18,18 @@ static void usage(void) {
       "with a double-precision reference: the plain-C direct sum (OpenMP) when\n"
       "N^2 <= --direct-max, else a double-precision FMM of the same kernel at\n"
       "tolerance --tol / 1000 on the same device. Writes CSV:\n"
-      "device,dim,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,execute_s,reference\n"
+      "device,dim,kernel,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,\n"
+      "execute_s,reference\n"
       "Errors are relative: L2 = |a - ref|_2 / |ref|_2 over all targets (the gradient\n"
       "as one vector per target), max = max_i |a_i - ref_i| / max_i |ref_i|.\n"
-      "  --dim 2|3                 Laplace 2D or 3D (default 3)\n"
+      "  --dim 2|3                 2D or 3D (default 3)\n"
+      "  --kernel laplace|gaussian Laplace (default) or the Gaussian exp(-r^2 / (2 sigma^2))\n"
+      "  --sigma S                 the Gaussian's width (default 0.05)\n"
       "  --dist LIST               comma-separated: uniform,plummer,ellipsoid,surface,clusters\n"
       "                            (default: all of the dimension's)\n"
-      "  --methods LIST            comma-separated: fmm,treecode,direct (default fmm,treecode,direct;\n"
-      "                            2D: fmm,direct)\n"
+      "  --methods LIST            comma-separated: fmm,treecode,direct,bbfmm,fgt (default: Laplace\n"
+      "                            fmm,treecode,direct, 2D fmm,direct; Gaussian fgt,direct); bbfmm and\n"
+      "                            fgt give the potential only (grad columns nan)\n"
       "  --n N                     points (sources = targets; default 20000)\n"
       "  --shift S                 add S to every coordinate (default 0)\n"
       "  --precision single|double (default single)\n"
@@ -43,6 +47,7 @@ typedef struct errors {
   double pot_l2, grad_l2, pot_max, grad_max;
 } errors;
 
+/* g NULL: the plan gave no gradient, its errors are NaN. */
 static errors compare(size_t n, int dim, const double *p, const double *g, const double *rp,
                       const double *rg) {
   double dp = 0, np = 0, dg = 0, ng = 0, mp = 0, mpr = 0, mg = 0, mgr = 0;
@@ -51,13 +56,14 @@ static errors compare(size_t n, int dim, const double *p, const double *g, const
     dp += e * e, np += rp[i] * rp[i];
     mp = fmax(mp, fabs(e)), mpr = fmax(mpr, fabs(rp[i]));
     double e2 = 0, r2 = 0;
-    for (int k = 0; k < dim; k++) {
+    for (int k = 0; g && k < dim; k++) {
       const double d = g[i * dim + k] - rg[i * dim + k];
       e2 += d * d, r2 += rg[i * dim + k] * rg[i * dim + k];
     }
     dg += e2, ng += r2;
     mg = fmax(mg, sqrt(e2)), mgr = fmax(mgr, sqrt(r2));
   }
+  if (!g) return (errors){sqrt(dp / np), NAN, mp / mpr, NAN};
   return (errors){sqrt(dp / np), sqrt(dg / ng), mp / mpr, mg / mgr};
 }
 
@@ -65,6 +71,8 @@ static int parse_method(const char *s) {
   if (strcmp(s, "fmm") == 0) return FMMCL_FMM;
   if (strcmp(s, "treecode") == 0) return FMMCL_TREECODE;
   if (strcmp(s, "direct") == 0) return FMMCL_DIRECT;
+  if (strcmp(s, "bbfmm") == 0) return FMMCL_BBFMM;
+  if (strcmp(s, "fgt") == 0) return FMMCL_FGT;
   return -1;
 }
 
@@ -72,7 +80,8 @@ int main(int argc, char **argv) {
   int dim = 3, repeat = 3, order = 0;
   double theta = 0;
   size_t n = 20000;
-  double shift = 0, tol = 1e-4, direct_max = 4e10;
+  double shift = 0, tol = 1e-4, direct_max = 4e10, sigma = 0.05;
+  int gaussian = 0;
   const char *dists = NULL, *methods = NULL, *device = NULL, *csv_path = NULL;
   fmmcl_precision prec = FMMCL_SINGLE;
   for (int i = 1; i < argc; i++) {
@@ -90,6 +99,9 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--dist") == 0) dists = v;
     else if (strcmp(a, "--methods") == 0) methods = v;
     else if (strcmp(a, "--n") == 0) n = (size_t)strtod(v, NULL);
+    else if (strcmp(a, "--kernel") == 0 && (!strcmp(v, "gaussian") || !strcmp(v, "laplace")))
+      gaussian = strcmp(v, "gaussian") == 0;
+    else if (strcmp(a, "--sigma") == 0) sigma = strtod(v, NULL);
     else if (strcmp(a, "--shift") == 0) shift = strtod(v, NULL);
     else if (strcmp(a, "--tol") == 0) tol = strtod(v, NULL);
     else if (strcmp(a, "--repeat") == 0) repeat = atoi(v);
@@ -108,7 +120,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-precision: need --dim 2 or 3, --n >= 2, --repeat >= 1, --tol > 0\n");
     return 2;
   }
-  if (!methods) methods = dim == 3 ? "fmm,treecode,direct" : "fmm,direct";
+  if (!methods) methods = gaussian ? "fgt,direct" : dim == 3 ? "fmm,treecode,direct" : "fmm,direct";
   fmmcl_context ctx;
   bench_check(NULL, fmmcl_context_create(&ctx, device), "fmmcl_context_create");
   bench_print_device(ctx);
@@ -116,7 +128,7 @@ int main(int argc, char **argv) {
   fmmcl_context_device(ctx, &info);
   FILE *csv = bench_open_csv(csv_path);
   fprintf(csv,
-          "device,dim,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,"
+          "device,dim,kernel,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,"
           "execute_s,reference\n");
   double *x = malloc(n * dim * sizeof *x), *q = malloc(n * sizeof *q);
   double *rp = malloc(n * sizeof *rp), *rg = malloc(n * dim * sizeof *rg);
@@ -126,7 +138,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   bench_random_charges(2, n, q);
-  const fmmcl_kernel kernel = dim == 3 ? FMMCL_LAPLACE_3D : FMMCL_LAPLACE_2D;
+  const fmmcl_kernel kernel = gaussian ? FMMCL_GAUSSIAN : dim == 3 ? FMMCL_LAPLACE_3D : FMMCL_LAPLACE_2D;
   for (int d = 0; d < FMMCL_DIST_COUNT; d++) {
     if (!fmmcl_distribution_has_dim(d, dim)) continue;
     const char *name = fmmcl_distribution_name(d);
@@ -138,15 +150,17 @@ int main(int argc, char **argv) {
     /* the reference: independent of the plans under test */
     fmmcl_plan_options o;
     fmmcl_plan_options_init(&o, kernel);
-    o.dim = dim, o.gradient = 1, o.precision = FMMCL_DOUBLE;
+    o.dim = dim, o.gradient = 1, o.precision = FMMCL_DOUBLE, o.sigma = sigma;
     const char *ref;
     double t0 = now();
     if ((double)n * (double)n <= direct_max) {
       ref = "host-direct";
       bench_check(NULL, fmmcl_reference_direct(&o, n, x, q, 0, NULL, rp, rg), "fmmcl_reference_direct");
     } else {
-      ref = "device-fmm-double";
-      o.method = FMMCL_FMM, o.tolerance = tol / 1000;
+      ref = gaussian ? "device-fgt-double" : "device-fmm-double";
+      o.method = gaussian ? FMMCL_FGT : FMMCL_FMM, o.tolerance = tol / 1000;
+      o.gradient = !gaussian; /* the FGT gives the potential only */
+      if (gaussian) memset(rg, 0, n * dim * sizeof *rg);
       fmmcl_plan plan;
       bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "reference plan");
       bench_check(ctx, fmmcl_plan_execute(plan, q, rp, rg), "reference execute");
@@ -162,7 +176,8 @@ int main(int argc, char **argv) {
         return 2;
       }
       fmmcl_plan_options_init(&o, kernel);
-      o.dim = dim, o.gradient = 1, o.precision = prec, o.method = method;
+      const int potential_only = method == FMMCL_BBFMM || method == FMMCL_FGT || gaussian;
+      o.dim = dim, o.gradient = !potential_only, o.precision = prec, o.method = method, o.sigma = sigma;
       o.tolerance = method == FMMCL_DIRECT || order > 0 ? 0 : tol;
       if (method != FMMCL_DIRECT) o.order = order;
       if (theta > 0) o.theta = theta;
@@ -171,16 +186,17 @@ int main(int argc, char **argv) {
       double best = INFINITY;
       for (int r = 0; r < repeat; r++) {
         const double t = now();
-        bench_check(ctx, fmmcl_plan_execute(plan, q, p, g), "fmmcl_plan_execute");
+        bench_check(ctx, fmmcl_plan_execute(plan, q, p, potential_only ? NULL : g), "fmmcl_plan_execute");
         best = fmin(best, now() - t);
       }
       fmmcl_plan_info pi;
       bench_check(ctx, fmmcl_plan_describe(plan, &pi), "fmmcl_plan_describe");
       fmmcl_plan_destroy(plan);
-      const errors e = compare(n, dim, p, g, rp, rg);
-      fprintf(csv, "\"%s\",%d,%s,%zu,%g,%s,%s,%g,%d,%.3e,%.3e,%.3e,%.3e,%.6f,%s\n", info.device_name, dim,
-              name, n, shift, m, prec == FMMCL_DOUBLE ? "double" : "single", tol, pi.order, e.pot_l2,
-              e.grad_l2, e.pot_max, e.grad_max, best, ref);
+      const errors e = compare(n, dim, p, potential_only ? NULL : g, rp, rg);
+      fprintf(csv, "\"%s\",%d,%s,%s,%zu,%g,%s,%s,%g,%d,%.3e,%.3e,%.3e,%.3e,%.6f,%s\n", info.device_name, dim,
+              gaussian ? "gaussian" : "laplace", name, n, shift, m,
+              prec == FMMCL_DOUBLE ? "double" : "single", tol, pi.order, e.pot_l2, e.grad_l2, e.pot_max,
+              e.grad_max, best, ref);
       fflush(csv);
     }
   }

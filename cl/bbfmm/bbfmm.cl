@@ -116,13 +116,14 @@ static void l2p_box(__global const REAL4 *tgt, uint b, uint e, REAL4 g, __consta
  * (reqd_work_group_size): without it NVIDIA's compiler allows 1024-item
  * groups' worth of registers, and at n = 8 in double (512 items) the
  * launch fails with CL_OUT_OF_RESOURCES. */
-__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL lox, REAL loy,
-                        REAL loz, REAL h, __constant REAL *tk, __global REAL *w) {
+/* Points are relative to their leaf's centre, so the box is centred at 0. */
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_p2m(__global const REAL4 *src, __global const uint *start, uint g, REAL h,
+                        __constant REAL *tk, __global REAL *w) {
   __local REAL ws[TILE * 3 * NORD];
   __local REAL qs[TILE];
   uint leaf = get_group_id(0), m = get_local_id(0);
   uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
-  REAL4 box = (REAL4)(lox + (2 * ix + 1) * h, loy + (2 * iy + 1) * h, loz + (2 * iz + 1) * h, h);
+  REAL4 box = (REAL4)(0, 0, 0, h);
   w[slot_of(ix, iy, iz, g / 2) * N3 + m] = p2m_box(src, start[leaf], start[leaf + 1], box, tk, ws, qs);
 }
 
@@ -200,32 +201,38 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2l(__global
 
 /* L2P: one work-group of N3 items per leaf; the leaf's local values in
  * local memory, each item one target at a time. Adds to pot (P2P ran). */
-__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2p(__global const REAL4 *tgt, __global const uint *start, uint g, REAL lox, REAL loy,
-                        REAL loz, REAL h, __constant REAL *tk, __global const REAL *l, __global REAL *pot) {
+__kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_l2p(__global const REAL4 *tgt, __global const uint *start, uint g, REAL h,
+                        __constant REAL *tk, __global const REAL *l, __global REAL *pot) {
   __local REAL L[N3];
   uint leaf = get_group_id(0), m = get_local_id(0);
   uint ix = leaf / (g * g), iy = leaf / g % g, iz = leaf % g;
   L[m] = l[slot_of(ix, iy, iz, g / 2) * N3 + m];
   barrier(CLK_LOCAL_MEM_FENCE);
-  REAL4 box = (REAL4)(lox + (2 * ix + 1) * h, loy + (2 * iy + 1) * h, loz + (2 * iz + 1) * h, h);
-  l2p_box(tgt, start[leaf], start[leaf + 1], box, tk, L, pot);
+  l2p_box(tgt, start[leaf], start[leaf + 1], (REAL4)(0, 0, 0, h), tk, L, pot);
 }
 
 /* P2P as in ARL-TR-7315: one work-group per target leaf ("cluster"), its
  * neighbour leaves from a CSR list, particles read in place through the
- * leaves' start offsets, source tiles staged in local memory. */
+ * leaves' start offsets, source tiles staged in local memory. Points are
+ * relative to their leaf's frame; per neighbour the target moves into the
+ * source leaf's frame by the difference of the two frames (exact: both are
+ * multiples of a power of two well inside the float's range), so a close
+ * pair keeps the digits of its offsets within the leaves. */
 __kernel void bbfmm_p2p(__global const REAL4 *src, __global const REAL4 *tgt, __global const uint *cluster,
                         __global const uint *nbr_start, __global const uint *nbr_index,
-                        __global const uint *src_start, __global const uint *tgt_start, __global REAL *pot) {
+                        __global const uint *src_start, __global const uint *tgt_start, __global REAL *pot,
+                        __global const REAL4 *frame) {
   __local REAL4 tile[WGS];
   uint c = get_group_id(0), lid = get_local_id(0), leaf = cluster[c];
   uint tb = tgt_start[leaf], te = tgt_start[leaf + 1];
+  REAL4 own = frame[leaf];
   for (uint tbase = tb; tbase < te; tbase += WGS) {
     uint t = tbase + lid;
-    REAL4 x = t < te ? tgt[t] : (REAL4)(0);
+    REAL4 xt = t < te ? tgt[t] : (REAL4)(0);
     REAL acc = 0;
     for (uint nb = nbr_start[c]; nb < nbr_start[c + 1]; nb++) {
       uint sl = nbr_index[nb], sb = src_start[sl], se = src_start[sl + 1];
+      REAL4 x = xt + (own - frame[sl]);
       for (uint sbase = sb; sbase < se; sbase += WGS) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (sbase + lid < se) tile[lid] = src[sbase + lid];
@@ -316,16 +323,18 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_m2l(__glob
 }
 
 /* P2L (X list): the sources of the leaves A in X(B) at B's nodes, added to
- * B's locals; one work-group per cell. */
+ * B's locals; one work-group per cell. geo: each cell's centre in its own
+ * frame and half side; cframe: the frames (see bbfmm_p2p). */
 __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_p2l(__global const REAL4 *src, __global const uint2 *range, __global const REAL4 *geo,
-                          __constant REAL *nodes, __global const uint *xstart, __global const uint *xsrc,
-                          __global REAL *l) {
+                          __global const REAL4 *cframe, __constant REAL *nodes, __global const uint *xstart,
+                          __global const uint *xsrc, __global REAL *l) {
   uint b = get_group_id(0), m = get_local_id(0);
   if (xstart[b] == xstart[b + 1]) return;
-  REAL4 y = node_of(geo[b], nodes, m);
+  REAL4 yb = node_of(geo[b], nodes, m), fb = cframe[b];
   REAL acc = 0;
   for (uint e = xstart[b]; e < xstart[b + 1]; e++) {
     uint a = xsrc[e];
+    REAL4 y = yb + (fb - cframe[a]); /* B's node in A's frame */
     for (uint j = range[a].x; j < range[a].y; j++) {
       REAL4 p = src[j];
       acc += p.w * pair_value(y.x - p.x, y.y - p.y, y.z - p.z);
@@ -338,16 +347,17 @@ __kernel __attribute__((reqd_work_group_size(N3, 1, 1))) void bbfmm_a_p2l(__glob
  * nodes) at B's targets, added to pot; one work-group of WGS items per
  * cell, targets strided. */
 __kernel void bbfmm_a_m2p(__global const REAL4 *tgt, __global const uint2 *range, __global const REAL4 *geo,
-                          __constant REAL *nodes, __global const uint *wstart, __global const uint *wsrc,
-                          __global const REAL *w, __global REAL *pot) {
+                          __global const REAL4 *cframe, __constant REAL *nodes, __global const uint *wstart,
+                          __global const uint *wsrc, __global const REAL *w, __global REAL *pot) {
   uint b = get_group_id(0), lid = get_local_id(0);
   if (wstart[b] == wstart[b + 1]) return;
+  REAL4 fb = cframe[b];
   for (uint t = range[b].x + lid; t < range[b].y; t += WGS) {
     REAL4 x = tgt[t];
     REAL acc = 0;
     for (uint e = wstart[b]; e < wstart[b + 1]; e++) {
       uint a = wsrc[e];
-      REAL4 g = geo[a];
+      REAL4 g = geo[a] + (cframe[a] - fb); /* A's centre in B's frame (w: 0 + h) */
       for (uint m = 0; m < N3; m++) {
         REAL4 y = node_of(g, nodes, m);
         acc += w[(size_t)a * N3 + m] * pair_value(x.x - y.x, x.y - y.y, x.z - y.z);

@@ -3,7 +3,12 @@
  * targets (Cruz, Layton & Barba 2011 sec. 4.2), Taylor coefficients from
  * sources, Hermite-to-Taylor translation, Taylor evaluation, and the direct
  * sum of near box pairs. Points are sorted by box, coordinates are structure
- * of arrays (x[k * n + i]); multi-indices |alpha| < P in graded
+ * of arrays (x[k * n + i]) relative to their box's frame, and box centres
+ * are given relative to their box's frame too; where two boxes meet, one
+ * side moves into the other's frame by the difference of the two frames
+ * (sframe, tframe, hframe: source boxes, target boxes, Hermite slots),
+ * exact in float, so offsets within boxes keep their digits wherever the
+ * data lies. Multi-indices |alpha| < P in graded
  * lexicographic order, alpha[t * DIM + k]. Every evaluation kernel adds into
  * out[], which the host zeroes first. */
 
@@ -169,7 +174,8 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
                       __global const uint *restrict tile_count, __global const uint *restrict hl_start,
                       __global const uint *restrict hl, __global const REAL *restrict hcentre, const uint nh,
                       __global const REAL *restrict M, __global const uchar *restrict alpha,
-                      __global REAL *restrict out) {
+                      __global REAL *restrict out, __global const REAL *restrict hframe,
+                      __global const REAL *restrict tframe, const uint ntb) {
   __local REAL lA[CPL * NTERMS];
   __local REAL lc[CPL * DIM];
   __local uchar la[NTERMS * DIM];
@@ -192,8 +198,8 @@ void fgt_hermite_eval(__global const REAL *restrict tx, const uint nt,
       lA[j] = M[hl[base + c] * NTERMS + t] * inv_factorial(la, t);
     }
     for (uint j = lid; j < nc * DIM; j += WGS) {
-      const uint c = j / DIM, k = j - c * DIM;
-      lc[j] = hcentre[k * nh + hl[base + c]];
+      const uint c = j / DIM, k = j - c * DIM, h = hl[base + c];
+      lc[j] = hcentre[k * nh + h] + (hframe[k * nh + h] - tframe[k * ntb + box]); /* in the target's frame */
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint c = 0; c < nc; c++) {
@@ -226,17 +232,20 @@ void fgt_taylor_coefs(__global const REAL *restrict sx, const uint ns, __global 
                       __global const uint *restrict sb_start, __global const uint *restrict tl_start,
                       __global const uint *restrict tl, __global const uint *restrict tbox,
                       __global const REAL *restrict tb_centre, const uint ntb,
-                      __global const uchar *restrict alpha, __global REAL *restrict B) {
+                      __global const uchar *restrict alpha, __global REAL *restrict B,
+                      __global const REAL *restrict sframe, const uint nsb, __global const REAL *restrict tframe) {
   __local uchar la[NTERMS * DIM];
   __local REAL lh[DIM * P * WGS];
   __local REAL lq[WGS];
   const uint lid = get_local_id(0), slot = get_group_id(0), box = tbox[slot];
   for (uint j = lid; j < NTERMS * DIM; j += WGS) la[j] = alpha[j];
-  REAL c[DIM], acc[TPI];
-  for (int k = 0; k < DIM; k++) c[k] = tb_centre[k * ntb + box];
+  REAL ct[DIM], acc[TPI];
+  for (int k = 0; k < DIM; k++) ct[k] = tb_centre[k * ntb + box];
   for (int r = 0; r < TPI; r++) acc[r] = 0;
   for (uint e = tl_start[box]; e < tl_start[box + 1]; e++) {
     const uint b = tl[e], first = sb_start[b], last = sb_start[b + 1];
+    REAL c[DIM]; /* the target box's centre in the source box's frame */
+    for (int k = 0; k < DIM; k++) c[k] = ct[k] + (tframe[k * ntb + box] - sframe[k * nsb + b]);
     for (uint base = first; base < last; base += WGS) {
       const uint n = min((uint)WGS, last - base);
       barrier(CLK_LOCAL_MEM_FENCE);
@@ -274,7 +283,8 @@ __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fgt_h2t(__global const uint *restrict xl_start, __global const uint *restrict xl,
              __global const REAL *restrict hcentre, const uint nh, __global const REAL *restrict M,
              __global const uint *restrict tbox, __global const REAL *restrict tb_centre, const uint ntb,
-             __global const uchar *restrict alpha, __global REAL *restrict B) {
+             __global const uchar *restrict alpha, __global REAL *restrict B, __global const REAL *restrict hframe,
+             __global const REAL *restrict tframe) {
   __local uchar la[NTERMS * DIM];
   __local REAL lA[NTERMS];
   __local REAL lw[DIM * (2 * P - 1)];
@@ -286,7 +296,8 @@ void fgt_h2t(__global const uint *restrict xl_start, __global const uint *restri
     const uint h = xl[e];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid < DIM) {
-      const REAL w = tb_centre[lid * ntb + box] - hcentre[lid * nh + h];
+      const REAL w = (tb_centre[lid * ntb + box] - hcentre[lid * nh + h]) +
+                     (tframe[lid * ntb + box] - hframe[lid * nh + h]);
       REAL hm = EXP(-w * w), hn = 2 * w * hm;
       lw[lid * (2 * P - 1)] = hm;
       if (2 * P - 1 > 1) lw[lid * (2 * P - 1) + 1] = hn;
@@ -418,16 +429,20 @@ void fgt_direct(__global const REAL *restrict sx, const uint ns, __global const 
                 __global const uint *restrict sb_start, __global const uint *restrict dl_start,
                 __global const uint *restrict dl, __global const REAL *restrict tx, const uint nt,
                 __global const uint *restrict tile_box, __global const uint *restrict tile_first,
-                __global const uint *restrict tile_count, __global REAL *restrict out) {
+                __global const uint *restrict tile_count, __global REAL *restrict out,
+                __global const REAL *restrict sframe, const uint nsb, __global const REAL *restrict tframe,
+                const uint ntb) {
   __local REAL ls[(DIM + 1) * WGS];
   const uint lid = get_local_id(0), tile = get_group_id(0);
   const uint box = tile_box[tile], i = tile_first[tile] + lid;
   const bool valid = lid < tile_count[tile];
-  REAL y[DIM];
-  for (int k = 0; k < DIM; k++) y[k] = valid ? tx[k * nt + i] : 0;
+  REAL yt[DIM];
+  for (int k = 0; k < DIM; k++) yt[k] = valid ? tx[k * nt + i] : 0;
   REAL acc = 0;
   for (uint e = dl_start[box]; e < dl_start[box + 1]; e++) {
     const uint b = dl[e], first = sb_start[b], last = sb_start[b + 1];
+    REAL y[DIM]; /* the target in the source box's frame */
+    for (int k = 0; k < DIM; k++) y[k] = yt[k] + (tframe[k * ntb + box] - sframe[k * nsb + b]);
     for (uint base = first; base < last; base += WGS) {
       const uint n = min((uint)WGS, last - base);
       barrier(CLK_LOCAL_MEM_FENCE);
@@ -455,15 +470,19 @@ void fgt_direct(__global const REAL *restrict sx, const uint ns, __global const 
 __kernel void fgt_direct_points(__global const REAL *restrict sx, const uint ns, __global const REAL *restrict q,
                                 __global const uint *restrict sb_start, __global const uint *restrict dl_start,
                                 __global const uint *restrict dl, __global const REAL *restrict tx, const uint nt,
-                                __global const uint *restrict tgt_box, __global REAL *restrict out) {
+                                __global const uint *restrict tgt_box, __global REAL *restrict out,
+                                __global const REAL *restrict sframe, const uint nsb,
+                                __global const REAL *restrict tframe, const uint ntb) {
   const uint i = get_global_id(0);
   if (i >= nt) return;
   const uint box = tgt_box[i];
-  REAL y[DIM];
-  for (int k = 0; k < DIM; k++) y[k] = tx[k * nt + i];
+  REAL yt[DIM];
+  for (int k = 0; k < DIM; k++) yt[k] = tx[k * nt + i];
   REAL acc = 0;
   for (uint e = dl_start[box]; e < dl_start[box + 1]; e++) {
     const uint b = dl[e];
+    REAL y[DIM];
+    for (int k = 0; k < DIM; k++) y[k] = yt[k] + (tframe[k * ntb + box] - sframe[k * nsb + b]);
     for (uint j = sb_start[b]; j < sb_start[b + 1]; j++) {
       REAL r2 = 0;
       for (int k = 0; k < DIM; k++) {

@@ -72,14 +72,18 @@ __kernel void fgt_bin_cells(__global const double *x, uint nbox, __global const 
   for (int k = 0; k < DIM; k++) cell[(size_t)b * DIM + k] = cell_of(x, perm[start[b]], k, h, origin[k], side);
 }
 
-/* The sorted scaled coordinates for cl/fgt.cl, structure of arrays
- * (out[k * n + i] = x[perm[i] * DIM + k] / h), rounded to float or kept in
- * double as the host's (T)(x / h) would. */
+/* The sorted scaled coordinates for cl/fgt.cl relative to their box's
+ * frame, structure of arrays (out[k * n + i] = (x[perm[i] * DIM + k] / h -
+ * origin[k]) - frame[owner[i] * DIM + k]), the offset rounded to float or
+ * kept in double as the host's would be. */
 #define PACK(name, T)                                                                                        \
-  __kernel void name(__global const double *x, uint n, __global const uint *perm, double h, __global T *out) { \
+  __kernel void name(__global const double *x, uint n, __global const uint *perm, double h,                  \
+                     __constant double *origin, __global const uint *owner, __global const double *frame,    \
+                     __global T *out) {                                                                      \
     uint i = get_global_id(0);                                                                               \
     if (i >= n) return;                                                                                      \
-    for (int k = 0; k < DIM; k++) out[(size_t)k * n + i] = (T)(x[(size_t)perm[i] * DIM + k] / h);            \
+    for (int k = 0; k < DIM; k++)                                                                            \
+      out[(size_t)k * n + i] = (T)((x[(size_t)perm[i] * DIM + k] / h - origin[k]) - frame[(size_t)owner[i] * DIM + k]); \
   }
 PACK(fgt_bin_pack_float, float)
 PACK(fgt_bin_pack_double, double)

@@ -60,8 +60,16 @@ typedef struct fmmcl_bbfmm_tree {
 /* depth 0: from leaf_size (points per leaf, 0: 64), at least 2. */
 /* Points relative to centre c as REAL4 of real size rs, w = 0 (filled by
  * execute with the charges): differences first, so single precision keeps
- * its digits. NULL when out of memory. */
-unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs);
+ * its digits. With frame (3 per leaf) and start (nleaf + 1 offsets into the
+ * sorted points), the points of leaf k relative to c + frame[k] instead.
+ * NULL when out of memory. */
+unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs,
+                                        const double *frame, const uint32_t *start, size_t nleaf);
+/* The frame of leaf (lexicographic) of a uniform tree relative to the root
+ * centre: its centre, (2 i + 1 - 2^depth) times the leaf half side, exact in
+ * single precision (the root half side is a power of two), so that two
+ * leaves' frames differ by exactly the float difference of their centres. */
+void fmmcl_bbfmm_leaf_frame(const fmmcl_bbfmm_tree *t, size_t leaf, double f[3]);
 /* Points per leaf when the options leave it at 0: n^3 / 2, at least 64.
  * The M2L of a leaf costs ~189 rank^2 with rank ~ n^3 / 2, its P2P ~27 q^2,
  * so the balance moves with n^3; the leaf-size sweep behind n^3 / 2 is in
@@ -159,12 +167,15 @@ typedef struct fmmcl_bbfmm_level {
 typedef struct fmmcl_bbfmm_adaptive {
   fmmcl_tree3d *tree;
   fmmcl_tree3d_fmm_lists lists;
-  double center[3];                               /* root centre: device coordinates are relative to it */
-  size_t entries[4];                              /* U, V, W, X list entries */
-  size_t n_p2m, n_l2p;                            /* leaves with sources, with targets */
+  double center[3];    /* root centre: every frame is relative to it */
+  double unit;         /* frames are multiples of it: exact in float, and so are their differences */
+  double *frame;       /* per cell: its frame (3 per cell), the cell's centre rounded to a multiple of unit */
+  size_t entries[4];   /* U, V, W, X list entries */
+  size_t n_p2m, n_l2p; /* leaves with sources, with targets */
   size_t parent_begin[FMMCL_BBFMM_MAX_DEPTH + 2]; /* non-leaf cells of level l: parents[b[l] .. b[l+1]) */
   cl_kernel k_p2m, k_m2m, k_l2l, k_m2l, k_p2l, k_m2p, k_l2p;
-  cl_mem src_range, tgt_range, geo, child, oct, p2m_cells, l2p_cells, parents;
+  /* geo: per cell its centre relative to its frame and its half side; cframe: the frames */
+  cl_mem src_range, tgt_range, geo, cframe, child, oct, p2m_cells, l2p_cells, parents;
   cl_mem eb, ea, wstart, wsrc, xstart, xsrc; /* V list pairs (target, source) by level, then t */
   size_t *t_first; /* pairs of level l, vector t: [t_first[l*317 + t], t_first[l*317 + t + 1]) */
   cl_mem w, l, wc, lc;
@@ -178,7 +189,9 @@ typedef struct fmmcl_bbfmm_state {
   fmmcl_bbfmm_tree tree;
   cl_program program;
   cl_kernel k_matrix, k_p2m, k_m2m, k_l2l, k_l2p, k_p2p;
-  cl_mem src, tgt, src_start, tgt_start, cluster, nbr_start, nbr_index, tk, schild, nodes, pot;
+  /* src, tgt: points relative to their leaf's frame; frame: per leaf (P2P's numbering) as REAL4 */
+  cl_mem src, tgt, src_start, tgt_start, cluster, nbr_start, nbr_index, tk, schild, nodes, pot, frame;
+  double frame_size; /* the uniform tree's: the leaves' half diagonal (world units) */
   size_t n_clusters, p2p_wgs;
   char defines[96]; /* bbfmm.cl's tuned -D values: WGS (= p2p_wgs), TILE */
   fmmcl_bbfmm_level lv[FMMCL_BBFMM_MAX_DEPTH + 1];
@@ -194,11 +207,18 @@ typedef struct fmmcl_bbfmm_state {
  * kernel function, its user expression copied into s->expression; refused
  * with the message no_gradient when the options ask for the gradient. */
 fmmcl_status fmmcl_bbfmm_state_new(fmmcl_plan plan, const char *no_gradient, fmmcl_bbfmm_state **out);
-/* The sorted points as REAL4 relative to center: sources on the host
- * (src_host, charges filled per execute) and the device (src), targets on
- * the device (tgt); and room for the potentials (pot_host, pot). */
+/* The sorted points as REAL4 relative to center (plus frame[k] for the
+ * points of leaf k, start offsets src_start and tgt_start, when frame is
+ * not NULL): sources on the host (src_host, charges filled per execute) and
+ * the device (src), targets on the device (tgt); the nleaf frames as REAL4
+ * (zeros when frame is NULL) for the P2P kernel (frame); and room for the
+ * potentials (pot_host, pot). */
 fmmcl_status fmmcl_bbfmm_point_buffers(fmmcl_context ctx, fmmcl_bbfmm_state *s, const double center[3],
-                                       const double *sources, size_t ns, const double *targets, size_t nt);
+                                       size_t nleaf, const double *frame, const uint32_t *src_start,
+                                       const uint32_t *tgt_start, const double *sources, size_t ns,
+                                       const double *targets, size_t nt);
+/* The adaptive tree's frame size of a point (see fmmcl_method_ops.frame_size). */
+double fmmcl_bbfmm_adaptive_frame_size(const fmmcl_bbfmm_adaptive *a, int target, size_t index);
 /* A plan's destroy: releases all the state holds and the state. */
 void fmmcl_bbfmm_destroy(fmmcl_plan plan);
 

@@ -76,13 +76,13 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
   uint32_t *sr = malloc(2 * nc * sizeof *sr), *tr = malloc(2 * nc * sizeof *tr),
            *ch = malloc(2 * nc * sizeof *ch);
   uint32_t *p2m = malloc(nc * sizeof *p2m), *l2p = malloc(nc * sizeof *l2p), *par = malloc(nc * sizeof *par);
-  unsigned char *oct = malloc(nc), *geo = malloc(4 * nc * rs);
+  unsigned char *oct = malloc(nc), *geo = malloc(4 * nc * rs), *cf = malloc(4 * nc * rs);
   const fmmcl_tree3d_csr *v = &a->lists.v;
   size_t nv = v->offsets[v->n_rows];
   uint32_t *eb = malloc((nv + 1) * sizeof *eb), *ea = malloc((nv + 1) * sizeof *ea);
   a->t_first = calloc((size_t)(FMMCL_BBFMM_MAX_DEPTH + 1) * (FMMCL_BBFMM_N_TRANSFER + 1), sizeof *a->t_first);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!sr || !tr || !ch || !p2m || !l2p || !par || !oct || !geo || !eb || !ea || !a->t_first)
+  if (!sr || !tr || !ch || !p2m || !l2p || !par || !oct || !geo || !cf || !eb || !ea || !a->t_first)
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   a->n_p2m = a->n_l2p = 0;
   size_t np = 0;
@@ -95,11 +95,14 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
     ch[2 * c] = (uint32_t)cell->child_begin, ch[2 * c + 1] = (uint32_t)cell->n_children;
     oct[c] =
         (unsigned char)(((cell->anchor[0] & 1) << 2) | ((cell->anchor[1] & 1) << 1) | (cell->anchor[2] & 1));
-    double g[4] = {cell->center[0] - a->center[0], cell->center[1] - a->center[1],
-                   cell->center[2] - a->center[2], cell->half_width};
-    for (int d = 0; d < 4; d++)
-      if (rs == sizeof(float)) ((float *)geo)[4 * c + d] = (float)g[d];
-      else ((double *)geo)[4 * c + d] = g[d];
+    /* the centre within the cell's own frame: a fraction of unit */
+    const double *f = a->frame + 3 * c;
+    double g[4] = {(cell->center[0] - a->center[0]) - f[0], (cell->center[1] - a->center[1]) - f[1],
+                   (cell->center[2] - a->center[2]) - f[2], cell->half_width};
+    for (int d = 0; d < 4; d++) {
+      fmmcl_put_real(geo, rs, 4 * c + d, g[d]);
+      fmmcl_put_real(cf, rs, 4 * c + d, d < 3 ? f[d] : 0);
+    }
     if (fmmcl_tree3d_is_leaf(cell)) {
       if (fmmcl_tree3d_n_src(cell)) p2m[a->n_p2m++] = (uint32_t)c;
       if (fmmcl_tree3d_n_tgt(cell)) l2p[a->n_l2p++] = (uint32_t)c;
@@ -143,13 +146,68 @@ static fmmcl_status cell_arrays(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_b
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nc * sizeof *ch, ch, &a->child);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nc, oct, &a->oct);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nc * rs, geo, &a->geo);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nc * rs, cf, &a->cframe);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, a->n_p2m * sizeof *p2m, p2m, &a->p2m_cells);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, a->n_l2p * sizeof *l2p, l2p, &a->l2p_cells);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, np * sizeof *par, par, &a->parents);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nv * sizeof *eb, eb, &a->eb);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nv * sizeof *ea, ea, &a->ea);
-  free(sr), free(tr), free(ch), free(p2m), free(l2p), free(par), free(oct), free(geo), free(eb), free(ea);
+  free(sr), free(tr), free(ch), free(p2m), free(l2p), free(par), free(oct), free(geo), free(cf), free(eb),
+      free(ea);
   return st;
+}
+
+/* Every cell's frame: its centre (relative to the root's) rounded to a
+ * multiple of unit, a power of two at most half the deepest cells' half
+ * side. Frames are then integers below 2^(levels + 1) times unit, exact in
+ * float, and so are the differences of two frames that the kernels add to
+ * offsets within a cell: the tree's centres are not dyadic themselves (the
+ * root cube's side is the points' extent). */
+static fmmcl_status cell_frames(fmmcl_context ctx, fmmcl_bbfmm_adaptive *a) {
+  const fmmcl_tree3d *t = a->tree;
+  a->frame = malloc(3 * t->n_cells * sizeof *a->frame);
+  if (!a->frame) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  a->unit = ldexp(1.0, ilogb(0.5 * t->cube.width) - t->n_levels);
+  for (size_t c = 0; c < t->n_cells; c++)
+    for (int d = 0; d < 3; d++)
+      a->frame[3 * c + d] = a->unit * nearbyint((t->cells[c].center[d] - a->center[d]) / a->unit);
+  return FMMCL_SUCCESS;
+}
+
+/* The sorted points relative to their leaf's frame (the P2P kernel's leaf
+ * numbering: leaves in Morton order, whose ranges tile the sorted arrays). */
+static fmmcl_status leaf_points(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_bbfmm_adaptive *a) {
+  const fmmcl_tree3d *t = a->tree;
+  size_t nl = t->n_leaves;
+  double *lf = malloc(3 * nl * sizeof *lf + 8);
+  uint32_t *ss = malloc((nl + 1) * sizeof *ss), *ts = malloc((nl + 1) * sizeof *ts);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!lf || !ss || !ts) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t k = 0; k < nl && !st; k++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[k]];
+    ss[k] = (uint32_t)c->src_begin, ts[k] = (uint32_t)c->tgt_begin;
+    memcpy(lf + 3 * k, a->frame + 3 * (size_t)t->leaves[k], 3 * sizeof *lf);
+  }
+  if (!st) {
+    ss[nl] = (uint32_t)t->n_sources, ts[nl] = (uint32_t)t->n_targets;
+    st = fmmcl_bbfmm_point_buffers(ctx, s, a->center, nl, lf, ss, ts, t->source_xyz, t->n_sources,
+                                   t->target_xyz, t->n_targets);
+  }
+  free(lf), free(ss), free(ts);
+  return st;
+}
+
+double fmmcl_bbfmm_adaptive_frame_size(const fmmcl_bbfmm_adaptive *a, int target, size_t index) {
+  const fmmcl_tree3d *t = a->tree;
+  const size_t *perm = target ? t->target_perm : t->source_perm, n = target ? t->n_targets : t->n_sources;
+  size_t j = 0;
+  while (j < n && perm[j] != index) j++;
+  for (size_t k = 0; k < t->n_leaves; k++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[k]];
+    if (target ? j >= c->tgt_begin && j < c->tgt_end : j >= c->src_begin && j < c->src_end)
+      return sqrt(3.0) * (c->half_width + 0.5 * a->unit); /* the frame sits within unit / 2 of the centre */
+  }
+  return sqrt(3.0) * t->cube.width; /* not a point of the plan: the root's */
 }
 
 static fmmcl_status create_kernels(fmmcl_context ctx, fmmcl_bbfmm_state *s, fmmcl_bbfmm_adaptive *a) {
@@ -184,7 +242,8 @@ fmmcl_status fmmcl_bbfmm_adaptive_create(fmmcl_plan plan, fmmcl_bbfmm_state *s, 
   for (int i = 0; i < 4; i++) a->entries[i] = c[i]->offsets[c[i]->n_rows];
   s->work_m2l = (double)a->entries[1];
   size_t rs = s->real_size, n3 = s->n3, nc = t->n_cells;
-  st = fmmcl_bbfmm_point_buffers(ctx, s, a->center, t->source_xyz, t->n_sources, t->target_xyz, t->n_targets);
+  st = cell_frames(ctx, a);
+  if (!st) st = leaf_points(ctx, s, a);
   if (!st) st = p2p_arrays(ctx, s, a);
   if (!st) st = cell_arrays(ctx, s, a);
   if (!st) st = csr_upload(ctx, &a->lists.w, &a->wstart, &a->wsrc);
@@ -216,13 +275,13 @@ void fmmcl_bbfmm_adaptive_destroy(fmmcl_bbfmm_adaptive *a) {
   if (!a) return;
   cl_kernel *ks[7] = {&a->k_p2m, &a->k_m2m, &a->k_l2l, &a->k_m2l, &a->k_p2l, &a->k_m2p, &a->k_l2p};
   for (int i = 0; i < 7; i++) fmmcl_release(ks[i]);
-  cl_mem *ms[] = {&a->src_range, &a->tgt_range, &a->geo, &a->child, &a->oct,    &a->p2m_cells,
-                  &a->l2p_cells, &a->parents,   &a->eb,  &a->ea,    &a->wstart, &a->wsrc,
-                  &a->xstart,    &a->xsrc,      &a->w,   &a->l,     &a->wc,     &a->lc};
+  cl_mem *ms[] = {&a->src_range, &a->tgt_range, &a->geo, &a->cframe, &a->child,  &a->oct,  &a->p2m_cells,
+                  &a->l2p_cells, &a->parents,   &a->eb,  &a->ea,     &a->wstart, &a->wsrc, &a->xstart,
+                  &a->xsrc,      &a->w,         &a->l,   &a->wc,     &a->lc};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   fmmcl_tree3d_fmm_lists_free(&a->lists);
   if (a->tree) fmmcl_tree3d_destroy(a->tree);
-  free(a->t_first);
+  free(a->t_first), free(a->frame);
   free(a);
 }
 
@@ -299,7 +358,7 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, a->l, &zero, 1, 0, nc * n3 * rs, 0, NULL,
                                         fmmcl_event_log_slot(log, "l2l")));
   fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, a->k_p2l, 0, MEM(s->src), MEM(a->src_range), MEM(a->geo),
-                                      MEM(s->nodes), MEM(a->xstart), MEM(a->xsrc), MEM(a->l));
+                                      MEM(a->cframe), MEM(s->nodes), MEM(a->xstart), MEM(a->xsrc), MEM(a->l));
   /* argument 2 of L2L is the level's first parent, set per launch */
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, a->k_l2l, 0, MEM(a->l), MEM(a->parents));
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, a->k_l2l, 3, MEM(a->child), MEM(a->oct), MEM(s->schild));
@@ -315,8 +374,8 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_
   st = FMMCL_KERNEL_ARGS(ctx, a->k_l2p, 0, MEM(s->tgt), MEM(a->l2p_cells), MEM(a->tgt_range), MEM(a->geo),
                          MEM(s->tk), MEM(a->l), MEM(s->pot));
   if (!st)
-    st = FMMCL_KERNEL_ARGS(ctx, a->k_m2p, 0, MEM(s->tgt), MEM(a->tgt_range), MEM(a->geo), MEM(s->nodes),
-                           MEM(a->wstart), MEM(a->wsrc), MEM(a->w), MEM(s->pot));
+    st = FMMCL_KERNEL_ARGS(ctx, a->k_m2p, 0, MEM(s->tgt), MEM(a->tgt_range), MEM(a->geo), MEM(a->cframe),
+                           MEM(s->nodes), MEM(a->wstart), MEM(a->wsrc), MEM(a->w), MEM(s->pot));
   if (!st) st = launch(ctx, a->k_l2p, a->n_l2p, n3, log, "l2p");
   if (!st && a->entries[2]) st = launch(ctx, a->k_m2p, nc, s->p2p_wgs, log, "m2p");
   return st;

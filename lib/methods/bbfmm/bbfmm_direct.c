@@ -66,7 +66,11 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   free(pre);
   if (st) return st;
   if ((st = fmmcl_create_kernel(ctx, s->program, "bbfmm/bbfmm.cl", "bbfmm_p2p", &s->k_p2p))) return st;
-  st = fmmcl_bbfmm_point_buffers(ctx, s, s->tree.center, sources, plan->n_sources, targets, plan->n_targets);
+  /* one frame for all (the P2P kernel's leaves here are chunks of targets,
+   * and the one leaf of every source) */
+  size_t chunks = (plan->n_targets + s->p2p_wgs - 1) / s->p2p_wgs;
+  st = fmmcl_bbfmm_point_buffers(ctx, s, s->tree.center, chunks, NULL, NULL, NULL, sources, plan->n_sources,
+                                 targets, plan->n_targets);
   if (!st) st = lists(plan, s);
   if (!st) FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
   return st;
@@ -86,10 +90,10 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
                                          s->src_host, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   fmmcl_event_log log = {0};
-  fmmcl_status st =
-      FMMCL_KERNEL_ARGS(ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
-                        FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start), FMMCL_ARG_MEM(s->nbr_index),
-                        FMMCL_ARG_MEM(s->src_start), FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(
+      ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->cluster),
+      FMMCL_ARG_MEM(s->nbr_start), FMMCL_ARG_MEM(s->nbr_index), FMMCL_ARG_MEM(s->src_start),
+      FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot), FMMCL_ARG_MEM(s->frame));
   if (!st) st = fmmcl_launch(ctx, s->k_p2p, s->n_clusters * s->p2p_wgs, s->p2p_wgs, &log, "p2p");
   fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
   if (st || fl) return st ? st : fl;

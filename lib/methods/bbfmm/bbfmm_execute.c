@@ -13,17 +13,15 @@ static fmmcl_status launch(fmmcl_context ctx, cl_kernel k, size_t groups, size_t
   return fmmcl_launch(ctx, k, groups * local, local, log, phase);
 }
 
-/* Arguments 0..7 of the leaf-grid kernels (P2M, L2P): the points sorted by
- * leaf, their leaf starts, leaves per side, the grid's low corner (the same
- * in x, y, z) and the leaves' half side, the Chebyshev table. */
+/* Arguments 0..4 of the leaf-grid kernels (P2M, L2P): the points sorted by
+ * leaf (relative to their leaf's centre), their leaf starts, leaves per
+ * side, the leaves' half side, the Chebyshev table. */
 static fmmcl_status leaf_grid_args(fmmcl_context ctx, const fmmcl_bbfmm_state *s, cl_kernel k, cl_mem points,
                                    cl_mem start) {
   cl_uint g = 1u << s->tree.depth;
-  const double lo = -s->tree.half, h = s->tree.half / g;
-  const size_t rs = s->real_size;
+  const double h = s->tree.half / g;
   return FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(points), FMMCL_ARG_MEM(start), FMMCL_ARG_UINT(g),
-                           FMMCL_ARG_REAL(lo, rs), FMMCL_ARG_REAL(lo, rs), FMMCL_ARG_REAL(lo, rs),
-                           FMMCL_ARG_REAL(h, rs), FMMCL_ARG_MEM(s->tk));
+                           FMMCL_ARG_REAL(h, s->real_size), FMMCL_ARG_MEM(s->tk));
 }
 
 /* Arguments of M2M and L2L between level l (gl cells a side) and l + 1. */
@@ -39,7 +37,7 @@ static fmmcl_status upward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_lo
   cl_uint g = 1u << L;
   cl_kernel k = s->k_p2m;
   fmmcl_status st = leaf_grid_args(ctx, s, k, s->src, s->src_start);
-  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 8, FMMCL_ARG_MEM(s->lv[L].w));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 5, FMMCL_ARG_MEM(s->lv[L].w));
   if (!st) st = launch(ctx, k, (size_t)g * g * g, s->n3, log, "p2m");
   for (int l = L - 1; l >= 2 && !st; l--) {
     cl_uint gl = 1u << l;
@@ -92,16 +90,16 @@ static fmmcl_status downward(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_
   cl_uint g = 1u << L;
   cl_kernel k = s->k_l2p;
   st = leaf_grid_args(ctx, s, k, s->tgt, s->tgt_start);
-  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 8, FMMCL_ARG_MEM(s->lv[L].l), FMMCL_ARG_MEM(s->pot));
+  if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 5, FMMCL_ARG_MEM(s->lv[L].l), FMMCL_ARG_MEM(s->pot));
   return st ? st : launch(ctx, k, (size_t)g * g * g, n3, log, "l2p");
 }
 
 static fmmcl_status p2p(fmmcl_plan plan, fmmcl_bbfmm_state *s, fmmcl_event_log *log) {
   cl_kernel k = s->k_p2p;
-  fmmcl_status st =
-      FMMCL_KERNEL_ARGS(plan->ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
-                        FMMCL_ARG_MEM(s->cluster), FMMCL_ARG_MEM(s->nbr_start), FMMCL_ARG_MEM(s->nbr_index),
-                        FMMCL_ARG_MEM(s->src_start), FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(
+      plan->ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->cluster),
+      FMMCL_ARG_MEM(s->nbr_start), FMMCL_ARG_MEM(s->nbr_index), FMMCL_ARG_MEM(s->src_start),
+      FMMCL_ARG_MEM(s->tgt_start), FMMCL_ARG_MEM(s->pot), FMMCL_ARG_MEM(s->frame));
   return st ? st : launch(plan->ctx, k, s->n_clusters, s->p2p_wgs, log, "p2p");
 }
 

@@ -31,19 +31,6 @@ static fmmcl_status zeroed(fmmcl_context ctx, size_t bytes, cl_mem *out) {
   return FMMCL_SUCCESS;
 }
 
-/* Points relative to the root centre as REAL4 (w: charge, 0 for now). */
-static unsigned char *points_real4(const fmmcl_bbfmm_tree *t, const double *x, size_t n, size_t rs) {
-  unsigned char *out = calloc(n ? n : 1, 4 * rs);
-  if (!out) return NULL;
-  for (size_t i = 0; i < n; i++)
-    for (int c = 0; c < 3; c++) {
-      double v = x[3 * i + c] - t->center[c];
-      if (rs == sizeof(float)) ((float *)out)[4 * i + c] = (float)v;
-      else ((double *)out)[4 * i + c] = v;
-    }
-  return out;
-}
-
 /* The P2P indirection arrays: non-empty target leaves, and per leaf its
  * non-empty source neighbours (itself included). */
 static fmmcl_status p2p_lists(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
@@ -126,22 +113,20 @@ static fmmcl_status device_data(fmmcl_plan plan, fmmcl_bbfmm_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_bbfmm_tree *t = &s->tree;
   size_t rs = s->real_size, nleaf = (size_t)1 << (3 * t->depth);
-  s->src_host = points_real4(t, t->src, t->ns, rs);
-  unsigned char *tgt = points_real4(t, t->tgt, t->nt, rs);
-  s->pot_host = malloc(t->nt * rs);
-  fmmcl_status st = s->src_host && tgt && s->pot_host
-                        ? FMMCL_SUCCESS
-                        : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->ns * 4 * rs, NULL, &s->src);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->nt * 4 * rs, tgt, &s->tgt);
+  /* every leaf its own frame, its centre */
+  double *frame = malloc(3 * nleaf * sizeof *frame);
+  if (!frame) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t l = 0; l < nleaf; l++) fmmcl_bbfmm_leaf_frame(t, l, frame + 3 * l);
+  s->frame_size = sqrt(3.0) * t->half / (double)((size_t)1 << t->depth);
+  fmmcl_status st = fmmcl_bbfmm_point_buffers(ctx, s, t->center, nleaf, frame, t->src_start, t->tgt_start,
+                                              t->src, t->ns, t->tgt, t->nt);
+  free(frame);
   if (!st)
     st =
         fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->src_start, &s->src_start);
   if (!st)
     st =
         fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf + 1) * sizeof(uint32_t), t->tgt_start, &s->tgt_start);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, t->nt * rs, NULL, &s->pot);
-  free(tgt);
   if (!st) st = p2p_lists(plan, s);
   s->work_m2l = s->work_m2m = 0;
   for (int l = 2; l <= t->depth && !st; l++) {
@@ -206,14 +191,21 @@ fmmcl_status fmmcl_bbfmm_state_new(fmmcl_plan plan, const char *no_gradient, fmm
 }
 
 fmmcl_status fmmcl_bbfmm_point_buffers(fmmcl_context ctx, fmmcl_bbfmm_state *s, const double center[3],
-                                       const double *sources, size_t ns, const double *targets, size_t nt) {
+                                       size_t nleaf, const double *frame, const uint32_t *src_start,
+                                       const uint32_t *tgt_start, const double *sources, size_t ns,
+                                       const double *targets, size_t nt) {
   const size_t rs = s->real_size;
-  s->src_host = fmmcl_bbfmm_points_real4(center, sources, ns, rs);
-  unsigned char *tgt = fmmcl_bbfmm_points_real4(center, targets, nt, rs);
+  s->src_host = fmmcl_bbfmm_points_real4(center, sources, ns, rs, frame, src_start, nleaf);
+  unsigned char *tgt = fmmcl_bbfmm_points_real4(center, targets, nt, rs, frame, tgt_start, nleaf);
+  unsigned char *f4 = calloc(nleaf ? nleaf : 1, 4 * rs);
   s->pot_host = malloc(nt * rs);
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!s->src_host || !tgt || !s->pot_host)
+  if (!s->src_host || !tgt || !f4 || !s->pot_host)
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t k = 0; k < nleaf && frame && !st; k++)
+    for (int d = 0; d < 3; d++) fmmcl_put_real(f4, rs, 4 * k + d, frame[3 * k + d]); /* exact in float */
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (nleaf ? nleaf : 1) * 4 * rs, f4, &s->frame);
+  free(f4);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, ns * 4 * rs, NULL, &s->src);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nt * 4 * rs, tgt, &s->tgt);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, nt * rs, NULL, &s->pot);
@@ -274,7 +266,7 @@ void fmmcl_bbfmm_destroy(fmmcl_plan plan) {
   for (int i = 0; i < 6; i++) fmmcl_release(ks[i]);
   fmmcl_release(&s->program);
   cl_mem *ms[] = {&s->src,       &s->tgt, &s->src_start, &s->tgt_start, &s->cluster, &s->nbr_start,
-                  &s->nbr_index, &s->tk,  &s->schild,    &s->nodes,     &s->pot};
+                  &s->nbr_index, &s->tk,  &s->schild,    &s->nodes,     &s->pot,     &s->frame};
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) fmmcl_release(ms[i]);
   for (int l = 0; l <= FMMCL_BBFMM_MAX_DEPTH; l++) {
     fmmcl_bbfmm_level *lv = &s->lv[l];
@@ -320,9 +312,18 @@ int fmmcl_bbfmm_plan_lists(fmmcl_plan plan, size_t entries[4]) {
 
 static int bbfmm_order(fmmcl_plan plan) { return ((const fmmcl_bbfmm_state *)plan->impl)->n; }
 
+/* Device coordinates are relative to the point's leaf (uniform tree: every
+ * leaf's half diagonal; adaptive: its own leaf's). */
+static double bbfmm_frame_size(fmmcl_plan plan, int target, size_t index) {
+  const fmmcl_bbfmm_state *s = plan->impl;
+  if (s->ad) return fmmcl_bbfmm_adaptive_frame_size(s->ad, target, index);
+  return s->frame_size;
+}
+
 const fmmcl_method_ops fmmcl_bbfmm_ops = {.name = "bbfmm",
                                           .create = bbfmm_create,
                                           .execute = fmmcl_bbfmm_execute,
                                           .destroy = fmmcl_bbfmm_destroy,
                                           .counts = bbfmm_counts,
-                                          .order = bbfmm_order};
+                                          .order = bbfmm_order,
+                                          .frame_size = bbfmm_frame_size};

@@ -91,10 +91,27 @@ void fmmcl_bbfmm_tree_free(fmmcl_bbfmm_tree *t) {
   memset(t, 0, sizeof *t);
 }
 
-unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs) {
+unsigned char *fmmcl_bbfmm_points_real4(const double *c, const double *x, size_t n, size_t rs,
+                                        const double *frame, const uint32_t *start, size_t nleaf) {
   unsigned char *out = calloc(n ? n : 1, 4 * rs);
   if (!out) return NULL;
-  for (size_t i = 0; i < n; i++)
-    for (int d = 0; d < 3; d++) fmmcl_put_real(out, rs, 4 * i + d, x[3 * i + d] - c[d]);
+  if (!frame) {
+    for (size_t i = 0; i < n; i++)
+      for (int d = 0; d < 3; d++) fmmcl_put_real(out, rs, 4 * i + d, x[3 * i + d] - c[d]);
+    return out;
+  }
+  /* x - (c + f) in double, rounded once: the offset within the leaf keeps
+   * every digit single precision has */
+  for (size_t k = 0; k < nleaf; k++)
+    for (size_t i = start[k]; i < start[k + 1]; i++)
+      for (int d = 0; d < 3; d++)
+        fmmcl_put_real(out, rs, 4 * i + d, (x[3 * i + d] - c[d]) - frame[3 * k + d]);
   return out;
+}
+
+void fmmcl_bbfmm_leaf_frame(const fmmcl_bbfmm_tree *t, size_t leaf, double f[3]) {
+  const size_t g = (size_t)1 << t->depth;
+  const size_t i[3] = {leaf / (g * g), leaf / g % g, leaf % g};
+  const double h = t->half / (double)g;
+  for (int d = 0; d < 3; d++) f[d] = (double)(2 * (long)i[d] + 1 - (long)g) * h;
 }

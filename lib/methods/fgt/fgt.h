@@ -68,12 +68,34 @@ typedef struct fmmcl_fgt_boxes {
   size_t *start;  /* nbox + 1: points of box b are start[b] .. start[b+1]-1 */
   int64_t *cell;  /* nbox * dim grid positions */
   double *centre; /* nbox * dim scaled centres */
+  double *frame;  /* nbox * dim: what the device's coordinates of the box are relative to (scaled, from
+                   * the setup's origin): the centre rounded to a multiple of the setup's unit */
 } fmmcl_fgt_boxes;
+
+/* The frames of b's boxes: ((cell + 1/2) side) rounded to a multiple of
+ * unit, a power of two. Frames are then exact in float, and so are their
+ * differences, which the kernels add to offsets within a box: a pair of
+ * boxes meets as (offset of one) - (offset of the other + frame difference)
+ * with every digit of the offsets kept, wherever the data lies. */
+fmmcl_status fmmcl_fgt_box_frames(fmmcl_context ctx, const fmmcl_fgt_params *par, double unit,
+                                  fmmcl_fgt_boxes *b);
+/* The unit of the frames for data spanning extent (scaled) in boxes of
+ * side: a power of two near side / 8, larger when the frames would
+ * otherwise need more than float's digits. */
+double fmmcl_fgt_frame_unit(double side, double extent);
+/* Point i of b (sorted, in box box) relative to its box's frame:
+ * (x - origin) - frame, in double (rounded to the plan's REAL once). */
+static inline double fmmcl_fgt_local(const fmmcl_fgt_boxes *b, const double *origin, int dim, size_t i,
+                                     size_t box, int k) {
+  return (b->x[i * dim + k] - origin[k]) - b->frame[box * dim + k];
+}
 
 /* The whole geometry of one plan. */
 typedef struct fmmcl_fgt_setup {
   fmmcl_fgt_params par;
-  unsigned char *alpha; /* multi-indices */
+  double origin[FMMCL_MAX_DIM]; /* the grid's corner (scaled) */
+  double unit;                  /* the frames' unit (fmmcl_fgt_box_frames) */
+  unsigned char *alpha;         /* multi-indices */
   fmmcl_fgt_boxes src, tgt;
   /* per target box, the source boxes of each kind: CSR, list[k][start[k][t] ..] */
   size_t *list_start[FMMCL_FGT_KINDS];
@@ -100,7 +122,7 @@ void fmmcl_fgt_setup_free(fmmcl_fgt_setup *s);
 
 /* What the device keeps of one binned point set (uint indices). */
 typedef struct fmmcl_fgt_device_set {
-  cl_mem x;     /* sorted scaled coordinates as the plan's REAL, x[k * n + i] */
+  cl_mem x;     /* sorted scaled coordinates relative to their box's frame as the plan's REAL, x[k * n + i] */
   cl_mem perm;  /* caller's index of sorted point i */
   cl_mem start; /* nbox + 1 box starts */
   cl_mem owner; /* box of sorted point i */
@@ -117,7 +139,7 @@ int fmmcl_fgt_bin_device_available(fmmcl_context ctx, size_t n);
  * as the host binning would (same boxes, starts, cells, permutation) and
  * leaves *dev on the device (released with fmmcl_fgt_device_set_release). */
 fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par, const double *origin,
-                                  const double *hi, size_t n, const double *x, size_t real_size,
+                                  const double *hi, double unit, size_t n, const double *x, size_t real_size,
                                   fmmcl_fgt_boxes *b, fmmcl_fgt_device_set *dev);
 void fmmcl_fgt_device_set_release(fmmcl_fgt_device_set *d);
 /* fmmcl_fgt_setup_build with the binning on ctx's device when dev is not

@@ -157,7 +157,7 @@ static fmmcl_status read_boxes(binner *bn, const fmmcl_fgt_params *par, const do
 }
 
 fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par, const double *origin,
-                                  const double *hi, size_t n, const double *x, size_t real_size,
+                                  const double *hi, double unit, size_t n, const double *x, size_t real_size,
                                   fmmcl_fgt_boxes *b, fmmcl_fgt_device_set *dev) {
   memset(b, 0, sizeof *b);
   memset(dev, 0, sizeof *dev);
@@ -200,15 +200,21 @@ fmmcl_status fmmcl_fgt_bin_device(fmmcl_context ctx, const fmmcl_fgt_params *par
     st = FMMCL_KERNEL_ARGS(ctx, bn.cells, 0, M_(d_x), U_(nbox), M_(dev->perm), M_(dev->start), D_(h),
                            D_(side), M_(d_origin), M_(cell));
   if (!st) st = run(ctx, bn.cells, nbox);
+  /* the boxes' frames from their cells (on the host, as the plain-C path
+   * has them), then the points relative to them */
+  if (!st) st = read_boxes(&bn, par, origin, x, n, nbox, dev->perm, dev->start, cell, b);
+  if (!st) st = fmmcl_fgt_box_frames(ctx, par, unit, b);
+  cl_mem d_frame = NULL;
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)nbox * dim * 8, b->frame, &d_frame);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * dim * real_size, NULL, &dev->x);
   if (!st) {
     cl_kernel k = real_size == 4 ? bn.pack_float : bn.pack_double;
-    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(d_x), U_(n32), M_(dev->perm), D_(h), M_(dev->x));
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(d_x), U_(n32), M_(dev->perm), D_(h), M_(d_origin), M_(dev->owner),
+                           M_(d_frame), M_(dev->x));
     if (!st) st = run(ctx, k, n);
   }
-  if (!st) st = read_boxes(&bn, par, origin, x, n, nbox, dev->perm, dev->start, cell, b);
-  cl_mem *rel[] = {&d_x, &d_origin, &flags, &scan, &cell};
-  for (int i = 0; i < 5; i++) fmmcl_release(rel[i]);
+  cl_mem *rel[] = {&d_x, &d_origin, &flags, &scan, &cell, &d_frame};
+  for (int i = 0; i < 6; i++) fmmcl_release(rel[i]);
   binner_release(&bn);
   if (st) fmmcl_fgt_device_set_release(dev);
   return st;

@@ -2,6 +2,7 @@
  * plan's order, uploads the sorted points, boxes and lists once, and per
  * execution runs moments, Taylor coefficients, H2T, direct, Hermite and
  * Taylor evaluation; and its error bound. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,9 @@ typedef struct fgt_state {
   size_t rs, wgs, cpl;
   fmmcl_params params; /* fgt.cl's tuned values, WGS and CPL as fitted */
   int expansions;      /* 0: every pair is direct, the program is built with P = 1 */
+  /* sx, tx: points relative to their box's frame; hcentre, tb_centre: box centres relative to theirs */
   cl_mem sx, q, sb_start, hbox, hcentre, alpha, M, tx, tbox, tb_centre, tslot, B, out;
+  cl_mem sframe, tframe, hframe; /* frames of the source boxes, target boxes, Hermite slots */
   cl_mem lstart[FMMCL_FGT_KINDS], list[FMMCL_FGT_KINDS];
   tiles t_direct, t_herm, t_tay;
   void *stage; /* host staging of charges and results, max(ns, nt) REALs */
@@ -48,6 +51,40 @@ static fmmcl_status upload_real(fmmcl_context ctx, size_t rs, const double *v, s
     }
   fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, count * rs, h, buf);
   free(h);
+  return st;
+}
+
+/* A set's sorted points relative to their box's frame, structure of arrays. */
+static fmmcl_status upload_local(fmmcl_context ctx, size_t rs, const fmmcl_fgt_boxes *b, const double *origin,
+                                 int dim, cl_mem *buf) {
+  void *h = malloc(b->n * dim * rs + 8);
+  if (!h) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t j = 0; j < b->nbox; j++)
+    for (size_t i = b->start[j]; i < b->start[j + 1]; i++)
+      for (int k = 0; k < dim; k++)
+        fmmcl_put_real(h, rs, k * b->n + i, fmmcl_fgt_local(b, origin, dim, i, j, k));
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, b->n * dim * rs, h, buf);
+  free(h);
+  return st;
+}
+
+/* The centres (local 1: relative to their frames) or the frames of the
+ * boxes of b listed in which (all when NULL), n of them, as the plan's REAL. */
+static fmmcl_status upload_boxes(fmmcl_context ctx, size_t rs, const fmmcl_fgt_params *par,
+                                 const fmmcl_fgt_boxes *b, const uint32_t *which, size_t n, int local,
+                                 cl_mem *buf) {
+  const int dim = par->dim;
+  double *v = malloc(n * dim * sizeof *v + 8);
+  if (!v) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t i = 0; i < n; i++) {
+    const size_t j = which ? which[i] : i;
+    for (int k = 0; k < dim; k++) {
+      const double f = b->frame[j * dim + k];
+      v[i * dim + k] = local ? ((double)b->cell[j * dim + k] + 0.5) * par->side - f : f;
+    }
+  }
+  fmmcl_status st = upload_real(ctx, rs, v, n, dim, buf);
+  free(v);
   return st;
 }
 
@@ -174,15 +211,19 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
     fmmcl_fgt_device_set_release(&st->bins.src);
     fmmcl_fgt_device_set_release(&st->bins.tgt);
   } else {
-    e = upload_real(ctx, rs, s->src.x, s->src.n, dim, &st->sx);
-    if (!e) e = upload_real(ctx, rs, s->tgt.x, s->tgt.n, dim, &st->tx);
+    e = upload_local(ctx, rs, &s->src, s->origin, dim, &st->sx);
+    if (!e) e = upload_local(ctx, rs, &s->tgt, s->origin, dim, &st->tx);
     if (!e) e = upload_u32(ctx, s->src.start, s->src.nbox + 1, &st->sb_start);
     if (!e) e = upload_u32(ctx, s->src.perm, s->src.n, &st->sperm);
     if (!e) e = upload_u32(ctx, s->tgt.perm, s->tgt.n, &st->tperm);
   }
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->src.n * rs, NULL, &st->q_in);
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->tgt.n * rs, NULL, &st->out_caller);
-  if (!e) e = upload_real(ctx, rs, s->tgt.centre, s->tgt.nbox, dim, &st->tb_centre);
+  if (!e) e = upload_boxes(ctx, rs, &s->par, &s->tgt, NULL, s->tgt.nbox, 1, &st->tb_centre);
+  if (!e) e = upload_boxes(ctx, rs, &s->par, &s->tgt, NULL, s->tgt.nbox, 0, &st->tframe);
+  if (!e) e = upload_boxes(ctx, rs, &s->par, &s->src, NULL, s->src.nbox, 0, &st->sframe);
+  if (!e) e = upload_boxes(ctx, rs, &s->par, &s->src, s->hbox, s->nh, 1, &st->hcentre);
+  if (!e) e = upload_boxes(ctx, rs, &s->par, &s->src, s->hbox, s->nh, 0, &st->hframe);
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (size_t)s->par.nterms * dim, s->alpha, &st->alpha);
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->nh * 4, s->hbox, &st->hbox);
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->ntay * 4, s->tbox, &st->tbox);
@@ -191,14 +232,6 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->ntay * s->par.nterms * rs, NULL, &st->B);
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->tgt.n * rs, NULL, &st->out);
   if (!e) e = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, s->src.n * rs, NULL, &st->q);
-  if (!e) { /* centres of the Hermite slots */
-    double *hc = malloc(s->nh * dim * sizeof *hc + 8);
-    if (!hc) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (size_t h = 0; h < s->nh; h++)
-      for (int k = 0; k < dim; k++) hc[h * dim + k] = s->src.centre[s->hbox[h] * dim + k];
-    e = upload_real(ctx, rs, hc, s->nh, dim, &st->hcentre);
-    free(hc);
-  }
   for (int k = 0; k < FMMCL_FGT_KINDS && !e; k++) {
     const size_t n = s->list_start[k][s->tgt.nbox];
     e = upload_u32(ctx, s->list_start[k], s->tgt.nbox + 1, &st->lstart[k]);
@@ -325,6 +358,7 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, st->out, &zero, rs, 0, s->tgt.n * rs, 0, NULL, NULL));
   fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
   cl_uint ns = (cl_uint)s->src.n, nt = (cl_uint)s->tgt.n, nh = (cl_uint)s->nh, ntb = (cl_uint)s->tgt.nbox;
+  cl_uint nsb = (cl_uint)s->src.nbox;
   fmmcl_event_log log = {0};
   /* charges into the sorted order on the device */
   fmmcl_status e = FMMCL_KERNEL_ARGS(ctx, st->k_gather, 0, U_(ns), M_(st->sperm), M_(st->q_in), M_(st->q));
@@ -337,32 +371,34 @@ static fmmcl_status fgt_execute(fmmcl_plan plan, const double *charges, double *
   if (!e && s->ntay) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_tcoef, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
                           M_(st->lstart[FMMCL_FGT_TAYLOR]), M_(st->list[FMMCL_FGT_TAYLOR]), M_(st->tbox),
-                          M_(st->tb_centre), U_(ntb), M_(st->alpha), M_(st->B));
+                          M_(st->tb_centre), U_(ntb), M_(st->alpha), M_(st->B), M_(st->sframe), U_(nsb),
+                          M_(st->tframe));
     if (!e) e = launch(plan, &log, st->k_tcoef, s->ntay, 0, wgs, "taylor_coefs");
   }
   if (!e && s->ntay && s->pairs[FMMCL_FGT_H2T] > 0) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_h2t, 0, M_(st->lstart[FMMCL_FGT_H2T]), M_(st->list[FMMCL_FGT_H2T]),
                           M_(st->hcentre), U_(nh), M_(st->M), M_(st->tbox), M_(st->tb_centre), U_(ntb),
-                          M_(st->alpha), M_(st->B));
+                          M_(st->alpha), M_(st->B), M_(st->hframe), M_(st->tframe));
     if (!e) e = launch(plan, &log, st->k_h2t, s->ntay, 0, wgs, "h2t");
   }
   if (!e && st->t_direct.n && st->direct_points) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_direct_points, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
                           M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx),
-                          U_(nt), M_(st->tgt_box), M_(st->out));
+                          U_(nt), M_(st->tgt_box), M_(st->out), M_(st->sframe), U_(nsb), M_(st->tframe),
+                          U_(ntb));
     if (!e) e = launch(plan, &log, st->k_direct_points, 0, s->tgt.n, wgs, "direct");
   } else if (!e && st->t_direct.n) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_direct, 0, M_(st->sx), U_(ns), M_(st->q), M_(st->sb_start),
                           M_(st->lstart[FMMCL_FGT_DIRECT]), M_(st->list[FMMCL_FGT_DIRECT]), M_(st->tx),
                           U_(nt), M_(st->t_direct.box), M_(st->t_direct.first), M_(st->t_direct.count),
-                          M_(st->out));
+                          M_(st->out), M_(st->sframe), U_(nsb), M_(st->tframe), U_(ntb));
     if (!e) e = launch(plan, &log, st->k_direct, st->t_direct.n, 0, wgs, "direct");
   }
   if (!e && st->t_herm.n) {
     e = FMMCL_KERNEL_ARGS(ctx, st->k_heval, 0, M_(st->tx), U_(nt), M_(st->t_herm.box), M_(st->t_herm.first),
                           M_(st->t_herm.count), M_(st->lstart[FMMCL_FGT_HERMITE]),
                           M_(st->list[FMMCL_FGT_HERMITE]), M_(st->hcentre), U_(nh), M_(st->M), M_(st->alpha),
-                          M_(st->out));
+                          M_(st->out), M_(st->hframe), M_(st->tframe), U_(ntb));
     if (!e) e = launch(plan, &log, st->k_heval, st->t_herm.n, 0, wgs, "hermite_eval");
   }
   if (!e && st->t_tay.n) {
@@ -396,9 +432,10 @@ static void fgt_destroy(fmmcl_plan plan) {
                      &st->k_direct, &st->k_direct_points, &st->k_gather, &st->k_scatter};
   for (int i = 0; i < 9; i++) fmmcl_release(ks[i]);
   fmmcl_release(&st->program);
-  cl_mem *ms[] = {&st->sx,  &st->q,       &st->sb_start, &st->hbox,      &st->hcentre, &st->alpha,
-                  &st->M,   &st->tx,      &st->tbox,     &st->tb_centre, &st->tslot,   &st->B,
-                  &st->out, &st->tgt_box, &st->sperm,    &st->tperm,     &st->q_in,    &st->out_caller};
+  cl_mem *ms[] = {&st->sx,     &st->q,       &st->sb_start, &st->hbox,      &st->hcentre, &st->alpha,
+                  &st->M,      &st->tx,      &st->tbox,     &st->tb_centre, &st->tslot,   &st->B,
+                  &st->out,    &st->tgt_box, &st->sperm,    &st->tperm,     &st->q_in,    &st->out_caller,
+                  &st->sframe, &st->tframe,  &st->hframe};
   fmmcl_fgt_device_set_release(&st->bins.src);
   fmmcl_fgt_device_set_release(&st->bins.tgt);
   for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) fmmcl_release(ms[i]);
@@ -446,13 +483,22 @@ static fmmcl_status fgt_error_bound(fmmcl_plan plan, double *bound) {
 
 static int fgt_order(fmmcl_plan plan) { return ((const fgt_state *)plan->impl)->s.par.p; }
 
+/* Device coordinates are relative to the point's box's frame, within half
+ * a unit of its centre (world units). */
+static double fgt_frame_size(fmmcl_plan plan, int target, size_t index) {
+  (void)target, (void)index;
+  const fmmcl_fgt_setup *s = &((const fgt_state *)plan->impl)->s;
+  return sqrt((double)s->par.dim) * 0.5 * (s->par.side + s->unit) * s->par.h;
+}
+
 const fmmcl_method_ops fmmcl_fgt_ops = {.name = "fgt",
                                         .create = fgt_create,
                                         .execute = fgt_execute,
                                         .destroy = fgt_destroy,
                                         .counts = fgt_counts,
                                         .error_bound = fgt_error_bound,
-                                        .order = fgt_order};
+                                        .order = fgt_order,
+                                        .frame_size = fgt_frame_size};
 
 /* The plan's geometry, for tests comparing the device with the reference. */
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan) {

@@ -91,7 +91,26 @@ static void boxes_free(fmmcl_fgt_boxes *b) {
   free(b->start);
   free(b->cell);
   free(b->centre);
+  free(b->frame);
   memset(b, 0, sizeof *b);
+}
+
+double fmmcl_fgt_frame_unit(double side, double extent) {
+  double unit = ldexp(1.0, ilogb(side / 8));
+  /* frames reach extent / unit units: within float's 24 bits, with room */
+  while (extent / unit > 0x1p22) unit *= 2;
+  return unit;
+}
+
+fmmcl_status fmmcl_fgt_box_frames(fmmcl_context ctx, const fmmcl_fgt_params *par, double unit,
+                                  fmmcl_fgt_boxes *b) {
+  const int dim = par->dim;
+  b->frame = malloc(b->nbox * dim * sizeof *b->frame + 8);
+  if (!b->frame)
+    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu boxes", b->nbox);
+  for (size_t j = 0; j < b->nbox * dim; j++)
+    b->frame[j] = unit * nearbyint(((double)b->cell[j] + 0.5) * par->side / unit);
+  return FMMCL_SUCCESS;
 }
 
 /* Bins n points (caller's coordinates) into the grid of side `side` (scaled)
@@ -374,13 +393,22 @@ fmmcl_status fmmcl_fgt_setup_build_device(fmmcl_context ctx, const fmmcl_fgt_par
                         (hi[k] - origin[k]) / par->side);
   /* the bounding box (origin, hi) is one pass on the host: the plan needs
    * the extent before it can choose the box side anyway */
+  double extent = 0;
+  for (int k = 0; k < dim; k++) {
+    s->origin[k] = origin[k];
+    extent = fmax(extent, hi[k] - origin[k]);
+  }
+  s->unit = fmmcl_fgt_frame_unit(par->side, extent);
   fmmcl_status st;
   if (dev) {
-    st = fmmcl_fgt_bin_device(ctx, par, origin, hi, ns, src, dev->real_size, &s->src, &dev->src);
-    if (!st) st = fmmcl_fgt_bin_device(ctx, par, origin, hi, nt, tgt, dev->real_size, &s->tgt, &dev->tgt);
+    st = fmmcl_fgt_bin_device(ctx, par, origin, hi, s->unit, ns, src, dev->real_size, &s->src, &dev->src);
+    if (!st)
+      st = fmmcl_fgt_bin_device(ctx, par, origin, hi, s->unit, nt, tgt, dev->real_size, &s->tgt, &dev->tgt);
   } else {
     st = boxes_build(ctx, par, origin, ns, src, &s->src);
     if (!st) st = boxes_build(ctx, par, origin, nt, tgt, &s->tgt);
+    if (!st) st = fmmcl_fgt_box_frames(ctx, par, s->unit, &s->src);
+    if (!st) st = fmmcl_fgt_box_frames(ctx, par, s->unit, &s->tgt);
   }
   if (!st && (s->src.nbox > UINT32_MAX / 2 || s->tgt.nbox > UINT32_MAX / 2))
     st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "too many FGT boxes");
