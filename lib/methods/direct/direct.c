@@ -68,14 +68,13 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
  * that rounding lost, so near pairs keep the digits of double. Padding
  * points (sorted n .. n_pad) repeat the last point, inside the last group's
  * frame, with zero charge. */
-static void pack_points(const direct_state *s, const direct_grid *grid, size_t n, size_t n_pad,
-                        const double *x, const size_t *perm, size_t group, const double *centre, int dim,
-                        void *hi, float *lo) {
+static void pack_points(const direct_state *s, size_t n, size_t n_pad, const double *xs, size_t group,
+                        const double *centre, int dim, void *hi, float *lo) {
 #pragma omp parallel for schedule(static) if (n_pad > 65536)
   for (size_t i = 0; i < n_pad; i++) {
     const size_t from = i < n ? i : n - 1, g = from / group;
     for (int c = 0; c < dim; c++) {
-      const double off = (x[perm[from] * dim + c] - grid->origin[c]) - centre[g * dim + c];
+      const double off = xs[from * dim + c] - centre[g * dim + c];
       fmmcl_put_real(hi, s->real_size, packed_index(s->kd, n_pad, i, c), off);
       if (lo) lo[4 * i + c] = (float)(off - (double)(float)off);
     }
@@ -108,12 +107,12 @@ static fmmcl_status upload(fmmcl_context ctx, cl_mem *buf, size_t bytes, const v
 }
 
 /* One point set (sources: tiles of wgs; targets: blocks of wgs * tpw) in
- * Morton order, its groups' frames, packed and uploaded; hi_host is where
- * the packed coordinates go (the sources' pinned stage), or NULL for a
- * buffer of its own. */
+ * Morton order (xs, from fmmcl_direct_gather), its groups' frames, packed
+ * and uploaded; hi_host is where the packed coordinates go (the sources'
+ * pinned stage), or NULL for a buffer of its own. */
 static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_grid *grid, size_t n,
-                              size_t n_pad, const double *x, const size_t *perm, size_t group, void *hi_host,
-                              cl_mem *hi_buf, cl_mem *lo_buf, cl_mem *centre_buf, double **radius) {
+                              size_t n_pad, const double *xs, size_t group, void *hi_host, cl_mem *hi_buf,
+                              cl_mem *lo_buf, cl_mem *centre_buf, double **radius) {
   fmmcl_context ctx = plan->ctx;
   const int dim = plan->opt.dim, soa = s->kd->p2p_layout == FMMCL_P2P_SOA;
   const size_t groups = n_pad / group, rows = soa ? (size_t)dim + 1 : 4;
@@ -128,12 +127,12 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   if (!centre || !*radius || !hi || (s->real_size == 4 && !soa && !lo))
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n);
   if (!st) {
-    fmmcl_direct_groups(grid, n, x, perm, dim, group, centre, *radius);
-    pack_points(s, grid, n, n_pad, x, perm, group, centre, dim, hi, lo);
+    fmmcl_direct_groups(grid, n, xs, dim, group, centre, *radius);
+    pack_points(s, n, n_pad, xs, group, centre, dim, hi, lo);
     cen = pack_centres(s, groups, centre, *radius, dim, &cen_bytes);
     if (!cen) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu groups", groups);
   }
-  if (!st && !hi_host) st = upload(ctx, hi_buf, hi_bytes, hi);
+  if (!st) st = upload(ctx, hi_buf, hi_bytes, hi);
   if (!st && lo) st = upload(ctx, lo_buf, 4 * n_pad * sizeof *lo, lo);
   if (!st) st = upload(ctx, centre_buf, cen_bytes, cen);
   free(cen);
@@ -179,12 +178,30 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   if (st) return st;
   s->src_host = s->src_pin.ptr;
   s->out_host = s->out_pin.ptr;
-  st = frame_set(plan, s, &grid, ns, s->ns_pad, sources, s->perm_s, s->wgs, s->src_host, &s->src, &s->src_lo,
-                 &s->tile_c, &s->tile_r);
-  if (!st)
-    st = frame_set(plan, s, &grid, nt, s->nt_pad, targets, s->perm_t, s->wgs * s->tpw, NULL, &s->tgt,
-                   &s->tgt_lo, &s->block_c, &s->block_r);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
+  /* targets that are the sources in groups of the same size are the
+   * sources' frames and buffers (the kernel ignores a target's charge) */
+  const int same = plan->targets_are_sources && s->tpw == 1;
+  double *xs = malloc(ns * (size_t)dim * sizeof *xs);
+  if (!xs) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", ns);
+  fmmcl_direct_gather(&grid, ns, sources, s->perm_s, dim, xs);
+  st = frame_set(plan, s, &grid, ns, s->ns_pad, xs, s->wgs, s->src_host, &s->src, &s->src_lo, &s->tile_c,
+                 &s->tile_r);
+  if (!st && same) {
+    s->tgt = s->src, s->tgt_lo = s->src_lo, s->block_c = s->tile_c, s->block_r = s->tile_r;
+    clRetainMemObject(s->tgt);
+    clRetainMemObject(s->block_c);
+    if (s->tgt_lo) clRetainMemObject(s->tgt_lo);
+  } else if (!st) {
+    if (!plan->targets_are_sources) {
+      double *xt = realloc(xs, nt * (size_t)dim * sizeof *xs);
+      if (!xt) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", nt);
+      else fmmcl_direct_gather(&grid, nt, targets, s->perm_t, dim, xs = xt);
+    }
+    if (!st)
+      st = frame_set(plan, s, &grid, nt, s->nt_pad, xs, s->wgs * s->tpw, NULL, &s->tgt, &s->tgt_lo,
+                     &s->block_c, &s->block_r);
+  }
+  free(xs);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, NULL, &s->out);
   return st;
 }
@@ -288,8 +305,8 @@ static void direct_destroy(fmmcl_plan plan) {
   fmmcl_pinned_free(&s->out_pin);
   if (s->perm_t != s->perm_s) free(s->perm_t);
   free(s->perm_s);
+  if (s->block_r != s->tile_r) free(s->block_r);
   free(s->tile_r);
-  free(s->block_r);
   free(s);
   plan->impl = NULL;
 }

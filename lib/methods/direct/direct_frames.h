@@ -22,16 +22,22 @@ typedef struct direct_grid {
 void fmmcl_direct_grid(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
                        direct_grid *grid);
 
-/* Groups of `group` consecutive points of x[perm[i]] (the last one shorter):
- * centre[g * dim + c] relative to grid->origin, on the grid, and radius[g],
- * the largest distance from that centre to a point of the group, rounded
- * up. perm may be NULL (the identity). */
-void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *x, const size_t *perm, int dim,
-                         size_t group, double *centre, double *radius);
+/* xs[i] = x[perm[i]] - grid->origin: the points in sorted order, relative
+ * to the grid's origin, so the passes after it read memory in order. */
+void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, const size_t *perm, int dim,
+                         double *xs);
+
+/* Groups of `group` consecutive points of xs (from fmmcl_direct_gather; the
+ * last group shorter): centre[g * dim + c] relative to the grid's origin, on
+ * the grid, and radius[g], the largest distance from that centre to a point
+ * of the group, rounded up. */
+void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
+                         double *centre, double *radius);
 
 /* The Morton order of n points (dim coordinates each; the first three are
- * used, fewer are padded with zeros): perm[i] is the caller's index of the
- * i-th point in that order. Fails only for want of memory. */
+ * used, fewer are padded with zeros) down to cells of 2^-16 of the box:
+ * perm[i] is the caller's index of the i-th point in that order. Fails only
+ * for want of memory. */
 fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, int dim, size_t *perm);
 
 #endif /* FMMCL_DIRECT_FRAMES_H */
