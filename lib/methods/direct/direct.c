@@ -1,10 +1,13 @@
-/* direct.c — the DIRECT method on the device: packs points into the padded
- * layouts p2p.cl reads, launches the tiled P2P kernel, unpacks results. */
+/* direct.c — the DIRECT method on the device: packs points, relative to the
+ * centres of their tiles and work-groups, into the padded layouts p2p.cl
+ * reads, launches the tiled P2P kernel, unpacks results. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "methods/direct/direct_frames.h"
 #include "plan/registry.h"
 #include "tuning/tuning.h"
 
@@ -12,11 +15,14 @@ typedef struct {
   cl_program program;
   cl_kernel kernel;
   cl_mem src, tgt, out;
+  cl_mem src_lo, tgt_lo;       /* float's low parts of the offsets (NULL in double) */
+  cl_mem tile_c, block_c;      /* centres (and radii) of source tiles and target blocks */
   size_t real_size;            /* 4 or 8 */
   size_t wgs, tpw;             /* from the build's -D values */
   size_t ns_pad, nt_pad;       /* padded counts: whole tiles and whole work-groups */
-  size_t stride;               /* REALs per point in src (Laplace: 4; Gaussian: SoA) */
   const fmmcl_kernel_desc *kd; /* the plan's kernel: pair kernel, layout, singularity */
+  size_t *perm_s, *perm_t;     /* sorted i is the caller's perm[i]; perm_t may be perm_s */
+  double *tile_r, *block_r;    /* radii of the frames (frame_size) */
   void *src_host;              /* packed sources, coordinates fixed, charges per execute */
   void *out_host;              /* src_host and out_host live in pinned staging memory */
   fmmcl_pinned src_pin, out_pin;
@@ -32,43 +38,7 @@ static size_t packed_index(const fmmcl_kernel_desc *kd, size_t n_pad, size_t i, 
   return kd->p2p_layout != FMMCL_P2P_SOA ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
-/* Centre of the bounding box of both point sets and its largest half-side. */
-static double bounding_box(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
-                           double *centre) {
-  double half = 0;
-  for (int c = 0; c < dim; c++) {
-    double lo = src[c], hi = src[c];
-    for (size_t i = 0; i < ns; i++) {
-      double v = src[i * dim + c];
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
-    for (size_t i = 0; i < nt; i++) {
-      double v = tgt[i * dim + c];
-      lo = v < lo ? v : lo;
-      hi = v > hi ? v : hi;
-    }
-    centre[c] = 0.5 * (lo + hi);
-    half = 0.5 * (hi - lo) > half ? 0.5 * (hi - lo) : half;
-  }
-  return half;
-}
-
-/* Points shifted by centre and rounded to the device precision, as the
- * kernel will see them: singular pairs must be looked for after rounding,
- * since two close points can become one in float. malloc'ed. */
-static double *device_points(size_t n, const double *x, int dim, const double *centre, int single) {
-  double *out = malloc(n * (size_t)dim * sizeof *out);
-  if (!out) return NULL;
-  for (size_t i = 0; i < n; i++)
-    for (int c = 0; c < dim; c++) {
-      double v = x[i * dim + c] - centre[c];
-      out[i * dim + c] = single ? (double)(float)v : v;
-    }
-  return out;
-}
-
-static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
+static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   const fmmcl_tuned_kernel tk = s->kd->p2p_tuned;
@@ -86,12 +56,90 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,
                       ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  snprintf(plan->build_options, sizeof plan->build_options,
-           "%s %s -DDIM=%d -DHAS_SOFTENING=%d -DALL_SELECT=%d",
+  snprintf(plan->build_options, sizeof plan->build_options, "%s %s -DDIM=%d -DHAS_SOFTENING=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
-           s->kd->uses_softening && o->softening > 0, all_select);
+           s->kd->uses_softening && o->softening > 0);
   st = fmmcl_program_build(ctx, "direct/p2p.cl", plan->build_options, &s->program, NULL);
   return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p.cl", name, &s->kernel);
+}
+
+/* Points in sorted order as offsets from their group's centre, computed in
+ * double and rounded to the device precision (hi); in float, lo holds what
+ * that rounding lost, so near pairs keep the digits of double. Padding
+ * points (sorted n .. n_pad) repeat the last point, inside the last group's
+ * frame, with zero charge. */
+static void pack_points(const direct_state *s, size_t n, size_t n_pad, const double *xs, size_t group,
+                        const double *centre, int dim, void *hi, float *lo) {
+#pragma omp parallel for schedule(static) if (n_pad > 65536)
+  for (size_t i = 0; i < n_pad; i++) {
+    const size_t from = i < n ? i : n - 1, g = from / group;
+    for (int c = 0; c < dim; c++) {
+      const double off = xs[from * dim + c] - centre[g * dim + c];
+      fmmcl_put_real(hi, s->real_size, packed_index(s->kd, n_pad, i, c), off);
+      if (lo) lo[4 * i + c] = (float)(off - (double)(float)off);
+    }
+  }
+}
+
+/* Group centres (relative to the grid's origin, exact in float) for the
+ * kernel: REAL4 (x, y, z|0, radius) per group, or dim REALs (SoA). */
+static void *pack_centres(const direct_state *s, size_t groups, const double *centre, const double *radius,
+                          int dim, size_t *bytes) {
+  const int soa = s->kd->p2p_layout == FMMCL_P2P_SOA;
+  const size_t per = soa ? (size_t)dim : 4;
+  *bytes = groups * per * s->real_size;
+  void *out = calloc(groups * per, s->real_size);
+  if (!out) return NULL;
+  for (size_t g = 0; g < groups; g++) {
+    for (int c = 0; c < dim; c++) fmmcl_put_real(out, s->real_size, g * per + (size_t)c, centre[g * dim + c]);
+    if (!soa) fmmcl_put_real(out, s->real_size, g * per + 3, radius[g]);
+  }
+  return out;
+}
+
+static fmmcl_status upload(fmmcl_context ctx, cl_mem *buf, size_t bytes, const void *host) {
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, bytes, NULL, buf);
+  if (st) return st;
+  cl_int err = clEnqueueWriteBuffer(ctx->queue, *buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+  return err == CL_SUCCESS
+             ? FMMCL_SUCCESS
+             : fmmcl_fail(ctx, fmmcl_status_from_cl(err), "uploading points: %s", fmmcl_cl_error_name(err));
+}
+
+/* One point set (sources: tiles of wgs; targets: blocks of wgs * tpw) in
+ * Morton order (xs, from fmmcl_direct_gather), its groups' frames, packed
+ * and uploaded; hi_host is where the packed coordinates go (the sources'
+ * pinned stage), or NULL for a buffer of its own. */
+static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_grid *grid, size_t n,
+                              size_t n_pad, const double *xs, size_t group, void *hi_host, cl_mem *hi_buf,
+                              cl_mem *lo_buf, cl_mem *centre_buf, double **radius) {
+  fmmcl_context ctx = plan->ctx;
+  const int dim = plan->opt.dim, soa = s->kd->p2p_layout == FMMCL_P2P_SOA;
+  const size_t groups = n_pad / group, rows = soa ? (size_t)dim + 1 : 4;
+  const size_t hi_bytes = rows * n_pad * s->real_size;
+  double *centre = malloc(groups * (size_t)dim * sizeof *centre);
+  *radius = malloc(groups * sizeof **radius);
+  void *hi = hi_host ? hi_host : calloc(1, hi_bytes);
+  float *lo = s->real_size == 4 && !soa ? calloc(4 * n_pad, sizeof *lo) : NULL;
+  void *cen = NULL;
+  size_t cen_bytes = 0;
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!centre || !*radius || !hi || (s->real_size == 4 && !soa && !lo))
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n);
+  if (!st) {
+    fmmcl_direct_groups(grid, n, xs, dim, group, centre, *radius);
+    pack_points(s, n, n_pad, xs, group, centre, dim, hi, lo);
+    cen = pack_centres(s, groups, centre, *radius, dim, &cen_bytes);
+    if (!cen) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu groups", groups);
+  }
+  if (!st) st = upload(ctx, hi_buf, hi_bytes, hi);
+  if (!st && lo) st = upload(ctx, lo_buf, 4 * n_pad * sizeof *lo, lo);
+  if (!st) st = upload(ctx, centre_buf, cen_bytes, cen);
+  free(cen);
+  free(lo);
+  if (!hi_host) free(hi);
+  free(centre);
+  return st;
 }
 
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
@@ -103,73 +151,58 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   s->kd = fmmcl_kernel_describe(o->kernel);
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
   const int dim = o->dim;
-  /* The sums depend only on differences, so shift every point by the centre
-   * of the bounding box: in float this halves the rounding of coordinates
-   * in [0, 1) and saves all digits of data far from the origin. */
-  double centre[FMMCL_MAX_DIM];
-  const double half = bounding_box(plan->n_sources, sources, plan->n_targets, targets, dim, centre);
-  double *sx = device_points(plan->n_sources, sources, dim, centre, s->real_size == 4);
-  double *tx = plan->targets_are_sources
-                   ? sx
-                   : device_points(plan->n_targets, targets, dim, centre, s->real_size == 4);
-  fmmcl_status st = FMMCL_SUCCESS;
-  if (!sx || !tx) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  else if (!fmmcl_all_finite(sx, plan->n_sources * dim) || !fmmcl_all_finite(tx, plan->n_targets * dim))
-    st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                    "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
-  /* Laplace without softening: is a singular pair possible off the diagonal? */
-  int all_select =
-      !st && s->kd->singular_at_zero && o->softening == 0 &&
-      fmmcl_has_coincident(plan->n_sources, sx, plan->n_targets, tx, dim, plan->targets_are_sources);
-  if (!st) st = build_kernel(plan, s, all_select);
-  if (st) { /* wgs is unset when the build failed: stop before sizing with it */
-    if (tx != sx) free(tx);
-    free(sx);
-    return st;
-  }
+  const size_t ns = plan->n_sources, nt = plan->n_targets;
+  if (plan->targets_are_sources) targets = sources;
+  /* The sums depend only on differences, so each work-group sees its
+   * targets and each source tile relative to centres near them: a float
+   * then keeps the digits of close pairs wherever the points lie. */
+  direct_grid grid;
+  fmmcl_direct_grid(ns, sources, nt, targets, dim, &grid);
+  if (!isfinite(grid.half) || (s->real_size == 4 && grid.half > 0x1p120))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "coordinate differences exceed the range of %s precision; use FMMCL_DOUBLE",
+                      s->real_size == 4 ? "single" : "double");
+  fmmcl_status st = build_kernel(plan, s);
+  if (st) return st;
+  s->ns_pad = round_up(ns, s->wgs);
+  s->nt_pad = round_up(nt, s->wgs * s->tpw);
+  s->perm_s = malloc(ns * sizeof *s->perm_s);
+  s->perm_t = plan->targets_are_sources ? s->perm_s : malloc(nt * sizeof *s->perm_t);
+  if (!s->perm_s || !s->perm_t) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  st = fmmcl_direct_order(ctx, ns, sources, dim, s->perm_s);
+  if (!st && !plan->targets_are_sources) st = fmmcl_direct_order(ctx, nt, targets, dim, s->perm_t);
   const size_t rows = s->kd->p2p_layout != FMMCL_P2P_SOA ? 4 : (size_t)dim + 1; /* REALs per point */
-  s->ns_pad = round_up(plan->n_sources, s->wgs);
-  s->nt_pad = round_up(plan->n_targets, s->wgs * s->tpw);
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
-  void *tgt_host = NULL;
-  if (!st) {
-    st = fmmcl_pinned_alloc(ctx, src_bytes, 1, &s->src_pin);
-    if (!st) st = fmmcl_pinned_alloc(ctx, tgt_bytes, 0, &s->out_pin);
-    s->src_host = s->src_pin.ptr;
-    s->out_host = s->out_pin.ptr;
-    tgt_host = st ? NULL : calloc(1, tgt_bytes);
-    if (!st && !tgt_host)
-      st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points",
-                      plan->n_sources + plan->n_targets);
+  if (!st) st = fmmcl_pinned_alloc(ctx, src_bytes, 1, &s->src_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, tgt_bytes, 0, &s->out_pin);
+  if (st) return st;
+  s->src_host = s->src_pin.ptr;
+  s->out_host = s->out_pin.ptr;
+  /* targets that are the sources in groups of the same size are the
+   * sources' frames and buffers (the kernel ignores a target's charge) */
+  const int same = plan->targets_are_sources && s->tpw == 1;
+  double *xs = malloc(ns * (size_t)dim * sizeof *xs);
+  if (!xs) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", ns);
+  fmmcl_direct_gather(&grid, ns, sources, s->perm_s, dim, xs);
+  st = frame_set(plan, s, &grid, ns, s->ns_pad, xs, s->wgs, s->src_host, &s->src, &s->src_lo, &s->tile_c,
+                 &s->tile_r);
+  if (!st && same) {
+    s->tgt = s->src, s->tgt_lo = s->src_lo, s->block_c = s->tile_c, s->block_r = s->tile_r;
+    clRetainMemObject(s->tgt);
+    clRetainMemObject(s->block_c);
+    if (s->tgt_lo) clRetainMemObject(s->tgt_lo);
+  } else if (!st) {
+    if (!plan->targets_are_sources) {
+      double *xt = realloc(xs, nt * (size_t)dim * sizeof *xs);
+      if (!xt) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", nt);
+      else fmmcl_direct_gather(&grid, nt, targets, s->perm_t, dim, xs = xt);
+    }
+    if (!st)
+      st = frame_set(plan, s, &grid, nt, s->nt_pad, xs, s->wgs * s->tpw, NULL, &s->tgt, &s->tgt_lo,
+                     &s->block_c, &s->block_r);
   }
-  if (!st) {
-    for (size_t i = 0; i < plan->n_sources; i++)
-      for (int c = 0; c < dim; c++)
-        fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), sx[i * dim + c]);
-    /* padding sources carry no charge and sit outside the box, so no target
-     * ever meets one at distance 0 (the unguarded 1/r would give 0 * inf) */
-    for (size_t i = plan->n_sources; i < s->ns_pad; i++)
-      for (int c = 0; c < dim; c++)
-        fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, c), 2 * half + 1);
-    for (size_t i = 0; i < plan->n_targets; i++)
-      for (int c = 0; c < dim; c++)
-        fmmcl_put_real(tgt_host, s->real_size, packed_index(s->kd, s->nt_pad, i, c), tx[i * dim + c]);
-  }
-  if (tx != sx) free(tx);
-  free(sx);
-  if (st) {
-    free(tgt_host);
-    return st;
-  }
-  st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, tgt_bytes, NULL, &s->tgt);
+  free(xs);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, NULL, &s->out);
-  if (!st) {
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, s->tgt, CL_TRUE, 0, tgt_bytes, tgt_host, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "uploading targets: %s", fmmcl_cl_error_name(err));
-  }
-  free(tgt_host);
   return st;
 }
 
@@ -184,19 +217,24 @@ static fmmcl_status set_args(fmmcl_plan plan, direct_state *s) {
     b = 1.0 / (o->sigma * o->sigma);
   }
   const size_t rs = s->real_size;
-  /* the structure-of-arrays layout also takes the target count and a second
-   * constant; the REAL4 one whether targets are sources */
+  /* the layout's arguments, then the frames: tile and block centres, and
+   * (REAL4 layouts) the low parts, which double never reads */
+  cl_mem src_lo = s->src_lo ? s->src_lo : s->src, tgt_lo = s->tgt_lo ? s->tgt_lo : s->tgt;
   if (soa)
     return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
                              FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_UINT(nt), FMMCL_ARG_MEM(s->out),
-                             FMMCL_ARG_REAL(a, rs), FMMCL_ARG_REAL(b, rs));
+                             FMMCL_ARG_REAL(a, rs), FMMCL_ARG_REAL(b, rs), FMMCL_ARG_MEM(s->tile_c),
+                             FMMCL_ARG_MEM(s->block_c));
   if (s->kd->p2p_layout == FMMCL_P2P_REAL4_PARAM)
     return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
                              FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs),
-                             FMMCL_ARG_UINT(plan->targets_are_sources), FMMCL_ARG_REAL(o->kernel_param, rs));
+                             FMMCL_ARG_UINT(plan->targets_are_sources), FMMCL_ARG_REAL(o->kernel_param, rs),
+                             FMMCL_ARG_MEM(s->tile_c), FMMCL_ARG_MEM(s->block_c), FMMCL_ARG_MEM(src_lo),
+                             FMMCL_ARG_MEM(tgt_lo));
   return FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
                            FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(a, rs),
-                           FMMCL_ARG_UINT(plan->targets_are_sources));
+                           FMMCL_ARG_UINT(plan->targets_are_sources), FMMCL_ARG_MEM(s->tile_c),
+                           FMMCL_ARG_MEM(s->block_c), FMMCL_ARG_MEM(src_lo), FMMCL_ARG_MEM(tgt_lo));
 }
 
 static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, double *potential,
@@ -206,10 +244,11 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   const fmmcl_plan_options *o = &plan->opt;
   const int dim = o->dim;
   const size_t rows = s->kd->p2p_layout != FMMCL_P2P_SOA ? 4 : (size_t)dim + 1;
+  const size_t *perm_s = s->perm_s, *perm_t = s->perm_t;
   double t0 = fmmcl_wall_seconds();
 #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++)
-    fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, dim), charges[i]);
+    fmmcl_put_real(s->src_host, s->real_size, packed_index(s->kd, s->ns_pad, i, dim), charges[perm_s[i]]);
   FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, rows * s->ns_pad * s->real_size,
                                          s->src_host, 0, NULL, NULL));
   double t1 = fmmcl_wall_seconds();
@@ -223,18 +262,31 @@ static fmmcl_status direct_execute(fmmcl_plan plan, const double *charges, doubl
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, rows * s->nt_pad * s->real_size,
                                         s->out_host, 0, NULL, NULL));
   /* Laplace out[i] = (gx, gy, gz, pot) ((gx, gy, 0, pot) in 2D); Gaussian
-   * SoA rows (pot, g_1..g_dim) */
+   * SoA rows (pot, g_1..g_dim); sorted target i is the caller's perm_t[i] */
   const int lap = s->kd->p2p_layout != FMMCL_P2P_SOA;
 #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
-    potential[i] = fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
+    const size_t to = perm_t[i];
+    potential[to] = fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + 3 : i);
     if (gradient)
       for (int c = 0; c < dim; c++)
-        gradient[i * dim + c] =
+        gradient[to * dim + c] =
             fmmcl_get_real(s->out_host, s->real_size, lap ? 4 * i + c : (size_t)(1 + c) * s->nt_pad + i);
   }
   fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t2);
   return FMMCL_SUCCESS;
+}
+
+/* The radius of the tile (a source) or block (a target) whose centre the
+ * point's device coordinates are relative to. Rarely asked (once per
+ * rounding estimate), so the sorted position is looked up, not stored. */
+static double direct_frame_size(fmmcl_plan plan, int target, size_t index) {
+  const direct_state *s = plan->impl;
+  const size_t *perm = target ? s->perm_t : s->perm_s;
+  const size_t n = target ? plan->n_targets : plan->n_sources, group = target ? s->wgs * s->tpw : s->wgs;
+  for (size_t i = 0; i < n; i++)
+    if (perm[i] == index) return (target ? s->block_r : s->tile_r)[i / group];
+  return 0;
 }
 
 static void direct_destroy(fmmcl_plan plan) {
@@ -245,8 +297,16 @@ static void direct_destroy(fmmcl_plan plan) {
   fmmcl_release(&s->src);
   fmmcl_release(&s->tgt);
   fmmcl_release(&s->out);
+  fmmcl_release(&s->src_lo);
+  fmmcl_release(&s->tgt_lo);
+  fmmcl_release(&s->tile_c);
+  fmmcl_release(&s->block_c);
   fmmcl_pinned_free(&s->src_pin);
   fmmcl_pinned_free(&s->out_pin);
+  if (s->perm_t != s->perm_s) free(s->perm_t);
+  free(s->perm_s);
+  if (s->block_r != s->tile_r) free(s->block_r);
+  free(s->tile_r);
   free(s);
   plan->impl = NULL;
 }
@@ -256,4 +316,5 @@ const fmmcl_method_ops fmmcl_direct_ops = {.name = "direct",
                                            .execute = direct_execute,
                                            .destroy = direct_destroy,
                                            .counts = fmmcl_direct_counts,
-                                           .error_bound = fmmcl_direct_error_bound};
+                                           .error_bound = fmmcl_direct_error_bound,
+                                           .frame_size = direct_frame_size};

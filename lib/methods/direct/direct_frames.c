@@ -1,0 +1,106 @@
+/* direct_frames.c — Morton order, groups and grid centres of the direct
+ * method's local coordinate frames (see direct_frames.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods/direct/direct_frames.h"
+#include "tree/morton3d.h"
+
+/* Centre bits below the box: 2^20 steps per half-side keep a centre within
+ * 2^-21 of the box of its group, and any centre (|k| <= 2^20 + 1 steps) and
+ * any difference of two exact in float's 24 bits. */
+#define GRID_BITS 20
+/* Morton levels the order resolves. */
+#define ORDER_LEVELS 16
+
+void fmmcl_direct_grid(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
+                       direct_grid *grid) {
+  double half = 0;
+  for (int c = 0; c < dim; c++) {
+    double lo = src[c], hi = src[c];
+    for (size_t i = 0; i < ns; i++) {
+      const double v = src[i * dim + c];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    for (size_t i = 0; tgt && i < nt; i++) {
+      const double v = tgt[i * dim + c];
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    grid->origin[c] = 0.5 * (lo + hi);
+    half = 0.5 * (hi - lo) > half ? 0.5 * (hi - lo) : half;
+  }
+  int e = 0;
+  frexp(half, &e); /* half < 2^e; e = 0 for coincident points */
+  grid->step = ldexp(1.0, e - GRID_BITS);
+  grid->half = half;
+}
+
+void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, const size_t *perm, int dim,
+                         double *xs) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < dim; c++) xs[i * dim + c] = x[perm[i] * dim + c] - grid->origin[c];
+}
+
+void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
+                         double *centre, double *radius) {
+  const size_t groups = (n + group - 1) / group;
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (size_t g = 0; g < groups; g++) {
+    const size_t lo = g * group, hi = lo + group < n ? lo + group : n;
+    double *cg = centre + g * (size_t)dim;
+    for (int c = 0; c < dim; c++) {
+      double a = INFINITY, b = -INFINITY;
+      for (size_t i = lo; i < hi; i++) {
+        const double v = xs[i * dim + c];
+        a = v < a ? v : a;
+        b = v > b ? v : b;
+      }
+      cg[c] = nearbyint(0.5 * (a + b) / grid->step) * grid->step;
+    }
+    double r2 = 0;
+    for (size_t i = lo; i < hi; i++) {
+      double d2 = 0;
+      for (int c = 0; c < dim; c++) {
+        const double d = xs[i * dim + c] - cg[c];
+        d2 += d * d;
+      }
+      r2 = d2 > r2 ? d2 : r2;
+    }
+    /* rounded up, so the kernel's test of near groups errs towards near */
+    radius[g] = sqrt(r2) * (1 + 0x1p-20) + grid->step;
+  }
+}
+
+fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, int dim, size_t *perm) {
+  double *xyz = NULL;
+  const double *p = x;
+  if (dim != 3) {
+    xyz = calloc(3 * n, sizeof *xyz);
+    if (!xyz) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n);
+    const int used = dim < 3 ? dim : 3;
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++)
+      for (int c = 0; c < used; c++) xyz[3 * i + c] = x[i * dim + c];
+    p = xyz;
+  }
+  uint64_t *keys = malloc(n * sizeof *keys);
+  fmmcl_morton3d_cube cube;
+  fmmcl_status st = keys ? fmmcl_morton3d_bounding_cube(p, n, NULL, 0, &cube)
+                         : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n);
+  if (!st) {
+    fmmcl_morton3d_keys(&cube, p, n, keys);
+    /* tiles need no finer order than cells of 2^-16 of the box (clusters
+     * 1e-4 wide still span many), and 48 bits sort in 6 passes, not 8 */
+    for (size_t i = 0; i < n; i++) keys[i] >>= 3 * (FMMCL_MORTON_LEVELS - ORDER_LEVELS);
+    st = fmmcl_morton3d_sort(keys, perm, n);
+    if (st) st = fmmcl_fail(ctx, st, "out of host memory sorting %zu points", n);
+  }
+  free(keys);
+  free(xyz);
+  return st;
+}
