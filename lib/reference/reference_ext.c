@@ -3,6 +3,7 @@
 #include <complex.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "core/internal.h"
 #include "plan/registry.h"
@@ -128,9 +129,13 @@ fmmcl_status fmmcl_reference_evaluate(const fmmcl_plan_options *opt, size_t n_so
     targets = sources;
     n_targets = n_sources;
   }
-  if (!fmmcl_options_need_evaluate(opt)) /* the kernels of fmmcl_reference_direct */
-    return fmmcl_reference_direct(opt, n_sources, sources, in->charges, n_targets, targets, out->potential,
-                                  out->gradient);
+  if (!fmmcl_options_need_evaluate(opt)) { /* the kernels of fmmcl_reference_direct */
+    double *pot = out->potential ? out->potential : malloc(n_targets * sizeof *pot);
+    if (!pot) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    st = fmmcl_reference_direct(opt, n_sources, sources, in->charges, n_targets, targets, pot, out->gradient);
+    if (pot != out->potential) free(pot);
+    return st;
+  }
 #pragma omp parallel for schedule(dynamic, 16)
   for (size_t i = 0; i < n_targets; i++)
     fmmcl_reference_ext_at(opt, targets + 3 * i, n_sources, sources, in, i, out);
