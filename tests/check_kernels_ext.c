@@ -281,6 +281,55 @@ START_TEST(test_imaginary_k_is_yukawa) {
 }
 END_TEST
 
+/* The Stokeslet velocity and pressure by four Laplace FMMs against the
+ * reference over all targets, sets moved off the origin by 5 (the method
+ * centres them): double at tol 1e-6 within 1e-6 of the largest value. In
+ * float the coordinates' rounding at the closest pair (typically est, the
+ * plan's rounding estimate of that pair's gradient term) enters
+ * x_k d_i phi_k and d_i psi, which cancel to a term |x| / r times smaller:
+ * measured up to 9 est on these sets, so tol + 30 est. */
+START_TEST(test_stokes_fmm) {
+  const fmmcl_precision prec = _i / N_DISTS ? FMMCL_DOUBLE : FMMCL_SINGLE;
+  const fmmcl_distribution d = dists[_i % N_DISTS];
+  const size_t n = 3000;
+  const double tol = prec == FMMCL_DOUBLE ? 1e-6 : 1e-3;
+  double *x = malloc(3 * n * sizeof *x), *f = doubles(3 * n, 31);
+  ck_assert_int_eq(fmmcl_distribution_points(d, 3, 41, n, 5.0, x), 0);
+  double *u = malloc(3 * n * sizeof *u), *p = malloc(n * sizeof *p);
+  double *ru = malloc(3 * n * sizeof *ru), *rp = malloc(n * sizeof *rp);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_STOKES_3D);
+  o.method = FMMCL_FMM;
+  o.precision = prec;
+  o.tolerance = tol;
+  o.pressure = 1;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  fmmcl_sources_data in = {.forces = f};
+  fmmcl_targets_data out = {.velocity = u, .pressure = p}, ref = {.velocity = ru, .pressure = rp};
+  ck_assert_msg(fmmcl_plan_evaluate(plan, &in, &out) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_int_eq(fmmcl_reference_evaluate(&o, n, x, &in, 0, NULL, &ref), FMMCL_SUCCESS);
+  const double eu = max_rel(u, ru, n, 3), ep = max_rel(p, rp, n, 1);
+  double est, dist;
+  ck_assert_int_eq(fmmcl_plan_rounding_estimate(plan, x, NULL, &est, &dist), FMMCL_SUCCESS);
+  if (getenv("FMMCL_TEST_VERBOSE"))
+    printf("stokes fmm %d %d: %.3g %.3g est %.3g dist %.3g\n", (int)prec, (int)d, eu, ep, est, dist);
+  const double bound = tol + 30 * est;
+  ck_assert_msg(eu <= bound && ep <= bound, "%s %s: velocity %.3g pressure %.3g > %g",
+                fmmcl_distribution_name(d), prec == FMMCL_DOUBLE ? "double" : "single", eu, ep, bound);
+  fmmcl_plan_info info;
+  ck_assert_int_eq(fmmcl_plan_describe(plan, &info), FMMCL_SUCCESS);
+  ck_assert_int_gt(info.order, 0);
+  fmmcl_plan_destroy(plan);
+  /* stresslets have no FMM yet */
+  o.stresslets = 1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(fmmcl_last_error(ctx), "stresslets"));
+  free(x), free(f), free(u), free(p), free(ru), free(rp);
+}
+END_TEST
+
 /* ---- the reference against the mathematics (no device) ----------------------- */
 
 /* One source at the origin, the target at x: the reference's value there. */
@@ -471,6 +520,7 @@ START_TEST(test_bad_options) {
     for (int m = 0; m < 3; m++) {
       fmmcl_plan_options_init(&o, ext[k]);
       o.method = fast[m];
+      o.stresslets = ext[k] == FMMCL_STOKES_3D; /* Stokeslets alone have an FMM */
       ck_assert_msg(create_status(&o) == FMMCL_ERROR_UNSUPPORTED, "%s %s: %s", fmmcl_kernel_name(ext[k]),
                     fmmcl_method_name(fast[m]), fmmcl_last_error(ctx));
     }
@@ -573,6 +623,7 @@ static Suite *kernels_ext_suite(void) {
   tcase_add_loop_test(dev, test_vs_reference, 0, (int)(N_CONFIGS * 2 * N_DISTS));
   tcase_add_loop_test(dev, test_imaginary_k_is_yukawa, 0, 2);
   tcase_add_test(dev, test_execute_and_evaluate_agree);
+  tcase_add_loop_test(dev, test_stokes_fmm, 0, 2 * N_DISTS);
   suite_add_tcase(s, dev);
   TCase *ref = tcase_create("reference");
   tcase_add_test(ref, test_reference_laplace_derivatives);

@@ -47,6 +47,7 @@ extern const fmmcl_method_ops fmmcl_fgt_ops;          /* fgt_method.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_ops;        /* bbfmm_plan.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops; /* bbfmm_direct.c: DIRECT with opt.bbfmm_kernel set */
 extern const fmmcl_method_ops fmmcl_direct_ext_ops;   /* direct_ext.c: dipoles, Hessians, Helmholtz, Stokes */
+extern const fmmcl_method_ops fmmcl_stokes3d_fmm_ops; /* stokes3d_fmm.c: Stokeslets by four Laplace FMMs */
 
 /* Hooks the direct sums share: every target against every source
  * (plan_counts.c), and an error bound of 0 (plan.c). */
