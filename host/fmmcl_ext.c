@@ -248,12 +248,16 @@ static int evaluate(const fmmcl_ext_args *a, fmmcl_context ctx, const fmmcl_plan
     st = fmmcl_plan_evaluate(plan, in, &out);
     best = fmin(best, fmmcl_cli_now() - t0);
   }
+  fmmcl_plan_info info = {0};
+  if (st == FMMCL_SUCCESS) st = fmmcl_plan_describe(plan, &info);
   fmmcl_plan_destroy(plan);
   if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(ctx, st, "evaluating");
-  if (!a->quiet)
-    printf("%s: %zu sources, %zu targets, %s precision, direct: %.3f s (%.3g pairs/s)\n",
-           fmmcl_kernel_name(o->kernel), j->n, j->m, o->precision == FMMCL_DOUBLE ? "double" : "single", best,
-           (double)j->n * (double)j->m / best);
+  if (!a->quiet) {
+    printf("%s: %zu sources, %zu targets, %s precision, %s", fmmcl_kernel_name(o->kernel), j->n, j->m,
+           o->precision == FMMCL_DOUBLE ? "double" : "single", fmmcl_method_name(info.method));
+    if (info.order > 0) printf(" (order %d)", info.order);
+    printf(": %.4f s (best of %zu; %.3g pairs/s)\n", best, a->repeat, (double)j->n * (double)j->m / best);
+  }
   return FMMCL_CLI_EXIT_OK;
 }
 
