@@ -138,7 +138,10 @@ typedef enum fmmcl_method {
                          above it the kernel's fast method: FMM (LAPLACE_3D without
                          softening, LAPLACE_2D), FGT (GAUSSIAN without gradient),
                          BBFMM (a bbfmm_kernel; YUKAWA_3D without gradient or
-                         softening); DIRECT where none applies */
+                         softening), FMM for STOKES_3D Stokeslets in double
+                         (in single the FMM's rounding at close pairs is
+                         magnified by its decomposition); DIRECT where none
+                         applies (HELMHOLTZ_3D, dipoles, Hessians, stresslets) */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {

@@ -131,3 +131,17 @@ def test_bad_input(ctx):
     with fmmcl.Plan(ctx, y, kernel="helmholtz3d", wavenumber=1.0, method="direct") as plan:
         with pytest.raises(fmmcl.InvalidArgumentError, match="fmmcl_plan_evaluate"):
             plan.execute(np.ones(10))
+
+
+def test_stokes_fmm(ctx, fp64):
+    """Stokeslets by four Laplace FMMs (double, tol 1e-6) against the reference."""
+    y = points(2000, 3, 13) + 5.0
+    f = np.random.default_rng(14).random((2000, 3)) - 0.5
+    with fmmcl.Plan(ctx, y, kernel="stokes3d", method="fmm", precision="double", tol=1e-6,
+                    pressure=True) as plan:
+        got = plan.evaluate(forces=f)
+        assert plan.info()["order"] > 0
+    ref = fmmcl.reference_fields(y, kernel="stokes3d", forces=f, pressure=True)
+    scale = np.max(np.linalg.norm(ref.velocity, axis=1))
+    assert np.max(np.linalg.norm(got.velocity - ref.velocity, axis=1)) <= 1e-6 * scale
+    assert np.max(np.abs(got.pressure - ref.pressure)) <= 1e-6 * np.max(np.abs(ref.pressure))
