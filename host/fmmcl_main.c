@@ -11,6 +11,7 @@
 
 #include "cli_common.h"
 #include "fmmcl.h"
+#include "fmmcl_ext.h"
 #include "particles_io.h"
 #include "check_targets.h"
 
@@ -35,6 +36,9 @@ typedef struct config {
   double sigma, softening, tol, theta, kernel_param;
   const char *expr; /* --expr: a user kernel for the bbFMM */
   int has_kernel_param;
+  double wavenumber_re, wavenumber_im;        /* --wavenumber RE[,IM] */
+  int dipoles, hessian, stresslets, pressure; /* --dipoles[=FILE], --hessian, --stresslets, --pressure */
+  const char *dipoles_file;
   int has_method, has_precision, has_dim, has_order, has_leaf;
   int has_sigma, has_softening, has_tol, has_theta;
   int no_gradient, quiet, force, has_demo;
@@ -84,7 +88,9 @@ static void print_usage(FILE *out) {
       "\n"
       "Sum:\n"
       "      --kernel K          laplace3d (default), gaussian, laplace2d, yukawa3d\n"
-      "                          exp(-kappa r)/r (direct, bbfmm, auto); for bbfmm\n"
+      "                          exp(-kappa r)/r (direct, bbfmm, auto), helmholtz3d\n"
+      "                          exp(ikr)/r and stokes3d (Stokeslet; both direct,\n"
+      "                          auto); for bbfmm\n"
       "                          (and direct) also inv_r2 (1/r^2), multiquadric\n"
       "                          sqrt(r^2+c^2), inverse_multiquadric 1/sqrt(r^2+c^2),\n"
       "                          yukawa exp(-c r)/r (these imply --method bbfmm)\n"
@@ -102,6 +108,19 @@ static void print_usage(FILE *out) {
       "      --dim D             coordinates per point (gaussian: 1..8)\n"
       "      --sigma S           gaussian bandwidth (default 1)\n"
       "      --softening E       laplace and yukawa3d softening eps (default 0)\n"
+      "      --dipoles[=FILE]    laplace3d, helmholtz3d: dipole sources, as input\n"
+      "                          columns after the charge (laplace3d dx dy dz;\n"
+      "                          helmholtz3d dx_re dx_im dy_re dy_im dz_re dz_im), or\n"
+      "                          rows of those in FILE; a dipole d adds d.r/r^3\n"
+      "      --hessian           laplace3d: also the Hessian (hxx hyy hzz hxy hxz hyz)\n"
+      "      --wavenumber RE[,IM] helmholtz3d exp(ikr)/r: k = RE + i IM, IM >= 0\n"
+      "                          (input: x y z q_re q_im; output: potential and\n"
+      "                          gradient, real and imaginary parts)\n"
+      "      --stresslets        stokes3d: input columns sx sy sz nx ny nz after the\n"
+      "                          force (stresslet -6 r (r.s)(r.n)/r^5)\n"
+      "      --pressure          stokes3d: also the pressure (output ux uy uz p)\n"
+      "                          stokes3d input: x y z fx fy fz; velocity\n"
+      "                          f/r + r (r.f)/r^3 (times 1/(8 pi mu) for viscosity mu)\n"
       "      --no-gradient       potential only\n"
       "      --order P           expansion order (tree methods; bbfmm: Chebyshev nodes\n"
       "                          per dimension n, 2..10; 0: from --tol)\n"
@@ -163,7 +182,12 @@ enum {
   OPT_SCHEDULE,
   OPT_DEVICE2,
   OPT_EXPR,
-  OPT_KERNEL_PARAM
+  OPT_KERNEL_PARAM,
+  OPT_WAVENUMBER,
+  OPT_DIPOLES,
+  OPT_HESSIAN,
+  OPT_STRESSLETS,
+  OPT_PRESSURE
 };
 
 static const struct option long_options[] = {{"input", required_argument, NULL, 'i'},
@@ -192,6 +216,11 @@ static const struct option long_options[] = {{"input", required_argument, NULL, 
                                              {"device2", required_argument, NULL, OPT_DEVICE2},
                                              {"expr", required_argument, NULL, OPT_EXPR},
                                              {"kernel-param", required_argument, NULL, OPT_KERNEL_PARAM},
+                                             {"wavenumber", required_argument, NULL, OPT_WAVENUMBER},
+                                             {"dipoles", optional_argument, NULL, OPT_DIPOLES},
+                                             {"hessian", no_argument, NULL, OPT_HESSIAN},
+                                             {"stresslets", no_argument, NULL, OPT_STRESSLETS},
+                                             {"pressure", no_argument, NULL, OPT_PRESSURE},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, 'V'},
@@ -313,6 +342,22 @@ static int parse_number(int id, const char *name, const char *arg, config *c) {
   }
 }
 
+/* --wavenumber RE or RE,IM: a complex k (the library checks IM >= 0). */
+static int parse_wavenumber(const char *name, const char *arg, config *c) {
+  char re[64];
+  const char *comma = strchr(arg, ',');
+  if (!comma) {
+    c->wavenumber_im = 0;
+    return fmmcl_cli_parse_double(name, arg, &c->wavenumber_re);
+  }
+  if ((size_t)(comma - arg) >= sizeof re)
+    return fmmcl_cli_usage_error("%s: '%s' is not RE,IM", name, arg), -1;
+  memcpy(re, arg, (size_t)(comma - arg));
+  re[comma - arg] = '\0';
+  if (fmmcl_cli_parse_double(name, re, &c->wavenumber_re)) return -1;
+  return fmmcl_cli_parse_double(name, comma + 1, &c->wavenumber_im);
+}
+
 /* Parses one option into c; 0, or -1 after a usage message. */
 static int parse_value(int id, const char *name, const char *arg, config *c) {
   int rc = parse_word(id, name, arg, c);
@@ -322,6 +367,11 @@ static int parse_value(int id, const char *name, const char *arg, config *c) {
   switch (id) {
     case OPT_FORCE: c->force = 1; return 0;
     case OPT_NO_GRADIENT: c->no_gradient = 1; return 0;
+    case OPT_WAVENUMBER: return parse_wavenumber(name, arg, c);
+    case OPT_DIPOLES: c->dipoles = 1, c->dipoles_file = arg; return 0;
+    case OPT_HESSIAN: c->hessian = 1; return 0;
+    case OPT_STRESSLETS: c->stresslets = 1; return 0;
+    case OPT_PRESSURE: c->pressure = 1; return 0;
     case 'q': c->quiet = 1; return 0;
     default: return -1;
   }
@@ -412,6 +462,9 @@ static int plan_options(const config *c, fmmcl_plan_options *opt) {
   opt->bbfmm_kernel = c->expr ? FMMCL_BBFMM_USER : c->bbfmm;
   opt->kernel_expression = c->expr;
   if (c->has_kernel_param) opt->kernel_param = c->kernel_param;
+  opt->wavenumber_re = c->wavenumber_re, opt->wavenumber_im = c->wavenumber_im;
+  opt->dipoles = c->dipoles, opt->hessian = c->hessian;
+  opt->stresslets = c->stresslets, opt->pressure = c->pressure;
   /* the bbFMM and its functions give the potential only */
   if (opt->method == FMMCL_BBFMM || opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) opt->gradient = 0;
   if (opt->method == FMMCL_FGT) opt->gradient = 0; /* the FGT computes the potential only */
@@ -820,6 +873,36 @@ static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job 
   return rc;
 }
 
+/* Dipoles, Hessians, Helmholtz and Stokes: fmmcl_plan_evaluate's sums
+ * (fmmcl_ext.c), on one device. */
+static int run_ext(const config *c, const formats *f, const fmmcl_plan_options *opt) {
+  if (c->has_schedule) return fmmcl_cli_usage_error("--schedule splits the laplace3d FMM's charges only");
+  fmmcl_ext_args a = {.input = c->input,
+                      .targets = c->targets,
+                      .output = c->output,
+                      .dipoles_file = c->dipoles_file,
+                      .input_format = f->input,
+                      .targets_format = f->targets,
+                      .output_format = f->output,
+                      .force = c->force,
+                      .quiet = c->quiet,
+                      .has_demo = c->has_demo,
+                      .demo = c->demo,
+                      .repeat = c->repeat,
+                      .check = c->check,
+                      .seed = c->seed};
+  if (c->dipoles_file) {
+    int rc = resolve_format(c->dipoles_file, c->format, "dipoles", &a.dipoles_format);
+    if (rc) return rc;
+  }
+  fmmcl_context ctx;
+  fmmcl_status st = fmmcl_context_create(&ctx, c->device);
+  if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(NULL, st, "opening the OpenCL device");
+  int rc = fmmcl_ext_run(&a, ctx, opt);
+  fmmcl_context_destroy(ctx);
+  return rc;
+}
+
 static int run(const config *c) {
   job j;
   memset(&j, 0, sizeof j);
@@ -831,6 +914,7 @@ static int run(const config *c) {
   /* Refuse an existing output now rather than after a long computation. */
   if (c->output && fmmcl_io_check_output(c->output, c->force, err, sizeof err))
     return fmmcl_cli_error("%s", err);
+  if (fmmcl_ext_wanted(&j.opt)) return run_ext(c, &f, &j.opt);
   fmmcl_context ctx;
   fmmcl_status st = fmmcl_context_create(&ctx, c->device);
   if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(NULL, st, "opening the OpenCL device");

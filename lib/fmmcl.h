@@ -111,11 +111,18 @@ FMMCL_EXPORT fmmcl_status fmmcl_cache_info(char *dir, size_t dir_len, int *enabl
 /* ---- plans ---------------------------------------------------------- */
 
 typedef enum fmmcl_kernel {
-  FMMCL_LAPLACE_3D, /* 1/sqrt(r^2 + eps^2): potential and gradient */
-  FMMCL_GAUSSIAN,   /* exp(-r^2 / (2 sigma^2)) in dim = 1..8 dimensions */
-  FMMCL_LAPLACE_2D, /* -log r in the plane (FMM issue) */
-  FMMCL_YUKAWA_3D   /* exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), kappa = kernel_param:
+  FMMCL_LAPLACE_3D,   /* 1/sqrt(r^2 + eps^2): potential and gradient */
+  FMMCL_GAUSSIAN,     /* exp(-r^2 / (2 sigma^2)) in dim = 1..8 dimensions */
+  FMMCL_LAPLACE_2D,   /* -log r in the plane (FMM issue) */
+  FMMCL_YUKAWA_3D,    /* exp(-kappa rho) / rho, rho = sqrt(r^2 + eps^2), kappa = kernel_param:
                          potential and gradient (kappa = 0: LAPLACE_3D) */
+  FMMCL_HELMHOLTZ_3D, /* exp(i k r) / r, complex k = wavenumber_re + i wavenumber_im with
+                         Im k >= 0 (k = i kappa: YUKAWA_3D); complex charges and dipoles,
+                         complex potential and gradient through fmmcl_plan_evaluate */
+  FMMCL_STOKES_3D     /* the Stokeslet, unnormalised: velocity u_i(x) = sum (f_i / r +
+                         r_i (r . f) / r^3) (multiply by 1/(8 pi mu) for a viscosity mu),
+                         r = x - y; optional stresslet sources and pressure (see
+                         fmmcl_sources_data); through fmmcl_plan_evaluate */
 } fmmcl_kernel;
 
 typedef enum fmmcl_method {
@@ -131,7 +138,10 @@ typedef enum fmmcl_method {
                          above it the kernel's fast method: FMM (LAPLACE_3D without
                          softening, LAPLACE_2D), FGT (GAUSSIAN without gradient),
                          BBFMM (a bbfmm_kernel; YUKAWA_3D without gradient or
-                         softening); DIRECT where none applies */
+                         softening), FMM for STOKES_3D Stokeslets in double
+                         (in single the FMM's rounding at close pairs is
+                         magnified by its decomposition); DIRECT where none
+                         applies (HELMHOLTZ_3D, dipoles, Hessians, stresslets) */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {
@@ -184,9 +194,20 @@ typedef struct fmmcl_plan_options {
    * fmmcl_plan_create return FMMCL_ERROR_BUILD_FAILED with the build log in
    * fmmcl_last_error. The plan copies the string. */
   const char *kernel_expression;
+  /* Appended last, so that the layout above stays what earlier callers
+   * compiled against. Each is refused (INVALID_ARGUMENT) by a kernel that
+   * does not read it. */
+  int dipoles;          /* LAPLACE_3D, HELMHOLTZ_3D (no softening): sources carry dipole
+                           vectors, see fmmcl_sources_data */
+  int hessian;          /* LAPLACE_3D (no softening): also the Hessian of the potential */
+  double wavenumber_re; /* HELMHOLTZ_3D: k = wavenumber_re + i wavenumber_im, both finite, */
+  double wavenumber_im; /* wavenumber_im >= 0 (a decaying or oscillating wave) */
+  int stresslets;       /* STOKES_3D: sources also carry stresslets (strength, orientation) */
+  int pressure;         /* STOKES_3D: also the pressure */
 } fmmcl_plan_options;
 
-/* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on,
+/* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on
+ * (off for STOKES_3D, which has none),
  * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.5; bbfmm_kernel
  * PLAN_KERNEL, kernel_param 0, kernel_expression NULL. A kernel that is no
  * fmmcl_kernel: FMMCL_ERROR_INVALID_ARGUMENT (the defaults filled anyway). */
@@ -224,6 +245,64 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const dou
                                                       const double *targets);
 
 FMMCL_EXPORT fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan);
+
+/* What the sources carry, for fmmcl_plan_evaluate; arrays in the sources'
+ * order, NULL where the plan does not read them. With r = x - y (target
+ * minus source) and G the kernel:
+ *   charges[n]             real charges q (LAPLACE_3D, YUKAWA_3D, GAUSSIAN,
+ *                          LAPLACE_2D): q G
+ *   dipoles[3n]            real dipole vectors d (LAPLACE_3D with opt.dipoles):
+ *                          -d . grad_x G = d . r / r^3
+ *   complex_charges[2n]    (re, im) interleaved (HELMHOLTZ_3D): q G
+ *   complex_dipoles[6n]    (re x, im x, re y, im y, re z, im z) (HELMHOLTZ_3D
+ *                          with opt.dipoles): -d . grad_x G
+ *   forces[3n]             Stokeslet strengths f (STOKES_3D)
+ *   stresslet_strengths[3n], stresslet_orientations[3n]  s and n (STOKES_3D
+ *                          with opt.stresslets): u_i = -6 r_i (r . s)(r . n) / r^5,
+ *                          p = 4 (s . n) / r^3 - 12 (r . s)(r . n) / r^5
+ * In LAPLACE_3D either charges or dipoles may be NULL (not both) when the
+ * plan has dipoles; in HELMHOLTZ_3D likewise complex charges and dipoles;
+ * in STOKES_3D forces may be NULL when the plan has stresslets. */
+typedef struct fmmcl_sources_data {
+  const double *charges;
+  const double *dipoles;
+  const double *complex_charges;
+  const double *complex_dipoles;
+  const double *forces;
+  const double *stresslet_strengths;
+  const double *stresslet_orientations;
+} fmmcl_sources_data;
+
+/* What to compute at the targets; NULL where not wanted (at least one
+ * output). Gradients are with respect to the target position.
+ *   potential[m], gradient[m*dim]   real kernels (gradient needs opt.gradient)
+ *   hessian[6m]                     LAPLACE_3D with opt.hessian: xx, yy, zz, xy, xz, yz
+ *   complex_potential[2m]           HELMHOLTZ_3D, (re, im) interleaved
+ *   complex_gradient[6m]            HELMHOLTZ_3D with opt.gradient: (re x, im x, ...)
+ *   velocity[3m]                    STOKES_3D
+ *   pressure[m]                     STOKES_3D with opt.pressure (the pressure of the
+ *                                   unnormalised velocity above: 2 r . f / r^3 per
+ *                                   Stokeslet) */
+typedef struct fmmcl_targets_data {
+  double *potential;
+  double *gradient;
+  double *hessian;
+  double *complex_potential;
+  double *complex_gradient;
+  double *velocity;
+  double *pressure;
+} fmmcl_targets_data;
+
+/* Evaluates the plan with the sources' data into the targets' arrays: the
+ * general form of fmmcl_plan_execute (which equals evaluating with only
+ * charges, potential and gradient). An input the plan needs that is NULL is
+ * FMMCL_ERROR_NULL_POINTER; an array the plan's options do not provide for
+ * (a Hessian without opt.hessian, dipoles without opt.dipoles, a field of
+ * another kernel) is FMMCL_ERROR_INVALID_ARGUMENT. On failure the outputs
+ * are untouched, but for FMMCL_ERROR_NONFINITE_OUTPUT as in
+ * fmmcl_plan_execute. */
+FMMCL_EXPORT fmmcl_status fmmcl_plan_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in,
+                                              fmmcl_targets_data *out);
 
 /* Time of each phase of the plan's last execution (and "build" for plan
  * creation), in seconds. Kernel phases are timed by OpenCL profiling events,
@@ -298,8 +377,8 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const do
  * (a grid of about two sources per cell); a target with no source in its
  * cell's neighbourhood is not close and is left out. dim 1..3. */
 FMMCL_EXPORT fmmcl_status fmmcl_closest_targets(int dim, size_t n_sources, const double *sources,
-                                                size_t n_targets, const double *targets, size_t k, size_t *out,
-                                                double *dist, size_t *found);
+                                                size_t n_targets, const double *targets, size_t k,
+                                                size_t *out, double *dist, size_t *found);
 
 /* The OpenCL build options the plan's kernels were built with (tuned -D
  * values included), for inspection and tests. */
@@ -308,7 +387,8 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, s
 /* ---- names of kernels and methods ------------------------------------ */
 
 /* The names the fmmcl command line takes: kernels "laplace3d", "gaussian",
- * "laplace2d", "yukawa3d"; methods "direct", "treecode", "fmm", "fgt", "bbfmm", "auto";
+ * "laplace2d", "yukawa3d", "helmholtz3d", "stokes3d"; methods "direct",
+ * "treecode", "fmm", "fgt", "bbfmm", "auto";
  * bbFMM functions "plan_kernel", "laplace", "inv_r2", "gaussian",
  * "multiquadric", "inverse_multiquadric", "yukawa", "user". A value that is
  * no member of its enum is named "unknown". */
@@ -426,6 +506,14 @@ FMMCL_EXPORT fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, 
                                                  const double *sources, const double *charges,
                                                  size_t n_targets, const double *targets, double *potential,
                                                  double *gradient);
+
+/* fmmcl_plan_evaluate's sum on the host in double precision with OpenMP,
+ * for every kernel and option fmmcl_plan_evaluate takes; arguments as for
+ * fmmcl_reference_direct and fmmcl_plan_evaluate. */
+FMMCL_EXPORT fmmcl_status fmmcl_reference_evaluate(const fmmcl_plan_options *opt, size_t n_sources,
+                                                   const double *sources, const fmmcl_sources_data *in,
+                                                   size_t n_targets, const double *targets,
+                                                   fmmcl_targets_data *out);
 
 #ifdef __cplusplus
 }

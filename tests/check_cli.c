@@ -433,8 +433,8 @@ START_TEST(test_cli_usage_errors) {
   ck_assert_int_eq(run_fmmcl("--demo 10 --kernel bessel", &out), 2);
   ck_assert_msg(
       strstr(out,
-             "laplace3d, gaussian, laplace2d, yukawa3d, inv_r2, multiquadric, inverse_multiquadric, "
-             "yukawa"),
+             "laplace3d, gaussian, laplace2d, yukawa3d, helmholtz3d, stokes3d, inv_r2, multiquadric, "
+             "inverse_multiquadric, yukawa"),
       "%s", out);
   free(out);
   ck_assert_int_eq(run_fmmcl("--demo 10 --method magic", &out), 2);
@@ -584,6 +584,91 @@ START_TEST(test_cli_csv_file) {
   check_against_reference(&opt, rows, N, NULL, N, res, SINGLE_TOL);
   free(res);
   free(rows);
+}
+END_TEST
+
+/* max over rows of |a - ref| over max |ref|, cols values a row. */
+static double max_rel_rows(const double *a, const double *ref, size_t n) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < n; i++) e = fmax(e, fabs(a[i] - ref[i])), r = fmax(r, fabs(ref[i]));
+  return e / r;
+}
+
+/* Helmholtz with dipoles from their own file, and Stokes with stresslets
+ * and pressure: the output's columns are the reference's values (double:
+ * the device's rounding alone, ~1e-13 of the largest value here). */
+START_TEST(test_cli_helmholtz_stokes) {
+  enum { N = 300 };
+  char err[ERR_LEN], *out;
+  double *rows = random_table(21, N, 5, 0), *dip = random_table(22, N, 6, 0), *x = malloc(3 * N * sizeof *x);
+  double *cq = malloc(2 * N * sizeof *cq), *res, *ref = malloc(8 * N * sizeof *ref);
+  for (size_t i = 0; i < N; i++) {
+    memcpy(x + 3 * i, rows + 5 * i, 3 * sizeof(double));
+    cq[2 * i] = rows[5 * i + 3], cq[2 * i + 1] = rows[5 * i + 4];
+  }
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("h.csv"), FMMCL_IO_CSV, rows, N, 5, NULL, 0, err, sizeof err), 0);
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("d.csv"), FMMCL_IO_CSV, dip, N, 6, NULL, 0, err, sizeof err), 0);
+  ck_assert_msg(run_fmmcl("--kernel helmholtz3d --wavenumber 3,0.5 --dipoles=d.csv --precision double "
+                          "--input h.csv --output hres.csv --check 20",
+                          &out) == 0,
+                "%s", out);
+  ck_assert_msg(strstr(out, "check 20 targets: potential max error"), "%s", out);
+  free(out);
+  size_t m;
+  ck_assert_int_eq(io_read(tmp_path("hres.csv"), FMMCL_IO_CSV, 8, &res, &m, err), 0);
+  ck_assert_uint_eq(m, N);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_HELMHOLTZ_3D);
+  o.dipoles = 1, o.wavenumber_re = 3, o.wavenumber_im = 0.5;
+  fmmcl_sources_data in = {.complex_charges = cq, .complex_dipoles = dip};
+  fmmcl_targets_data to = {.complex_potential = ref, .complex_gradient = ref + 2 * N};
+  ck_assert_int_eq(fmmcl_reference_evaluate(&o, N, x, &in, 0, NULL, &to), FMMCL_SUCCESS);
+  double got_p[2 * N], got_g[6 * N];
+  for (size_t i = 0; i < N; i++) {
+    memcpy(got_p + 2 * i, res + 8 * i, 2 * sizeof(double));
+    memcpy(got_g + 6 * i, res + 8 * i + 2, 6 * sizeof(double));
+  }
+  ck_assert_double_le(max_rel_rows(got_p, ref, 2 * N), 1e-11);
+  ck_assert_double_le(max_rel_rows(got_g, ref + 2 * N, 6 * N), 1e-11);
+  free(res);
+  /* Stokes: x y z f s n in, ux uy uz p out */
+  double *st = random_table(23, N, 12, 0), *f = malloc(9 * N * sizeof *f);
+  for (size_t i = 0; i < N; i++) {
+    memcpy(x + 3 * i, st + 12 * i, 3 * sizeof(double));
+    memcpy(f + 9 * i, st + 12 * i + 3, 9 * sizeof(double));
+  }
+  double *fs = malloc(3 * N * sizeof *fs), *ss = malloc(3 * N * sizeof *ss), *sn = malloc(3 * N * sizeof *sn);
+  for (size_t i = 0; i < N; i++)
+    for (int c = 0; c < 3; c++)
+      fs[3 * i + c] = f[9 * i + c], ss[3 * i + c] = f[9 * i + 3 + c], sn[3 * i + c] = f[9 * i + 6 + c];
+  ck_assert_int_eq(fmmcl_io_write(tmp_path("s.csv"), FMMCL_IO_CSV, st, N, 12, NULL, 0, err, sizeof err), 0);
+  ck_assert_msg(run_fmmcl("--kernel stokes3d --stresslets --pressure --precision double --input s.csv "
+                          "--output sres.csv",
+                          &out) == 0,
+                "%s", out);
+  free(out);
+  char *text = read_text(tmp_path("sres.csv"));
+  ck_assert_msg(!strncmp(text, "ux,uy,uz,pressure\n", 18), "header: %.40s", text);
+  free(text);
+  ck_assert_int_eq(io_read(tmp_path("sres.csv"), FMMCL_IO_CSV, 4, &res, &m, err), 0);
+  fmmcl_plan_options_init(&o, FMMCL_STOKES_3D);
+  o.stresslets = o.pressure = 1;
+  fmmcl_sources_data sin = {.forces = fs, .stresslet_strengths = ss, .stresslet_orientations = sn};
+  fmmcl_targets_data sto = {.velocity = ref, .pressure = ref + 3 * N};
+  ck_assert_int_eq(fmmcl_reference_evaluate(&o, N, x, &sin, 0, NULL, &sto), FMMCL_SUCCESS);
+  double got_u[3 * N], got_pr[N];
+  for (size_t i = 0; i < N; i++)
+    memcpy(got_u + 3 * i, res + 4 * i, 3 * sizeof(double)), got_pr[i] = res[4 * i + 3];
+  ck_assert_double_le(max_rel_rows(got_u, ref, 3 * N), 1e-11);
+  ck_assert_double_le(max_rel_rows(got_pr, ref + 3 * N, N), 1e-11);
+  /* a dipole file of the wrong length, and --hessian where there is none */
+  ck_assert_int_eq(run_fmmcl("--kernel laplace3d --dipoles=d.csv --input h.csv", &out), 1);
+  free(out);
+  ck_assert_int_eq(run_fmmcl("--kernel stokes3d --hessian --demo 10", &out), 1);
+  ck_assert_msg(strstr(out, "Hessian"), "%s", out);
+  free(out);
+  free(res), free(rows), free(dip), free(x), free(cq), free(ref), free(st), free(f), free(fs), free(ss),
+      free(sn);
 }
 END_TEST
 
@@ -876,6 +961,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_library_errors);
   tcase_add_test(cli, test_cli_no_overwrite);
   tcase_add_test(cli, test_cli_csv_file);
+  tcase_add_test(cli, test_cli_helmholtz_stokes);
   tcase_add_test(cli, test_cli_bin_npy_targets);
   tcase_add_test(cli, test_cli_gaussian_2d);
   tcase_add_test(cli, test_cli_fgt);

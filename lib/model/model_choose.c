@@ -55,10 +55,16 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
   if (pairs < AUTO_FALLBACK_PAIRS) return FMMCL_DIRECT;
   if (opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return FMMCL_BBFMM; /* the only fast one */
   switch (opt->kernel) {
-    case FMMCL_LAPLACE_3D: return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM;
+    case FMMCL_LAPLACE_3D:
+      return opt->softening != 0 || opt->dipoles || opt->hessian ? FMMCL_DIRECT : FMMCL_FMM;
     case FMMCL_LAPLACE_2D: return FMMCL_FMM;
     case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
     case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
+    case FMMCL_HELMHOLTZ_3D:
+      return FMMCL_DIRECT; /* no fast method yet */
+    /* four Laplace FMMs; in float their rounding at close pairs is
+     * magnified by the decomposition's cancellation (benchmarks/README.md) */
+    case FMMCL_STOKES_3D: return opt->stresslets || opt->precision == FMMCL_SINGLE ? FMMCL_DIRECT : FMMCL_FMM;
   }
   return FMMCL_DIRECT;
 }
@@ -69,8 +75,8 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   *resolved = *opt;
   const size_t nt = targets ? n_targets : n_sources;
   /* the model times the 3D Laplace FMM only */
-  const int modelled =
-      opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL && opt->softening == 0;
+  const int modelled = opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL &&
+                       opt->softening == 0 && !opt->dipoles && !opt->hessian;
   char path[4200];
   fmmcl_model m;
   const int have = modelled && fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&

@@ -19,7 +19,7 @@ fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kerne
   opt->method = FMMCL_DIRECT;
   opt->precision = FMMCL_SINGLE;
   opt->dim = k ? k->default_dim : 3;
-  opt->gradient = 1;
+  opt->gradient = k ? k->gradient : 1;
   opt->softening = 0.0;
   opt->sigma = 1.0;
   opt->theta = 0.5;
@@ -53,7 +53,7 @@ fmmcl_status fmmcl_options_check(fmmcl_context ctx, const fmmcl_plan_options *o)
                       o->kernel_param);
   if (o->precision != FMMCL_SINGLE && o->precision != FMMCL_DOUBLE)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)o->precision);
-  return FMMCL_SUCCESS;
+  return fmmcl_ext_options_check(ctx, o);
 }
 
 /* Checks a point set: present, non-empty, finite. */
@@ -169,6 +169,24 @@ static fmmcl_status charges_check(fmmcl_plan plan, const double *charges) {
 #pragma omp parallel for reduction(+ : total) if (plan->n_sources > 100000)
   for (size_t i = 0; i < plan->n_sources; i++) total += fabs(charges[i]);
   return fmmcl_charges_total_check(plan, total);
+/* charges_check for every source array of an evaluation together. */
+static fmmcl_status strengths_check(fmmcl_plan plan, const fmmcl_sources_data *in) {
+  const double max = precision_max(plan->opt.precision), limit = ldexp(max, -4);
+  const struct {
+    const double *v;
+    size_t per;
+  } arrays[] = {{in->charges, 1},         {in->dipoles, 3}, {in->complex_charges, 2},
+                {in->complex_dipoles, 6}, {in->forces, 3},  {in->stresslet_strengths, 3}};
+  double total = 0;
+  for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+    if (arrays[k].v)
+      for (size_t i = 0; i < plan->n_sources * arrays[k].per; i++) total += fabs(arrays[k].v[i]);
+  if (!(total <= limit))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "the sources' strengths sum to %g in magnitude, above %g (max / 16), beyond which the "
+                      "sums overflow %s precision; rescale them",
+                      total, limit, precision_word(plan->opt.precision));
+  return FMMCL_SUCCESS;
 }
 
 fmmcl_status fmmcl_plan_create(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
@@ -287,6 +305,53 @@ fmmcl_status fmmcl_plan_execute(fmmcl_plan plan, const double *charges, double *
   st = plan->ops->execute(plan, charges, potential, gradient);
   if (!st) st = outputs_check(plan, potential, gradient);
   return st;
+}
+
+fmmcl_status fmmcl_plan_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
+  if (!plan) return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_plan_evaluate: plan is NULL");
+  fmmcl_context ctx = plan->ctx;
+  fmmcl_clear_error(ctx);
+  fmmcl_status st = fmmcl_evaluate_check(ctx, &plan->opt, plan->n_sources, in, out);
+  if (st) return st;
+  if (!plan->ops->evaluate) { /* a charges-only method: the checks left charges, potential, gradient */
+    double *pot = out->potential ? out->potential : malloc(plan->n_targets * sizeof *pot);
+    if (!pot) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    st = fmmcl_plan_execute(plan, in->charges, pot, out->gradient);
+    if (pot != out->potential) free(pot);
+    return st;
+  }
+  st = strengths_check(plan, in);
+  if (st) return st;
+  size_t keep = 0;
+  for (size_t i = 0; i < plan->n_phases; i++)
+    if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
+  plan->n_phases = keep;
+  st = plan->ops->evaluate(plan, in, out);
+  if (st) return st;
+  /* each output checked as the potential is: values per target */
+  const size_t m = plan->n_targets;
+  const struct {
+    const double *v;
+    size_t per;
+    const char *name;
+  } outs[] = {{out->potential, 1, "potential"},
+              {out->gradient, 3, "gradient"},
+              {out->hessian, 6, "Hessian"},
+              {out->complex_potential, 2, "complex potential"},
+              {out->complex_gradient, 6, "complex gradient"},
+              {out->velocity, 3, "velocity"},
+              {out->pressure, 1, "pressure"}};
+  for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+    if (!outs[k].v || fmmcl_all_finite(outs[k].v, m * outs[k].per)) continue;
+    size_t i = first_nonfinite(outs[k].v, m * outs[k].per);
+    return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
+                      "the %s at target %zu is NaN or infinite: the %s sum overflowed %s precision; %s",
+                      outs[k].name, i / outs[k].per, plan->ops->name, precision_word(plan->opt.precision),
+                      plan->opt.precision == FMMCL_SINGLE
+                          ? "use FMMCL_DOUBLE, or rescale coordinates and charges"
+                          : "rescale coordinates and charges");
+  }
+  return FMMCL_SUCCESS;
 }
 
 fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan) {

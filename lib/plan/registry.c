@@ -10,7 +10,18 @@ static int bbfmm_kernel_set(const fmmcl_plan_options *o) {
   return o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL;
 }
 
+/* LAPLACE_3D with what only fmmcl_plan_evaluate carries. */
+static int laplace_ext(const fmmcl_plan_options *o) { return o->dipoles || o->hessian; }
+
+/* STOKES_3D by Laplace FMMs: Stokeslets; stresslets would need the
+ * Laplace FMM's dipoles. */
+static int stokeslets_only(const fmmcl_plan_options *o) { return !o->stresslets; }
+
 static const fmmcl_method_row rows[] = {
+    {FMMCL_HELMHOLTZ_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
+    {FMMCL_STOKES_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
+    {FMMCL_STOKES_3D, FMMCL_FMM, &fmmcl_stokes3d_fmm_ops, stokeslets_only},
+    {FMMCL_LAPLACE_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, laplace_ext},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_bbfmm_direct_ops, bbfmm_kernel_set},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_direct_ops, NULL},
     {FMMCL_ANY_KERNEL, FMMCL_BBFMM, &fmmcl_bbfmm_ops, NULL}, /* checks its kernel itself */
@@ -72,12 +83,34 @@ fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o,
   *ops = NULL;
   if ((unsigned)o->method >= N_METHODS)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
+  if (o->kernel == FMMCL_STOKES_3D && o->stresslets && o->method == FMMCL_FMM)
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_UNSUPPORTED,
+        "method fmm sums STOKES_3D Stokeslets only (stresslets need the Laplace FMM's dipoles); "
+        "method direct sums stresslets");
+  /* a plan of dipoles, Hessians or a complex or vector kernel runs only
+   * where the ops can evaluate it */
+  const int need = fmmcl_options_need_evaluate(o);
+  int charges_only = 0;
   for (size_t i = 0; i < N_ROWS; i++) {
     const fmmcl_method_row *r = &rows[i];
     if (r->method != o->method || (r->kernel != FMMCL_ANY_KERNEL && r->kernel != o->kernel)) continue;
     if (r->applicable && !r->applicable(o)) continue;
+    if (need && !r->ops->evaluate) {
+      charges_only = 1;
+      continue;
+    }
     *ops = r->ops;
     return FMMCL_SUCCESS;
+  }
+  if (charges_only) {
+    const char *k = kernel_title(o->kernel);
+    if (o->dipoles || o->hessian)
+      return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s does not sum %s %s yet; method direct does",
+                        fmmcl_method_name(o->method), k, o->dipoles ? "dipoles" : "Hessians");
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "method %s does not sum the %s kernel yet; method direct does",
+                      fmmcl_method_name(o->method), k);
   }
   return no_row(ctx, o);
 }

@@ -35,6 +35,11 @@ struct fmmcl_method_ops {
    * (through fmmcl_upload_permuted and fmmcl_download_real4); other
    * methods' fmmcl_plan_execute_buffers goes through the host. */
   int resident;
+  /* Optional (NULL: the method sums charges only, through execute): the
+   * general evaluation of fmmcl_plan_evaluate, arguments already checked.
+   * Only methods with it run plans that need more than charges (dipoles,
+   * Hessians, complex or vector kernels). */
+  fmmcl_status (*evaluate)(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out);
 };
 
 /* The ops tables, one per implementation; only the registry (registry.c)
@@ -46,6 +51,8 @@ extern const fmmcl_method_ops fmmcl_fmm2d_ops;        /* fmm2d_method.c */
 extern const fmmcl_method_ops fmmcl_fgt_ops;          /* fgt_method.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_ops;        /* bbfmm_plan.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops; /* bbfmm_direct.c: DIRECT with opt.bbfmm_kernel set */
+extern const fmmcl_method_ops fmmcl_direct_ext_ops;   /* direct_ext.c: dipoles, Hessians, Helmholtz, Stokes */
+extern const fmmcl_method_ops fmmcl_stokes3d_fmm_ops; /* stokes3d_fmm.c: Stokeslets by four Laplace FMMs */
 
 /* The checks fmmcl_plan_execute and fmmcl_plan_execute_buffers share
  * (plan.c): the charges' sum of |q| against the precision's range, and
@@ -127,7 +134,8 @@ typedef struct fmmcl_kernel_desc {
   const char *p2p_kernel;       /* the OpenCL kernel in cl/direct/p2p.cl */
   fmmcl_tuned_kernel p2p_tuned; /* its tuning family (lib/tuning/) */
   fmmcl_p2p_layout p2p_layout;
-  fmmcl_reference_at reference;
+  fmmcl_reference_at reference; /* NULL for a kernel fmmcl_reference_direct cannot sum (ext) */
+  int ext; /* complex or vector values: only fmmcl_plan_evaluate, by ops with an evaluate hook */
 } fmmcl_kernel_desc;
 
 /* The descriptor of kernel; NULL for a value that is no fmmcl_kernel. */
@@ -142,6 +150,23 @@ void fmmcl_reference_yukawa3d_at(const fmmcl_plan_options *opt, const double *ta
                                  const double *sources, const double *charges, double *pot, double *grad);
 void fmmcl_reference_gaussian_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
                                  const double *sources, const double *charges, double *pot, double *grad);
+
+/* The options of dipoles, Hessians, Helmholtz and Stokes: each refused by
+ * a kernel that does not read it (fmmcl_options_check ends with it). */
+fmmcl_status fmmcl_ext_options_check(fmmcl_context ctx, const fmmcl_plan_options *opt);
+/* Whether opt needs a method with an evaluate hook: an ext kernel, or
+ * LAPLACE_3D with dipoles or a Hessian (evaluate.c). */
+int fmmcl_options_need_evaluate(const fmmcl_plan_options *opt);
+/* The checks fmmcl_plan_evaluate and fmmcl_reference_evaluate share: every
+ * input opt reads present (NULL_POINTER) and finite (NONFINITE_INPUT), no
+ * array opt does not provide for (INVALID_ARGUMENT), at least one output. */
+fmmcl_status fmmcl_evaluate_check(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                  const fmmcl_sources_data *in, const fmmcl_targets_data *out);
+/* One target of fmmcl_reference_evaluate (reference_ext.c): out's arrays
+ * already offset to target i. */
+void fmmcl_reference_ext_at(const fmmcl_plan_options *opt, const double *target, size_t n_sources,
+                            const double *sources, const fmmcl_sources_data *in, size_t i,
+                            const fmmcl_targets_data *out);
 
 /* The position of name in names[0..n), or -1 (exact match): the name
  * tables' parse functions share it. */

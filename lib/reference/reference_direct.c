@@ -101,6 +101,9 @@ fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, size_t n_sour
   if (!st) st = fmmcl_points_check(NULL, "sources", n_sources, sources, opt->dim);
   if (!st && targets) st = fmmcl_points_check(NULL, "targets", n_targets, targets, opt->dim);
   if (st) return st;
+  if (fmmcl_options_need_evaluate(opt))
+    return fmmcl_fail(NULL, FMMCL_ERROR_UNSUPPORTED,
+                      "fmmcl_reference_direct sums real charges only: use fmmcl_reference_evaluate");
   if (!fmmcl_all_finite(charges, n_sources))
     return fmmcl_fail(NULL, FMMCL_ERROR_NONFINITE_INPUT, "a charge is NaN or infinite");
   if (!targets) {

@@ -155,6 +155,9 @@ static const char *const kernel_names[FMMCL_TUNED_COUNT] = {
     [FMMCL_TUNED_TREE_SORT] = "tree_sort",
     [FMMCL_TUNED_FGT] = "fgt",
     [FMMCL_TUNED_BBFMM] = "bbfmm",
+    [FMMCL_TUNED_P2P_LAPLACE3D_EXT] = "p2p_laplace3d_ext",
+    [FMMCL_TUNED_P2P_HELMHOLTZ3D] = "p2p_helmholtz3d",
+    [FMMCL_TUNED_P2P_STOKES3D] = "p2p_stokes3d",
 };
 
 const char *fmmcl_tuned_kernel_name(fmmcl_tuned_kernel kernel) {

@@ -61,6 +61,15 @@ static int p2p_gaussian_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_poi
   return tile_fits(s, pt, (size_t)cls->dim + 1, precision, dev, why, len);
 }
 
+/* cl/direct/p2p_ext.cl stages one record of P2P_EXT_STRIDE REALs per
+ * source: 8 for Laplace with dipoles, 12 for Helmholtz and Stokes
+ * (direct_ext.h, the class's number being the stride) */
+static int p2p_ext_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                        const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                        const fmmcl_device_info *dev, char *why, size_t len) {
+  return tile_fits(s, pt, (size_t)cls->n, precision, dev, why, len);
+}
+
 /* ---- the 3D FMM's expansion kernels --------------------------------------- */
 
 static int *param_slot(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, const char *name) {
@@ -260,6 +269,22 @@ static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
     .plan_kernel = plan_kernel_, .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192 \
   }
 
+/* cl/direct/p2p_ext.cl: WGS = work-group size = sources per tile, UNROLL
+ * of the loop over a tile; one target per work-item. Class "rec<n>": the
+ * REALs staged per source. fmmtune times plans through fmmcl_plan_execute,
+ * which sums charges only, so these are not tuned yet. */
+#define P2P_EXT_SPACE(name, stride, plan_kernel_)                                                           \
+  {                                                                                                         \
+    .kernel = name, .file = "direct/p2p_ext.cl",                                                            \
+    .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},                                     \
+               {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8)}},                                                  \
+    .fits = p2p_ext_fits,                                                                                   \
+    .constraints = "WGS <= max work-group size; " #stride "*WGS REALs of local memory; UNROLL divides WGS", \
+    .class_prefix = "rec", .class_min = stride, .class_max = stride, .tune_classes = "rec" #stride,         \
+    .plan_kernel = plan_kernel_, .plan_method = FMMCL_DIRECT,                                               \
+    .timing_note = "not tuned: fmmtune times plans through fmmcl_plan_execute, which sums charges only"     \
+  }
+
 static const fmmcl_tuning_space spaces[] = {
     LAPLACE_P2P_SPACE("p2p_laplace3d", 3, FMMCL_LAPLACE_3D),
     {.kernel = "p2p_gaussian",
@@ -420,6 +445,9 @@ static const fmmcl_tuning_space spaces[] = {
      .phase = "p2p,p2m,l2p",
      .n_gpu = 1048576,
      .n_cpu = 20000},
+    P2P_EXT_SPACE("p2p_laplace3d_ext", 8, FMMCL_LAPLACE_3D),
+    P2P_EXT_SPACE("p2p_helmholtz3d", 12, FMMCL_HELMHOLTZ_3D),
+    P2P_EXT_SPACE("p2p_stokes3d", 12, FMMCL_STOKES_3D),
 };
 
 size_t fmmcl_tuning_space_count(void) { return sizeof spaces / sizeof spaces[0]; }

@@ -14,12 +14,14 @@ Plans keep their tree and kernels for new charges:
 
 Kernels: laplace3d (1/r), laplace2d (-log r), gaussian (exp(-r^2/(2 sigma^2)),
 dim 1..8), and the bbFMM's inv_r2, multiquadric, inverse_multiquadric, yukawa
-(kernel_param= c) or expr="exp(-2*r)/r". Methods: auto, direct, treecode,
+(kernel_param= c) or expr="exp(-2*r)/r"; through Plan.evaluate and fields():
+laplace3d with dipoles and Hessians, helmholtz3d (exp(ikr)/r, wavenumber= complex k),
+stokes3d (Stokeslets, stresslets, pressure). Methods: auto, direct, treecode,
 fmm, fgt, bbfmm. Every failure raises a subclass of fmmcl.Error.
 """
 
-from ._core import (Context, Device, Plan, Result, devices, evaluate, reference,
-                    relative_error)
+from ._core import (Context, Device, Fields, Plan, Result, devices, evaluate, fields, reference,
+                    reference_fields, relative_error)
 from ._names import KERNELS as _KERNELS, METHODS as _METHODS
 from .errors import (BuildError, CorruptFileError, DeviceNotFoundError, EmptyInputError, Error,
                      FileError, InternalError, InvalidArgumentError, KernelNotFoundError,
@@ -33,8 +35,8 @@ KERNELS = tuple(_KERNELS)
 #: method= names
 METHODS = tuple(_METHODS)
 
-__all__ = ["Context", "Device", "Plan", "Result", "devices", "evaluate", "reference",
-           "relative_error", "KERNELS", "METHODS", "Error", "BuildError", "CorruptFileError",
+__all__ = ["Context", "Device", "Fields", "Plan", "Result", "devices", "evaluate", "fields",
+           "reference", "reference_fields", "relative_error", "KERNELS", "METHODS", "Error", "BuildError", "CorruptFileError",
            "DeviceNotFoundError", "EmptyInputError", "FileError", "InternalError",
            "InvalidArgumentError", "KernelNotFoundError", "LibraryNotFoundError",
            "NoDeviceError", "NonFiniteInputError", "NonFiniteOutputError", "NullPointerError", "OpenCLError",

@@ -9,12 +9,18 @@ from collections import namedtuple
 import numpy as np
 
 from . import _names as names
-from ._lib import DeviceInfo, PhaseTime, PlanInfo, PlanOptions, lib
+from ._lib import DeviceInfo, PhaseTime, PlanInfo, PlanOptions, SourcesData, TargetsData, lib
 from .errors import Error, InvalidArgumentError, from_status
 
 Result = namedtuple("Result", "potential gradient")
 Result.__doc__ = """What a plan computes: potential of shape (M,), and gradient of shape
 (M, dim) with respect to the target position, or None when it was not asked for."""
+
+Fields = namedtuple("Fields", "potential gradient hessian velocity pressure")
+Fields.__doc__ = """What Plan.evaluate computes, None where not asked for: potential (M,)
+(complex for helmholtz3d), gradient (M, 3) (complex for helmholtz3d), hessian (M, 6)
+as xx, yy, zz, xy, xz, yz (laplace3d with hessian=True), velocity (M, 3) and
+pressure (M,) (stokes3d, pressure with pressure=True)."""
 
 Device = namedtuple("Device", "index selector name platform vendor type driver version "
                     "compute_units global_mem_bytes local_mem_bytes max_work_group_size has_fp64")
@@ -165,20 +171,22 @@ def _dptr(arr):
 def _gradient_default(kernel, method, expr):
     """On where every method of the kernel gives it: the Laplace kernels, bar the bbFMM."""
     k, bb = names.KERNELS[kernel]
-    return (expr is None and bb == names.BBFMM_PLAN_KERNEL and k != names.GAUSSIAN
+    return (expr is None and bb == names.BBFMM_PLAN_KERNEL and k not in (names.GAUSSIAN,
+                                                                          names.STOKES_3D)
             and method != names.BBFMM)
 
 
 def _kernel_dim(kernel_id, bb, expr):
-    if expr is not None or bb != names.BBFMM_PLAN_KERNEL or kernel_id in (names.LAPLACE_3D,
-                                                                            names.YUKAWA_3D):
+    if expr is not None or bb != names.BBFMM_PLAN_KERNEL or kernel_id in (
+            names.LAPLACE_3D, names.YUKAWA_3D, names.HELMHOLTZ_3D, names.STOKES_3D):
         return 3
     return 2 if kernel_id == names.LAPLACE_2D else None  # Gaussian: from the array
 
 
 def _options(kernel="laplace3d", method="auto", tol=None, precision="double", gradient=None,
              sigma=1.0, softening=0.0, order=0, theta=0.5, leaf_size=0, kernel_param=0.0,
-             expr=None, dim=None):
+             expr=None, dim=None, dipoles=False, hessian=False, wavenumber=0.0, stresslets=False,
+             pressure=False):
     """PlanOptions from keyword options, each checked for type; ranges are the library's."""
     if expr is not None and not isinstance(expr, str):
         raise InvalidArgumentError("expr must be an OpenCL C expression string")
@@ -210,6 +218,15 @@ def _options(kernel="laplace3d", method="auto", tol=None, precision="double", gr
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise InvalidArgumentError(f"{field} must be an integer, got {value!r}")
         setattr(opt, field, int(value))
+    try:
+        k = complex(wavenumber)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"wavenumber must be a number (complex allowed), "
+                                   f"got {wavenumber!r}") from None
+    opt.wavenumber_re, opt.wavenumber_im = k.real, k.imag
+    for field, value in (("dipoles", dipoles), ("hessian", hessian), ("stresslets", stresslets),
+                         ("pressure", pressure)):
+        setattr(opt, field, 1 if value else 0)
     opt.bbfmm_kernel = bb
     expr_bytes = expr.encode() if expr is not None else None
     opt.kernel_expression = expr_bytes
@@ -222,14 +239,17 @@ class Plan(_Owned):
 
     Plan(ctx, sources, targets=None, kernel="laplace3d", method="auto", tol=None,
          precision="double", gradient=None, sigma=1.0, softening=0.0, order=0,
-         theta=0.5, leaf_size=0, kernel_param=0.0, expr=None)
+         theta=0.5, leaf_size=0, kernel_param=0.0, expr=None, dipoles=False,
+         hessian=False, wavenumber=0.0, stresslets=False, pressure=False)
 
     sources: (N, dim) array-like (dim 3 for laplace3d and the bbFMM kernels, 2 for
     laplace2d, 1..8 for gaussian, where a 1-D array means dim 1); targets: (M, dim)
     or None for the sources themselves. ctx is a Context, a device selector or None.
     gradient None means on for the Laplace kernels (not through the bbFMM), off
     otherwise. tol None is the library's default (1e-6 in double, 1e-4 in single;
-    the FGT's tol bounds the error per unit of sum |q|).
+    the FGT's tol bounds the error per unit of sum |q|). helmholtz3d (wavenumber= a
+    complex k with Im k >= 0), stokes3d and laplace3d with dipoles or hessian are
+    summed with evaluate(), not execute(), and by method="direct" (or "auto").
     """
     _destroy = "fmmcl_plan_destroy"
 
@@ -338,6 +358,19 @@ class Plan(_Owned):
                 raise InvalidArgumentError(f"targets: {m} points, the plan has {self.n_targets}")
         _check(lib().fmmcl_plan_update_positions(h, _dptr(src), _dptr(tgt)), self._ctx._handle)
         self._points = (src, tgt)
+    def evaluate(self, charges=None, dipoles=None, forces=None, stresslet_strengths=None,
+                 stresslet_orientations=None):
+        """The general sum (fmmcl_plan_evaluate): charges (N,) (complex for helmholtz3d),
+        dipoles (N, 3) (complex for helmholtz3d; needs dipoles=True), forces (N, 3) and
+        stresslet strengths and orientations (N, 3) each (stokes3d; stresslets need
+        stresslets=True). Returns Fields with what the plan's options ask for."""
+        h = self._live()
+        src, keep = _sources_data(self._opt, self.n_sources, charges, dipoles, forces,
+                                  stresslet_strengths, stresslet_orientations)
+        out, arrays = _targets_data(self._opt, self.n_targets)
+        _check(lib().fmmcl_plan_evaluate(h, ctypes.byref(src), ctypes.byref(out)),
+               self._ctx._handle)
+        return _fields(self._opt, arrays)
 
     def timings(self):
         """{phase: seconds} of the last execution, and "build" for plan creation."""
@@ -435,13 +468,116 @@ def reference(sources, charges, targets=None, kernel="laplace3d", gradient=None,
     return Result(pot, grad)
 
 
+def _strengths(v, n, per, what, complex_ok):
+    """v as C-ordered float64 of n * per (re, im interleaved when complex_ok), or None."""
+    if v is None:
+        return None
+    arr = np.asarray(v)
+    if arr.dtype.kind == "c" and not complex_ok:
+        raise InvalidArgumentError(f"{what} must be real for this kernel")
+    if arr.dtype.kind != "c":
+        _dtype_ok(arr, what)
+    shape = (n,) if per == 1 else (n, per)
+    if arr.shape != shape and not (per == 1 and arr.shape == (n, 1)):
+        raise InvalidArgumentError(f"{what} must have shape {shape}, got shape {arr.shape}")
+    if complex_ok:
+        return np.ascontiguousarray(arr, dtype=np.complex128).reshape(-1).view(np.float64)
+    return np.ascontiguousarray(arr, dtype=np.float64).reshape(-1)
+
+
+def _sources_data(opt, n, charges, dipoles, forces, ss, so):
+    """SourcesData for the plan's kernel, and the arrays it points into (kept alive)."""
+    helm = opt.kernel == names.HELMHOLTZ_3D
+    arrays = {"charges": _strengths(charges, n, 1, "charges", helm),
+              "dipoles": _strengths(dipoles, n, 3, "dipoles", helm),
+              "forces": _strengths(forces, n, 3, "forces", False),
+              "stresslet_strengths": _strengths(ss, n, 3, "stresslet_strengths", False),
+              "stresslet_orientations": _strengths(so, n, 3, "stresslet_orientations", False)}
+    if helm:
+        arrays["complex_charges"] = arrays.pop("charges")
+        arrays["complex_dipoles"] = arrays.pop("dipoles")
+    data = SourcesData()
+    for name, arr in arrays.items():
+        setattr(data, name, _dptr(arr))
+    return data, arrays
+
+
+def _targets_data(opt, m):
+    """TargetsData of every output the options ask for, and the arrays (complex views
+    for helmholtz3d)."""
+    k = opt.kernel
+    want = {}
+    if k == names.HELMHOLTZ_3D:
+        want["complex_potential"] = np.empty(m, np.complex128)
+        if opt.gradient:
+            want["complex_gradient"] = np.empty((m, 3), np.complex128)
+    elif k == names.STOKES_3D:
+        want["velocity"] = np.empty((m, 3))
+        if opt.pressure:
+            want["pressure"] = np.empty(m)
+    else:
+        want["potential"] = np.empty(m)
+        if opt.gradient:
+            want["gradient"] = np.empty((m, opt.dim))
+        if opt.hessian:
+            want["hessian"] = np.empty((m, 6))
+    data = TargetsData()
+    for name, arr in want.items():
+        setattr(data, name, arr.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+    return data, want
+
+
+def _fields(opt, a):
+    return Fields(a.get("potential", a.get("complex_potential")),
+                  a.get("gradient", a.get("complex_gradient")), a.get("hessian"),
+                  a.get("velocity"), a.get("pressure"))
+
+
+def fields(sources, targets=None, kernel="laplace3d", charges=None, dipoles=None, forces=None,
+           stresslet_strengths=None, stresslet_orientations=None, device=None, **options):
+    """One general sum (Plan.evaluate): a plan made, evaluated once and closed. Options
+    as Plan, with dipoles=, hessian=, wavenumber= (complex), stresslets=, pressure=
+    as flags; dipoles= given an array also sets the flag."""
+    if dipoles is not None:
+        options["dipoles"] = True
+    if stresslet_strengths is not None:
+        options["stresslets"] = True
+    options.setdefault("method", "direct")
+    with Plan(device, sources, targets, kernel=kernel, **options) as plan:
+        return plan.evaluate(charges, dipoles, forces, stresslet_strengths,
+                             stresslet_orientations)
+
+
+def reference_fields(sources, targets=None, kernel="laplace3d", charges=None, dipoles=None,
+                     forces=None, stresslet_strengths=None, stresslet_orientations=None,
+                     **options):
+    """fields() computed by the library's plain-C double-precision reference
+    (fmmcl_reference_evaluate) on the host."""
+    if dipoles is not None:
+        options["dipoles"] = True
+    if stresslet_strengths is not None:
+        options["stresslets"] = True
+    src, n, _ = _points(sources, "sources", 3)
+    tgt, m = None, n
+    if targets is not None:
+        tgt, m, _ = _points(targets, "targets", 3)
+    options.setdefault("method", "direct")
+    opt, _ = _options(kernel=kernel, dim=3, **options)
+    data, keep = _sources_data(opt, n, charges, dipoles, forces, stresslet_strengths,
+                               stresslet_orientations)
+    out, arrays = _targets_data(opt, m)
+    _check(lib().fmmcl_reference_evaluate(ctypes.byref(opt), n, _dptr(src), ctypes.byref(data),
+                                          m, _dptr(tgt), ctypes.byref(out)))
+    return _fields(opt, arrays)
+
+
 def relative_error(computed, exact):
     """sqrt(sum |computed - exact|^2 / sum |exact|^2), the measure the library's tol means."""
-    c, e = np.asarray(computed, dtype=np.float64), np.asarray(exact, dtype=np.float64)
-    norm = float(np.sum(e * e))
-    diff = float(np.sum((c - e) ** 2))
+    c, e = np.asarray(computed), np.asarray(exact)
+    norm = float(np.sum(np.abs(e) ** 2))
+    diff = float(np.sum(np.abs(c - e) ** 2))
     return math.sqrt(diff / norm) if norm > 0 else math.sqrt(diff)
 
 
-__all__ = ["Context", "Device", "Error", "Plan", "Result", "devices", "evaluate", "reference",
-           "relative_error"]
+__all__ = ["Context", "Device", "Error", "Fields", "Plan", "Result", "devices", "evaluate",
+           "fields", "reference", "reference_fields", "relative_error"]

@@ -46,7 +46,23 @@ class PlanOptions(ctypes.Structure):
         ("gradient", c_int), ("softening", c_double), ("sigma", c_double),
         ("order", c_int), ("tolerance", c_double), ("theta", c_double), ("leaf_size", c_int),
         ("bbfmm_kernel", c_int), ("kernel_param", c_double), ("kernel_expression", c_char_p),
+        ("dipoles", c_int), ("hessian", c_int), ("wavenumber_re", c_double),
+        ("wavenumber_im", c_double), ("stresslets", c_int), ("pressure", c_int),
     ]
+
+
+class SourcesData(ctypes.Structure):
+    """fmmcl_sources_data"""
+    _fields_ = [(name, P(c_double)) for name in (
+        "charges", "dipoles", "complex_charges", "complex_dipoles", "forces",
+        "stresslet_strengths", "stresslet_orientations")]
+
+
+class TargetsData(ctypes.Structure):
+    """fmmcl_targets_data"""
+    _fields_ = [(name, P(c_double)) for name in (
+        "potential", "gradient", "hessian", "complex_potential", "complex_gradient", "velocity",
+        "pressure")]
 
 
 class PlanInfo(ctypes.Structure):
@@ -80,6 +96,9 @@ _PROTOTYPES = {
     "fmmcl_plan_schedule": (plan_t, P(c_int)),
     "fmmcl_plan_execute": (plan_t, dbl_p, dbl_p, dbl_p),
     "fmmcl_plan_update_positions": (plan_t, dbl_p, dbl_p),
+    "fmmcl_plan_evaluate": (plan_t, P(SourcesData), P(TargetsData)),
+    "fmmcl_reference_evaluate": (P(PlanOptions), c_size_t, dbl_p, P(SourcesData), c_size_t, dbl_p,
+                                 P(TargetsData)),
     "fmmcl_plan_destroy": (plan_t,),
     "fmmcl_plan_timings": (plan_t, P(PhaseTime), c_size_t, P(c_size_t)),
     "fmmcl_plan_counts": (plan_t, c_char_p, P(c_double)),

@@ -37,7 +37,9 @@ def _enum(header, name):
 @pytest.mark.parametrize("cname,pytype", [("fmmcl_plan_options", _lib.PlanOptions),
                                            ("fmmcl_device_info", _lib.DeviceInfo),
                                            ("fmmcl_phase_time", _lib.PhaseTime),
-                                           ("fmmcl_plan_info", _lib.PlanInfo)])
+                                           ("fmmcl_plan_info", _lib.PlanInfo),
+                                           ("fmmcl_sources_data", _lib.SourcesData),
+                                           ("fmmcl_targets_data", _lib.TargetsData)])
 def test_struct_fields_match(header, cname, pytype):
     assert [f[0] for f in pytype._fields_] == _struct_fields(header, cname)
 
@@ -48,8 +50,11 @@ def test_enums_match(header):
     assert ["FMMCL_SCHEDULE_" + s.upper() for s in _names.SCHEDULES] == \
         _enum(header, "fmmcl_schedule")
     assert ["FMMCL_VENDOR_" + v.upper() for v in _names.VENDORS] == _enum(header, "fmmcl_vendor")
-    assert _enum(header, "fmmcl_kernel") == ["FMMCL_LAPLACE_3D", "FMMCL_GAUSSIAN",
-                                             "FMMCL_LAPLACE_2D", "FMMCL_YUKAWA_3D"]
+    kernels = _enum(header, "fmmcl_kernel")
+    assert kernels == ["FMMCL_LAPLACE_3D", "FMMCL_GAUSSIAN", "FMMCL_LAPLACE_2D", "FMMCL_YUKAWA_3D",
+                       "FMMCL_HELMHOLTZ_3D", "FMMCL_STOKES_3D"]
+    for i, k in enumerate(kernels):
+        assert getattr(_names, k[len("FMMCL_"):]) == i
     assert len(_enum(header, "fmmcl_bbfmm_kernel")) == 8
 
 

@@ -1,0 +1,70 @@
+/* p2p_ext.cl — all-pairs sums of the richer kernels (Laplace with dipoles
+ * and Hessians, Helmholtz, Stokes): one target per work-item, sources
+ * staged in local memory a tile of WGS records at a time. */
+#include "kernels/laplace3d_ext.h"
+#include "kernels/helmholtz3d.h"
+#include "kernels/stokes3d.h"
+
+#ifndef WGS
+#define WGS 64
+#endif
+#ifndef UNROLL
+#define UNROLL 1
+#endif
+/* what the plan asks for; each leaves terms out of the pair bodies */
+#ifndef GRADIENT
+#define GRADIENT 0
+#endif
+#ifndef HESSIAN
+#define HESSIAN 0
+#endif
+#ifndef DIPOLES
+#define DIPOLES 0
+#endif
+#ifndef STRESSLETS
+#define STRESSLETS 0
+#endif
+#ifndef PRESSURE
+#define PRESSURE 0
+#endif
+
+/* Points are relative to the host's centre (rounded after the shift), src
+ * holds ns (a multiple of WGS) records of REC REALs, tgt nt (a multiple of
+ * WGS) REAL4 (x, y, z, 0), out nt * NOUT REALs. A pair at r = 0 (a point
+ * and itself) is skipped; padding sources carry no strength and sit
+ * outside the box. */
+#define P2P_EXT_BODY(REC, NOUT, PAIR)                                           \
+  __local REAL tile[WGS * REC];                                                 \
+  const uint i = get_global_id(0), lid = get_local_id(0);                       \
+  const REAL4 t = tgt[i];                                                       \
+  REAL acc[NOUT];                                                               \
+  for (int c = 0; c < NOUT; c++) acc[c] = 0;                                    \
+  for (uint base = 0; base < ns; base += WGS) {                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    for (uint c = lid; c < WGS * REC; c += WGS) tile[c] = src[base * REC + c];  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    FMMCL_UNROLL(UNROLL)                                                        \
+    for (uint j = 0; j < WGS; j++) {                                            \
+      __local const REAL *s = tile + j * REC;                                   \
+      const REAL rx = t.x - s[0], ry = t.y - s[1], rz = t.z - s[2];             \
+      const REAL r2 = rx * rx + ry * ry + rz * rz;                              \
+      if (r2 > 0) PAIR;                                                         \
+    }                                                                           \
+  }                                                                             \
+  for (int c = 0; c < NOUT; c++) out[(size_t)i * NOUT + c] = acc[c];
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_laplace3d_ext(__global const REAL *src, uint ns, __global const REAL4 *tgt, __global REAL *out) {
+  P2P_EXT_BODY(LAPLACE3D_EXT_RECORD, LAPLACE3D_EXT_OUT, laplace3d_ext_pair(s, rx, ry, rz, r2, acc))
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_helmholtz3d(__global const REAL *src, uint ns, __global const REAL4 *tgt, __global REAL *out,
+                     REAL kr, REAL ki) {
+  P2P_EXT_BODY(HELMHOLTZ3D_RECORD, HELMHOLTZ3D_OUT, helmholtz3d_pair(s, rx, ry, rz, r2, kr, ki, acc))
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2p_stokes3d(__global const REAL *src, uint ns, __global const REAL4 *tgt, __global REAL *out) {
+  P2P_EXT_BODY(STOKES3D_RECORD, STOKES3D_OUT, stokes3d_pair(s, rx, ry, rz, r2, acc))
+}

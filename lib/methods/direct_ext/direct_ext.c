@@ -1,0 +1,233 @@
+/* direct_ext.c — the DIRECT method of fmmcl_plan_evaluate's richer sums
+ * (Laplace dipoles and Hessians, Helmholtz, Stokes) on the device: packs
+ * source records, launches cl/direct/p2p_ext.cl, unpacks the results. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "plan/registry.h"
+#include "tuning/tuning.h"
+
+/* The layouts of cl/kernels/{laplace3d_ext,helmholtz3d,stokes3d}.h. */
+enum {
+  LAPLACE_REC = 8,
+  LAPLACE_OUT = 10,
+  HELMHOLTZ_REC = 12,
+  HELMHOLTZ_OUT = 8,
+  STOKES_REC = 12,
+  STOKES_OUT = 4
+};
+
+typedef struct {
+  cl_program program;
+  cl_kernel kernel;
+  cl_mem src, tgt, out;
+  size_t real_size;      /* 4 or 8 */
+  size_t wgs;            /* from the build's -D values */
+  size_t ns_pad, nt_pad; /* whole work-groups */
+  size_t rec, nout;      /* REALs per source record and per target result */
+  fmmcl_pinned src_pin, out_pin;
+} ext_state;
+
+static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* Centre of the bounding box of both point sets and its largest half-side:
+ * the device sees coordinates relative to it, shifted in double before
+ * rounding, so float keeps the digits the differences need. */
+static double bounding_box(size_t ns, const double *src, size_t nt, const double *tgt, double *centre) {
+  double half = 0;
+  for (int c = 0; c < 3; c++) {
+    double lo = src[c], hi = src[c];
+    for (size_t i = 0; i < ns; i++) lo = fmin(lo, src[3 * i + c]), hi = fmax(hi, src[3 * i + c]);
+    for (size_t i = 0; i < nt; i++) lo = fmin(lo, tgt[3 * i + c]), hi = fmax(hi, tgt[3 * i + c]);
+    centre[c] = 0.5 * (lo + hi);
+    half = fmax(half, 0.5 * (hi - lo));
+  }
+  return half;
+}
+
+static fmmcl_status build_kernel(fmmcl_plan plan, ext_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  const fmmcl_kernel_desc *kd = fmmcl_kernel_describe(o->kernel);
+  const fmmcl_tuned_kernel tk = o->kernel == FMMCL_LAPLACE_3D ? FMMCL_TUNED_P2P_LAPLACE3D_EXT : kd->p2p_tuned;
+  const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d_ext" : kd->p2p_kernel;
+  char cls[16], defines[512];
+  snprintf(cls, sizeof cls, "rec%zu", s->rec);
+  fmmcl_params par;
+  fmmcl_status st = fmmcl_tuned_params(ctx, tk, o->precision, cls, &par);
+  if (st) return st;
+  fmmcl_params_defines(&par, defines, sizeof defines);
+  s->wgs = (size_t)fmmcl_params_get(&par, "WGS", 64);
+  if (s->wgs == 0 || s->wgs > ctx->dev.info.max_work_group_size)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,
+                      ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
+  snprintf(plan->build_options, sizeof plan->build_options,
+           "%s %s -DGRADIENT=%d -DHESSIAN=%d -DDIPOLES=%d -DSTRESSLETS=%d -DPRESSURE=%d",
+           o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->gradient != 0,
+           o->hessian != 0, o->dipoles != 0, o->stresslets != 0, o->pressure != 0);
+  st = fmmcl_program_build(ctx, "direct/p2p_ext.cl", plan->build_options, &s->program, NULL);
+  return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p_ext.cl", name, &s->kernel);
+}
+
+static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_plan_options *o = &plan->opt;
+  ext_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
+  s->rec = o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_REC
+           : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_REC
+                                             : STOKES_REC;
+  s->nout = o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_OUT
+            : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_OUT
+                                              : STOKES_OUT;
+  fmmcl_status st = build_kernel(plan, s);
+  if (st) return st;
+  double centre[3];
+  const double half = bounding_box(plan->n_sources, sources, plan->n_targets, targets, centre);
+  s->ns_pad = round_up(plan->n_sources, s->wgs);
+  s->nt_pad = round_up(plan->n_targets, s->wgs);
+  const size_t rs = s->real_size, src_bytes = s->rec * s->ns_pad * rs, tgt_bytes = 4 * s->nt_pad * rs,
+               out_bytes = s->nout * s->nt_pad * rs;
+  st = fmmcl_pinned_alloc(ctx, src_bytes, 1, &s->src_pin);
+  if (!st) st = fmmcl_pinned_alloc(ctx, out_bytes, 0, &s->out_pin);
+  void *tgt_host = st ? NULL : calloc(1, tgt_bytes);
+  if (!st && !tgt_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (st) return st;
+  /* padding sources carry no strength and sit outside the box: never at r = 0 */
+  for (size_t i = 0; i < s->ns_pad; i++)
+    for (int c = 0; c < 3; c++)
+      fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + (size_t)c,
+                     i < plan->n_sources ? sources[3 * i + c] - centre[c] : 2 * half + 1);
+  for (size_t i = 0; i < plan->n_targets; i++)
+    for (int c = 0; c < 3; c++)
+      fmmcl_put_real(tgt_host, rs, 4 * i + (size_t)c, targets[3 * i + c] - centre[c]);
+  st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, tgt_bytes, NULL, &s->tgt);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, out_bytes, NULL, &s->out);
+  if (!st) {
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, s->tgt, CL_TRUE, 0, tgt_bytes, tgt_host, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "uploading targets: %s", fmmcl_cl_error_name(err));
+  }
+  free(tgt_host);
+  return st;
+}
+
+/* Copies per values of source i from v (0 where v is NULL) to its record at
+ * offset at. */
+static void put_strengths(ext_state *s, size_t i, size_t at, const double *v, size_t per) {
+  for (size_t c = 0; c < per; c++)
+    fmmcl_put_real(s->src_pin.ptr, s->real_size, i * s->rec + at + c, v ? v[i * per + c] : 0.0);
+}
+
+static void pack_sources(fmmcl_plan plan, ext_state *s, const fmmcl_sources_data *in) {
+  const fmmcl_kernel k = plan->opt.kernel;
+#pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
+  for (size_t i = 0; i < plan->n_sources; i++) {
+    if (k == FMMCL_LAPLACE_3D) {
+      put_strengths(s, i, 3, in->charges, 1);
+      put_strengths(s, i, 4, in->dipoles, 3);
+    } else if (k == FMMCL_HELMHOLTZ_3D) {
+      put_strengths(s, i, 3, in->complex_charges, 2);
+      put_strengths(s, i, 5, in->complex_dipoles, 6);
+    } else {
+      put_strengths(s, i, 3, in->forces, 3);
+      put_strengths(s, i, 6, in->stresslet_strengths, 3);
+      put_strengths(s, i, 9, in->stresslet_orientations, 3);
+    }
+  }
+}
+
+/* Copies per results of target i from offset at of its result to v. */
+static void get_results(const ext_state *s, size_t i, size_t at, double *v, size_t per) {
+  if (!v) return;
+  for (size_t c = 0; c < per; c++)
+    v[i * per + c] = fmmcl_get_real(s->out_pin.ptr, s->real_size, i * s->nout + at + c);
+}
+
+static void unpack_targets(fmmcl_plan plan, const ext_state *s, fmmcl_targets_data *out) {
+  const fmmcl_kernel k = plan->opt.kernel;
+#pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
+  for (size_t i = 0; i < plan->n_targets; i++) {
+    if (k == FMMCL_LAPLACE_3D) {
+      get_results(s, i, 0, out->potential, 1);
+      get_results(s, i, 1, out->gradient, 3);
+      get_results(s, i, 4, out->hessian, 6);
+    } else if (k == FMMCL_HELMHOLTZ_3D) {
+      get_results(s, i, 0, out->complex_potential, 2);
+      get_results(s, i, 2, out->complex_gradient, 6);
+    } else {
+      get_results(s, i, 0, out->velocity, 3);
+      get_results(s, i, 3, out->pressure, 1);
+    }
+  }
+}
+
+static fmmcl_status ext_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
+  fmmcl_context ctx = plan->ctx;
+  ext_state *s = plan->impl;
+  const size_t rs = s->real_size;
+  double t0 = fmmcl_wall_seconds();
+  pack_sources(plan, s, in);
+  FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->src, CL_TRUE, 0, s->rec * s->ns_pad * rs,
+                                         s->src_pin.ptr, 0, NULL, NULL));
+  fmmcl_plan_record(plan, "upload", fmmcl_wall_seconds() - t0);
+  const cl_uint ns = (cl_uint)s->ns_pad;
+  fmmcl_status st = plan->opt.kernel == FMMCL_HELMHOLTZ_3D
+                        ? FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
+                                            FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out),
+                                            FMMCL_ARG_REAL(plan->opt.wavenumber_re, rs),
+                                            FMMCL_ARG_REAL(plan->opt.wavenumber_im, rs))
+                        : FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
+                                            FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
+  fmmcl_event_log log = {0};
+  if (!st) st = fmmcl_launch(ctx, s->kernel, s->nt_pad, s->wgs, &log, "p2p");
+  fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
+  if (st || fl) return st ? st : fl;
+  double t1 = fmmcl_wall_seconds();
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->out, CL_TRUE, 0, s->nout * s->nt_pad * rs,
+                                        s->out_pin.ptr, 0, NULL, NULL));
+  unpack_targets(plan, s, out);
+  fmmcl_plan_record(plan, "download", fmmcl_wall_seconds() - t1);
+  return FMMCL_SUCCESS;
+}
+
+/* fmmcl_plan_execute: charges, potential and gradient, for a LAPLACE_3D
+ * plan; the other kernels' values are not real scalars. */
+static fmmcl_status ext_execute(fmmcl_plan plan, const double *charges, double *potential, double *gradient) {
+  if (plan->opt.kernel != FMMCL_LAPLACE_3D)
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "fmmcl_plan_execute: the %s kernel takes no real charges: use fmmcl_plan_evaluate",
+                      fmmcl_kernel_describe(plan->opt.kernel)->title);
+  const fmmcl_sources_data in = {.charges = charges};
+  fmmcl_targets_data out = {.potential = potential, .gradient = gradient};
+  return ext_evaluate(plan, &in, &out);
+}
+
+static void ext_destroy(fmmcl_plan plan) {
+  ext_state *s = plan->impl;
+  if (!s) return;
+  fmmcl_release(&s->kernel);
+  fmmcl_release(&s->program);
+  fmmcl_release(&s->src);
+  fmmcl_release(&s->tgt);
+  fmmcl_release(&s->out);
+  fmmcl_pinned_free(&s->src_pin);
+  fmmcl_pinned_free(&s->out_pin);
+  free(s);
+  plan->impl = NULL;
+}
+
+const fmmcl_method_ops fmmcl_direct_ext_ops = {.name = "direct_ext",
+                                               .create = ext_create,
+                                               .execute = ext_execute,
+                                               .destroy = ext_destroy,
+                                               .counts = fmmcl_direct_counts,
+                                               .error_bound = fmmcl_direct_error_bound,
+                                               .evaluate = ext_evaluate};

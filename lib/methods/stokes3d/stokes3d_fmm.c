@@ -1,0 +1,143 @@
+/* stokes3d_fmm.c — the Stokeslet velocity and pressure by four 3D Laplace
+ * FMMs with gradients (harmonic decomposition), on one internal plan. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "plan/registry.h"
+
+/* With phi_k = sum_j f_jk / r and psi = sum_j (y_j . f_j) / r,
+ *   u_i = phi_i - x_k d_i phi_k + d_i psi,   p = -2 d_k phi_k:
+ * x_k d_i phi_k and d_i psi each grow with |x| and cancel to the
+ * Stokeslet's (x - y) . f term, so every coordinate is taken relative to
+ * the centre of the points' box, which keeps |x| and |y| at most its
+ * half-side. */
+typedef struct {
+  fmmcl_plan laplace; /* LAPLACE_3D FMM with gradient on the centred points */
+  double centre[3];
+  double *targets; /* centred targets (m x 3) */
+  double *sources; /* centred sources (n x 3) */
+  double *q, *pot; /* n charges; 4 potentials of m */
+  double *grad;    /* 4 gradients of m x 3 */
+} stokes_state;
+
+static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  fmmcl_context ctx = plan->ctx;
+  stokes_state *s = calloc(1, sizeof *s);
+  if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  plan->impl = s;
+  const size_t n = plan->n_sources, m = plan->n_targets;
+  for (int c = 0; c < 3; c++) {
+    double lo = sources[c], hi = sources[c];
+    for (size_t i = 0; i < n; i++) lo = fmin(lo, sources[3 * i + c]), hi = fmax(hi, sources[3 * i + c]);
+    for (size_t i = 0; i < m; i++) lo = fmin(lo, targets[3 * i + c]), hi = fmax(hi, targets[3 * i + c]);
+    s->centre[c] = 0.5 * (lo + hi);
+  }
+  s->sources = malloc(3 * n * sizeof(double));
+  s->targets = malloc(3 * m * sizeof(double));
+  s->q = malloc(n * sizeof(double));
+  s->pot = malloc(4 * m * sizeof(double));
+  s->grad = malloc(12 * m * sizeof(double));
+  if (!s->sources || !s->targets || !s->q || !s->pot || !s->grad)
+    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n + m);
+  for (size_t i = 0; i < 3 * n; i++) s->sources[i] = sources[i] - s->centre[i % 3];
+  for (size_t i = 0; i < 3 * m; i++) s->targets[i] = targets[i] - s->centre[i % 3];
+  fmmcl_plan_options lo;
+  fmmcl_plan_options_init(&lo, FMMCL_LAPLACE_3D);
+  lo.method = FMMCL_FMM;
+  lo.precision = plan->opt.precision;
+  lo.order = plan->opt.order;
+  /* the cancellation above magnifies the Laplace sums' errors in u by
+   * about h |grad phi| / |u|, which grows as points crowd (h over the
+   * typical nearest distance; measured in benchmarks/README.md): the
+   * Laplace FMMs get a hundredth of the tolerance */
+  const double tol = plan->opt.tolerance > 0               ? plan->opt.tolerance
+                     : plan->opt.precision == FMMCL_DOUBLE ? 1e-6
+                                                           : 1e-4;
+  lo.tolerance = plan->opt.order > 0 ? 0 : tol / 100;
+  if (lo.tolerance > 0 && lo.tolerance < 1e-6 && lo.precision == FMMCL_SINGLE)
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                      "STOKES_3D FMM tolerance %g: its Laplace FMMs would need %g, below what single "
+                      "precision can deliver (1e-6); use FMMCL_DOUBLE or a tolerance >= 1e-4",
+                      tol, lo.tolerance);
+  lo.leaf_size = plan->opt.leaf_size;
+  lo.gradient = 1;
+  return fmmcl_plan_create(ctx, &lo, n, s->sources, m, plan->targets_are_sources ? NULL : s->targets,
+                           &s->laplace);
+}
+
+/* The four Laplace sums: phi_k (k = 0, 1, 2) from f_k, psi from y . f. */
+static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f) {
+  const size_t n = plan->n_sources, m = plan->n_targets;
+  for (int k = 0; k < 4; k++) {
+    for (size_t j = 0; j < n; j++)
+      s->q[j] = k < 3 ? f[3 * j + k]
+                      : s->sources[3 * j] * f[3 * j] + s->sources[3 * j + 1] * f[3 * j + 1] +
+                            s->sources[3 * j + 2] * f[3 * j + 2];
+    double t0 = fmmcl_wall_seconds();
+    fmmcl_status st =
+        fmmcl_plan_execute(s->laplace, s->q, s->pot + (size_t)k * m, s->grad + (size_t)k * 3 * m);
+    if (st) return st;
+    fmmcl_plan_record(plan, "laplace_fmm", fmmcl_wall_seconds() - t0);
+  }
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status stokes_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
+  stokes_state *s = plan->impl;
+  const size_t m = plan->n_targets;
+  fmmcl_status st = laplace_sums(plan, s, in->forces);
+  if (st) return st;
+  double t0 = fmmcl_wall_seconds();
+  const double *phi = s->pot, *g = s->grad; /* g + 3 m k: d phi_k; g + 9 m: d psi */
+#pragma omp parallel for schedule(static) if (m > 65536)
+  for (size_t i = 0; i < m; i++) {
+    const double *x = s->targets + 3 * i;
+    for (int a = 0; a < 3 && out->velocity; a++) {
+      double u = phi[(size_t)a * m + i] + g[9 * m + 3 * i + (size_t)a];
+      for (int k = 0; k < 3; k++) u -= x[k] * g[(size_t)k * 3 * m + 3 * i + (size_t)a];
+      out->velocity[3 * i + (size_t)a] = u;
+    }
+    if (out->pressure) out->pressure[i] = -2 * (g[3 * i] + g[3 * m + 3 * i + 1] + g[6 * m + 3 * i + 2]);
+  }
+  fmmcl_plan_record(plan, "combine", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status stokes_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                   double *gradient) {
+  (void)charges, (void)potential, (void)gradient;
+  return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                    "fmmcl_plan_execute: the STOKES_3D kernel takes forces: use fmmcl_plan_evaluate");
+}
+
+static void stokes_destroy(fmmcl_plan plan) {
+  stokes_state *s = plan->impl;
+  if (!s) return;
+  fmmcl_plan_destroy(s->laplace);
+  free(s->sources), free(s->targets), free(s->q), free(s->pot), free(s->grad);
+  free(s);
+  plan->impl = NULL;
+}
+
+static int stokes_order(fmmcl_plan plan) {
+  stokes_state *s = plan->impl;
+  fmmcl_plan_info info;
+  return s && s->laplace && fmmcl_plan_describe(s->laplace, &info) == FMMCL_SUCCESS ? info.order : 0;
+}
+
+static fmmcl_status stokes_counts(fmmcl_plan plan, const char *phase, double *work) {
+  stokes_state *s = plan->impl;
+  fmmcl_status st = fmmcl_plan_counts(s->laplace, phase, work);
+  if (!st) *work *= 4; /* four Laplace sums per evaluation */
+  return st;
+}
+
+const fmmcl_method_ops fmmcl_stokes3d_fmm_ops = {.name = "stokes3d_fmm",
+                                                 .create = stokes_create,
+                                                 .execute = stokes_execute,
+                                                 .destroy = stokes_destroy,
+                                                 .counts = stokes_counts,
+                                                 .order = stokes_order,
+                                                 .evaluate = stokes_evaluate};
