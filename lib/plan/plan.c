@@ -169,6 +169,8 @@ static fmmcl_status charges_check(fmmcl_plan plan, const double *charges) {
 #pragma omp parallel for reduction(+ : total) if (plan->n_sources > 100000)
   for (size_t i = 0; i < plan->n_sources; i++) total += fabs(charges[i]);
   return fmmcl_charges_total_check(plan, total);
+}
+
 /* charges_check for every source array of an evaluation together. */
 static fmmcl_status strengths_check(fmmcl_plan plan, const fmmcl_sources_data *in) {
   const double max = precision_max(plan->opt.precision), limit = ldexp(max, -4);
