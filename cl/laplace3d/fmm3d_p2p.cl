@@ -55,8 +55,8 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
       const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
         /* clamped load; a short tile's loop stops at the cell's end */
-        const int j = min(sb + lid, sr.y - 1);
-        tile[lid] = src[j] + ((REAL4)(center[src_leaf[j]].xyz, 0) - ct);
+        const int js = min(sb + lid, sr.y - 1);
+        tile[lid] = src[js] + ((REAL4)(center[src_leaf[js]].xyz, 0) - ct);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (sr.y - sb >= WGS) {
           FMMCL_UNROLL(UNROLL)

@@ -55,8 +55,11 @@ typedef struct fmm3d_state {
   double tables_seconds; /* packing and uploading what execute reuses */
 
   fmmcl_tree3d *tree;
-  /* from the device sort: the sorted points, packed, and their permutations
-   * (the tree's xyz arrays are then NULL); upload_tables adopts them */
+  /* from the device sort: the caller's points and their permutations left
+   * on the device (the tree's xyz arrays are then NULL); upload_tables packs
+   * them there in the leaves' frames (fmmcl_tree3d_device_pack, which needs
+   * fp64 as the sort does: without it the host builds the tree and packs)
+   * and adopts them */
   fmmcl_tree3d_device_points dev_src, dev_tgt;
   fmmcl_tree3d_fmm_lists fmm;
   fmmcl_tree3d_treecode_lists tc;

@@ -37,9 +37,10 @@ double fmmcl_fmm3d_cell_center(const fmmcl_tree3d_cell *c, int d) {
 }
 
 /* One leaf's points [lo, hi) of xyz (sorted) in the device frame, relative
- * to the leaf's centre (cx, cy, cz), into f (float) or d (double): the
- * difference is taken in double, so rounding to float loses digits only
- * relative to the leaf's size. Returns whether every value is finite. */
+ * to the leaf's centre cc, into buf as REAL4: the difference is taken in
+ * double, so rounding to float loses digits only relative to the leaf's
+ * size. One loop per precision so each vectorises. Returns whether every
+ * value is finite. */
 static int pack_leaf(const fmm3d_state *s, const double *xyz, size_t lo, size_t hi, const double cc[3],
                      void *buf) {
   const double ox = s->origin[0], oy = s->origin[1], oz = s->origin[2], inv = 1.0 / s->unit;
