@@ -837,6 +837,22 @@ START_TEST(test_override_tilings) {
     snprintf(what, sizeof what, "tiling %s", defines);
     expect_close(&o, ns, x, nt, nt ? y : NULL, q, TOL_SINGLE, TOL_SINGLE, what);
   }
+  /* Raw coordinates, whose offsets from the frames' centres no float holds
+   * exactly: a point as source and as target must still be 0 apart (tiles
+   * take their block's centre), and a target given separately on a source
+   * is skipped at the frames' resolution, in both precisions. Float's near
+   * pairs carry the low parts of the offsets, so the device's arithmetic
+   * alone is left: TOL_SINGLE holds. */
+  fmmcl_test_random_points(1703, n, 3, x);
+  memcpy(y, x, 3 * n * sizeof *x);
+  for (int prec = 0; prec < 2; prec++) {
+    o.precision = precision_of(prec);
+    if (!device_has(o.precision)) continue;
+    char what[96];
+    snprintf(what, sizeof what, "tiling %s, raw %s coordinates", defines, precision_name(o.precision));
+    expect_close(&o, n, x, 0, NULL, q, tol(o.precision), tol(o.precision), what);
+    expect_close(&o, n, x, n, y, q, tol(o.precision), tol(o.precision), what);
+  }
   free(x);
   free(y);
   free(q);

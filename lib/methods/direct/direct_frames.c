@@ -47,15 +47,16 @@ void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, con
 }
 
 void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
-                         double *centre, double *radius) {
+                         size_t parent, double *centre, double *radius) {
   const size_t groups = (n + group - 1) / group;
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t g = 0; g < groups; g++) {
     const size_t lo = g * group, hi = lo + group < n ? lo + group : n;
+    const size_t plo = g / parent * parent * group, phi = plo + parent * group < n ? plo + parent * group : n;
     double *cg = centre + g * (size_t)dim;
     for (int c = 0; c < dim; c++) {
       double a = INFINITY, b = -INFINITY;
-      for (size_t i = lo; i < hi; i++) {
+      for (size_t i = plo; i < phi; i++) {
         const double v = xs[i * dim + c];
         a = v < a ? v : a;
         b = v > b ? v : b;

@@ -28,11 +28,12 @@ void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, con
                          double *xs);
 
 /* Groups of `group` consecutive points of xs (from fmmcl_direct_gather; the
- * last group shorter): centre[g * dim + c] relative to the grid's origin, on
- * the grid, and radius[g], the largest distance from that centre to a point
- * of the group, rounded up. */
+ * last group shorter), each framed by the centre of its parent, the group of
+ * parent * group points it lies in (parent = 1: its own): centre[g * dim + c]
+ * relative to the grid's origin, on the grid, and radius[g], the largest
+ * distance from that centre to a point of the group, rounded up. */
 void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
-                         double *centre, double *radius);
+                         size_t parent, double *centre, double *radius);
 
 /* The Morton order of n points (dim coordinates each; the first three are
  * used, fewer are padded with zeros) down to cells of 2^-16 of the box:
