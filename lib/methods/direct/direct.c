@@ -143,6 +143,22 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   return st;
 }
 
+/* Whether a target coincides with a source relative to the grid's origin;
+ * unknown (no memory) is yes. */
+static int coincident_as_seen(const direct_grid *grid, size_t ns, const double *src, size_t nt,
+                              const double *tgt, int dim) {
+  double *a = malloc(ns * (size_t)dim * sizeof *a), *b = malloc(nt * (size_t)dim * sizeof *b);
+  int found = 1;
+  if (a && b) {
+    fmmcl_direct_gather(grid, ns, src, NULL, dim, a);
+    fmmcl_direct_gather(grid, nt, tgt, NULL, dim, b);
+    found = fmmcl_has_coincident(ns, a, nt, b, dim, 0);
+  }
+  free(b);
+  free(a);
+  return found;
+}
+
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
@@ -170,8 +186,10 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   fmmcl_status st = FMMCL_SUCCESS;
   if (!s->perm_s || !s->perm_t || !xs || !xt)
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", ns + nt);
-  if (!st) st = fmmcl_direct_order(ctx, ns, sources, dim, s->perm_s);
-  if (!st && !plan->targets_are_sources) st = fmmcl_direct_order(ctx, nt, targets, dim, s->perm_t);
+  uint64_t *keys = NULL; /* sorted, of sources that are the targets */
+  if (!st)
+    st = fmmcl_direct_order(ctx, ns, sources, dim, s->perm_s, plan->targets_are_sources ? &keys : NULL);
+  if (!st && !plan->targets_are_sources) st = fmmcl_direct_order(ctx, nt, targets, dim, s->perm_t, NULL);
   if (!st) {
     fmmcl_direct_gather(&grid, ns, sources, s->perm_s, dim, xs);
     if (xt != xs) fmmcl_direct_gather(&grid, nt, targets, s->perm_t, dim, xt);
@@ -179,8 +197,11 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   /* Double's kernel guards only a work-group's own points unless two
    * distinct points coincide as it sees them (relative to the origin);
    * float's guards every near tile. */
-  const int all_select = !st && s->real_size == 8 && s->kd->singular_at_zero && o->softening == 0 &&
-                         fmmcl_has_coincident(ns, xs, nt, xt, dim, plan->targets_are_sources);
+  int all_select = 0;
+  if (!st && s->real_size == 8 && s->kd->singular_at_zero && o->softening == 0)
+    all_select = keys ? fmmcl_direct_repeats(ns, xs, keys, dim)
+                      : coincident_as_seen(&grid, ns, sources, nt, targets, dim);
+  free(keys);
   if (!st) st = build_kernel(plan, s, all_select);
   if (!st) {
     s->ns_pad = round_up(ns, s->wgs);
