@@ -16,9 +16,11 @@
 #include "test_util.h"
 
 /* Float: the device's arithmetic alone. Coordinates are grid points
- * (fmmcl_test_grid_points, spacing 2^-20 in [0, 1)): the library shifts them
- * by the bounding-box centre, a multiple of 2^-21, after which they are exact
- * in float, so the device sees exactly the reference's input. What is left is
+ * (fmmcl_test_grid_points, spacing 2^-20 in [0, 1)): the library takes them
+ * relative to tile and block centres on a grid of 2^-20 (from the box
+ * centre, a multiple of 2^-21), after which they, and a tile's sources moved
+ * into a block's frame, are exact in float, so the device sees exactly the
+ * reference's input. What is left is
  * a few roundings of 6e-8 per pair and ~6e-8 sqrt(N) from the running sum,
  * about 1e-6 at N = 1531: 1e-5 keeps a margin of ten and still catches one
  * wrong pair of 1531 (~1e-3). Raw coordinates would add the rounding of the
@@ -291,13 +293,14 @@ START_TEST(test_laplace_momentum) {
 END_TEST
 
 /* Raw coordinates in [c, c + 1)^3 with c = 1e3 and 1e6. In float the library
- * shifts by the box centre first; the input rounding left is then at most
- * 2^-25 per coordinate, a relative error of ~2^-25 / r in a pair at distance
- * r (2^-24 / r in its gradient): ~1e-6 in the L2 norm over 1000 points, whose
+ * takes them relative to centres near them (tiles and blocks of the unit
+ * box) in double first; the input rounding left is then at most 2^-25 per
+ * coordinate, a relative error of ~2^-25 / r in a pair at distance r
+ * (2^-24 / r in its gradient): ~1e-6 in the L2 norm over 1000 points, whose
  * nearest pairs are ~0.01 apart, hence a bound of 1e-4 on both. Without the
  * shift, floats near c are 6e-5 (c = 1e3) or 0.06 (c = 1e6) apart and the
  * error is over 1e-3; the test shows that on the reference, so it cannot pass
- * for a library that forgot the shift. Double sees the input exactly. */
+ * for a library that rounded the raw coordinates. Double sees the input exactly. */
 START_TEST(test_laplace_far_from_origin) {
   const double offsets[] = {1e3, 1e6};
   const double offset = offsets[_i / 2];
@@ -833,6 +836,22 @@ START_TEST(test_override_tilings) {
     char what[96];
     snprintf(what, sizeof what, "tiling %s", defines);
     expect_close(&o, ns, x, nt, nt ? y : NULL, q, TOL_SINGLE, TOL_SINGLE, what);
+  }
+  /* Raw coordinates, whose offsets from the frames' centres no float holds
+   * exactly: a point as source and as target must still be 0 apart (tiles
+   * take their block's centre), and a target given separately on a source
+   * is skipped at the frames' resolution, in both precisions. Float's near
+   * pairs carry the low parts of the offsets, so the device's arithmetic
+   * alone is left: TOL_SINGLE holds. */
+  fmmcl_test_random_points(1703, n, 3, x);
+  memcpy(y, x, 3 * n * sizeof *x);
+  for (int prec = 0; prec < 2; prec++) {
+    o.precision = precision_of(prec);
+    if (!device_has(o.precision)) continue;
+    char what[96];
+    snprintf(what, sizeof what, "tiling %s, raw %s coordinates", defines, precision_name(o.precision));
+    expect_close(&o, n, x, 0, NULL, q, tol(o.precision), tol(o.precision), what);
+    expect_close(&o, n, x, n, y, q, tol(o.precision), tol(o.precision), what);
   }
   free(x);
   free(y);

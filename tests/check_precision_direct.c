@@ -106,12 +106,61 @@ START_TEST(test_single_keeps_tolerance) {
 }
 END_TEST
 
+/* The rounding estimate sees the direct method's frames: two clusters 1e-3
+ * wide, 1000 apart, resolve a pair 1e-7 apart as the tiles' frames (1e-3)
+ * allow, not as the whole set's (866) would, and the single-precision sum
+ * at that pair's targets meets the estimate's bound (three times it). A
+ * pair 1e-9 apart at 0.2 stays beyond float even in a tile's frame. */
+START_TEST(test_rounding_estimate_frames) {
+  enum { N = 2000 };
+  double *x = malloc(3 * N * sizeof *x), *q = malloc(N * sizeof *q);
+  double *p = malloc(N * sizeof *p), *g = malloc(3 * N * sizeof *g);
+  double *rp = malloc(N * sizeof *rp), *rg = malloc(3 * N * sizeof *rg);
+  ck_assert(x && q && p && g && rp && rg);
+  fmmcl_test_random_points(21, N, 3, x);
+  for (size_t i = 0; i < 3 * N; i++) x[i] = 1e-3 * x[i] + (i >= 3 * (N / 2) ? 1000 : 0);
+  for (int d = 0; d < 3; d++) x[3 * 7 + d] = x[3 * 300 + d] + (d == 0 ? 1e-7 : 0);
+  fmmcl_test_random_values(22, N, 0.5, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_DIRECT, o.precision = FMMCL_SINGLE;
+  fmmcl_plan plan = NULL;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  double estimate, dist;
+  ck_assert_int_eq(fmmcl_plan_rounding_estimate(plan, x, NULL, &estimate, &dist), FMMCL_SUCCESS);
+  ck_assert_msg(fabs(dist - 1e-7) < 1e-10, "closest pair %g apart", dist);
+  const double u = 0x1p-24, frames = 2 * sqrt(3.0) * 1e-3; /* two tiles' radii at most */
+  ck_assert_msg(estimate <= u * frames / dist + 4 * u, "estimate %.3e above the tiles' %.3e", estimate,
+                u * frames / dist + 4 * u);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, p, g), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  ck_assert_int_eq(fmmcl_reference_direct(&o, N, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
+  const size_t at[2] = {7, 300};
+  for (int k = 0; k < 2; k++) {
+    const double e = fmmcl_test_rel_l2(g + 3 * at[k], rg + 3 * at[k], 3);
+    ck_assert_msg(e <= 3 * estimate, "target %zu: gradient error %.3e above 3 x %.3e", at[k], e, estimate);
+  }
+  /* 1e-9 at 0.2: beyond float in any frame that holds more than the pair */
+  double y[3 * 42];
+  for (int i = 0; i < 40; i++)
+    y[3 * i] = 0.5 + 0.01 * i, y[3 * i + 1] = 0.3 + 0.007 * i, y[3 * i + 2] = 0.1 * (i % 7);
+  for (int d = 0; d < 3; d++) y[3 * 40 + d] = 0.2, y[3 * 41 + d] = 0.2 + (d == 0 ? 1e-9 : 0);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, 42, y, 0, NULL, &plan), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_rounding_estimate(plan, y, NULL, &estimate, &dist), FMMCL_SUCCESS);
+  ck_assert_msg(estimate > 1e-4, "1e-9 at 0.2: estimate %.3e", estimate);
+  fmmcl_plan_destroy(plan);
+  free(x), free(q), free(p), free(g), free(rp), free(rg);
+}
+END_TEST
+
 static Suite *precision_suite(void) {
   Suite *s = suite_create("precision_direct");
   TCase *tc = tcase_create("single");
   tcase_add_checked_fixture(tc, open_device, close_device);
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, (int)N_CASES);
+  tcase_add_test(tc, test_rounding_estimate_frames);
   suite_add_tcase(s, tc);
   return s;
 }

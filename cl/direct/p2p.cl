@@ -10,10 +10,14 @@
  * centres on a power-of-two grid (tile_centre, block_centre: x, y, z|0 and the
  * radius). Loading a tile adds (tile centre - block centre), exact in float,
  * so a pair's difference rounds at the scale of the frames, not of the whole
- * set. On near tiles (within twice the radii: pairs may be much closer than
- * the frames are wide) float adds the low parts of both offsets (src_lo,
+ * set. Where targets are the sources, a tile takes its block's centre, so a
+ * point meets itself exactly 0 apart. On near tiles (centres closer than 5/4 of the radii's sum: pairs may
+ * be much closer than the frames are wide; on the others every pair is at
+ * least a quarter of the radii apart, so the roundings of the frames cost it
+ * at most ~10 ulps) float adds the low parts of both offsets (src_lo,
  * tgt_lo: what rounding the double offsets to float lost), and the singular
- * pair is guarded there: only a near tile can hold a point on a target. */
+ * pair is guarded there: only a near tile can hold a point on a target
+ * (double guards fewer tiles, see GUARD_RULE). */
 
 /* Tunable parameters (fmmtune searches them; the host passes -D values). */
 #ifndef WGS
@@ -41,13 +45,22 @@
 #include "kernels/laplace3d.h"
 #include "kernels/yukawa3d.h"
 
-/* The guard of the singular pair on near tiles: none with softening. */
+#ifndef ALL_SELECT
+#define ALL_SELECT 0     /* double: distinct points may coincide (host's hash) */
+#endif
+
+/* The guard of the singular pair (none with softening): a pair closer than
+ * thr_ (set per tile) contributes nothing. A point as its own target, in
+ * the frames both share, is exactly 0 apart; coincident points of
+ * different frames differ by the roundings of the frames, so where they
+ * may meet thr_ is that resolution: 2^-46 of the frames in float's
+ * compensated offsets, 2^-50 in double. */
 #if HAS_SOFTENING
 #define NEAR_GUARD 0
 #else
 #define NEAR_GUARD 1
 #endif
-#define RSQRT_GUARDED LAPLACE3D_RINV_GUARDED
+#define RSQRT_GUARDED(r2) ((r2) > thr_ ? RSQRT(r2) : (REAL)0)
 #define RSQRT_PLAIN LAPLACE3D_RINV_PLAIN
 #if NEAR_GUARD
 #define RSQRT_NEAR RSQRT_GUARDED
@@ -81,7 +94,8 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
   __local REAL4 tile[WGS];                                                 \
   DECLARE_LOW                                                              \
   const uint lid = get_local_id(0);                                        \
-  const uint first = get_group_id(0) * (WGS * TPW) + lid;                  \
+  const uint own_lo = get_group_id(0) * (WGS * TPW), own_hi = own_lo + WGS * TPW; \
+  const uint first = own_lo + lid;                                         \
   const REAL4 bc = block_centre[get_group_id(0)];                          \
   REAL tx[TPW], ty[TPW], tz[TPW], pot[TPW], gx[TPW], gy[TPW], gz[TPW];     \
   FMMCL_UNROLL(TPW)                                                        \
@@ -92,12 +106,25 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
     pot[k] = gx[k] = gy[k] = gz[k] = 0;                                    \
   }
 
-/* In 2D the centres' z is 0, so d leaves the charge in s.z alone. */
+/* In 2D the centres' z is 0, so d leaves the charge in s.z alone. near:
+ * the tile takes the guarded (and in float compensated) loop, the same for
+ * the whole work-group. Float: every near tile. Double, whose offsets need
+ * no low parts: only where a singular pair can be, the work-group's own
+ * points (targets_are_sources: sorted source i is target i, in the block's
+ * frame) or, when the host found coincident points, every near tile. */
+#if COMPENSATED
+#define GUARD_RULE(near_) (near_)
+#define GUARD_THR(rr) fmax((rr) * (rr) * (REAL)0x1p-92, (REAL)FLT_MIN)
+#else
+#define GUARD_RULE(near_) (ALL_SELECT ? (near_) : (targets_are_sources && base >= own_lo && base < own_hi))
+#define GUARD_THR(rr) (ALL_SELECT ? (rr) * (rr) * (REAL)0x1p-100 : (REAL)0)
+#endif
 #define LOAD_TILE(near)                                                    \
   const REAL4 tc_ = tile_centre[base / WGS];                               \
   const REAL4 d_ = (REAL4)(tc_.x - bc.x, tc_.y - bc.y, tc_.z - bc.z, 0);   \
   const REAL rr_ = tc_.w + bc.w;                                           \
-  const bool near = dot(d_, d_) <= 4 * rr_ * rr_;                          \
+  const bool near = GUARD_RULE(dot(d_, d_) <= (REAL)1.5625 * rr_ * rr_);   \
+  const REAL thr_ = GUARD_THR(rr_);                                        \
   const REAL4 s_ = src[base + lid], sd_ = s_ + d_;                         \
   tile[lid] = sd_;                                                         \
   TILE_LOW(near, s_, d_, sd_)
@@ -135,9 +162,9 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
 
 /* Laplace: src[j] = (x, y, z, q), tgt[i] = (x, y, z, -), out[i] = (grad, pot).
  * n_src is a multiple of WGS; tgt and out hold WGS*TPW per work-group.
- * The guard costs two instructions of ~16 per pair, so it runs only on
- * near tiles, where a singular pair can be (with softening nowhere). The
- * targets_are_sources argument is the layout's; the frames make it moot. */
+ * The guard costs two instructions of ~16 per pair, so it runs only on the
+ * tiles GUARD_RULE names, where a singular pair can be (with softening
+ * nowhere). */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void p2p_laplace3d(__global const REAL4 *restrict src, const uint n_src,
                    __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
@@ -235,7 +262,7 @@ void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
 #define LAPLACE2D_PAIR(dx, dy, q, GUARDED, k)                              \
   {                                                                        \
     const REAL r2 = fma(dx, dx, fma(dy, dy, eps2));                        \
-    const bool live = !(GUARDED) || r2 > (REAL)0;                          \
+    const bool live = !(GUARDED) || r2 > thr_;                             \
     const REAL rinv2 = live ? LAPLACE2D_RECIP(r2) : (REAL)0;               \
     const REAL lg = live ? LAPLACE2D_LOG(r2) : (REAL)0;                    \
     const REAL qr2 = (q) * rinv2;                                          \

@@ -38,7 +38,7 @@ static size_t packed_index(const fmmcl_kernel_desc *kd, size_t n_pad, size_t i, 
   return kd->p2p_layout != FMMCL_P2P_SOA ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
-static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
+static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   const fmmcl_tuned_kernel tk = s->kd->p2p_tuned;
@@ -56,9 +56,10 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s) {
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,
                       ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
-  snprintf(plan->build_options, sizeof plan->build_options, "%s %s -DDIM=%d -DHAS_SOFTENING=%d",
+  snprintf(plan->build_options, sizeof plan->build_options,
+           "%s %s -DDIM=%d -DHAS_SOFTENING=%d -DALL_SELECT=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
-           s->kd->uses_softening && o->softening > 0);
+           s->kd->uses_softening && o->softening > 0, all_select);
   st = fmmcl_program_build(ctx, "direct/p2p.cl", plan->build_options, &s->program, NULL);
   return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p.cl", name, &s->kernel);
 }
@@ -111,8 +112,8 @@ static fmmcl_status upload(fmmcl_context ctx, cl_mem *buf, size_t bytes, const v
  * and uploaded; hi_host is where the packed coordinates go (the sources'
  * pinned stage), or NULL for a buffer of its own. */
 static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_grid *grid, size_t n,
-                              size_t n_pad, const double *xs, size_t group, void *hi_host, cl_mem *hi_buf,
-                              cl_mem *lo_buf, cl_mem *centre_buf, double **radius) {
+                              size_t n_pad, const double *xs, size_t group, size_t parent, void *hi_host,
+                              cl_mem *hi_buf, cl_mem *lo_buf, cl_mem *centre_buf, double **radius) {
   fmmcl_context ctx = plan->ctx;
   const int dim = plan->opt.dim, soa = s->kd->p2p_layout == FMMCL_P2P_SOA;
   const size_t groups = n_pad / group, rows = soa ? (size_t)dim + 1 : 4;
@@ -127,7 +128,7 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   if (!centre || !*radius || !hi || (s->real_size == 4 && !soa && !lo))
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n);
   if (!st) {
-    fmmcl_direct_groups(grid, n, xs, dim, group, centre, *radius);
+    fmmcl_direct_groups(grid, n, xs, dim, group, parent, centre, *radius);
     pack_points(s, n, n_pad, xs, group, centre, dim, hi, lo);
     cen = pack_centres(s, groups, centre, *radius, dim, &cen_bytes);
     if (!cen) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu groups", groups);
@@ -140,6 +141,22 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   if (!hi_host) free(hi);
   free(centre);
   return st;
+}
+
+/* Whether a target coincides with a source relative to the grid's origin;
+ * unknown (no memory) is yes. */
+static int coincident_as_seen(const direct_grid *grid, size_t ns, const double *src, size_t nt,
+                              const double *tgt, int dim) {
+  double *a = malloc(ns * (size_t)dim * sizeof *a), *b = malloc(nt * (size_t)dim * sizeof *b);
+  int found = 1;
+  if (a && b) {
+    fmmcl_direct_gather(grid, ns, src, NULL, dim, a);
+    fmmcl_direct_gather(grid, nt, tgt, NULL, dim, b);
+    found = fmmcl_has_coincident(ns, a, nt, b, dim, 0);
+  }
+  free(b);
+  free(a);
+  return found;
 }
 
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
@@ -162,45 +179,60 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of %s precision; use FMMCL_DOUBLE",
                       s->real_size == 4 ? "single" : "double");
-  fmmcl_status st = build_kernel(plan, s);
-  if (st) return st;
-  s->ns_pad = round_up(ns, s->wgs);
-  s->nt_pad = round_up(nt, s->wgs * s->tpw);
   s->perm_s = malloc(ns * sizeof *s->perm_s);
   s->perm_t = plan->targets_are_sources ? s->perm_s : malloc(nt * sizeof *s->perm_t);
-  if (!s->perm_s || !s->perm_t) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  st = fmmcl_direct_order(ctx, ns, sources, dim, s->perm_s);
-  if (!st && !plan->targets_are_sources) st = fmmcl_direct_order(ctx, nt, targets, dim, s->perm_t);
+  double *xs = malloc(ns * (size_t)dim * sizeof *xs);
+  double *xt = plan->targets_are_sources ? xs : malloc(nt * (size_t)dim * sizeof *xt);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!s->perm_s || !s->perm_t || !xs || !xt)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", ns + nt);
+  uint64_t *keys = NULL; /* sorted, of sources that are the targets */
+  if (!st)
+    st = fmmcl_direct_order(ctx, ns, sources, dim, s->perm_s, plan->targets_are_sources ? &keys : NULL);
+  if (!st && !plan->targets_are_sources) st = fmmcl_direct_order(ctx, nt, targets, dim, s->perm_t, NULL);
+  if (!st) {
+    fmmcl_direct_gather(&grid, ns, sources, s->perm_s, dim, xs);
+    if (xt != xs) fmmcl_direct_gather(&grid, nt, targets, s->perm_t, dim, xt);
+  }
+  /* Double's kernel guards only a work-group's own points unless two
+   * distinct points coincide as it sees them (relative to the origin);
+   * float's guards every near tile. */
+  int all_select = 0;
+  if (!st && s->real_size == 8 && s->kd->singular_at_zero && o->softening == 0)
+    all_select = keys ? fmmcl_direct_repeats(ns, xs, keys, dim)
+                      : coincident_as_seen(&grid, ns, sources, nt, targets, dim);
+  free(keys);
+  if (!st) st = build_kernel(plan, s, all_select);
+  if (!st) {
+    s->ns_pad = round_up(ns, s->wgs);
+    s->nt_pad = round_up(nt, s->wgs * s->tpw);
+  }
   const size_t rows = s->kd->p2p_layout != FMMCL_P2P_SOA ? 4 : (size_t)dim + 1; /* REALs per point */
   const size_t src_bytes = rows * s->ns_pad * s->real_size, tgt_bytes = rows * s->nt_pad * s->real_size;
   if (!st) st = fmmcl_pinned_alloc(ctx, src_bytes, 1, &s->src_pin);
   if (!st) st = fmmcl_pinned_alloc(ctx, tgt_bytes, 0, &s->out_pin);
-  if (st) return st;
-  s->src_host = s->src_pin.ptr;
-  s->out_host = s->out_pin.ptr;
-  /* targets that are the sources in groups of the same size are the
-   * sources' frames and buffers (the kernel ignores a target's charge) */
+  if (!st) {
+    s->src_host = s->src_pin.ptr;
+    s->out_host = s->out_pin.ptr;
+  }
+  /* Where targets are the sources a tile takes the centre of the block it
+   * lies in, so a point as source and as target has the same coordinates;
+   * with blocks of one tile the targets are the sources' frames and
+   * buffers (the kernel ignores a target's charge). */
   const int same = plan->targets_are_sources && s->tpw == 1;
-  double *xs = malloc(ns * (size_t)dim * sizeof *xs);
-  if (!xs) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", ns);
-  fmmcl_direct_gather(&grid, ns, sources, s->perm_s, dim, xs);
-  st = frame_set(plan, s, &grid, ns, s->ns_pad, xs, s->wgs, s->src_host, &s->src, &s->src_lo, &s->tile_c,
-                 &s->tile_r);
+  if (!st)
+    st = frame_set(plan, s, &grid, ns, s->ns_pad, xs, s->wgs, plan->targets_are_sources ? s->tpw : 1,
+                   s->src_host, &s->src, &s->src_lo, &s->tile_c, &s->tile_r);
   if (!st && same) {
     s->tgt = s->src, s->tgt_lo = s->src_lo, s->block_c = s->tile_c, s->block_r = s->tile_r;
     clRetainMemObject(s->tgt);
     clRetainMemObject(s->block_c);
     if (s->tgt_lo) clRetainMemObject(s->tgt_lo);
   } else if (!st) {
-    if (!plan->targets_are_sources) {
-      double *xt = realloc(xs, nt * (size_t)dim * sizeof *xs);
-      if (!xt) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", nt);
-      else fmmcl_direct_gather(&grid, nt, targets, s->perm_t, dim, xs = xt);
-    }
-    if (!st)
-      st = frame_set(plan, s, &grid, nt, s->nt_pad, xs, s->wgs * s->tpw, NULL, &s->tgt, &s->tgt_lo,
-                     &s->block_c, &s->block_r);
+    st = frame_set(plan, s, &grid, nt, s->nt_pad, xt, s->wgs * s->tpw, 1, NULL, &s->tgt, &s->tgt_lo,
+                   &s->block_c, &s->block_r);
   }
+  if (xt != xs) free(xt);
   free(xs);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, NULL, &s->out);
   return st;

@@ -43,19 +43,20 @@ void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, con
                          double *xs) {
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++)
-    for (int c = 0; c < dim; c++) xs[i * dim + c] = x[perm[i] * dim + c] - grid->origin[c];
+    for (int c = 0; c < dim; c++) xs[i * dim + c] = x[(perm ? perm[i] : i) * dim + c] - grid->origin[c];
 }
 
 void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
-                         double *centre, double *radius) {
+                         size_t parent, double *centre, double *radius) {
   const size_t groups = (n + group - 1) / group;
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t g = 0; g < groups; g++) {
     const size_t lo = g * group, hi = lo + group < n ? lo + group : n;
+    const size_t plo = g / parent * parent * group, phi = plo + parent * group < n ? plo + parent * group : n;
     double *cg = centre + g * (size_t)dim;
     for (int c = 0; c < dim; c++) {
       double a = INFINITY, b = -INFINITY;
-      for (size_t i = lo; i < hi; i++) {
+      for (size_t i = plo; i < phi; i++) {
         const double v = xs[i * dim + c];
         a = v < a ? v : a;
         b = v > b ? v : b;
@@ -76,7 +77,8 @@ void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, in
   }
 }
 
-fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, int dim, size_t *perm) {
+fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, int dim, size_t *perm,
+                                uint64_t **sorted_keys) {
   double *xyz = NULL;
   const double *p = x;
   if (dim != 3) {
@@ -100,7 +102,26 @@ fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, in
     st = fmmcl_morton3d_sort(keys, perm, n);
     if (st) st = fmmcl_fail(ctx, st, "out of host memory sorting %zu points", n);
   }
-  free(keys);
+  if (!st && sorted_keys) *sorted_keys = keys;
+  else free(keys);
   free(xyz);
   return st;
+}
+
+/* Longest run of equal keys compared pair by pair; a longer one (a cell of
+ * 2^-16 of the box holding more points) is taken as holding a repeat. */
+#define REPEAT_RUN_MAX 64
+
+int fmmcl_direct_repeats(size_t n, const double *xs, const uint64_t *keys, int dim) {
+  for (size_t a = 0, b; a < n; a = b) {
+    for (b = a + 1; b < n && keys[b] == keys[a]; b++) {}
+    if (b - a > REPEAT_RUN_MAX) return 1;
+    for (size_t i = a; i < b; i++)
+      for (size_t j = i + 1; j < b; j++) {
+        int same = 1;
+        for (int c = 0; c < dim && same; c++) same = xs[i * dim + c] == xs[j * dim + c];
+        if (same) return 1;
+      }
+  }
+  return 0;
 }
