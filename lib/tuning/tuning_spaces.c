@@ -54,6 +54,15 @@ static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point 
   return tile_fits(s, pt, 4, precision, dev, why, len);
 }
 
+/* cl/direct/p2p.cl's REAL4 kernels: in single precision a near tile also
+ * stages the low parts of its offsets (float-float), a second REAL4 */
+static int direct_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+                            const fmmcl_tuning_class *cls, fmmcl_precision precision,
+                            const fmmcl_device_info *dev, char *why, size_t len) {
+  (void)cls;
+  return tile_fits(s, pt, precision == FMMCL_DOUBLE ? 4 : 8, precision, dev, why, len);
+}
+
 /* p2p_gaussian stages DIM coordinates and a charge per source */
 static int p2p_gaussian_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                              const fmmcl_tuning_class *cls, fmmcl_precision precision,
@@ -263,8 +272,9 @@ static int bbfmm_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
  * so the same limits. */
 #define LAPLACE_P2P_SPACE(name, dim, plan_kernel_)                                                           \
   {                                                                                                          \
-    .kernel = name, .file = "direct/p2p.cl", .params = P2P_PARAMS, .fits = xyzq_tile_fits,                   \
-    .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",            \
+    .kernel = name, .file = "direct/p2p.cl", .params = P2P_PARAMS, .fits = direct_tile_fits,                 \
+    .constraints =                                                                                           \
+        "WGS <= max work-group size; 4*WGS REALs (8 in single) of local memory; UNROLL divides WGS",         \
     .class_prefix = "dim", .class_min = dim, .class_max = dim, .tune_classes = "dim" #dim,                   \
     .plan_kernel = plan_kernel_, .plan_method = FMMCL_DIRECT, .phase = "p2p", .n_gpu = 131072, .n_cpu = 8192 \
   }
