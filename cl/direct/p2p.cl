@@ -11,13 +11,14 @@
  * radius). Loading a tile adds (tile centre - block centre), exact in float,
  * so a pair's difference rounds at the scale of the frames, not of the whole
  * set. Where targets are the sources, a tile takes its block's centre, so a
- * point meets itself exactly 0 apart. On near tiles (centres closer than 5/4 of the radii's sum: pairs may
- * be much closer than the frames are wide; on the others every pair is at
- * least a quarter of the radii apart, so the roundings of the frames cost it
- * at most ~10 ulps) float adds the low parts of both offsets (src_lo,
- * tgt_lo: what rounding the double offsets to float lost), and the singular
- * pair is guarded there: only a near tile can hold a point on a target
- * (double guards fewer tiles, see GUARD_RULE). */
+ * point meets itself exactly 0 apart. On near tiles (centres closer than 5/4
+ * of the radii's sum: pairs may be much closer than the frames are wide; on
+ * the others every pair is at least a quarter of the radii apart, so the
+ * roundings of the frames cost it at most ~10 ulps) both precisions add the
+ * low parts of both offsets (src_lo, tgt_lo: what rounding the exact
+ * offsets to REAL lost; a frame may lie far from a tight group of its
+ * points), and the singular pair is guarded there: only a near tile can
+ * hold a point on a target. */
 
 /* Tunable parameters (fmmtune searches them; the host passes -D values). */
 #ifndef WGS
@@ -36,17 +37,13 @@
 #define DIM 3        /* Gaussian: coordinates per point */
 #endif
 
-#ifdef FMMCL_DOUBLE
-#define COMPENSATED 0    /* double's offsets are exact enough */
-#else
-#define COMPENSATED 1    /* near tiles carry float's low parts */
-#endif
+#define COMPENSATED 1    /* near tiles carry the offsets' low parts */
 
 #include "kernels/laplace3d.h"
 #include "kernels/yukawa3d.h"
 
 #ifndef ALL_SELECT
-#define ALL_SELECT 0     /* double: distinct points may coincide (host's hash) */
+#define ALL_SELECT 0     /* double: distinct points coincide (host's hash) */
 #endif
 
 /* The guard of the singular pair (none with softening): a pair closer than
@@ -54,7 +51,9 @@
  * the frames both share, is exactly 0 apart; coincident points of
  * different frames differ by the roundings of the frames, so where they
  * may meet thr_ is that resolution: 2^-46 of the frames in float's
- * compensated offsets, 2^-50 in double. */
+ * compensated offsets; double's are exact to ~2^-100, so its guard drops
+ * only exact zeros (a point meeting itself) unless the host found distinct
+ * coincident points, then those closer than 2^-50 of the frames. */
 #if HAS_SOFTENING
 #define NEAR_GUARD 0
 #else
@@ -94,7 +93,7 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
   __local REAL4 tile[WGS];                                                 \
   DECLARE_LOW                                                              \
   const uint lid = get_local_id(0);                                        \
-  const uint own_lo = get_group_id(0) * (WGS * TPW), own_hi = own_lo + WGS * TPW; \
+  const uint own_lo = get_group_id(0) * (WGS * TPW);                       \
   const uint first = own_lo + lid;                                         \
   const REAL4 bc = block_centre[get_group_id(0)];                          \
   REAL tx[TPW], ty[TPW], tz[TPW], pot[TPW], gx[TPW], gy[TPW], gz[TPW];     \
@@ -107,17 +106,13 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
   }
 
 /* In 2D the centres' z is 0, so d leaves the charge in s.z alone. near:
- * the tile takes the guarded (and in float compensated) loop, the same for
- * the whole work-group. Float: every near tile. Double, whose offsets need
- * no low parts: only where a singular pair can be, the work-group's own
- * points (targets_are_sources: sorted source i is target i, in the block's
- * frame) or, when the host found coincident points, every near tile. */
-#if COMPENSATED
+ * the tile takes the guarded and compensated loop, the same for the whole
+ * work-group. */
 #define GUARD_RULE(near_) (near_)
-#define GUARD_THR(rr) fmax((rr) * (rr) * (REAL)0x1p-92, (REAL)FLT_MIN)
-#else
-#define GUARD_RULE(near_) (ALL_SELECT ? (near_) : (targets_are_sources && base >= own_lo && base < own_hi))
+#ifdef FMMCL_DOUBLE
 #define GUARD_THR(rr) (ALL_SELECT ? (rr) * (rr) * (REAL)0x1p-100 : (REAL)0)
+#else
+#define GUARD_THR(rr) fmax((rr) * (rr) * (REAL)0x1p-92, (REAL)FLT_MIN)
 #endif
 #define LOAD_TILE(near)                                                    \
   const REAL4 tc_ = tile_centre[base / WGS];                               \

@@ -111,7 +111,7 @@ int fmmcl_plan_runs(fmmcl_plan plan, const char *ops_name);
  * takes (direct.c packs and launches by this). Every kernel also takes, at
  * the end, its local frames: tile_centre and block_centre (the centres
  * sources and targets are offsets from, direct_frames.h), and the REAL4
- * kernels then src_lo and tgt_lo (the offsets' low parts, float-float). */
+ * kernels then src_lo and tgt_lo (the offsets' low parts, float-float or double-double). */
 typedef enum fmmcl_p2p_layout {
   FMMCL_P2P_REAL4, /* one REAL4 (x, y, z|0, q) per point; (src, ns, tgt, out, eps^2, same) */
   FMMCL_P2P_SOA,   /* rows x_1..x_dim, q of n_pad each; (src, ns, tgt, nt, out, 1/(2 sigma^2), 1/sigma^2) */

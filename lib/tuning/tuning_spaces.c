@@ -54,13 +54,13 @@ static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point 
   return tile_fits(s, pt, 4, precision, dev, why, len);
 }
 
-/* cl/direct/p2p.cl's REAL4 kernels: in single precision a near tile also
- * stages the low parts of its offsets (float-float), a second REAL4 */
+/* cl/direct/p2p.cl's REAL4 kernels: a near tile also stages the low parts
+ * of its offsets (float-float, double-double), a second REAL4 */
 static int direct_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                             const fmmcl_tuning_class *cls, fmmcl_precision precision,
                             const fmmcl_device_info *dev, char *why, size_t len) {
   (void)cls;
-  return tile_fits(s, pt, precision == FMMCL_DOUBLE ? 4 : 8, precision, dev, why, len);
+  return tile_fits(s, pt, 8, precision, dev, why, len);
 }
 
 /* p2p_gaussian stages DIM coordinates and a charge per source */

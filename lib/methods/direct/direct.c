@@ -15,7 +15,7 @@ typedef struct {
   cl_program program;
   cl_kernel kernel;
   cl_mem src, tgt, out;
-  cl_mem src_lo, tgt_lo;       /* float's low parts of the offsets (NULL in double) */
+  cl_mem src_lo, tgt_lo;       /* the low parts of the offsets (NULL for the SoA layout) */
   cl_mem tile_c, block_c;      /* centres (and radii) of source tiles and target blocks */
   size_t real_size;            /* 4 or 8 */
   size_t wgs, tpw;             /* from the build's -D values */
@@ -64,35 +64,39 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
   return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p.cl", name, &s->kernel);
 }
 
-/* Points in sorted order as offsets from their group's centre, computed in
- * double and rounded to the device precision (hi); in float, lo holds what
- * that rounding lost, so near pairs keep the digits of double. Padding
+/* Points in sorted order as offsets from their group's centre: x - centre
+ * exactly, as a double-double (both are doubles), rounded to the device
+ * precision (hi); lo holds what that rounding lost, so near pairs keep
+ * their digits wherever the points lie, however far the centre. Padding
  * points (sorted n .. n_pad) repeat the last point, inside the last group's
  * frame, with zero charge. */
 static void pack_points(const direct_state *s, size_t n, size_t n_pad, const double *xs, size_t group,
-                        const double *centre, int dim, void *hi, float *lo) {
+                        const double *centre, int dim, void *hi, void *lo) {
 #pragma omp parallel for schedule(static) if (n_pad > 65536)
   for (size_t i = 0; i < n_pad; i++) {
     const size_t from = i < n ? i : n - 1, g = from / group;
     for (int c = 0; c < dim; c++) {
-      const double off = xs[from * dim + c] - centre[g * dim + c];
-      fmmcl_put_real(hi, s->real_size, packed_index(s->kd, n_pad, i, c), off);
-      if (lo) lo[4 * i + c] = (float)(off - (double)(float)off);
+      const double a = xs[from * dim + c], b = -centre[g * dim + c];
+      const double sum = a + b, bb = sum - a, err = (a - (sum - bb)) + (b - bb); /* TwoSum */
+      const double h = s->real_size == 4 ? (double)(float)sum : sum;
+      fmmcl_put_real(hi, s->real_size, packed_index(s->kd, n_pad, i, c), h);
+      if (lo) fmmcl_put_real(lo, s->real_size, 4 * i + (size_t)c, (sum - h) + err);
     }
   }
 }
 
-/* Group centres (relative to the grid's origin, exact in float) for the
+/* Group centres relative to the grid's origin (exact in float) for the
  * kernel: REAL4 (x, y, z|0, radius) per group, or dim REALs (SoA). */
-static void *pack_centres(const direct_state *s, size_t groups, const double *centre, const double *radius,
-                          int dim, size_t *bytes) {
+static void *pack_centres(const direct_state *s, const direct_grid *grid, size_t groups, const double *centre,
+                          const double *radius, int dim, size_t *bytes) {
   const int soa = s->kd->p2p_layout == FMMCL_P2P_SOA;
   const size_t per = soa ? (size_t)dim : 4;
   *bytes = groups * per * s->real_size;
   void *out = calloc(groups * per, s->real_size);
   if (!out) return NULL;
   for (size_t g = 0; g < groups; g++) {
-    for (int c = 0; c < dim; c++) fmmcl_put_real(out, s->real_size, g * per + (size_t)c, centre[g * dim + c]);
+    for (int c = 0; c < dim; c++)
+      fmmcl_put_real(out, s->real_size, g * per + (size_t)c, centre[g * dim + c] - grid->origin[c]);
     if (!soa) fmmcl_put_real(out, s->real_size, g * per + 3, radius[g]);
   }
   return out;
@@ -121,20 +125,20 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   double *centre = malloc(groups * (size_t)dim * sizeof *centre);
   *radius = malloc(groups * sizeof **radius);
   void *hi = hi_host ? hi_host : calloc(1, hi_bytes);
-  float *lo = s->real_size == 4 && !soa ? calloc(4 * n_pad, sizeof *lo) : NULL;
+  void *lo = !soa ? calloc(4 * n_pad, s->real_size) : NULL;
   void *cen = NULL;
   size_t cen_bytes = 0;
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!centre || !*radius || !hi || (s->real_size == 4 && !soa && !lo))
+  if (!centre || !*radius || !hi || (!soa && !lo))
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n);
   if (!st) {
     fmmcl_direct_groups(grid, n, xs, dim, group, parent, centre, *radius);
     pack_points(s, n, n_pad, xs, group, centre, dim, hi, lo);
-    cen = pack_centres(s, groups, centre, *radius, dim, &cen_bytes);
+    cen = pack_centres(s, grid, groups, centre, *radius, dim, &cen_bytes);
     if (!cen) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu groups", groups);
   }
   if (!st) st = upload(ctx, hi_buf, hi_bytes, hi);
-  if (!st && lo) st = upload(ctx, lo_buf, 4 * n_pad * sizeof *lo, lo);
+  if (!st && lo) st = upload(ctx, lo_buf, 4 * n_pad * s->real_size, lo);
   if (!st) st = upload(ctx, centre_buf, cen_bytes, cen);
   free(cen);
   free(lo);
@@ -143,20 +147,10 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   return st;
 }
 
-/* Whether a target coincides with a source relative to the grid's origin;
- * unknown (no memory) is yes. */
-static int coincident_as_seen(const direct_grid *grid, size_t ns, const double *src, size_t nt,
-                              const double *tgt, int dim) {
-  double *a = malloc(ns * (size_t)dim * sizeof *a), *b = malloc(nt * (size_t)dim * sizeof *b);
-  int found = 1;
-  if (a && b) {
-    fmmcl_direct_gather(grid, ns, src, NULL, dim, a);
-    fmmcl_direct_gather(grid, nt, tgt, NULL, dim, b);
-    found = fmmcl_has_coincident(ns, a, nt, b, dim, 0);
-  }
-  free(b);
-  free(a);
-  return found;
+/* Whether a target coincides with a source; the offsets are exact, so
+ * only points that are equal do. */
+static int coincident(size_t ns, const double *src, size_t nt, const double *tgt, int dim) {
+  return fmmcl_has_coincident(ns, src, nt, tgt, dim, 0);
 }
 
 static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const double *targets) {
@@ -191,16 +185,14 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     st = fmmcl_direct_order(ctx, ns, sources, dim, s->perm_s, plan->targets_are_sources ? &keys : NULL);
   if (!st && !plan->targets_are_sources) st = fmmcl_direct_order(ctx, nt, targets, dim, s->perm_t, NULL);
   if (!st) {
-    fmmcl_direct_gather(&grid, ns, sources, s->perm_s, dim, xs);
-    if (xt != xs) fmmcl_direct_gather(&grid, nt, targets, s->perm_t, dim, xt);
+    fmmcl_direct_gather(ns, sources, s->perm_s, dim, xs);
+    if (xt != xs) fmmcl_direct_gather(nt, targets, s->perm_t, dim, xt);
   }
-  /* Double's kernel guards only a work-group's own points unless two
-   * distinct points coincide as it sees them (relative to the origin);
-   * float's guards every near tile. */
+  /* Both precisions guard every near tile; double's guard drops only exact
+   * zeros unless two distinct points coincide (a wider guard then). */
   int all_select = 0;
   if (!st && s->real_size == 8 && s->kd->singular_at_zero && o->softening == 0)
-    all_select = keys ? fmmcl_direct_repeats(ns, xs, keys, dim)
-                      : coincident_as_seen(&grid, ns, sources, nt, targets, dim);
+    all_select = keys ? fmmcl_direct_repeats(ns, xs, keys, dim) : coincident(ns, sources, nt, targets, dim);
   free(keys);
   if (!st) st = build_kernel(plan, s, all_select);
   if (!st) {

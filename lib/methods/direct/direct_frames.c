@@ -30,20 +30,37 @@ void fmmcl_direct_grid(size_t ns, const double *src, size_t nt, const double *tg
       lo = v < lo ? v : lo;
       hi = v > hi ? v : hi;
     }
-    grid->origin[c] = 0.5 * (lo + hi);
-    half = 0.5 * (hi - lo) > half ? 0.5 * (hi - lo) : half;
+    grid->origin[c] = 0.5 * lo + 0.5 * hi;
+    half = 0.5 * hi - 0.5 * lo > half ? 0.5 * hi - 0.5 * lo : half;
   }
   int e = 0;
   frexp(half, &e); /* half < 2^e; e = 0 for coincident points */
   grid->step = ldexp(1.0, e - GRID_BITS);
   grid->half = half;
+  /* on the grid itself, so every centre is a double and a point's offset
+   * from it is exact as a double-double */
+  for (int c = 0; c < dim; c++) grid->origin[c] = nearbyint(grid->origin[c] / grid->step) * grid->step;
 }
 
-void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, const size_t *perm, int dim,
-                         double *xs) {
+void fmmcl_direct_gather(size_t n, const double *x, const size_t *perm, int dim, double *xs) {
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (size_t i = 0; i < n; i++)
-    for (int c = 0; c < dim; c++) xs[i * dim + c] = x[(perm ? perm[i] : i) * dim + c] - grid->origin[c];
+    for (int c = 0; c < dim; c++) xs[i * dim + c] = x[(perm ? perm[i] : i) * dim + c];
+}
+
+static int compare_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of coordinate c of points lo .. hi of xs (scratch holds hi -
+ * lo doubles): a centre near most of the group's points even where a few
+ * lie far away, whose offsets then keep the digits of the close pairs. */
+static double median_coordinate(const double *xs, size_t lo, size_t hi, int dim, int c, double *scratch) {
+  const size_t n = hi - lo;
+  for (size_t i = 0; i < n; i++) scratch[i] = xs[(lo + i) * dim + c];
+  qsort(scratch, n, sizeof *scratch, compare_double);
+  return scratch[n / 2];
 }
 
 void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
@@ -54,6 +71,7 @@ void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, in
     const size_t lo = g * group, hi = lo + group < n ? lo + group : n;
     const size_t plo = g / parent * parent * group, phi = plo + parent * group < n ? plo + parent * group : n;
     double *cg = centre + g * (size_t)dim;
+    double *scratch = malloc((phi - plo) * sizeof *scratch);
     for (int c = 0; c < dim; c++) {
       double a = INFINITY, b = -INFINITY;
       for (size_t i = plo; i < phi; i++) {
@@ -61,8 +79,11 @@ void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, in
         a = v < a ? v : a;
         b = v > b ? v : b;
       }
-      cg[c] = nearbyint(0.5 * (a + b) / grid->step) * grid->step;
+      /* without memory for the median, the middle of the group's box */
+      const double m = scratch ? median_coordinate(xs, plo, phi, dim, c, scratch) : 0.5 * a + 0.5 * b;
+      cg[c] = nearbyint(m / grid->step) * grid->step;
     }
+    free(scratch);
     double r2 = 0;
     for (size_t i = lo; i < hi; i++) {
       double d2 = 0;
@@ -109,13 +130,42 @@ fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, in
 }
 
 /* Longest run of equal keys compared pair by pair; a longer one (a cell of
- * 2^-16 of the box holding more points) is taken as holding a repeat. */
+ * 2^-16 of the box holding more points, as a set far wider than its bulk
+ * has) is sorted and its neighbours compared. */
 #define REPEAT_RUN_MAX 64
+
+/* Records of dim + 1 doubles, the first the dimension (qsort passes no
+ * context, and a static one would not be thread-safe). */
+static int compare_points(const void *a, const void *b) {
+  const double *x = a, *y = b;
+  for (int c = 1; c <= (int)x[0]; c++)
+    if (x[c] != y[c]) return x[c] < y[c] ? -1 : 1;
+  return 0;
+}
+
+/* Whether two of the run's points coincide; unknown (no memory) is yes. */
+static int run_repeats(size_t n, const double *xs, int dim) {
+  const size_t w = (size_t)dim + 1;
+  double *p = malloc(n * w * sizeof *p);
+  if (!p) return 1;
+  for (size_t i = 0; i < n; i++) {
+    p[i * w] = dim;
+    memcpy(p + i * w + 1, xs + i * dim, (size_t)dim * sizeof *p);
+  }
+  qsort(p, n, w * sizeof *p, compare_points);
+  int found = 0;
+  for (size_t i = 1; i < n && !found; i++) found = compare_points(p + (i - 1) * w, p + i * w) == 0;
+  free(p);
+  return found;
+}
 
 int fmmcl_direct_repeats(size_t n, const double *xs, const uint64_t *keys, int dim) {
   for (size_t a = 0, b; a < n; a = b) {
     for (b = a + 1; b < n && keys[b] == keys[a]; b++) {}
-    if (b - a > REPEAT_RUN_MAX) return 1;
+    if (b - a > REPEAT_RUN_MAX) {
+      if (run_repeats(b - a, xs + a * dim, dim)) return 1;
+      continue;
+    }
     for (size_t i = a; i < b; i++)
       for (size_t j = i + 1; j < b; j++) {
         int same = 1;

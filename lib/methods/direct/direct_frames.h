@@ -9,10 +9,11 @@
 
 #include "core/internal.h"
 
-/* The grid every group centre lies on: origin (the centre of the box of all
- * points, in world coordinates) plus integer multiples of step, a power of
- * two about 2^-20 of the box, so a centre relative to origin is exact in
- * float and so is the difference of two centres. */
+/* The grid every group centre lies on: integer multiples of step, a power
+ * of two about 2^-20 of the box of all points; origin, the grid point
+ * nearest the box's centre, is what the kernels' centres are relative to,
+ * so a centre relative to origin is exact in float and so is the
+ * difference of two centres. */
 typedef struct direct_grid {
   double origin[FMMCL_MAX_DIM];
   double step;
@@ -23,17 +24,18 @@ typedef struct direct_grid {
 void fmmcl_direct_grid(size_t ns, const double *src, size_t nt, const double *tgt, int dim,
                        direct_grid *grid);
 
-/* xs[i] = x[perm[i]] - grid->origin: the points in sorted order (perm NULL:
- * the caller's), relative to the grid's origin, so the passes after it read
- * memory in order. */
-void fmmcl_direct_gather(const direct_grid *grid, size_t n, const double *x, const size_t *perm, int dim,
-                         double *xs);
+/* xs[i] = x[perm[i]]: the points in sorted order (perm NULL: the caller's),
+ * in world coordinates (an offset taken now would round away the digits of
+ * close pairs), so the passes after it read memory in order. */
+void fmmcl_direct_gather(size_t n, const double *x, const size_t *perm, int dim, double *xs);
 
 /* Groups of `group` consecutive points of xs (from fmmcl_direct_gather; the
  * last group shorter), each framed by the centre of its parent, the group of
  * parent * group points it lies in (parent = 1: its own): centre[g * dim + c]
- * relative to the grid's origin, on the grid, and radius[g], the largest
- * distance from that centre to a point of the group, rounded up. */
+ * in world coordinates, the grid point nearest the parent's coordinate-wise
+ * median (near most of its points even when a few lie far off), and
+ * radius[g], the largest distance from that centre to a point of the
+ * group, rounded up. */
 void fmmcl_direct_groups(const direct_grid *grid, size_t n, const double *xs, int dim, size_t group,
                          size_t parent, double *centre, double *radius);
 
@@ -48,7 +50,7 @@ fmmcl_status fmmcl_direct_order(fmmcl_context ctx, size_t n, const double *x, in
 /* Whether two of the sorted points xs (from fmmcl_direct_gather) coincide:
  * equal points have equal keys, so only runs of equal sorted_keys are
  * compared, in O(n) for any set that is not crowded into a few cells (a
- * run of more than 64 answers yes). */
+ * run of more than 64 is sorted). */
 int fmmcl_direct_repeats(size_t n, const double *xs, const uint64_t *keys, int dim);
 
 #endif /* FMMCL_DIRECT_FRAMES_H */
