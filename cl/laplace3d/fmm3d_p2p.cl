@@ -13,7 +13,11 @@
  * the leaf per source, not per range). Each source enters the tile moved
  * into the target leaf's frame by the difference of the two centres, which
  * is exact (dyadic), so a pair's difference rounds only relative to the
- * leaves' size. Adds to out. Needs fmmcl_common.h prepended. */
+ * leaves' size. In double, src_lo and tgt_lo hold what rounding the exact
+ * offsets lost, and each pair adds them (with the rounding of the move):
+ * a leaf at the depth limit may be far wider than its tight groups of
+ * points, whose differences then keep their digits; float reads none (its
+ * error warning covers that). Adds to out. Needs fmmcl_common.h prepended. */
 
 #ifndef WGS
 #define WGS 64       /* work-group size: targets per pass = sources per tile */
@@ -27,20 +31,44 @@
 /* One source against the work-item's target. The near list holds the
  * target leaf itself and coincident points may sit anywhere in it, so the
  * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
+#ifdef FMMCL_DOUBLE
+#define FMM3D_PAIR                                                                          \
+  {                                                                                         \
+    const REAL4 s = tile[j], sl = tile_lo[j];                                               \
+    const REAL4 dd = (REAL4)((s.x - t.x) + (sl.x - tl.x), (s.y - t.y) + (sl.y - tl.y),      \
+                             (s.z - t.z) + (sl.z - tl.z), s.w);                             \
+    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)           \
+  }
+#define DECLARE_LOW __local REAL4 tile_lo[WGS];
+#define TARGET_LOW const REAL4 tl = tgt_lo[i];
+/* the source's low part plus what its move into the target's frame lost
+ * (TwoSum; no product, so contraction cannot fuse it away) */
+#define TILE_LOW(a, b, sum)                                                                 \
+  {                                                                                         \
+    const REAL4 bb_ = (sum) - (a);                                                          \
+    tile_lo[lid] = src_lo[js] + (((a) - ((sum) - bb_)) + ((b) - bb_));                      \
+  }
+#else
 #define FMM3D_PAIR                                                                          \
   {                                                                                         \
     const REAL4 s = tile[j];                                                                \
     LAPLACE3D_PAIR(s, t.x, t.y, t.z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)     \
   }
+#define DECLARE_LOW
+#define TARGET_LOW
+#define TILE_LOW(a, b, sum)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
                __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
                __global const REAL4 *restrict center, __global const int *restrict src_leaf,
                __global const REAL4 *restrict src,
-               __global const REAL4 *restrict tgt, __global REAL4 *restrict out)
+               __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
+               __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo)
 {
   __local REAL4 tile[WGS];
+  DECLARE_LOW
   const int g = get_group_id(0), lid = get_local_id(0);
   const int2 tr = cell_tgt[rows[g]];
   const REAL4 ct = (REAL4)(center[rows[g]].xyz, 0);
@@ -50,13 +78,16 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
   for (int base = tr.x; base < tr.y; base += WGS) {
     const int i = min(base + lid, tr.y - 1);
     const REAL4 t = tgt[i];
+    TARGET_LOW
     REAL pot = 0, gx = 0, gy = 0, gz = 0;
     for (int e = e0; e < e1; e++) {
       const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
         /* clamped load; a short tile's loop stops at the cell's end */
         const int js = min(sb + lid, sr.y - 1);
-        tile[lid] = src[js] + ((REAL4)(center[src_leaf[js]].xyz, 0) - ct);
+        const REAL4 a_ = src[js], b_ = (REAL4)(center[src_leaf[js]].xyz, 0) - ct, m_ = a_ + b_;
+        tile[lid] = m_;
+        TILE_LOW(a_, b_, m_)
         barrier(CLK_LOCAL_MEM_FENCE);
         if (sr.y - sb >= WGS) {
           FMMCL_UNROLL(UNROLL)

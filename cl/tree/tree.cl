@@ -108,20 +108,34 @@ __kernel void morton_keys(__global const REAL *xyz, uint n, REAL ox, REAL oy, RE
 
 /* out[i] = the caller's point perm[i] in the 3D FMM's device frame
  * (lib/methods/laplace3d/fmm3d.h): (x - origin) * inv_unit minus the centre
- * of its leaf leaf[i] (center[], exact in either precision), computed in
- * double and only then rounded to the FMM's REAL4 (float or double), as the
- * host's packing does bit for bit (no contraction: FP_CONTRACT OFF above);
- * w = 0. A packed coordinate that is not finite sets *bad. */
+ * of its leaf leaf[i] (center[], exact in either precision), computed as a
+ * double-double (TwoSum, TwoProd: exact but for the last product's 2^-106)
+ * and only then rounded to the FMM's REAL4 (float or double), lo[i]
+ * receiving what that rounding lost, as the host's packing does bit for
+ * bit (no contraction: FP_CONTRACT OFF above); w = 0. So a leaf's close
+ * pairs keep their digits however far the root's centre. A packed
+ * coordinate that is not finite sets *bad. */
+static inline double2 frame_offset(REAL x, REAL o, REAL inv_unit, REAL c) {
+  const REAL a = x - o, ab = a - x, ae = (x - (a - ab)) + (-o - ab);
+  const REAL h = a * inv_unit, he = fma(a, inv_unit, -h) + ae * inv_unit;
+  const REAL d = h - c, db = d - h, de = ((h - (d - db)) + (-c - db)) + he;
+  const REAL hi = d + de;
+  return (double2)(hi, de - (hi - d));
+}
 #define DEVICE_PACK(name, T, T4)                                                                     \
   __kernel void name(__global const REAL *xyz, __global const uint *perm, uint n,                    \
                      __global const int *leaf, __global const T4 *center, REAL ox, REAL oy, REAL oz, \
-                     REAL inv_unit, __global T4 *out, __global int *bad) {                           \
+                     REAL inv_unit, __global T4 *out, __global T4 *lo, __global int *bad) {          \
     uint i = get_global_id(0);                                                                       \
     if (i >= n) return;                                                                              \
     __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;                                   \
     const T4 c = center[leaf[i]];                                                                    \
-    T4 v = (T4)((T)((p[0] - ox) * inv_unit - (REAL)c.x), (T)((p[1] - oy) * inv_unit - (REAL)c.y),    \
-                (T)((p[2] - oz) * inv_unit - (REAL)c.z), (T)0);                                      \
+    const double2 fx = frame_offset(p[0], ox, inv_unit, (REAL)c.x),                                    \
+                fy = frame_offset(p[1], oy, inv_unit, (REAL)c.y),                                    \
+                fz = frame_offset(p[2], oz, inv_unit, (REAL)c.z);                                    \
+    T4 v = (T4)((T)fx.x, (T)fy.x, (T)fz.x, (T)0);                                                    \
+    lo[i] = (T4)((T)((fx.x - (REAL)v.x) + fx.y), (T)((fy.x - (REAL)v.y) + fy.y),                     \
+                 (T)((fz.x - (REAL)v.z) + fz.y), (T)0);                                              \
     if (!isfinite(v.x) || !isfinite(v.y) || !isfinite(v.z)) *bad = 1;                                \
     out[i] = v;                                                                                      \
   }

@@ -266,6 +266,7 @@ static void release_points(fmmcl_tree3d_device_points *p) {
   if (!p) return;
   fmmcl_release(&p->xyz);
   fmmcl_release(&p->packed);
+  fmmcl_release(&p->packed_lo);
   fmmcl_release(&p->perm);
   memset(p, 0, sizeof *p);
 }
@@ -336,10 +337,12 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_poi
   cl_int bad = 0;
   cl_mem flag = NULL;
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (n ? n : 1) * real_size, NULL, &p->packed);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * (n ? n : 1) * real_size, NULL, &p->packed_lo);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, sizeof bad, &bad, &flag);
   if (!st)
     st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(p->xyz), M_(p->perm), U_(n), M_(leaf), M_(center), D_(origin[0]),
-                           D_(origin[1]), D_(origin[2]), D_(inv_unit), M_(p->packed), M_(flag));
+                           D_(origin[1]), D_(origin[2]), D_(inv_unit), M_(p->packed), M_(p->packed_lo),
+                           M_(flag));
   if (!st && n) st = launch(&s, k, fmmcl_round_up(n, s.wgs));
   if (!st) {
     cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);

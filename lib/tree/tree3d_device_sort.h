@@ -33,7 +33,7 @@ fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, cons
  * point; finite is 0 when a packed coordinate overflowed float). The
  * caller releases every buffer left. */
 typedef struct fmmcl_tree3d_device_points {
-  cl_mem xyz, perm, packed;
+  cl_mem xyz, perm, packed, packed_lo;
   int finite;
 } fmmcl_tree3d_device_points;
 
@@ -48,9 +48,10 @@ fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources,
 
 /* Packs the n points p keeps as the 3D FMM's device coordinates
  * (lib/methods/laplace3d/fmm3d.h): packed[i] = ((x - origin) * inv_unit -
- * centre of leaf[i], 0) for the caller's point perm[i], computed in double
- * (the device has fp64: it sorted) and rounded to REAL4 of real_size
- * exactly as the host packing rounds; leaf (int) is sorted point i's leaf
+ * centre of leaf[i], 0) for the caller's point perm[i], computed as a
+ * double-double (the device has fp64: it sorted) and rounded to REAL4 of
+ * real_size exactly as the host packing rounds, packed_lo[i] what that
+ * rounding lost (the caller releases both); leaf (int) is sorted point i's leaf
  * cell, center the FMM's REAL4 cell table (x, y, z, -) in that frame.
  * Releases p->xyz; keeps p->perm. */
 fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf,

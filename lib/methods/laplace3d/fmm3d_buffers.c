@@ -36,40 +36,48 @@ double fmmcl_fmm3d_cell_center(const fmmcl_tree3d_cell *c, int d) {
   return ldexp(2.0 * c->anchor[d] + 1.0, -c->level) - 1.0;
 }
 
+/* (x - o) * inv - c as a double-double (hi, *lo): TwoSum, TwoProd, TwoSum,
+ * exact but for the last product's 2^-106; cl/tree/tree.cl's frame_offset
+ * does the same, bit for bit. */
+static double frame_offset(double x, double o, double inv, double c, double *lo) {
+  const double a = x - o, ab = a - x, ae = (x - (a - ab)) + (-o - ab);
+  const double h = a * inv, he = fma(a, inv, -h) + ae * inv;
+  const double d = h - c, db = d - h, de = ((h - (d - db)) + (-c - db)) + he;
+  const double hi = d + de;
+  *lo = de - (hi - d);
+  return hi;
+}
+
 /* One leaf's points [lo, hi) of xyz (sorted) in the device frame, relative
- * to the leaf's centre cc, into buf as REAL4: the difference is taken in
- * double, so rounding to float loses digits only relative to the leaf's
- * size. One loop per precision so each vectorises. Returns whether every
- * value is finite. */
+ * to the leaf's centre cc, into buf as REAL4, and what rounding them to
+ * REAL lost into low (REAL4): the offset is exact as a double-double, so a
+ * leaf's close pairs keep their digits however far the root's centre (the
+ * P2P adds the low parts in double). Returns whether every value is
+ * finite. */
 static int pack_leaf(const fmm3d_state *s, const double *xyz, size_t lo, size_t hi, const double cc[3],
-                     void *buf) {
-  const double ox = s->origin[0], oy = s->origin[1], oz = s->origin[2], inv = 1.0 / s->unit;
+                     void *buf, void *low) {
+  const double inv = 1.0 / s->unit;
   int ok = 1;
-  if (s->real_size == 4) {
-    float *f = buf;
-    for (size_t i = lo; i < hi; i++) {
-      const float x = (float)((xyz[3 * i] - ox) * inv - cc[0]),
-                  y = (float)((xyz[3 * i + 1] - oy) * inv - cc[1]),
-                  z = (float)((xyz[3 * i + 2] - oz) * inv - cc[2]);
-      f[4 * i] = x, f[4 * i + 1] = y, f[4 * i + 2] = z, f[4 * i + 3] = 0.0f;
-      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
+  for (size_t i = lo; i < hi; i++) {
+    for (int d = 0; d < 3; d++) {
+      double l = 0;
+      const double v = frame_offset(xyz[3 * i + d], s->origin[d], inv, cc[d], &l);
+      const double r = s->real_size == 4 ? (double)(float)v : v;
+      fmmcl_put_real(buf, s->real_size, 4 * i + d, r);
+      if (low) fmmcl_put_real(low, s->real_size, 4 * i + d, (v - r) + l);
+      ok = ok && isfinite(r);
     }
-  } else {
-    double *d = buf;
-    for (size_t i = lo; i < hi; i++) {
-      const double x = (xyz[3 * i] - ox) * inv - cc[0], y = (xyz[3 * i + 1] - oy) * inv - cc[1],
-                   z = (xyz[3 * i + 2] - oz) * inv - cc[2];
-      d[4 * i] = x, d[4 * i + 1] = y, d[4 * i + 2] = z, d[4 * i + 3] = 0.0;
-      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
-    }
+    fmmcl_put_real(buf, s->real_size, 4 * i + 3, 0.0);
+    if (low) fmmcl_put_real(low, s->real_size, 4 * i + 3, 0.0);
   }
   return ok;
 }
 
 /* Sorted points as REAL4 (x, y, z, 0) in their leaves' frames into buf
- * (targets when target, else sources); returns whether every packed value
- * is finite (float overflows where the doubles did not). */
-static int pack_points(const fmm3d_state *s, int target, const double *xyz, void *buf) {
+ * (targets when target, else sources), their low parts into low (may be
+ * NULL); returns whether every packed value is finite (float overflows
+ * where the doubles did not). */
+static int pack_points(const fmm3d_state *s, int target, const double *xyz, void *buf, void *low) {
   const fmmcl_tree3d *t = s->tree;
   int ok = 1;
 #pragma omp parallel for schedule(dynamic, 64) reduction(&& : ok)
@@ -77,20 +85,29 @@ static int pack_points(const fmm3d_state *s, int target, const double *xyz, void
     const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
     const double cc[3] = {fmmcl_fmm3d_cell_center(c, 0), fmmcl_fmm3d_cell_center(c, 1),
                           fmmcl_fmm3d_cell_center(c, 2)};
-    const int leaf_ok = target ? pack_leaf(s, xyz, c->tgt_begin, c->tgt_end, cc, buf)
-                               : pack_leaf(s, xyz, c->src_begin, c->src_end, cc, buf);
+    const int leaf_ok = target ? pack_leaf(s, xyz, c->tgt_begin, c->tgt_end, cc, buf, low)
+                               : pack_leaf(s, xyz, c->src_begin, c->src_end, cc, buf, low);
     ok = ok && leaf_ok;
   }
   return ok;
 }
 
-/* One point set packed in the stage and uploaded. */
+/* One point set packed in the stage and uploaded, and in double its low
+ * parts (lo_buf). */
 static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, int target, size_t n, const double *xyz,
-                                     cl_mem *buf) {
-  if (!pack_points(s, target, xyz, s->stage.ptr))
+                                     cl_mem *buf, cl_mem *lo_buf) {
+  const int want_lo = s->real_size == 8;
+  void *low = want_lo ? malloc(4 * (n ? n : 1) * s->real_size) : NULL;
+  if (want_lo && !low) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!pack_points(s, target, xyz, s->stage.ptr, low)) {
+    free(low);
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
-  return fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
+  }
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
+  if (!st && low) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, low, lo_buf);
+  free(low);
+  return st;
 }
 
 /* The leaf cell of every sorted point (targets when target, else sources)
@@ -122,7 +139,7 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
 /* A point set the device sort left there, packed there in the leaves'
  * frames (leaf: each sorted point's leaf) and adopted. */
 static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3d_device_points *p, size_t n,
-                                    cl_mem leaf, cl_mem *buf, cl_mem *perm) {
+                                    cl_mem leaf, cl_mem *buf, cl_mem *lo_buf, cl_mem *perm) {
   fmmcl_status st =
       fmmcl_tree3d_device_pack(plan->ctx, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
   if (st) return st;
@@ -131,6 +148,9 @@ static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   *buf = p->packed, *perm = p->perm;
   p->packed = p->perm = NULL;
+  /* float's P2P reads no low parts */
+  if (s->real_size == 8) *lo_buf = p->packed_lo, p->packed_lo = NULL;
+  else fmmcl_release(&p->packed_lo);
   return FMMCL_SUCCESS;
 }
 
@@ -142,20 +162,22 @@ static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_status st = upload_point_leaves(plan, s, 0, &s->src_leaf);
   if (st) return st;
   if (s->dev_src.xyz)
-    st = adopt_point_set(plan, s, &s->dev_src, t->n_sources, s->src_leaf, &s->src, &s->src_perm);
-  else if (!(st = upload_point_set(plan, s, 0, t->n_sources, t->source_xyz, &s->src)))
+    st = adopt_point_set(plan, s, &s->dev_src, t->n_sources, s->src_leaf, &s->src, &s->src_lo, &s->src_perm);
+  else if (!(st = upload_point_set(plan, s, 0, t->n_sources, t->source_xyz, &s->src, &s->src_lo)))
     st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
   if (!st && t->targets_are_sources) {
     /* one buffer, the charge column ignored */
-    s->tgt = s->src, s->tgt_perm = s->src_perm;
+    s->tgt = s->src, s->tgt_perm = s->src_perm, s->tgt_lo = s->src_lo;
     clRetainMemObject(s->tgt), clRetainMemObject(s->tgt_perm);
+    if (s->tgt_lo) clRetainMemObject(s->tgt_lo);
   } else if (!st && s->dev_tgt.xyz) {
     cl_mem tgt_leaf = NULL;
     st = upload_point_leaves(plan, s, 1, &tgt_leaf);
-    if (!st) st = adopt_point_set(plan, s, &s->dev_tgt, t->n_targets, tgt_leaf, &s->tgt, &s->tgt_perm);
+    if (!st)
+      st = adopt_point_set(plan, s, &s->dev_tgt, t->n_targets, tgt_leaf, &s->tgt, &s->tgt_lo, &s->tgt_perm);
     fmmcl_release(&tgt_leaf);
   } else if (!st) {
-    st = upload_point_set(plan, s, 1, t->n_targets, t->target_xyz, &s->tgt);
+    st = upload_point_set(plan, s, 1, t->n_targets, t->target_xyz, &s->tgt, &s->tgt_lo);
     if (!st) st = upload_perm(plan, s, t->n_targets, t->target_perm, &s->tgt_perm);
   }
   const size_t bytes_q = t->n_sources * s->real_size, bytes_out = 4 * t->n_targets * s->real_size;
@@ -438,8 +460,9 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->m2m_children,
                  &s->l2l_pairs};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
-  cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.perm,
-                    &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.perm};
+  cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.packed_lo, &s->dev_src.perm,
+                    &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.packed_lo, &s->dev_tgt.perm,
+                    &s->src_lo,      &s->tgt_lo};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) fmmcl_release(kept[i]);
   release_list(&s->m2l);
   fmmcl_fmm3d_release_m2l_table(s);

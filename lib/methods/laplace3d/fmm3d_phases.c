@@ -132,7 +132,8 @@ static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   return RUN_LIST(plan, log, s->k_p2p, &s->p2p, s->p2p_wgs, "p2p", FMMCL_ARG_MEM(s->cell_tgt),
                   FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->src_leaf), FMMCL_ARG_MEM(s->src),
-                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->src_lo ? s->src_lo : s->src),
+                  FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt));
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
