@@ -2,7 +2,8 @@
  * result within the tolerance or a non-zero status with a clear message,
  * never success with a wrong, zero or non-finite answer. Overflowing
  * outputs, range limits of each precision, forged binary-cache files, the
- * Morton cube of a tiny set far from the origin, and the command line. */
+ * Morton cube of a tiny set far from the origin, tight groups of points far
+ * from their frames, and the command line. */
 #include <check.h>
 #include <float.h>
 #include <limits.h>
@@ -268,6 +269,87 @@ START_TEST(test_fmm_double_far_small_set) {
   fmmcl_test_errors e = fmmcl_test_plan_errors(ctx, &o, n, x, q, 0, NULL);
   ck_assert_msg(e.pot <= 1e-8 && e.grad <= 1e-8, "potential %.3e, gradient %.3e at tol 1e-8", e.pot, e.grad);
   free(x), free(q);
+}
+END_TEST
+
+/* ---- geometry: tight groups far from their frames ------------------------- */
+
+/* The sets of the geometry class (tests/README.md), n points and charges:
+ * 0 radii 10^-U(0,12) about the origin in random directions; 1 two
+ * clusters 1e-9 wide at x = 0 and x = 1; 2..5 the unit cube with one point
+ * at (D, D, D), D = 1e3, 1e8, 1e12, 1e15; 6 a pair 1.7e-13 apart at
+ * 1.4e-12 and a point at (0.3, 0.7, -0.5). */
+static size_t geometry_set(int which, double *x, double *q) {
+  if (which == 6) {
+    const double p[9] = {1.391e-12, 0, 0, 1.391e-12 + 1.719e-13, 0, 0, 0.3, 0.7, -0.5},
+                 c[3] = {1, -0.296, 0.5};
+    memcpy(x, p, sizeof p), memcpy(q, c, sizeof c);
+    return 3;
+  }
+  const size_t n = 2000;
+  double *u = doubles(4 * n);
+  fmmcl_test_random_values(31 + (unsigned)which, 4 * n, 0, 1, u);
+  fmmcl_test_random_values(41 + (unsigned)which, n, -0.5, 0.5, q);
+  for (size_t i = 0; i < n; i++) {
+    double d[3] = {u[4 * i] - 0.5, u[4 * i + 1] - 0.5, u[4 * i + 2] - 0.5};
+    const double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    for (int k = 0; k < 3; k++) {
+      if (which == 0) x[3 * i + k] = pow(10, -12 * u[4 * i + 3]) * d[k] / len;
+      else if (which == 1) x[3 * i + k] = 1e-9 * u[4 * i + 3] * d[k] / len + (k == 0 && i % 2 ? 1.0 : 0.0);
+      else x[3 * i + k] = u[4 * i + k];
+    }
+  }
+  if (which >= 2) {
+    const double D[] = {1e3, 1e8, 1e12, 1e15};
+    x[3 * (n - 1)] = x[3 * (n - 1) + 1] = x[3 * (n - 1) + 2] = D[which - 2];
+  }
+  free(u);
+  return n;
+}
+
+static double rel_l2(const double *a, const double *b, size_t n) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < n; i++) e += (a[i] - b[i]) * (a[i] - b[i]), r += b[i] * b[i];
+  return sqrt(e / r);
+}
+
+/* Double at tol 1e-8 meets 1e-8 in the potential and the gradient, over
+ * all targets, for every method: the frames (tiles, leaves) of a tight
+ * group of points may be far wider than it, or lie far from it, and the
+ * offsets from them must keep the group's digits. Single meets 1e-4 (the
+ * potential) or its rounding estimate says it cannot (the CLI warns). */
+START_TEST(test_geometry_tight_groups) {
+  double *x = doubles(3 * 2000), *q = doubles(2000), *pot = doubles(2000), *grad = doubles(3 * 2000);
+  double *rp = doubles(2000), *rg = doubles(3 * 2000);
+  const size_t n = geometry_set(_i, x, q);
+  const fmmcl_method methods[] = {FMMCL_DIRECT, FMMCL_FMM, FMMCL_TREECODE};
+  for (int prec = 0; prec < 2; prec++) {
+    const fmmcl_precision p = prec ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    if (skip_double(p)) continue;
+    for (int m = 0; m < 3; m++) {
+      fmmcl_plan_options o = options(FMMCL_LAPLACE_3D, methods[m], p);
+      o.tolerance = prec ? 1e-8 : 1e-4;
+      o.gradient = prec; /* float's 1/r^3 overflows on set 0's closest pairs */
+      fmmcl_plan plan = NULL;
+      fmmcl_status st = fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan);
+      if (!st) st = fmmcl_plan_execute(plan, q, pot, o.gradient ? grad : NULL);
+      ck_assert_msg(st == FMMCL_SUCCESS, "set %d, method %d, %s: %s", _i, m, prec ? "double" : "single",
+                    fmmcl_last_error(ctx));
+      ck_assert_int_eq(fmmcl_reference_direct(&o, n, x, q, n, x, rp, o.gradient ? rg : NULL), FMMCL_SUCCESS);
+      const double ep = rel_l2(pot, rp, n), eg = o.gradient ? rel_l2(grad, rg, 3 * n) : 0;
+      double est = 0, dist = 0;
+      ck_assert_int_eq(fmmcl_plan_rounding_estimate(plan, x, NULL, &est, &dist), FMMCL_SUCCESS);
+      fmmcl_plan_destroy(plan);
+      if (prec)
+        ck_assert_msg(ep <= 1e-8 && eg <= 1e-8, "set %d, method %d, double: potential %.3e, gradient %.3e",
+                      _i, m, ep, eg);
+      else
+        ck_assert_msg(ep <= 1e-4 || est > 1e-4,
+                      "set %d, method %d, single: potential %.3e with a rounding estimate of %.3e", _i, m, ep,
+                      est);
+    }
+  }
+  free(x), free(q), free(pot), free(grad), free(rp), free(rg);
 }
 END_TEST
 
@@ -569,6 +651,12 @@ static Suite *hostile_suite(void) {
   tcase_add_test(morton, test_morton_cube_far_small_set);
   tcase_add_test(morton, test_fmm_double_far_small_set);
   suite_add_tcase(s, morton);
+
+  TCase *geometry = tcase_create("geometry");
+  tcase_add_checked_fixture(geometry, open_device, close_device);
+  if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(geometry, 120);
+  tcase_add_loop_test(geometry, test_geometry_tight_groups, 0, 7);
+  suite_add_tcase(s, geometry);
 
   TCase *cache = tcase_create("cache");
   tcase_add_checked_fixture(cache, open_device_fresh_cache, close_device);
