@@ -47,13 +47,15 @@
 #endif
 
 /* The guard of the singular pair (none with softening): a pair closer than
- * thr_ (set per tile) contributes nothing. A point as its own target, in
- * the frames both share, is exactly 0 apart; coincident points of
- * different frames differ by the roundings of the frames, so where they
- * may meet thr_ is that resolution: 2^-46 of the frames in float's
- * compensated offsets; double's are exact to ~2^-100, so its guard drops
- * only exact zeros (a point meeting itself) unless the host found distinct
- * coincident points, then those closer than 2^-50 of the frames. */
+ * thr_ contributes nothing. A point as its own target, in the frames both
+ * share, is exactly 0 apart; coincident points of different frames differ
+ * by the roundings of their offsets, so where they may meet thr_ is that
+ * resolution, per pair: the w of the low parts carries each point's share
+ * (host's pack_points), 2^-92 of its offset squared in float's compensated
+ * offsets, in double 2^-100 of it when the host found distinct coincident
+ * points and else 0 (double-double offsets: only a point meeting itself is
+ * 0 apart). Per point, not per frame: one far point widens its frame, not
+ * the guard of the others. */
 #if HAS_SOFTENING
 #define NEAR_GUARD 0
 #else
@@ -80,9 +82,9 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
  * targets (and their low parts) and the block's centre; LOAD_TILE stages
  * tile `base` in the block's frame and says whether it is near. */
 #if COMPENSATED
-#define TARGET_LOW(k, i) { const REAL4 l_ = tgt_lo[i]; tlx[k] = l_.x; tly[k] = l_.y; tlz[k] = l_.z; }
+#define TARGET_LOW(k, i) { const REAL4 l_ = tgt_lo[i]; tlx[k] = l_.x; tly[k] = l_.y; tlz[k] = l_.z; tlw[k] = l_.w; }
 #define TILE_LOW(near, s, d, sd) if (near) tile_lo[lid] = src_lo[base + lid] + two_sum_error(s, d, sd);
-#define DECLARE_LOW __local REAL4 tile_lo[WGS]; REAL tlx[TPW], tly[TPW], tlz[TPW];
+#define DECLARE_LOW __local REAL4 tile_lo[WGS]; REAL tlx[TPW], tly[TPW], tlz[TPW], tlw[TPW];
 #else
 #define TARGET_LOW(k, i)
 #define TILE_LOW(near, s, d, sd)
@@ -109,17 +111,11 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
  * the tile takes the guarded and compensated loop, the same for the whole
  * work-group. */
 #define GUARD_RULE(near_) (near_)
-#ifdef FMMCL_DOUBLE
-#define GUARD_THR(rr) (ALL_SELECT ? (rr) * (rr) * (REAL)0x1p-100 : (REAL)0)
-#else
-#define GUARD_THR(rr) fmax((rr) * (rr) * (REAL)0x1p-92, (REAL)FLT_MIN)
-#endif
 #define LOAD_TILE(near)                                                    \
   const REAL4 tc_ = tile_centre[base / WGS];                               \
   const REAL4 d_ = (REAL4)(tc_.x - bc.x, tc_.y - bc.y, tc_.z - bc.z, 0);   \
   const REAL rr_ = tc_.w + bc.w;                                           \
   const bool near = GUARD_RULE(dot(d_, d_) <= (REAL)1.5625 * rr_ * rr_);   \
-  const REAL thr_ = GUARD_THR(rr_);                                        \
   const REAL4 s_ = src[base + lid], sd_ = s_ + d_;                         \
   tile[lid] = sd_;                                                         \
   TILE_LOW(near, s_, d_, sd_)
@@ -128,9 +124,11 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
  * rounding is relative to the pair's distance) plus the low parts'. */
 #if COMPENSATED
 #define NEAR_DIFF(c, k) ((s.c - t##c[k]) + (sl.c - tl##c[k]))
+#define NEAR_THR(k) const REAL thr_ = sl.w + tlw[k];
 #define NEAR_SOURCE const REAL4 s = tile[j], sl = tile_lo[j];
 #else
 #define NEAR_DIFF(c, k) (s.c - t##c[k])
+#define NEAR_THR(k) const REAL thr_ = 0;
 #define NEAR_SOURCE const REAL4 s = tile[j];
 #endif
 
@@ -151,6 +149,7 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
     FMMCL_UNROLL(TPW)                                                      \
     for (int k = 0; k < TPW; k++) {                                        \
       const REAL4 dd = (REAL4)(NEAR_DIFF(x, k), NEAR_DIFF(y, k), NEAR_DIFF(z, k), s.w); \
+      NEAR_THR(k)                                                          \
       LAPLACE3D_PAIR(dd, 0, 0, 0, eps2, RSQRT_NEAR, pot[k], gx[k], gy[k], gz[k]) \
     }                                                                      \
   }
@@ -270,7 +269,7 @@ void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
     const REAL4 s = tile[j];                                               \
     FMMCL_UNROLL(TPW)                                                      \
     for (int k = 0; k < TPW; k++) {                                        \
-      const REAL dx = s.x - tx[k], dy = s.y - ty[k];                       \
+      const REAL dx = s.x - tx[k], dy = s.y - ty[k], thr_ = 0;             \
       LAPLACE2D_PAIR(dx, dy, s.z, 0, k)                                    \
     }                                                                      \
   }
@@ -280,6 +279,7 @@ void p2p_gaussian(__global const REAL *restrict src, const uint n_src,
     FMMCL_UNROLL(TPW)                                                      \
     for (int k = 0; k < TPW; k++) {                                        \
       const REAL dx = NEAR_DIFF(x, k), dy = NEAR_DIFF(y, k);               \
+      NEAR_THR(k)                                                          \
       LAPLACE2D_PAIR(dx, dy, s.z, NEAR_GUARD, k)                           \
     }                                                                      \
   }
@@ -324,6 +324,7 @@ void p2p_laplace2d(__global const REAL4 *restrict src, const uint n_src,
     FMMCL_UNROLL(TPW)                                                      \
     for (int k = 0; k < TPW; k++) {                                        \
       const REAL4 dd = (REAL4)(NEAR_DIFF(x, k), NEAR_DIFF(y, k), NEAR_DIFF(z, k), s.w); \
+      NEAR_THR(k)                                                          \
       YUKAWA3D_PAIR(dd, 0, 0, 0, eps2, kappa, RSQRT_NEAR, pot[k], gx[k], gy[k], gz[k]) \
     }                                                                      \
   }

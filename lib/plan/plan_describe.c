@@ -67,7 +67,8 @@ fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources
    * what the estimate says (measured at the closest pairs of uniform and
    * clustered sets), plus a few roundings of the pair's own arithmetic */
   const double u = plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-53 : 0x1.0p-24;
+  const double uf = plan->ops->offset_rounding ? plan->ops->offset_rounding(plan) : u;
   *distance = p.distance;
-  *estimate = u * frames / p.distance + 4.0 * u;
+  *estimate = uf * frames / p.distance + 4.0 * u;
   return FMMCL_SUCCESS;
 }

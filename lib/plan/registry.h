@@ -30,6 +30,10 @@ struct fmmcl_method_ops {
    * point index (the caller's numbering; a target when target is nonzero,
    * else a source) are relative to, to any point of that frame. */
   double (*frame_size)(fmmcl_plan plan, int target, size_t index);
+  /* Optional (NULL: the precision's unit roundoff): how much, relative to
+   * its frame's size, a point's offset rounds where the kernels meet a
+   * close pair (less where they add the offsets' low parts). */
+  double (*offset_rounding)(fmmcl_plan plan);
   /* Nonzero when execute, called with plan->io set and NULL host arrays,
    * reads the charges from and writes the results to those buffers
    * (through fmmcl_upload_permuted and fmmcl_download_real4); other

@@ -1,6 +1,7 @@
 /* direct.c — the DIRECT method on the device: packs points, relative to the
  * centres of their tiles and work-groups, into the padded layouts p2p.cl
  * reads, launches the tiled P2P kernel, unpacks results. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ typedef struct {
   cl_mem tile_c, block_c;      /* centres (and radii) of source tiles and target blocks */
   size_t real_size;            /* 4 or 8 */
   size_t wgs, tpw;             /* from the build's -D values */
+  int all_select;              /* double: distinct points coincide (the guard widens) */
   size_t ns_pad, nt_pad;       /* padded counts: whole tiles and whole work-groups */
   const fmmcl_kernel_desc *kd; /* the plan's kernel: pair kernel, layout, singularity */
   size_t *perm_s, *perm_t;     /* sorted i is the caller's perm[i]; perm_t may be perm_s */
@@ -67,7 +69,9 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
 /* Points in sorted order as offsets from their group's centre: x - centre
  * exactly, as a double-double (both are doubles), rounded to the device
  * precision (hi); lo holds what that rounding lost, so near pairs keep
- * their digits wherever the points lie, however far the centre. Padding
+ * their digits wherever the points lie, however far the centre, and in w
+ * the point's share of the near pairs' guard (p2p.cl): the resolution of
+ * its offset, squared. Padding
  * points (sorted n .. n_pad) repeat the last point, inside the last group's
  * frame, with zero charge. */
 static void pack_points(const direct_state *s, size_t n, size_t n_pad, const double *xs, size_t group,
@@ -75,13 +79,19 @@ static void pack_points(const direct_state *s, size_t n, size_t n_pad, const dou
 #pragma omp parallel for schedule(static) if (n_pad > 65536)
   for (size_t i = 0; i < n_pad; i++) {
     const size_t from = i < n ? i : n - 1, g = from / group;
+    double off2 = 0;
     for (int c = 0; c < dim; c++) {
       const double a = xs[from * dim + c], b = -centre[g * dim + c];
       const double sum = a + b, bb = sum - a, err = (a - (sum - bb)) + (b - bb); /* TwoSum */
       const double h = s->real_size == 4 ? (double)(float)sum : sum;
       fmmcl_put_real(hi, s->real_size, packed_index(s->kd, n_pad, i, c), h);
       if (lo) fmmcl_put_real(lo, s->real_size, 4 * i + (size_t)c, (sum - h) + err);
+      off2 += sum * sum;
     }
+    const double guard = s->real_size == 4 ? fmax(off2 * 0x1p-92, FLT_MIN)
+                         : s->all_select   ? off2 * 0x1p-100
+                                           : 0;
+    if (lo) fmmcl_put_real(lo, s->real_size, 4 * i + 3, guard);
   }
 }
 
@@ -194,6 +204,7 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   if (!st && s->real_size == 8 && s->kd->singular_at_zero && o->softening == 0)
     all_select = keys ? fmmcl_direct_repeats(ns, xs, keys, dim) : coincident(ns, sources, nt, targets, dim);
   free(keys);
+  s->all_select = all_select;
   if (!st) st = build_kernel(plan, s, all_select);
   if (!st) {
     s->ns_pad = round_up(ns, s->wgs);
@@ -313,6 +324,14 @@ static double direct_frame_size(fmmcl_plan plan, int target, size_t index) {
   return 0;
 }
 
+/* Near tiles add the offsets' low parts: double-double resolves more than
+ * the pair's own double arithmetic. Float's estimate keeps float's unit: its
+ * pairs' own arithmetic (native rsqrt) rounds more than float-float's
+ * offsets do, and the estimate's term in the frames covers that. */
+static double direct_offset_rounding(fmmcl_plan plan) {
+  return plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-104 : 0x1.0p-24;
+}
+
 static void direct_destroy(fmmcl_plan plan) {
   direct_state *s = plan->impl;
   if (!s) return;
@@ -341,4 +360,5 @@ const fmmcl_method_ops fmmcl_direct_ops = {.name = "direct",
                                            .destroy = direct_destroy,
                                            .counts = fmmcl_direct_counts,
                                            .error_bound = fmmcl_direct_error_bound,
-                                           .frame_size = direct_frame_size};
+                                           .frame_size = direct_frame_size,
+                                           .offset_rounding = direct_offset_rounding};

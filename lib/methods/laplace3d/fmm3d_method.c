@@ -65,6 +65,12 @@ static void fmm3d_destroy(fmmcl_plan plan) {
 
 static int fmm3d_order(fmmcl_plan plan) { return ((const fmm3d_state *)plan->impl)->order; }
 
+/* Double's P2P adds the offsets' low parts (double-double); float's reads
+ * only the rounded offsets. */
+static double fmm3d_offset_rounding(fmmcl_plan plan) {
+  return plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-104 : 0x1.0p-24;
+}
+
 double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
   const fmm3d_state *s = plan->impl;
   const fmmcl_tree3d *t = s->tree;
@@ -93,6 +99,7 @@ const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
                                           .counts = fmmcl_fmm3d_counts,
                                           .order = fmm3d_order,
                                           .frame_size = fmmcl_fmm3d_frame_size,
+                                          .offset_rounding = fmm3d_offset_rounding,
                                           .resident = 1};
 const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .create = treecode_create,
@@ -101,4 +108,5 @@ const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .counts = fmmcl_fmm3d_counts,
                                                .order = fmm3d_order,
                                                .frame_size = fmmcl_fmm3d_frame_size,
+                                               .offset_rounding = fmm3d_offset_rounding,
                                                .resident = 1};
