@@ -111,7 +111,7 @@ int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, do
   if (!list) return -1;
   for (size_t i = 0; i < n_boxes; i++) list[i] = i;
   /* The order is capped at 40: the separation must let that meet eps. */
-  double sep = pow(eps, 1.0 / 41);
+  double sep = pow(eps, 1.0 / 41) / 0.8;
   let_walk w = {tree, boxes, eps, sep < 0.7 ? sep : 0.7, send};
   int err = visit(&w, 0, list, n_boxes, INFINITY);
   free(list);

@@ -193,7 +193,7 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
     free(boxes), free(bc), free(bd);
     return FMMCL_ERROR_OUT_OF_MEMORY;
   }
-  double eps = tolerance_of(opt) / 10;
+  double eps = tolerance_of(opt);
   for (int r = 0; r < pl->ranks && !err; r++)
     if (r != pl->rank) err = mpi_let_select(&pl->tree, boxes + bd[r], (size_t)bc[r] / 6, eps, &pl->let[r]);
   free(boxes), free(bc), free(bd);
