@@ -65,23 +65,20 @@ void mpi_equivalent_points(int p, const double *c, double a, double *x) {
   }
 }
 
-int mpi_equivalent_charges(int p, const double *c, double a, size_t n, const double *x, const double *q,
-                           double *out) {
-  int terms = lm(p, p) + 1;
-  double *P = malloc(terms * sizeof *P), *re = calloc(terms, sizeof *re), *im = calloc(terms, sizeof *im);
-  if (!P || !re || !im) {
-    free(P), free(re), free(im);
-    return -1;
-  }
+size_t mpi_equivalent_terms(int p) { return (size_t)lm(p, p) + 1; }
+
+void mpi_equivalent_moments(int p, const double *c, double a, size_t n, const double *x, const double *q,
+                            double *re, double *im) {
+  double P[(MAX_ORDER + 1) * (MAX_ORDER + 2) / 2], cm[MAX_ORDER + 1], sm[MAX_ORDER + 1];
+  size_t terms = mpi_equivalent_terms(p);
+  for (size_t k = 0; k < terms; k++) re[k] = im[k] = 0;
   /* Moments scaled by a^-n: M_n^m / a^n = sum_j q_j (r_j/a)^n P_n^m e^{-i m phi_j}. */
   for (size_t j = 0; j < n; j++) {
     double dx = x[3 * j] - c[0], dy = x[3 * j + 1] - c[1], dz = x[3 * j + 2] - c[2];
     double r = sqrt(dx * dx + dy * dy + dz * dz), rho = sqrt(dx * dx + dy * dy);
     double ct = r > 0 ? dz / r : 1, st = r > 0 ? rho / r : 0, phi = atan2(dy, dx);
-    double t = a > 0 ? r / a : 0;
+    double t = a > 0 ? r / a : 0, tn = q[j];
     legendre(p, ct, st, P);
-    double tn = q[j];
-    double cm[MAX_ORDER + 1], sm[MAX_ORDER + 1];
     for (int m = 0; m <= p; m++) cm[m] = cos(m * phi), sm[m] = sin(m * phi);
     for (int nn = 0; nn <= p; nn++, tn *= t)
       for (int m = 0; m <= nn; m++) {
@@ -89,12 +86,15 @@ int mpi_equivalent_charges(int p, const double *c, double a, size_t n, const dou
         im[lm(nn, m)] -= tn * P[lm(nn, m)] * sm[m];
       }
   }
-  double gx[MAX_ORDER + 1], gw[MAX_ORDER + 1];
+}
+
+void mpi_equivalent_from_moments(int p, const double *re, const double *im, double *out) {
+  double P[(MAX_ORDER + 1) * (MAX_ORDER + 2) / 2], gx[MAX_ORDER + 1], gw[MAX_ORDER + 1];
+  double sre[MAX_ORDER + 1], sim[MAX_ORDER + 1];
   gauss_legendre(p + 1, gx, gw);
   size_t k = 0;
   for (int i = 0; i <= p; i++) {
     legendre(p, gx[i], sqrt(1 - gx[i] * gx[i]), P);
-    double sre[MAX_ORDER + 1], sim[MAX_ORDER + 1];
     for (int m = 0; m <= p; m++) {
       sre[m] = sim[m] = 0;
       for (int nn = m; nn <= p; nn++)
@@ -107,8 +107,6 @@ int mpi_equivalent_charges(int p, const double *c, double a, size_t n, const dou
       out[k] = w * v;
     }
   }
-  free(P), free(re), free(im);
-  return 0;
 }
 
 /* Error model: like the treecode's cell-to-point criterion (fmm3d_order.c),

@@ -69,9 +69,13 @@ void mpi_tree_free(mpi_tree *tree);
 static inline size_t mpi_equivalent_count(int p) { return (size_t)(p + 1) * (size_t)(2 * p + 1); }
 /* The points, centre c, radius a, into x[3 * count]. */
 void mpi_equivalent_points(int p, const double *c, double a, double *x);
-/* The charges of sources x[3 n], q[n] into out[count]. */
-int mpi_equivalent_charges(int p, const double *c, double a, size_t n, const double *x, const double *q,
-                           double *out);
+/* Multipole moments up to degree p (scaled by a^-n), mpi_equivalent_terms(p)
+ * real and imaginary parts; those of a lower degree are a prefix. */
+size_t mpi_equivalent_terms(int p);
+void mpi_equivalent_moments(int p, const double *c, double a, size_t n, const double *x, const double *q,
+                            double *re, double *im);
+/* The charges of order p from moments of degree p or more, into out[count]. */
+void mpi_equivalent_from_moments(int p, const double *re, const double *im, double *out);
 /* The smallest order whose truncation (a / d)^(p+1) is below eps. */
 int mpi_equivalent_order(double a, double d, double eps);
 
@@ -100,6 +104,12 @@ struct fmmcl_mpi_plan_s {
   int *let_send_counts, *let_send_displs, *let_recv_counts, *let_recv_displs; /* values */
   size_t n_let;                                                               /* values received */
   size_t n_local_sources;                                                     /* owned + n_let */
+  /* The far cells sent to any rank, each with the highest order asked:
+   * their moments are computed once an execution. */
+  size_t n_far;
+  int *far_cells, *far_orders;
+  size_t *far_offset; /* [n_far + 1] where each cell's moments start */
+  int *far_index;     /* [n_cells] position in far_cells, -1 when not sent */
   fmmcl_plan local;
   fmmcl_mpi_stats stats;
 };

@@ -141,6 +141,29 @@ static void imbalance(MPI_Comm comm, int ranks, double mine, double *ratio) {
   *ratio = v[1] > 0 ? v[0] / (v[1] / ranks) : 1;
 }
 
+/* The far cells any rank asked for, each once, at the highest order asked. */
+static int collect_far_cells(fmmcl_mpi_plan pl) {
+  size_t nc = pl->tree.n_cells;
+  pl->far_index = malloc((nc ? nc : 1) * sizeof(int));
+  pl->far_cells = malloc((nc ? nc : 1) * sizeof(int));
+  pl->far_orders = malloc((nc ? nc : 1) * sizeof(int));
+  pl->far_offset = malloc((nc + 1) * sizeof(size_t));
+  if (!pl->far_index || !pl->far_cells || !pl->far_orders || !pl->far_offset) return -1;
+  for (size_t c = 0; c < nc; c++) pl->far_index[c] = -1;
+  for (int r = 0; r < pl->ranks; r++)
+    for (size_t k = 0; k < pl->let[r].n_cells; k++) {
+      int c = pl->let[r].cells[k], o = pl->let[r].orders[k];
+      if (pl->far_index[c] < 0) {
+        pl->far_index[c] = (int)pl->n_far;
+        pl->far_cells[pl->n_far] = c, pl->far_orders[pl->n_far++] = o;
+      } else if (o > pl->far_orders[pl->far_index[c]]) pl->far_orders[pl->far_index[c]] = o;
+    }
+  pl->far_offset[0] = 0;
+  for (size_t f = 0; f < pl->n_far; f++)
+    pl->far_offset[f + 1] = pl->far_offset[f] + mpi_equivalent_terms(pl->far_orders[f]);
+  return 0;
+}
+
 /* What arrives as particles, as charges and in how many cells, for the report. */
 static int let_received(fmmcl_mpi_plan pl) {
   int *out = malloc(6 * pl->ranks * sizeof(int));
@@ -198,6 +221,7 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
     if (r != pl->rank) err = mpi_let_select(&pl->tree, boxes + bd[r], (size_t)bc[r] / 6, eps, &pl->let[r]);
   free(boxes), free(bc), free(bd);
   if (err) return FMMCL_ERROR_OUT_OF_MEMORY;
+  if (collect_far_cells(pl)) return FMMCL_ERROR_OUT_OF_MEMORY;
   let_counts(pl);
   pl->n_local_sources = pl->src.n_owned + pl->n_let;
   double *local = malloc((pl->n_local_sources ? 3 * pl->n_local_sources : 1) * sizeof *local);
@@ -228,6 +252,7 @@ static void plan_free(fmmcl_mpi_plan pl) {
   if (pl->local) fmmcl_plan_destroy(pl->local);
   mpi_route_free(&pl->src), mpi_route_free(&pl->tgt);
   mpi_tree_free(&pl->tree);
+  free(pl->far_index), free(pl->far_cells), free(pl->far_orders), free(pl->far_offset);
   if (pl->let)
     for (int r = 0; r < pl->ranks; r++) mpi_let_send_free(&pl->let[r]);
   free(pl->let), free(pl->let_send_counts), free(pl->let_send_displs);
@@ -272,40 +297,52 @@ fmmcl_status fmmcl_mpi_plan_create(MPI_Comm comm, fmmcl_context ctx, const fmmcl
   return FMMCL_SUCCESS;
 }
 
-/* Charges of what each rank receives, in the order of its positions. */
+/* Charges of what each rank receives, in the order of its positions: the
+ * far cells' moments once each, then every rank's equivalent charges from
+ * them, cells in parallel (the host is idle while the device works). */
 static int let_charges(fmmcl_mpi_plan pl, const double *owned_q, double *local_q) {
   size_t total = (size_t)pl->let_send_displs[pl->ranks - 1] + (size_t)pl->let_send_counts[pl->ranks - 1];
+  size_t terms = pl->far_offset[pl->n_far];
   double *out = malloc((total ? total : 1) * sizeof *out);
-  if (!out) return -1;
-  double *cellq = NULL;
-  size_t cellq_cap = 0;
+  double *re = malloc((terms ? terms : 1) * sizeof *re), *im = malloc((terms ? terms : 1) * sizeof *im);
+  if (!out || !re || !im) {
+    free(out), free(re), free(im);
+    return -1;
+  }
   double t0 = MPI_Wtime();
-  int err = 0;
-  for (int r = 0; r < pl->ranks && !err; r++) {
+  long nf = (long)pl->n_far;
+#pragma omp parallel for schedule(dynamic)
+  for (long f = 0; f < nf; f++) {
+    const mpi_cell *cell = &pl->tree.cells[pl->far_cells[f]];
+    mpi_equivalent_moments(pl->far_orders[f], cell->center, cell->radius, cell->end - cell->begin,
+                           pl->src.coords + 3 * cell->begin, owned_q + cell->begin, re + pl->far_offset[f],
+                           im + pl->far_offset[f]);
+  }
+  for (int r = 0; r < pl->ranks; r++) {
     const mpi_let_send *s = &pl->let[r];
     double *q = out + pl->let_send_displs[r];
     for (size_t i = 0; i < s->n_particles; i++) *q++ = owned_q[s->particles[i]];
-    for (size_t c = 0; c < s->n_cells && !err; c++) {
-      const mpi_cell *cell = &pl->tree.cells[s->cells[c]];
-      size_t m = cell->end - cell->begin;
-      if (m > cellq_cap) {
-        free(cellq);
-        cellq_cap = m;
-        if (!(cellq = malloc(m * sizeof *cellq))) err = -1;
-      }
-      if (err) break;
-      memcpy(cellq, owned_q + cell->begin, m * sizeof *cellq);
-      err = mpi_equivalent_charges(s->orders[c], cell->center, cell->radius, m,
-                                   pl->src.coords + 3 * cell->begin, cellq, q);
-      q += mpi_equivalent_count(s->orders[c]);
+    long ncells = (long)s->n_cells;
+    size_t *at = malloc((s->n_cells + 1) * sizeof *at);
+    if (!at) {
+      free(out), free(re), free(im);
+      return -1;
     }
+    at[0] = 0;
+    for (size_t c = 0; c < s->n_cells; c++) at[c + 1] = at[c] + mpi_equivalent_count(s->orders[c]);
+#pragma omp parallel for schedule(dynamic)
+    for (long c = 0; c < ncells; c++) {
+      size_t f = (size_t)pl->far_index[s->cells[c]];
+      mpi_equivalent_from_moments(s->orders[c], re + pl->far_offset[f], im + pl->far_offset[f], q + at[c]);
+    }
+    free(at);
   }
-  free(cellq);
+  free(re), free(im);
   double t1 = MPI_Wtime();
   pl->stats.equivalent_s = t1 - t0;
-  if (!err)
-    err = MPI_Alltoallv(out, pl->let_send_counts, pl->let_send_displs, MPI_DOUBLE, local_q + pl->src.n_owned,
-                        pl->let_recv_counts, pl->let_recv_displs, MPI_DOUBLE, pl->comm);
+  int err =
+      MPI_Alltoallv(out, pl->let_send_counts, pl->let_send_displs, MPI_DOUBLE, local_q + pl->src.n_owned,
+                    pl->let_recv_counts, pl->let_recv_displs, MPI_DOUBLE, pl->comm);
   for (int r = 0; r < pl->ranks; r++)
     if (r != pl->rank) pl->stats.execute_bytes += (unsigned long long)pl->let_send_counts[r] * sizeof(double);
   pl->stats.let_exchange_s = MPI_Wtime() - t1;
