@@ -104,6 +104,9 @@ static int run_case(MPI_Comm comm, fmmcl_context ctx, const test_case *tc, size_
   if (!st) st = fmmcl_mpi_plan_execute(plan, mq, res, grad);
   fmmcl_mpi_stats stats;
   if (!st) fmmcl_mpi_plan_stats(plan, &stats), fmmcl_mpi_plan_destroy(plan);
+  /* Far cells received as equivalent charges, over all ranks. */
+  unsigned long long cells = st ? 0 : stats.let_cells;
+  MPI_Allreduce(MPI_IN_PLACE, &cells, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
   /* Rank 0 gathers (index, potential, gradient) in the global order. */
   for (size_t i = ntm; i-- > 0;) {
     double p = res[i];
@@ -141,14 +144,14 @@ static int run_case(MPI_Comm comm, fmmcl_context ctx, const test_case *tc, size_
     /* The tolerance is the potential's; the gradient's is ten times that. */
     fail = s1 || !(e[0] <= tc->tol && e[1] <= 10 * tc->tol && e[2] <= 2 * tc->tol && e[3] <= 20 * tc->tol);
     /* The large cases are there to send far cells as equivalent charges. */
-    if (tc->n && ranks > 1 && stats.let_cells == 0) fail = 1;
+    if (tc->n && ranks > 1 && cells == 0) fail = 1;
     printf(
         "%s %d ranks, %-10s %-15s %s %s %s tol %.0e: vs direct pot %.2e grad %.2e; vs one device pot %.2e "
-        "grad %.2e (one device vs direct %.2e %.2e); rank 0 received %zu particles, %zu charges in %zu cells\n",
+        "grad %.2e (one device vs direct %.2e %.2e); rank 0 received %zu particles, %zu charges in %zu cells; all ranks %llu cells\n",
         fail ? "FAIL" : "ok  ", ranks, dist_name[tc->dist], place_name[tc->place],
         tc->separate ? "targets apart" : "targets=sources", fmmcl_method_name(tc->method),
         tc->precision == FMMCL_DOUBLE ? "double" : "single", tc->tol, e[0], e[1], e[2], e[3], e[4], e[5],
-        stats.let_particles, stats.let_equivalent, stats.let_cells);
+        stats.let_particles, stats.let_equivalent, stats.let_cells, cells);
     free(mpi), free(ref), free(one), free(rp), free(rg), free(pm), free(gm);
   }
   MPI_Bcast(&fail, 1, MPI_INT, 0, comm);
@@ -182,8 +185,13 @@ int main(int argc, char **argv) {
                        {UNIFORM, SCATTERED, 0, FMMCL_FMM, FMMCL_DOUBLE, 1e-4, 10000},
                        {CLUSTERS, ON_RANK0, 1, FMMCL_FMM, FMMCL_DOUBLE, 1e-6, 10000},
                        {SURFACE, SCATTERED, 0, FMMCL_FMM, FMMCL_DOUBLE, 1e-6, 10000}};
+  /* The large cases (far cells as equivalent charges) on 4 ranks only: on
+   * fewer, every rank is near all the others' targets at this size, and
+   * the suite stays within a minute on two cores. */
+  int ranks;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
-    failed += run_case(MPI_COMM_WORLD, ctx, extra + i, ns, nt), cases++;
+    if (!extra[i].n || ranks == 4) failed += run_case(MPI_COMM_WORLD, ctx, extra + i, ns, nt), cases++;
   /* An empty input is refused on every rank alike. */
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
