@@ -44,6 +44,17 @@ int mpi_route_backward(MPI_Comm comm, const mpi_route *route, int width, const d
                        unsigned long long *bytes);
 void mpi_route_free(mpi_route *route);
 
+/* Work per point for the partition: the sources' global histogram at the
+ * level where a cell holds about a leaf. */
+typedef struct mpi_work {
+  int level;
+  size_t leaf;
+  double *hist;
+} mpi_work;
+int mpi_work_init(MPI_Comm comm, size_t ns, const uint64_t *sk, size_t leaf, mpi_work *w);
+double mpi_work_of(const mpi_work *w, uint64_t key);
+void mpi_work_free(mpi_work *w);
+
 /* A cell of the host octree over key-sorted points: points [begin, end). */
 typedef struct mpi_cell {
   size_t begin, end;

@@ -14,6 +14,11 @@ static fmmcl_status agree(MPI_Comm comm, fmmcl_status st) {
   return (fmmcl_status)s;
 }
 
+static int agree_int(MPI_Comm comm, int err) {
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
+  return err;
+}
+
 static int all_finite(size_t n, const double *x) {
   for (size_t i = 0; i < n; i++)
     if (!isfinite(x[i])) return 0;
@@ -197,14 +202,29 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
   }
   for (size_t i = 0; i < ns; i++) sk[i] = mpi_morton_key(&pl->frame, s + 3 * i);
   for (size_t i = 0; i < nt; i++) tk[i] = mpi_morton_key(&pl->frame, t + 3 * i);
-  int err = mpi_partition_splitters(pl->comm, ns, sk, NULL, nt, tk, NULL, split);
-  free(sk), free(tk);
+  mpi_work work = {0};
+  double *sw = malloc((ns ? ns : 1) * sizeof *sw), *tw = malloc((nt ? nt : 1) * sizeof *tw);
+  int err = !sw || !tw;
+  err = agree_int(pl->comm, err);
+  if (!err) err = mpi_work_init(pl->comm, ns, sk, opt->leaf_size > 0 ? (size_t)opt->leaf_size : 64, &work);
+  if (!err) {
+    for (size_t i = 0; i < ns; i++) sw[i] = mpi_work_of(&work, sk[i]);
+    for (size_t i = 0; i < nt; i++) tw[i] = mpi_work_of(&work, tk[i]);
+    err = mpi_partition_splitters(pl->comm, ns, sk, sw, nt, tk, tw, split);
+  }
+  free(sk), free(tk), free(sw), free(tw);
   if (!err) err = mpi_route_build(pl->comm, &pl->frame, split, ns, s, &pl->src, &st->create_bytes);
   if (!err) err = mpi_route_build(pl->comm, &pl->frame, split, nt, t, &pl->tgt, &st->create_bytes);
   free(split);
-  if (err) return FMMCL_ERROR_OUT_OF_MEMORY;
+  if (err) {
+    mpi_work_free(&work);
+    return FMMCL_ERROR_OUT_OF_MEMORY;
+  }
   st->owned_sources = pl->src.n_owned, st->owned_targets = pl->tgt.n_owned;
-  st->work = (double)(pl->src.n_owned + pl->tgt.n_owned);
+  st->work = 0;
+  for (size_t i = 0; i < pl->src.n_owned; i++) st->work += mpi_work_of(&work, pl->src.keys[i]);
+  for (size_t i = 0; i < pl->tgt.n_owned; i++) st->work += mpi_work_of(&work, pl->tgt.keys[i]);
+  mpi_work_free(&work);
   imbalance(pl->comm, pl->ranks, st->work, &st->work_imbalance);
   double t1 = MPI_Wtime();
   st->partition_s = t1 - t0;
