@@ -277,6 +277,7 @@ static void plan_free(fmmcl_mpi_plan pl) {
     for (int r = 0; r < pl->ranks; r++) mpi_let_send_free(&pl->let[r]);
   free(pl->let), free(pl->let_send_counts), free(pl->let_send_displs);
   free(pl->let_recv_counts), free(pl->let_recv_displs);
+  if (pl->comm != MPI_COMM_NULL) MPI_Comm_free(&pl->comm);
   free(pl);
 }
 
@@ -291,10 +292,13 @@ fmmcl_status fmmcl_mpi_plan_create(MPI_Comm comm, fmmcl_context ctx, const fmmcl
   unsigned long long n[2] = {ns, nt};
   MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
   if (!st && (n[0] == 0 || n[1] == 0)) st = FMMCL_ERROR_EMPTY_INPUT;
+  /* The plan's own communicator: its collectives never meet the caller's. */
+  MPI_Comm own;
+  MPI_Comm_dup(comm, &own);
   fmmcl_mpi_plan pl = NULL;
-  if (!st && !(pl = calloc(1, sizeof *pl))) st = FMMCL_ERROR_OUT_OF_MEMORY;
+  if (!(pl = calloc(1, sizeof *pl))) st = FMMCL_ERROR_OUT_OF_MEMORY;
   if (pl) {
-    pl->comm = comm;
+    pl->comm = own;
     MPI_Comm_rank(comm, &pl->rank);
     MPI_Comm_size(comm, &pl->ranks);
     pl->gradient = opt->gradient;
@@ -310,7 +314,8 @@ fmmcl_status fmmcl_mpi_plan_create(MPI_Comm comm, fmmcl_context ctx, const fmmcl
   st = agree(comm, st);
   if (!st) st = agree(comm, build(pl, ctx, opt, ns, s, nt, t));
   if (st) {
-    plan_free(pl);
+    if (pl) plan_free(pl); /* every rank frees its duplicate here, together */
+    else MPI_Comm_free(&own);
     return st;
   }
   *plan = pl;
