@@ -110,9 +110,12 @@ END_TEST
  * wide, 1000 apart, resolve a pair 1e-7 apart as the tiles' frames (1e-3)
  * allow, not as the whole set's (866) would, and the single-precision sum
  * at that pair's targets meets the estimate's bound (three times it). A
- * pair 1e-9 apart at 0.2 stays beyond float even in a tile's frame. */
+ * pair 1e-9 apart at 0.2 stays beyond float even in a tile's frame. Each
+ * cluster holds 2048 points, a whole number of the largest target blocks
+ * (1024 on a GPU), so that no block spans both clusters: one that did
+ * would have a frame 1000 wide, and the estimate would say so. */
 START_TEST(test_rounding_estimate_frames) {
-  enum { N = 2000 };
+  enum { N = 4096 };
   double *x = malloc(3 * N * sizeof *x), *q = malloc(N * sizeof *q);
   double *p = malloc(N * sizeof *p), *g = malloc(3 * N * sizeof *g);
   double *rp = malloc(N * sizeof *rp), *rg = malloc(3 * N * sizeof *rg);
