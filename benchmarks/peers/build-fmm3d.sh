@@ -1,0 +1,53 @@
+#!/bin/sh
+# build-fmm3d.sh FMM3D_SRC [OUTDIR]
+#
+# Builds FMM3D's static library (gfortran -O3 -march=x86-64-v3 -fopenmp: not
+# -march=native, the GPU machine's CPU may differ) and links
+# benchmarks/peers/fmm3d_driver.c and make_points.c against it into OUTDIR
+# (default .dev/peers, relative to the repository root). libgfortran,
+# libquadmath and libgcc are linked statically; libgomp cannot be (gcc ships
+# no PIC-free libgomp.a that -static-libgomp would pick on Debian), so
+# libgomp.so.1 is copied into OUTDIR/lib and the driver finds it through its
+# RPATH $ORIGIN/lib. Needs gcc and gfortran here; the result needs only glibc.
+#
+# FMM3D_SRC: a checkout of github.com/flatironinstitute/FMM3D, e.g.
+#   git --git-dir=<mirror> archive HEAD | tar -x -C /tmp/fmm3d
+set -eu
+src=${1:?usage: build-fmm3d.sh FMM3D_SRC [OUTDIR]}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${2:-$root/.dev/peers}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$out/lib"
+out=$(cd "$out" && pwd)
+
+arch="-march=x86-64-v3"
+cat > "$src/make.inc" <<EOF
+FFLAGS= -fPIC -O3 $arch -funroll-loops -std=legacy -w
+CFLAGS= -fPIC -O3 $arch -funroll-loops -std=gnu17
+CXXFLAGS= -std=c++11 -DSCTL_PROFILE=-1 -fPIC -O3 $arch -funroll-loops
+EOF
+# the makefile's rule for the static library is named libfmm3d.a and moves it
+# into lib-static/
+if [ ! -f "$src/lib-static/libfmm3d.a" ]; then
+  make -C "$src" -j"$jobs" libfmm3d.a
+fi
+lib="$src/lib-static/libfmm3d.a"
+
+cc=${CC:-gcc}
+fc=${FC:-gfortran}
+# gfortran drives the link so that its runtime comes in; -static-libgfortran
+# pulls libgfortran.a and libquadmath.a.
+$cc -c -O2 $arch -fopenmp -std=gnu17 -Wall -o "$out/fmm3d_driver.o" "$here/fmm3d_driver.c"
+$fc -o "$out/fmm3d_driver" "$out/fmm3d_driver.o" "$lib" -fopenmp \
+  -static-libgfortran -static-libgcc -Wl,-rpath,'$ORIGIN/lib' -lm
+rm -f "$out/fmm3d_driver.o"
+$cc -O2 -std=gnu17 -Wall -o "$out/make_points" "$here/make_points.c" -lm
+
+# carry the shared libraries that remain (libgomp; libgfortran if it did not
+# go static)
+for so in $(ldd "$out/fmm3d_driver" | awk '/libgomp|libgfortran|libquadmath/ {print $3}'); do
+  cp -L "$so" "$out/lib/"
+done
+echo "built $out/fmm3d_driver and $out/make_points; needs:"
+ldd "$out/fmm3d_driver"
