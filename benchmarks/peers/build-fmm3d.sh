@@ -5,10 +5,9 @@
 # -march=native, the GPU machine's CPU may differ) and links
 # benchmarks/peers/fmm3d_driver.c and make_points.c against it into OUTDIR
 # (default .dev/peers, relative to the repository root). libgfortran,
-# libquadmath and libgcc are linked statically; libgomp cannot be (gcc ships
-# no PIC-free libgomp.a that -static-libgomp would pick on Debian), so
-# libgomp.so.1 is copied into OUTDIR/lib and the driver finds it through its
-# RPATH $ORIGIN/lib. Needs gcc and gfortran here; the result needs only glibc.
+# libquadmath, libgcc and libgomp are linked statically (STATIC_GOMP=0: libgomp
+# shared, then libgomp.so.1 is copied into OUTDIR/lib and found through the
+# RPATH $ORIGIN/lib). Needs gcc and gfortran here; the result needs only glibc.
 #
 # FMM3D_SRC: a checkout of github.com/flatironinstitute/FMM3D, e.g.
 #   git --git-dir=<mirror> archive HEAD | tar -x -C /tmp/fmm3d
@@ -39,7 +38,14 @@ fc=${FC:-gfortran}
 # gfortran drives the link so that its runtime comes in; -static-libgfortran
 # pulls libgfortran.a and libquadmath.a.
 $cc -c -O2 $arch -fopenmp -std=gnu17 -Wall -o "$out/fmm3d_driver.o" "$here/fmm3d_driver.c"
-$fc -o "$out/fmm3d_driver" "$out/fmm3d_driver.o" "$lib" -fopenmp \
+# libgomp static too when gcc has libgomp.a (Debian's gcc does); no -fopenmp
+# at the link, which would add the shared -lgomp.
+if [ "${STATIC_GOMP:-1}" = 1 ] && [ -f "$($cc -print-file-name=libgomp.a)" ]; then
+  gomp="-Wl,-Bstatic -lgomp -Wl,-Bdynamic -lpthread -ldl"
+else
+  gomp="-fopenmp"
+fi
+$fc -o "$out/fmm3d_driver" "$out/fmm3d_driver.o" "$lib" $gomp \
   -static-libgfortran -static-libgcc -Wl,-rpath,'$ORIGIN/lib' -lm
 rm -f "$out/fmm3d_driver.o"
 $cc -O2 -std=gnu17 -Wall -o "$out/make_points" "$here/make_points.c" -lm
