@@ -4,8 +4,8 @@
 # Builds Ryoanji's single-GPU demonstrator ryoanji_demo for sm_90 (H100) with
 # nvcc and copies it into OUTDIR (default .dev/peers, relative to the
 # repository root). cudart is linked statically (CMAKE_CUDA_RUNTIME_LIBRARY=
-# Static), so the GPU machine needs only the driver's libcuda.so.1 (CUDA 13:
-# driver >= 580). Needs nvcc, CMake >= 3.22, g++ >= 11; MPI and GTest are
+# Static), libstdc++ and libgcc too, so the GPU machine needs only glibc and
+# the driver's libcuda.so.1 (CUDA 13: driver >= 580). Needs nvcc, CMake >= 3.22, g++ >= 11; MPI and GTest are
 # looked for by the CMake files but not needed by this target.
 #
 # Two things this script changes so that it builds with CUDA 13 and CMake 3.25:
@@ -35,9 +35,11 @@ sed -i 's/reduce\.Reduce(Uewald, cub::Sum())/reduce.Sum(Uewald)/' \
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static \
   -DCMAKE_CUDA_FLAGS="-std=c++20" \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O3 -march=x86-64-v3 -DNDEBUG" -DBUILD_TESTING=ON
+  -DCMAKE_CXX_FLAGS_RELEASE="-O3 -march=x86-64-v3 -DNDEBUG" -DBUILD_TESTING=ON \
+  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc"
 cmake --build "$build" -j "$jobs" --target ryoanji_demo
 exe=$(find "$build" -name ryoanji_demo -type f -perm -u+x | head -1)
 cp "$exe" "$out/ryoanji_demo"
+strip "$out/ryoanji_demo"
 echo "built $out/ryoanji_demo; needs:"
 ldd "$out/ryoanji_demo"
