@@ -1,9 +1,10 @@
 #!/bin/sh
 # build-fmm3d.sh FMM3D_SRC [OUTDIR]
 #
-# Builds FMM3D's static library (gfortran -O3 -march=x86-64-v3 -fopenmp: not
-# -march=native, the GPU machine's CPU may differ) and links
-# benchmarks/peers/fmm3d_driver.c and make_points.c against it into OUTDIR
+# Builds FMM3D's static library (gfortran -O3 -march=x86-64-v3 -fopenmp, not
+# -march=native: the GPU machine's CPU may differ; FAST_KER=ON by default, see
+# below) and links benchmarks/peers/fmm3d_driver.c and make_points.c against
+# it into OUTDIR, the driver as OUTDIR/$DRIVER_NAME (default fmm3d_driver)
 # (default .dev/peers, relative to the repository root). libgfortran,
 # libquadmath, libgcc and libgomp are linked statically (STATIC_GOMP=0: libgomp
 # shared, then libgomp.so.1 is copied into OUTDIR/lib and found through the
@@ -17,6 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${2:-$root/.dev/peers}
 jobs=${JOBS:-$(nproc)}
+name=${DRIVER_NAME:-fmm3d_driver}
 mkdir -p "$out/lib"
 out=$(cd "$out" && pwd)
 
@@ -26,12 +28,22 @@ FFLAGS= -fPIC -O3 $arch -funroll-loops -std=legacy -w
 CFLAGS= -fPIC -O3 $arch -funroll-loops -std=gnu17
 CXXFLAGS= -std=c++11 -DSCTL_PROFILE=-1 -fPIC -O3 $arch -funroll-loops
 EOF
+# FAST_KER=ON (default): FMM3D's vectorised C++ (SCTL) near-field kernels and
+# its leaf sizes for them (lndiv_fast.f), the configuration FMM3D recommends
+# for speed; FAST_KER=OFF: the plain Fortran kernels.
+fast=${FAST_KER:-ON}
 # the makefile's rule for the static library is named libfmm3d.a and moves it
-# into lib-static/
-if [ ! -f "$src/lib-static/libfmm3d.a" ]; then
-  make -C "$src" -j"$jobs" libfmm3d.a
+# into lib-static/; rebuild from scratch when the configuration changed
+stamp="$src/lib-static/.peers-config"
+config="FAST_KER=$fast $arch"
+if [ ! -f "$src/lib-static/libfmm3d.a" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$config" ]; then
+  make -C "$src" clean > /dev/null
+  make -C "$src" -j"$jobs" libfmm3d.a FAST_KER="$fast"
+  echo "$config" > "$stamp"
 fi
 lib="$src/lib-static/libfmm3d.a"
+cxx=""
+[ "$fast" = ON ] && cxx="-Wl,-Bstatic -lstdc++ -Wl,-Bdynamic"
 
 cc=${CC:-gcc}
 fc=${FC:-gfortran}
@@ -45,15 +57,15 @@ if [ "${STATIC_GOMP:-1}" = 1 ] && [ -f "$($cc -print-file-name=libgomp.a)" ]; th
 else
   gomp="-fopenmp"
 fi
-$fc -o "$out/fmm3d_driver" "$out/fmm3d_driver.o" "$lib" $gomp \
+$fc -o "$out/$name" "$out/fmm3d_driver.o" "$lib" $cxx $gomp \
   -static-libgfortran -static-libgcc -Wl,-rpath,'$ORIGIN/lib' -lm
 rm -f "$out/fmm3d_driver.o"
 $cc -O2 -std=gnu17 -Wall -o "$out/make_points" "$here/make_points.c" -lm
 
 # carry the shared libraries that remain (libgomp; libgfortran if it did not
 # go static)
-for so in $(ldd "$out/fmm3d_driver" | awk '/libgomp|libgfortran|libquadmath/ {print $3}'); do
+for so in $(ldd "$out/$name" | awk '/libgomp|libgfortran|libquadmath/ {print $3}'); do
   cp -L "$so" "$out/lib/"
 done
-echo "built $out/fmm3d_driver and $out/make_points; needs:"
-ldd "$out/fmm3d_driver"
+echo "built $out/$name ($config) and $out/make_points; needs:"
+ldd "$out/$name"

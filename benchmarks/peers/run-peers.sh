@@ -13,11 +13,13 @@
 #
 # Environment (defaults in brackets):
 #   THREADS [16]   SIZES ["1e5 1e6 1e7"]   EPSS ["1e-4 1e-7"]   REPEAT [3]
+#   FMM3D_DRIVERS ["fmm3d_driver fmm3d_driver_plain": FAST_KER=ON and OFF builds;
+#                  1e7 only with the first]
 #   RYOANJI_POWERS ["20 23"]   RYOANJI_DIRECT [1: error check at every size]
 #   DRY=1          CPU parts only, small: THREADS=2, SIZES=1e5, no Ryoanji
 #   PEERS [.dev/peers]   PTS_DIR [${TMPDIR:-/tmp}/peers-pts: point files, not in OUTDIR]
 # Writes OUTDIR/fmm3d.log, ryoanji-*.log, results.csv, machine.txt and
-# OUTDIR/fmm3d-n1e5-eps*.bin (rows pot gx gy gz, libfmmcl's 1/r units).
+# OUTDIR/<driver>-n1e5-eps*.bin (rows pot gx gy gz, libfmmcl's 1/r units).
 set -u
 out=${1:?usage: run-peers.sh OUTDIR}
 mkdir -p "$out"
@@ -29,6 +31,9 @@ threads=${THREADS:-16}
 sizes=${SIZES:-1e5 1e6 1e7}
 epss=${EPSS:-1e-4 1e-7}
 repeat=${REPEAT:-3}
+# fmm3d_driver: FMM3D with FAST_KER=ON; fmm3d_driver_plain (if present): the
+# plain Fortran near field, at 1e5 and 1e6 only
+drivers=${FMM3D_DRIVERS:-fmm3d_driver fmm3d_driver_plain}
 powers=${RYOANJI_POWERS-20 23}
 pts=${PTS_DIR:-${TMPDIR:-/tmp}/peers-pts}
 mkdir -p "$pts"
@@ -49,29 +54,34 @@ declare -A t1e6
 for n in $sizes; do
   f="$pts/uniform-$n.pts"
   [ -f "$f" ] || "$peers/make_points" "$n" "$f" --seed 1 || exit 1
-  for eps in $epss; do
-    r=$repeat; check=500; extra=()
-    case $n in
-      1e5) extra=(--out "$out/fmm3d-n$n-eps$eps.bin"); check=1000 ;;
-      1e7)
-        # 1e6 time x 10 x (one run) must stay under ~60 s, else skip
-        prev=${t1e6[$eps]:-}
-        if [ -z "$prev" ] || awk -v t="$prev" 'BEGIN{exit !(t*11 > 60)}'; then
-          echo "skip FMM3D n=1e7 eps=$eps (1e6 took ${prev:-?} s)" | tee -a "$out/fmm3d.log"
-          echo "fmm3d,laplace,1e7,$eps,$threads,,,,,skipped: 1e6 took ${prev:-?} s" >> "$csv"
-          continue
-        fi
-        r=1; check=100 ;;
-    esac
-    line=$(timeout 300 "$peers/fmm3d_driver" "$f" --kernel laplace --eps "$eps" --repeat "$r" \
-             --check "$check" "${extra[@]}" 2>&1)
-    echo "$line" | tee -a "$out/fmm3d.log"
-    best=$(echo "$line" | sed -n 's/.*best_s=\([^ ]*\).*/\1/p')
-    med=$(echo "$line" | sed -n 's/.*median_s=\([^ ]*\).*/\1/p')
-    ep=$(echo "$line" | sed -n 's/.*pot_rel_l2=\([^ ]*\).*/\1/p')
-    eg=$(echo "$line" | sed -n 's/.*grad_rel_l2=\([^ ]*\).*/\1/p')
-    echo "fmm3d,laplace,$n,$eps,$threads,$best,$med,$ep,$eg,check=$check targets;repeat=$r" >> "$csv"
-    [ "$n" = 1e6 ] && t1e6[$eps]=$best
+  for drv in $drivers; do
+    [ -x "$peers/$drv" ] || { echo "no $peers/$drv, skipped" | tee -a "$out/fmm3d.log"; continue; }
+    for eps in $epss; do
+      r=$repeat; check=500; extra=()
+      case $n in
+        1e5) extra=(--out "$out/$drv-n$n-eps$eps.bin"); check=1000 ;;
+        1e7)
+          # only the first driver; its 1e6 time x 11 (one run) must stay
+          # under ~60 s, else skip
+          prev=${t1e6[$drv$eps]:-}
+          if [ "$drv" != "${drivers%% *}" ] || [ -z "$prev" ] || awk -v t="$prev" 'BEGIN{exit !(t*11 > 60)}'; then
+            echo "skip $drv n=1e7 eps=$eps (1e6 took ${prev:-?} s)" | tee -a "$out/fmm3d.log"
+            echo "$drv,laplace,1e7,$eps,$threads,,,,,skipped: 1e6 took ${prev:-?} s" >> "$csv"
+            continue
+          fi
+          r=1; check=100 ;;
+      esac
+      line=$(timeout 300 "$peers/$drv" "$f" --kernel laplace --eps "$eps" --repeat "$r" \
+               --check "$check" "${extra[@]}" 2>&1)
+      echo "$drv: $line" | tee -a "$out/fmm3d.log"
+      best=$(echo "$line" | sed -n 's/.*best_s=\([^ ]*\).*/\1/p')
+      med=$(echo "$line" | sed -n 's/.*median_s=\([^ ]*\).*/\1/p')
+      cpu=$(echo "$line" | sed -n 's/.*cpu_s=\([^ ]*\).*/\1/p')
+      ep=$(echo "$line" | sed -n 's/.*pot_rel_l2=\([^ ]*\).*/\1/p')
+      eg=$(echo "$line" | sed -n 's/.*grad_rel_l2=\([^ ]*\).*/\1/p')
+      echo "$drv,laplace,$n,$eps,$threads,$best,$med,$ep,$eg,check=$check targets;repeat=$r;cpu_s=$cpu" >> "$csv"
+      [ "$n" = 1e6 ] && t1e6[$drv$eps]=$best
+    done
   done
 done
 # the 1e7 point file is 320 MB: do not leave it behind
