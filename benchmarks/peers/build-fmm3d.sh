@@ -65,7 +65,7 @@ $cc -O2 -std=gnu17 -Wall -o "$out/make_points" "$here/make_points.c" -lm
 # carry the shared libraries that remain (libgomp; libgfortran if it did not
 # go static)
 for so in $(ldd "$out/$name" | awk '/libgomp|libgfortran|libquadmath/ {print $3}'); do
-  cp -L "$so" "$out/lib/"
+  [ "$so" -ef "$out/lib/$(basename "$so")" ] || cp -L "$so" "$out/lib/"
 done
 echo "built $out/$name ($config) and $out/make_points; needs:"
 ldd "$out/$name"
