@@ -34,6 +34,7 @@ static void usage(void) {
       "  --shift S                 add S to every coordinate (default 0)\n"
       "  --precision single|double (default single)\n"
       "  --tol T                   requested tolerance (default 1e-4)\n"
+      "  --leaf-size L             points per leaf of the tree methods (default: the plan's choice)\n"
       "  --repeat R                executes per plan, best time kept (default 3)\n"
       "  --direct-max P            largest N^2 checked by the host direct sum (default 4e10)\n"
       "  --device SEL              gpu, cpu, P:D or a name substring\n"
@@ -78,6 +79,7 @@ static int parse_method(const char *s) {
 
 int main(int argc, char **argv) {
   int dim = 3, repeat = 3, order = 0;
+  int leaf_size = 0;
   double theta = 0;
   size_t n = 20000;
   double shift = 0, tol = 1e-4, direct_max = 4e10, sigma = 0.05;
@@ -106,6 +108,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--tol") == 0) tol = strtod(v, NULL);
     else if (strcmp(a, "--repeat") == 0) repeat = atoi(v);
     else if (strcmp(a, "--order") == 0) order = atoi(v);
+    else if (strcmp(a, "--leaf-size") == 0) leaf_size = atoi(v);
     else if (strcmp(a, "--theta") == 0) theta = strtod(v, NULL);
     else if (strcmp(a, "--direct-max") == 0) direct_max = strtod(v, NULL);
     else if (strcmp(a, "--device") == 0) device = v;
@@ -181,6 +184,7 @@ int main(int argc, char **argv) {
       o.tolerance = method == FMMCL_DIRECT || order > 0 ? 0 : tol;
       if (method != FMMCL_DIRECT) o.order = order;
       if (theta > 0) o.theta = theta;
+      if (method != FMMCL_DIRECT) o.leaf_size = leaf_size;
       fmmcl_plan plan;
       bench_check(ctx, fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), "fmmcl_plan_create");
       double best = INFINITY;

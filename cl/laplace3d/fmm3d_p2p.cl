@@ -13,11 +13,12 @@
  * the leaf per source, not per range). Each source enters the tile moved
  * into the target leaf's frame by the difference of the two centres, which
  * is exact (dyadic), so a pair's difference rounds only relative to the
- * leaves' size. In double, src_lo and tgt_lo hold what rounding the exact
- * offsets lost, and each pair adds them (with the rounding of the move):
- * a leaf at the depth limit may be far wider than its tight groups of
- * points, whose differences then keep their digits; float reads none (its
- * error warning covers that). Adds to out. Needs fmmcl_common.h prepended. */
+ * leaves' size. src_lo and tgt_lo hold what rounding the exact offsets
+ * lost, and each pair adds them (with the rounding of the move): pairs far
+ * closer than their leaf is wide (a surface's points in large leaves, tight
+ * groups in a leaf at the depth limit) then keep their digits, the high
+ * parts' difference being exact for them (Sterbenz). Adds to out. Needs
+ * fmmcl_common.h prepended. */
 
 #ifndef WGS
 #define WGS 64       /* work-group size: targets per pass = sources per tile */
@@ -31,7 +32,6 @@
 /* One source against the work-item's target. The near list holds the
  * target leaf itself and coincident points may sit anywhere in it, so the
  * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
-#ifdef FMMCL_DOUBLE
 #define FMM3D_PAIR                                                                          \
   {                                                                                         \
     const REAL4 s = tile[j], sl = tile_lo[j];                                               \
@@ -48,16 +48,6 @@
     const REAL4 bb_ = (sum) - (a);                                                          \
     tile_lo[lid] = src_lo[js] + (((a) - ((sum) - bb_)) + ((b) - bb_));                      \
   }
-#else
-#define FMM3D_PAIR                                                                          \
-  {                                                                                         \
-    const REAL4 s = tile[j];                                                                \
-    LAPLACE3D_PAIR(s, t.x, t.y, t.z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)     \
-  }
-#define DECLARE_LOW
-#define TARGET_LOW
-#define TILE_LOW(a, b, sum)
-#endif
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,

@@ -52,8 +52,7 @@ static double frame_offset(double x, double o, double inv, double c, double *lo)
  * to the leaf's centre cc, into buf as REAL4, and what rounding them to
  * REAL lost into low (REAL4): the offset is exact as a double-double, so a
  * leaf's close pairs keep their digits however far the root's centre (the
- * P2P adds the low parts in double). Returns whether every value is
- * finite. */
+ * P2P adds the low parts). Returns whether every value is finite. */
 static int pack_leaf(const fmm3d_state *s, const double *xyz, size_t lo, size_t hi, const double cc[3],
                      void *buf, void *low) {
   const double inv = 1.0 / s->unit;
@@ -92,20 +91,19 @@ static int pack_points(const fmm3d_state *s, int target, const double *xyz, void
   return ok;
 }
 
-/* One point set packed in the stage and uploaded, and in double its low
- * parts (lo_buf). */
+/* One point set packed in the stage and uploaded, and its low parts
+ * (lo_buf). */
 static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, int target, size_t n, const double *xyz,
                                      cl_mem *buf, cl_mem *lo_buf) {
-  const int want_lo = s->real_size == 8;
-  void *low = want_lo ? malloc(4 * (n ? n : 1) * s->real_size) : NULL;
-  if (want_lo && !low) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  void *low = malloc(4 * (n ? n : 1) * s->real_size);
+  if (!low) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!pack_points(s, target, xyz, s->stage.ptr, low)) {
     free(low);
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   }
   fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
-  if (!st && low) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, low, lo_buf);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, low, lo_buf);
   free(low);
   return st;
 }
@@ -146,11 +144,8 @@ static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
-  *buf = p->packed, *perm = p->perm;
-  p->packed = p->perm = NULL;
-  /* float's P2P reads no low parts */
-  if (s->real_size == 8) *lo_buf = p->packed_lo, p->packed_lo = NULL;
-  else fmmcl_release(&p->packed_lo);
+  *buf = p->packed, *lo_buf = p->packed_lo, *perm = p->perm;
+  p->packed = p->packed_lo = p->perm = NULL;
   return FMMCL_SUCCESS;
 }
 
