@@ -1,6 +1,7 @@
 /* check_precision.c — single precision keeps its promise in the 3D FMM and
  * treecode: at the default tolerance every distribution meets it over all
- * targets, and moving the whole set far from the origin changes nothing. */
+ * targets, moving the whole set far from the origin changes nothing, and
+ * pairs far closer than a leaf is wide keep float's accuracy. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -125,6 +126,49 @@ START_TEST(test_rounding_estimate_local_frames) {
 }
 END_TEST
 
+/* Points on a sphere's surface in leaves of 512: the closest pairs are
+ * thousands of times closer than a leaf is wide and their terms dominate
+ * the gradient's norm, so the gradient is only as good as the near field's
+ * pair differences. Offsets rounded to float relative to a leaf's centre
+ * alone cost ulp(leaf) / distance there (tens of times GRAD_NEAR_TOL at
+ * this N, growing with N); carried as hi + lo parts, each difference
+ * rounds at the pair's own scale, as in the direct sum, whose float error
+ * here is about 2e-6. */
+#define N_SURFACE 30000
+#define GRAD_NEAR_TOL 1e-5
+
+START_TEST(test_surface_large_leaves) {
+  const size_t n = N_SURFACE;
+  double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q);
+  double *rp = malloc(n * sizeof *rp), *rg = malloc(3 * n * sizeof *rg);
+  double *pot = malloc(n * sizeof *pot), *grad = malloc(3 * n * sizeof *grad);
+  ck_assert(x && q && rp && rg && pot && grad);
+  ck_assert_int_eq(fmmcl_distribution_points(FMMCL_DIST_SURFACE, 3, 13, n, 0.0, x), 0);
+  fmmcl_test_random_values(14, n, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.precision = FMMCL_DOUBLE;
+  ck_assert_int_eq(fmmcl_reference_direct(&o, n, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
+  const fmmcl_method methods[] = {FMMCL_FMM, FMMCL_TREECODE};
+  for (int m = 0; m < 2; m++) {
+    fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+    o.method = methods[m], o.precision = FMMCL_SINGLE, o.tolerance = TOL, o.leaf_size = 512;
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
+                  fmmcl_last_error(ctx));
+    ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "execute: %s",
+                  fmmcl_last_error(ctx));
+    fmmcl_plan_destroy(plan);
+    const double ep = fmmcl_test_rel_l2(pot, rp, n), eg = fmmcl_test_rel_l2(grad, rg, 3 * n);
+    ck_assert_msg(ep <= TOL && eg <= GRAD_NEAR_TOL,
+                  "surface, leaves of 512, %s: potential %.3e (<= %g), "
+                  "gradient %.3e (<= %g)",
+                  m ? "treecode" : "fmm", ep, TOL, eg, GRAD_NEAR_TOL);
+  }
+  free(x), free(q), free(rp), free(rg), free(pot), free(grad);
+}
+END_TEST
+
 static Suite *precision_suite(void) {
   Suite *s = suite_create("precision");
   TCase *tc = tcase_create("fmm3d");
@@ -132,6 +176,7 @@ static Suite *precision_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, 2 * FMMCL_DIST_COUNT);
   tcase_add_test(tc, test_rounding_estimate_local_frames);
+  tcase_add_test(tc, test_surface_large_leaves);
   suite_add_tcase(s, tc);
   return s;
 }
