@@ -14,10 +14,11 @@
  * into the target leaf's frame by the difference of the two centres, which
  * is exact (dyadic), so a pair's difference rounds only relative to the
  * leaves' size. src_lo and tgt_lo hold what rounding the exact offsets
- * lost, and each pair adds them (with the rounding of the move): pairs far
+ * lost, and pairs add them (with the rounding of the move): pairs far
  * closer than their leaf is wide (a surface's points in large leaves, tight
  * groups in a leaf at the depth limit) then keep their digits, the high
- * parts' difference being exact for them (Sterbenz). Adds to out. Needs
+ * parts' difference being exact for them (Sterbenz). Double adds them to
+ * every pair, float to the close ones (FMM3D_PAIR). Adds to out. Needs
  * fmmcl_common.h prepended. */
 
 #ifndef WGS
@@ -32,6 +33,7 @@
 /* One source against the work-item's target. The near list holds the
  * target leaf itself and coincident points may sit anywhere in it, so the
  * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
+#ifdef FMMCL_DOUBLE
 #define FMM3D_PAIR                                                                          \
   {                                                                                         \
     const REAL4 s = tile[j], sl = tile_lo[j];                                               \
@@ -39,6 +41,47 @@
                              (s.z - t.z) + (sl.z - tl.z), s.w);                             \
     LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)           \
   }
+#define DECLARE_BOUND
+#define TARGET_BOUND
+#define TILE_BOUND
+#define TILE_THRESHOLD
+#else
+/* Float adds the low parts only where they matter: a pair closer than
+ * 2^-5 of the largest coordinate of its tile or of its target (thr); any
+ * other pair's roundings cost it at most about 2^-18 of its terms. The
+ * test is one compare, the low parts six adds and a load, so the far
+ * majority of pairs skip them (a warp takes the branch when one of its
+ * pairs is that close). */
+#define FMM3D_PAIR                                                                          \
+  {                                                                                         \
+    const REAL4 s = tile[j];                                                                \
+    REAL dx = s.x - t.x, dy = s.y - t.y, dz = s.z - t.z;                                    \
+    REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
+    if (r2 < thr) {                                                                         \
+      const REAL4 sl = tile_lo[j];                                                          \
+      dx += sl.x - tl.x, dy += sl.y - tl.y, dz += sl.z - tl.z;                              \
+      r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
+    }                                                                                       \
+    const REAL rinv = LAPLACE3D_RINV_GUARDED(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;  \
+    pot += qr;                                                                              \
+    gx = fma(qr3, dx, gx), gy = fma(qr3, dy, gy), gz = fma(qr3, dz, gz);                    \
+  }
+/* The largest coordinate of each tile's moved sources, as the bits of a
+ * non-negative float (ordered as uints): two slots, so that the next
+ * tile's is cleared while this one's is read. */
+#define DECLARE_BOUND                                                                       \
+  __local uint tile_mag[2];                                                                 \
+  uint parity = 0;                                                                          \
+  if (lid == 0) tile_mag[0] = tile_mag[1] = 0;                                              \
+  barrier(CLK_LOCAL_MEM_FENCE);
+#define TARGET_BOUND const REAL tmag = fmax(fabs(t.x), fmax(fabs(t.y), fabs(t.z)));
+#define TILE_BOUND                                                                          \
+  atomic_max(&tile_mag[parity], as_uint(fmax(fabs(m_.x), fmax(fabs(m_.y), fabs(m_.z)))));   \
+  if (lid == 0) tile_mag[parity ^ 1] = 0;
+#define TILE_THRESHOLD                                                                      \
+  const REAL sc_ = (as_float(tile_mag[parity]) + tmag) * (REAL)0x1p-5, thr = sc_ * sc_;    \
+  parity ^= 1;
+#endif
 #define DECLARE_LOW __local REAL4 tile_lo[WGS];
 #define TARGET_LOW const REAL4 tl = tgt_lo[i];
 /* the source's low part plus what its move into the target's frame lost
@@ -60,6 +103,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
   __local REAL4 tile[WGS];
   DECLARE_LOW
   const int g = get_group_id(0), lid = get_local_id(0);
+  DECLARE_BOUND
   const int2 tr = cell_tgt[rows[g]];
   const REAL4 ct = (REAL4)(center[rows[g]].xyz, 0);
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
@@ -69,6 +113,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
     const int i = min(base + lid, tr.y - 1);
     const REAL4 t = tgt[i];
     TARGET_LOW
+    TARGET_BOUND
     REAL pot = 0, gx = 0, gy = 0, gz = 0;
     for (int e = e0; e < e1; e++) {
       const int2 sr = ranges[e];
@@ -78,7 +123,9 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
         const REAL4 a_ = src[js], b_ = (REAL4)(center[src_leaf[js]].xyz, 0) - ct, m_ = a_ + b_;
         tile[lid] = m_;
         TILE_LOW(a_, b_, m_)
+        TILE_BOUND
         barrier(CLK_LOCAL_MEM_FENCE);
+        TILE_THRESHOLD
         if (sr.y - sb >= WGS) {
           FMMCL_UNROLL(UNROLL)
           for (int j = 0; j < WGS; j++) FMM3D_PAIR
