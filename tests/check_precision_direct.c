@@ -118,7 +118,7 @@ START_TEST(test_double_ordinary_uncompensated) {
   const double shift = _i % 2 ? SHIFT : 0;
   fmmcl_plan_options o;
   ck_assert_int_eq(fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D), FMMCL_SUCCESS);
-  o.method = FMMCL_DIRECT, o.precision = FMMCL_DOUBLE, o.tolerance = 1e-8;
+  o.precision = FMMCL_DOUBLE, o.tolerance = 1e-8;
   fmmcl_device_info dev;
   ck_assert_int_eq(fmmcl_context_device(ctx, &dev), FMMCL_SUCCESS);
   if (!dev.has_fp64) return;
@@ -126,14 +126,19 @@ START_TEST(test_double_ordinary_uncompensated) {
   double *x = malloc(3 * n * sizeof *x);
   ck_assert(x != NULL);
   ck_assert_int_eq(fmmcl_distribution_points(dist, 3, 11, n, shift, x), 0);
-  fmmcl_plan plan = NULL;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
-  char opts[1024];
-  ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
-  fmmcl_plan_destroy(plan);
+  static const fmmcl_method methods[] = {FMMCL_DIRECT, FMMCL_FMM, FMMCL_TREECODE};
+  for (int m = 0; m < 3; m++) {
+    o.method = methods[m];
+    fmmcl_plan plan = NULL;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+    char opts[1024];
+    ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    ck_assert_msg(strstr(opts, "-DCOMPENSATE=1") == NULL && strstr(opts, "-DCOMPENSATE=0") != NULL,
+                  "%s, shift %g, method %d: %s", fmmcl_distribution_name(dist), shift, m, opts);
+  }
   free(x);
-  ck_assert_msg(strstr(opts, "-DCOMPENSATE=0") != NULL, "%s, shift %g: %s", fmmcl_distribution_name(dist), shift,
-                opts);
 }
 END_TEST
 

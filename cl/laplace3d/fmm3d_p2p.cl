@@ -31,7 +31,11 @@
 /* One source against the work-item's target. The near list holds the
  * target leaf itself and coincident points may sit anywhere in it, so the
  * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
-#ifdef FMMCL_DOUBLE
+#ifndef COMPENSATE
+#define COMPENSATE 1 /* double: the host's -DCOMPENSATE (fmm3d_setup.c, needs_low_parts) */
+#endif
+
+#if defined(FMMCL_DOUBLE) && COMPENSATE
 #define FMM3D_PAIR                                                                          \
   {                                                                                         \
     const REAL4 s = tile[j], sl = tile_lo[j];                                               \
