@@ -5,6 +5,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fmmcl.h"
 #include "test_util.h"
@@ -106,6 +107,41 @@ START_TEST(test_single_keeps_tolerance) {
 }
 END_TEST
 
+/* Double plans decide at creation whether their near tiles add the
+ * offsets' low parts (-DCOMPENSATE in the build options; direct.c,
+ * needs_low_parts): the ordinary sets, at the origin and 1000 away, build
+ * without them (the compensation would only cost them speed);
+ * tests/check_hostile.c's geometry cases build with them. */
+START_TEST(test_double_ordinary_uncompensated) {
+  static const fmmcl_distribution dists[] = {FMMCL_DIST_UNIFORM, FMMCL_DIST_PLUMMER, FMMCL_DIST_CLUSTERS};
+  const fmmcl_distribution dist = dists[_i / 2];
+  const double shift = _i % 2 ? SHIFT : 0;
+  fmmcl_plan_options o;
+  ck_assert_int_eq(fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D), FMMCL_SUCCESS);
+  o.precision = FMMCL_DOUBLE, o.tolerance = 1e-8;
+  fmmcl_device_info dev;
+  ck_assert_int_eq(fmmcl_context_device(ctx, &dev), FMMCL_SUCCESS);
+  if (!dev.has_fp64) return;
+  const size_t n = 20000;
+  double *x = malloc(3 * n * sizeof *x);
+  ck_assert(x != NULL);
+  ck_assert_int_eq(fmmcl_distribution_points(dist, 3, 11, n, shift, x), 0);
+  static const fmmcl_method methods[] = {FMMCL_DIRECT, FMMCL_FMM, FMMCL_TREECODE};
+  for (int m = 0; m < 3; m++) {
+    o.method = methods[m];
+    fmmcl_plan plan = NULL;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+    char opts[1024];
+    ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    ck_assert_msg(strstr(opts, "-DCOMPENSATE=1") == NULL && strstr(opts, "-DCOMPENSATE=0") != NULL,
+                  "%s, shift %g, method %d: %s", fmmcl_distribution_name(dist), shift, m, opts);
+  }
+  free(x);
+}
+END_TEST
+
 /* The rounding estimate sees the direct method's frames: two clusters 1e-3
  * wide, 1000 apart, resolve a pair 1e-7 apart as the tiles' frames (1e-3)
  * allow, not as the whole set's (866) would, and the single-precision sum
@@ -164,6 +200,7 @@ static Suite *precision_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, (int)N_CASES);
   tcase_add_test(tc, test_rounding_estimate_frames);
+  tcase_add_loop_test(tc, test_double_ordinary_uncompensated, 0, 6);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -37,7 +37,20 @@
 #define DIM 3        /* Gaussian: coordinates per point */
 #endif
 
-#define COMPENSATED 1    /* near tiles carry the offsets' low parts */
+#ifndef COMPENSATE
+#define COMPENSATE 1 /* double: the host's -DCOMPENSATE (direct.c, needs_low_parts) */
+#endif
+
+/* Float's near tiles always carry the offsets' low parts; double's only
+ * where the host found a group whose low parts are not negligible against
+ * its points' distances (COMPENSATE=1: pathological geometry, a frame far
+ * wider than its tight groups); otherwise double's near tiles are the plain
+ * arithmetic, no low-part loads or adds, and the guard that of GUARD_RULE. */
+#if defined(FMMCL_DOUBLE) && !COMPENSATE
+#define COMPENSATED 0
+#else
+#define COMPENSATED 1
+#endif
 
 #include "kernels/laplace3d.h"
 #include "kernels/yukawa3d.h"
@@ -95,7 +108,7 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
   __local REAL4 tile[WGS];                                                 \
   DECLARE_LOW                                                              \
   const uint lid = get_local_id(0);                                        \
-  const uint own_lo = get_group_id(0) * (WGS * TPW);                       \
+  const uint own_lo = get_group_id(0) * (WGS * TPW), own_hi = own_lo + WGS * TPW; \
   const uint first = own_lo + lid;                                         \
   const REAL4 bc = block_centre[get_group_id(0)];                          \
   REAL tx[TPW], ty[TPW], tz[TPW], pot[TPW], gx[TPW], gy[TPW], gz[TPW];     \
@@ -108,14 +121,26 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
   }
 
 /* In 2D the centres' z is 0, so d leaves the charge in s.z alone. near:
- * the tile takes the guarded and compensated loop, the same for the whole
- * work-group. */
+ * the tile takes the guarded (and compensated) loop, the same for the whole
+ * work-group. Compensated: every near tile, the guard per pair (NEAR_THR).
+ * Double uncompensated (its offsets rounded once, as before the low parts):
+ * only where a singular pair can be, the work-group's own points
+ * (targets_are_sources: sorted source i is target i, in the block's frame)
+ * or, when the host found coincident points, every near tile, the guard
+ * then 2^-50 of the frames (per tile). */
+#if COMPENSATED
 #define GUARD_RULE(near_) (near_)
+#define TILE_THR(rr)
+#else
+#define GUARD_RULE(near_) (ALL_SELECT ? (near_) : (targets_are_sources && base >= own_lo && base < own_hi))
+#define TILE_THR(rr) const REAL thr_ = ALL_SELECT ? (rr) * (rr) * (REAL)0x1p-100 : (REAL)0;
+#endif
 #define LOAD_TILE(near)                                                    \
   const REAL4 tc_ = tile_centre[base / WGS];                               \
   const REAL4 d_ = (REAL4)(tc_.x - bc.x, tc_.y - bc.y, tc_.z - bc.z, 0);   \
   const REAL rr_ = tc_.w + bc.w;                                           \
   const bool near = GUARD_RULE(dot(d_, d_) <= (REAL)1.5625 * rr_ * rr_);   \
+  TILE_THR(rr_)                                                            \
   const REAL4 s_ = src[base + lid], sd_ = s_ + d_;                         \
   tile[lid] = sd_;                                                         \
   TILE_LOW(near, s_, d_, sd_)
@@ -128,7 +153,7 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
 #define NEAR_SOURCE const REAL4 s = tile[j], sl = tile_lo[j];
 #else
 #define NEAR_DIFF(c, k) (s.c - t##c[k])
-#define NEAR_THR(k) const REAL thr_ = 0;
+#define NEAR_THR(k)
 #define NEAR_SOURCE const REAL4 s = tile[j];
 #endif
 

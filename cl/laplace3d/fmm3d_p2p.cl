@@ -33,6 +33,26 @@
 /* One source against the work-item's target. The near list holds the
  * target leaf itself and coincident points may sit anywhere in it, so the
  * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
+#ifndef COMPENSATE
+#define COMPENSATE 1 /* the host's -DCOMPENSATE (fmm3d_setup.c, needs_low_parts) */
+#endif
+
+#if !COMPENSATE
+/* No leaf's offsets round enough to matter against its points' distances
+ * (the host checked): the plain pair, no low parts read. */
+#define FMM3D_PAIR                                                                          \
+  {                                                                                         \
+    const REAL4 s = tile[j];                                                                \
+    LAPLACE3D_PAIR(s, t.x, t.y, t.z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)     \
+  }
+#define DECLARE_BOUND
+#define TARGET_BOUND
+#define TILE_BOUND
+#define TILE_THRESHOLD
+#define DECLARE_LOW
+#define TARGET_LOW
+#define TILE_LOW(a, b, sum)
+#else
 #ifdef FMMCL_DOUBLE
 #define FMM3D_PAIR                                                                          \
   {                                                                                         \
@@ -91,6 +111,7 @@
     const REAL4 bb_ = (sum) - (a);                                                          \
     tile_lo[lid] = src_lo[js] + (((a) - ((sum) - bb_)) + ((b) - bb_));                      \
   }
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,

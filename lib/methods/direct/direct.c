@@ -21,6 +21,7 @@ typedef struct {
   size_t real_size;            /* 4 or 8 */
   size_t wgs, tpw;             /* from the build's -D values */
   int all_select;              /* double: distinct points coincide (the guard widens) */
+  int compensate;              /* the near tiles add the low parts (float always; double if needed) */
   size_t ns_pad, nt_pad;       /* padded counts: whole tiles and whole work-groups */
   const fmmcl_kernel_desc *kd; /* the plan's kernel: pair kernel, layout, singularity */
   size_t *perm_s, *perm_t;     /* sorted i is the caller's perm[i]; perm_t may be perm_s */
@@ -40,11 +41,12 @@ static size_t packed_index(const fmmcl_kernel_desc *kd, size_t n_pad, size_t i, 
   return kd->p2p_layout != FMMCL_P2P_SOA ? 4 * i + (size_t)c : (size_t)c * n_pad + i;
 }
 
-static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_select) {
+/* The kernel's parameters (wgs, tpw) and build options; the program is
+ * built by build_program once the frames say whether double compensates. */
+static fmmcl_status kernel_params(fmmcl_plan plan, direct_state *s, int all_select) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   const fmmcl_tuned_kernel tk = s->kd->p2p_tuned;
-  const char *name = s->kd->p2p_kernel;
   char cls[16], defines[512];
   snprintf(cls, sizeof cls, "dim%d", o->dim);
   fmmcl_params par;
@@ -62,8 +64,17 @@ static fmmcl_status build_kernel(fmmcl_plan plan, direct_state *s, int all_selec
            "%s %s -DDIM=%d -DHAS_SOFTENING=%d -DALL_SELECT=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->dim,
            s->kd->uses_softening && o->softening > 0, all_select);
-  st = fmmcl_program_build(ctx, "direct/p2p.cl", plan->build_options, &s->program, NULL);
-  return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p.cl", name, &s->kernel);
+  return FMMCL_SUCCESS;
+}
+
+static fmmcl_status build_program(fmmcl_plan plan, direct_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  if (plan->opt.precision == FMMCL_DOUBLE) {
+    const size_t len = strlen(plan->build_options);
+    snprintf(plan->build_options + len, sizeof plan->build_options - len, " -DCOMPENSATE=%d", s->compensate);
+  }
+  fmmcl_status st = fmmcl_program_build(ctx, "direct/p2p.cl", plan->build_options, &s->program, NULL);
+  return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p.cl", s->kd->p2p_kernel, &s->kernel);
 }
 
 /* Points in sorted order as offsets from their group's centre: x - centre
@@ -93,6 +104,61 @@ static void pack_points(const direct_state *s, size_t n, size_t n_pad, const dou
                                            : 0;
     if (lo) fmmcl_put_real(lo, s->real_size, 4 * i + 3, guard);
   }
+}
+
+/* Whether double's near tiles need the offsets' low parts (-DCOMPENSATE=1
+ * in the build options), decided per group g of this set (sorted points xs,
+ * centre[g], lo: the packed low parts, REAL4 per point). O(n).
+ *
+ * Dropping the compensation changes a near pair's difference, per
+ * coordinate, by at most |lo_s| + |lo_t| + |tau|, tau what moving the
+ * source into the block's frame (s + d, LOAD_TILE in p2p.cl) rounds:
+ * |tau| <= u |x_s - c_B| <= u (r + |x_t - c_B|), u = 2^-53, r the pair's
+ * distance. With e_i = |lo_i| + u |x_i - c_g(i)| (max |lo| over the
+ * coordinates), the change relative to r is at most
+ *   sqrt3 (e_s + e_t) / r + sqrt3 u.
+ * So if every group has E_g / d_g <= COMPENSATE_RATIO, E_g the largest e_i
+ * of its points and d_g a distance none of their pairs is closer than,
+ * every pair's difference changes by less than sqrt3 (2 * 2e-12 + u) <
+ * 7e-12 relative: the plain double arithmetic, as before the low parts.
+ * d_g here is the smallest non-zero distance between consecutive points of
+ * the group in Morton order, the cheap stand-in for the smallest distance
+ * they meet (not a bound: a closer pair may straddle the order; exact
+ * zeros, coincident points, are the guard's). Measured (N = 2e4 of
+ * testing/distributions.c, shift 0 and 1000): uniform and Plummer E/d ~
+ * 1e-13, the Gaussian clusters 1.1e-12 (groups spanning two clusters; the
+ * ratio grows like N^(1/3)); tests/check_hostile.c "geometry": 4.4e-12
+ * (an outlier at 1e3) to 0.8 (at 1e15). */
+#define COMPENSATE_RATIO 2e-12
+static int needs_low_parts(size_t n, const double *xs, int dim, size_t group, const double *lo,
+                           const double *centre) {
+  const size_t groups = (n + group - 1) / group;
+  int need = 0;
+#pragma omp parallel for schedule(static) reduction(|| : need) if (n > 65536)
+  for (size_t g = 0; g < groups; g++) {
+    const size_t a = g * group, b = a + group < n ? a + group : n;
+    double e = 0, d2 = INFINITY;
+    for (size_t i = a; i < b; i++) {
+      double l = 0, off2 = 0;
+      for (int c = 0; c < dim; c++) {
+        l = fmax(l, fabs(lo[4 * i + (size_t)c]));
+        const double o = xs[i * dim + c] - centre[g * dim + c];
+        off2 += o * o;
+      }
+      e = fmax(e, l + 0x1p-53 * sqrt(off2));
+      if (i > a) {
+        double r2 = 0;
+        for (int c = 0; c < dim; c++) {
+          const double q = xs[i * dim + c] - xs[(i - 1) * dim + c];
+          r2 += q * q;
+        }
+        if (r2 > 0 && r2 < d2) d2 = r2;
+      }
+    }
+    /* one point, or all coincident: no pair but the guarded ones */
+    if (d2 < INFINITY && !(e <= COMPENSATE_RATIO * sqrt(d2))) need = 1;
+  }
+  return need;
 }
 
 /* Group centres relative to the grid's origin (exact in float) for the
@@ -144,6 +210,8 @@ static fmmcl_status frame_set(fmmcl_plan plan, direct_state *s, const direct_gri
   if (!st) {
     fmmcl_direct_groups(grid, n, xs, dim, group, parent, centre, *radius);
     pack_points(s, n, n_pad, xs, group, centre, dim, hi, lo);
+    if (s->real_size == 8 && lo && !s->compensate)
+      s->compensate = needs_low_parts(n, xs, dim, group, (const double *)lo, centre);
     cen = pack_centres(s, grid, groups, centre, *radius, dim, &cen_bytes);
     if (!cen) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu groups", groups);
   }
@@ -205,7 +273,8 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
     all_select = keys ? fmmcl_direct_repeats(ns, xs, keys, dim) : coincident(ns, sources, nt, targets, dim);
   free(keys);
   s->all_select = all_select;
-  if (!st) st = build_kernel(plan, s, all_select);
+  s->compensate = s->real_size == 4; /* double: set by frame_set where the data need it */
+  if (!st) st = kernel_params(plan, s, all_select);
   if (!st) {
     s->ns_pad = round_up(ns, s->wgs);
     s->nt_pad = round_up(nt, s->wgs * s->tpw);
@@ -237,6 +306,12 @@ static fmmcl_status direct_create(fmmcl_plan plan, const double *sources, const 
   }
   if (xt != xs) free(xt);
   free(xs);
+  /* double without compensation reads no low parts */
+  if (!st && !s->compensate) {
+    fmmcl_release(&s->src_lo);
+    fmmcl_release(&s->tgt_lo);
+  }
+  if (!st) st = build_program(plan, s);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, tgt_bytes, NULL, &s->out);
   return st;
 }
@@ -329,7 +404,9 @@ static double direct_frame_size(fmmcl_plan plan, int target, size_t index) {
  * pairs' own arithmetic (native rsqrt) rounds more than float-float's
  * offsets do, and the estimate's term in the frames covers that. */
 static double direct_offset_rounding(fmmcl_plan plan) {
-  return plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-104 : 0x1.0p-24;
+  const direct_state *s = plan->impl;
+  if (plan->opt.precision == FMMCL_DOUBLE) return s->compensate ? 0x1.0p-104 : 0x1.0p-53;
+  return 0x1.0p-24;
 }
 
 static void direct_destroy(fmmcl_plan plan) {

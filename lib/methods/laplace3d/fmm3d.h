@@ -70,7 +70,8 @@ typedef struct fmm3d_state {
 
   /* points (sorted), results, per-cell tables, expansions */
   cl_mem src, tgt, out, center, cell_src, cell_tgt, M, L;
-  cl_mem src_lo, tgt_lo; /* what rounding the exact offsets lost (P2P adds them) */
+  cl_mem src_lo, tgt_lo; /* what rounding the exact offsets lost (P2P adds them where compensate) */
+  int compensate;        /* the P2P adds the low parts (-DCOMPENSATE=1; fmm3d_setup.c) */
   cl_mem src_leaf;       /* int per sorted source: its leaf (P2P moves it into the target leaf's frame) */
   cl_mem leaves, leaf_src_begin, leaf_tgt_begin; /* P2M and L2P over all leaves */
   cl_mem m2m_parents, m2m_children;              /* non-leaf cells, deepest level first */

@@ -68,6 +68,10 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_params_defines(&p2p_par, p2p_def, sizeof p2p_def);
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s", real, s->order, exp_def);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
+  {
+    const size_t len = strlen(p2p_opt);
+    snprintf(p2p_opt + len, sizeof p2p_opt - len, " -DCOMPENSATE=%d", s->compensate);
+  }
   snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s", exp_opt,
            p2p_opt);
   const char *exp_file = "laplace3d/expansions3d.cl", *p2p_file = "laplace3d/fmm3d_p2p.cl";

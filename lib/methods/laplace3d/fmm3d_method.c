@@ -65,10 +65,13 @@ static void fmm3d_destroy(fmmcl_plan plan) {
 
 static int fmm3d_order(fmmcl_plan plan) { return ((const fmm3d_state *)plan->impl)->order; }
 
-/* Double's P2P adds the offsets' low parts (double-double); float's reads
- * only the rounded offsets. */
+/* The P2P adds the offsets' low parts where the data need them
+ * (compensate: double to every pair, float to its close pairs, which set
+ * the estimate), else reads the rounded offsets. */
 static double fmm3d_offset_rounding(fmmcl_plan plan) {
-  return plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-104 : 0x1.0p-24;
+  const fmm3d_state *s = plan->impl;
+  if (plan->opt.precision == FMMCL_DOUBLE) return s->compensate ? 0x1.0p-104 : 0x1.0p-53;
+  return s->compensate ? 0x1.0p-48 : 0x1.0p-24;
 }
 
 double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {

@@ -1,6 +1,7 @@
 /* fmm3d_setup.c — plan creation shared by the 3D FMM and treecode: the
  * tree (Morton keys and sort on the device for large N, refinement on the
  * host), the lists, then kernels and the device tables execute reuses. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,57 @@ static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
   return fmmcl_fmm3d_choose_order(ctx, o, s->treecode, &s->order);
 }
 
+/* Whether the P2P needs the offsets' low parts (-DCOMPENSATE=1),
+ * decided per leaf from one point set (target: the targets; caller: the
+ * caller's coordinates, read through the permutation where the sorted
+ * ones stayed on the device). The argument of direct.c's needs_low_parts:
+ * dropping the low parts changes a P2P pair's difference, per coordinate,
+ * by at most |lo_s| + |lo_t| + |tau| (tau: what moving the source into the
+ * target leaf's frame rounds, <= u (r + |off_t|)), and each |lo| <= u |off|
+ * (u = 2^-53, off the point's offset from its leaf's centre, both as in
+ * the device frame up to the power-of-two unit); so with e_i = 2 u |off_i|,
+ * E the largest over a leaf and d its smallest non-zero distance between
+ * consecutive points in Morton order (the stand-in for the smallest
+ * distance they meet, not a bound), E / d <= 2e-12 in every leaf keeps
+ * every pair's change under sqrt3 (2 * 2e-12 + u) < 7e-12 relative. A
+ * leaf is far wider than its points' separation only where the depth limit
+ * stops the tree at tight groups or a few points lie very close: the
+ * geometry cases of tests/check_hostile.c. O(n). */
+#define COMPENSATE_RATIO 2e-12
+/* Float's P2P compensates only its close pairs (fmm3d_p2p.cl), at a cost a
+ * uniform set does not need: with u = 2^-24, E / d below a tenth of the
+ * tolerance keeps every uncompensated pair's relative change under it
+ * (uniform 1e6 points in 512-point leaves: about 5e-6; a sphere's surface:
+ * 1e-3 and more, so it compensates). */
+#define COMPENSATE_RATIO_SINGLE(tol) (0.1 * (tol))
+static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *caller, double u, double ratio) {
+  const double *xyz = target ? t->target_xyz : t->source_xyz;
+  const size_t *perm = target ? t->target_perm : t->source_perm;
+  if (!xyz && (!caller || !perm)) return 1;
+  int need = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(|| : need)
+  for (size_t g = 0; g < t->n_leaves; g++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
+    const size_t a = target ? c->tgt_begin : c->src_begin, b = target ? c->tgt_end : c->src_end;
+    double e = 0, d2 = INFINITY;
+    const double *prev = NULL;
+    for (size_t i = a; i < b; i++) {
+      const double *p = xyz ? xyz + 3 * i : caller + 3 * perm[i];
+      double off2 = 0, r2 = 0;
+      for (int k = 0; k < 3; k++) {
+        off2 += (p[k] - c->center[k]) * (p[k] - c->center[k]);
+        if (prev) r2 += (p[k] - prev[k]) * (p[k] - prev[k]);
+      }
+      e = fmax(e, 2 * u * sqrt(off2));
+      if (prev && r2 > 0 && r2 < d2) d2 = r2;
+      prev = p;
+    }
+    /* one point, or all coincident: no pair but the guarded ones */
+    if (d2 < INFINITY && !(e <= ratio * sqrt(d2))) need = 1;
+  }
+  return need;
+}
+
 fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets) {
   s->real_size = plan->opt.precision == FMMCL_DOUBLE ? 8 : 4;
@@ -104,6 +156,14 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
     if ((st = build_lists(plan, s))) return st;
+  }
+  {
+    const fmmcl_tree3d *t = s->tree;
+    const int dbl = s->real_size == 8;
+    const double tol = plan->opt.tolerance > 0 ? plan->opt.tolerance : 1e-4;
+    const double u = dbl ? 0x1p-53 : 0x1p-24, ratio = dbl ? COMPENSATE_RATIO : COMPENSATE_RATIO_SINGLE(tol);
+    s->compensate = needs_low_parts(t, 0, sources, u, ratio) ||
+                    (!t->targets_are_sources && needs_low_parts(t, 1, targets ? targets : sources, u, ratio));
   }
   if ((st = fmmcl_fmm3d_build_kernels(plan, s))) return st;
   double t0 = fmmcl_wall_seconds();
