@@ -56,15 +56,13 @@ fmmcl_status fmmcl_resident_abs_sum(fmmcl_plan plan, cl_mem v, size_t n, double 
                          FMMCL_ARG_MEM(r->flag));
   if (!st) st = fmmcl_launch(ctx, r->sum, SUM_GROUPS * r->local, r->local, NULL, NULL);
   if (st) return st;
-  double partial[SUM_GROUPS];
-  unsigned char bytes[SUM_GROUPS * sizeof(double)];
+  unsigned char partial[SUM_GROUPS * sizeof(double)];
   cl_int flag = 0;
-  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->partial, CL_FALSE, 0, SUM_GROUPS * r->real_size, bytes,
-                                        0, NULL, NULL));
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->partial, CL_FALSE, 0, SUM_GROUPS * r->real_size,
+                                        partial, 0, NULL, NULL));
   FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->flag, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL));
   *total = 0;
-  for (size_t g = 0; g < SUM_GROUPS; g++) partial[g] = fmmcl_get_real(bytes, r->real_size, g);
-  for (size_t g = 0; g < SUM_GROUPS; g++) *total += partial[g];
+  for (size_t g = 0; g < SUM_GROUPS; g++) *total += fmmcl_get_real(partial, r->real_size, g);
   *nonfinite = flag != 0;
   return FMMCL_SUCCESS;
 }

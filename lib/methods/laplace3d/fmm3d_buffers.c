@@ -92,7 +92,7 @@ static int pack_points(const fmm3d_state *s, int target, const double *xyz, void
 }
 
 /* One point set packed in the stage and uploaded, and its low parts
- * (lo_buf). */
+ * (lo_buf) where the P2P reads them (compensate; else lo_buf stays NULL). */
 static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, int target, size_t n, const double *xyz,
                                      cl_mem *buf, cl_mem *lo_buf) {
   void *low = malloc(4 * (n ? n : 1) * s->real_size);
@@ -103,7 +103,8 @@ static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, int target
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   }
   fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * n * s->real_size, s->stage.ptr, buf);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, low, lo_buf);
+  if (!st && s->compensate)
+    st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, low, lo_buf);
   free(low);
   return st;
 }
@@ -146,6 +147,7 @@ static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3
                       "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
   *buf = p->packed, *lo_buf = p->packed_lo, *perm = p->perm;
   p->packed = p->packed_lo = p->perm = NULL;
+  if (!s->compensate) fmmcl_release(lo_buf); /* the P2P reads no low parts */
   return FMMCL_SUCCESS;
 }
 
