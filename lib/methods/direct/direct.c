@@ -116,11 +116,17 @@ static void pack_points(const direct_state *s, size_t n, size_t n_pad, const dou
  * 1.1e-12 (groups spanning two clusters), tests/check_hostile.c
  * "geometry": 4.4e-12 (an outlier at 1e3) to 0.8 (at 1e15). Float, whose
  * promise is the relative L2 error over all targets, compensates as the 3D
- * FMM's P2P does (fmm3d_setup.c): when more than one point in a hundred has
- * E / d above a tenth of the tolerance, E bounded by 2^-23 |offset|. */
+ * FMM's P2P does (fmm3d_setup.c), when more than a share of the points has
+ * E / d above a tenth of the tolerance (E bounded by 2^-23 |offset|), but
+ * the share is two in a hundred: Morton blocks of 512 targets, unlike the
+ * FMM's cubic leaves, often straddle a jump of the curve, so the ordinary
+ * sets have 1.1 to 1.6 % such points, and measured on them uncompensated
+ * (benchmarks/README.md) the gradient stays within 1.8e-4 of 3e-4 asked;
+ * the sets that need it have 8 % (2D clusters) to 64 % (a circle; a
+ * sphere's surface 10 %). */
 #define COMPENSATE_RATIO 2e-12
 #define COMPENSATE_RATIO_SINGLE(tol) (0.1 * (tol))
-#define COMPENSATE_SHARE_SINGLE 0.01
+#define COMPENSATE_SHARE_SINGLE 0.02
 
 typedef struct {
   const double *centre;
