@@ -27,6 +27,9 @@
 #ifndef UNROLL
 #define UNROLL 4     /* unroll of the loop over a full tile */
 #endif
+#ifndef TPW
+#define TPW 1        /* targets per work-item: a pass covers WGS * TPW targets */
+#endif
 
 #include "kernels/laplace3d.h"
 
@@ -40,31 +43,30 @@
 #if !COMPENSATE
 /* No leaf's offsets round enough to matter against its points' distances
  * (the host checked): the plain pair, no low parts read. */
-#define FMM3D_PAIR                                                                          \
-  {                                                                                         \
-    const REAL4 s = tile[j];                                                                \
-    LAPLACE3D_PAIR(s, t.x, t.y, t.z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)     \
-  }
+#define FMM3D_PAIR(s, k)                                                                    \
+  LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k])
 #define DECLARE_BOUND
-#define TARGET_BOUND
+#define TARGET_BOUND(k)
 #define TILE_BOUND
 #define TILE_THRESHOLD
 #define DECLARE_LOW
-#define TARGET_LOW
+#define DECLARE_TARGET_LOW
+#define TARGET_LOW(k, i)
 #define TILE_LOW(a, b, sum)
+#define SOURCE_LOW
 #else
 #ifdef FMMCL_DOUBLE
-#define FMM3D_PAIR                                                                          \
+#define FMM3D_PAIR(s, k)                                                                    \
   {                                                                                         \
-    const REAL4 s = tile[j], sl = tile_lo[j];                                               \
-    const REAL4 dd = (REAL4)((s.x - t.x) + (sl.x - tl.x), (s.y - t.y) + (sl.y - tl.y),      \
-                             (s.z - t.z) + (sl.z - tl.z), s.w);                             \
-    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)           \
+    const REAL4 dd = (REAL4)((s.x - t[k].x) + (sl.x - tl[k].x), (s.y - t[k].y) + (sl.y - tl[k].y), \
+                             (s.z - t[k].z) + (sl.z - tl[k].z), s.w);                       \
+    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k]) \
   }
 #define DECLARE_BOUND
-#define TARGET_BOUND
+#define TARGET_BOUND(k)
 #define TILE_BOUND
 #define TILE_THRESHOLD
+#define SOURCE_LOW const REAL4 sl = tile_lo[j];
 #else
 /* Float adds the low parts only where they matter: a pair closer than
  * 2^-5 of the largest coordinate of its tile or of its target (thr); any
@@ -72,19 +74,18 @@
  * test is one compare, the low parts six adds and a load, so the far
  * majority of pairs skip them (a warp takes the branch when one of its
  * pairs is that close). */
-#define FMM3D_PAIR                                                                          \
+#define FMM3D_PAIR(s, k)                                                                    \
   {                                                                                         \
-    const REAL4 s = tile[j];                                                                \
-    REAL dx = s.x - t.x, dy = s.y - t.y, dz = s.z - t.z;                                    \
+    REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
     REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
-    if (r2 < thr) {                                                                         \
+    if (r2 < thr[k]) {                                                                      \
       const REAL4 sl = tile_lo[j];                                                          \
-      dx += sl.x - tl.x, dy += sl.y - tl.y, dz += sl.z - tl.z;                              \
+      dx += sl.x - tl[k].x, dy += sl.y - tl[k].y, dz += sl.z - tl[k].z;                     \
       r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
     }                                                                                       \
     const REAL rinv = LAPLACE3D_RINV_GUARDED(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;  \
-    pot += qr;                                                                              \
-    gx = fma(qr3, dx, gx), gy = fma(qr3, dy, gy), gz = fma(qr3, dz, gz);                    \
+    pot[k] += qr;                                                                           \
+    gx[k] = fma(qr3, dx, gx[k]), gy[k] = fma(qr3, dy, gy[k]), gz[k] = fma(qr3, dz, gz[k]);  \
   }
 /* The largest coordinate of each tile's moved sources, as the bits of a
  * non-negative float (ordered as uints): two slots, so that the next
@@ -94,16 +95,23 @@
   uint parity = 0;                                                                          \
   if (lid == 0) tile_mag[0] = tile_mag[1] = 0;                                              \
   barrier(CLK_LOCAL_MEM_FENCE);
-#define TARGET_BOUND const REAL tmag = fmax(fabs(t.x), fmax(fabs(t.y), fabs(t.z)));
+#define TARGET_BOUND(k) tmag[k] = fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z)));
 #define TILE_BOUND                                                                          \
   atomic_max(&tile_mag[parity], as_uint(fmax(fabs(m_.x), fmax(fabs(m_.y), fabs(m_.z)))));   \
   if (lid == 0) tile_mag[parity ^ 1] = 0;
 #define TILE_THRESHOLD                                                                      \
-  const REAL sc_ = (as_float(tile_mag[parity]) + tmag) * (REAL)0x1p-5, thr = sc_ * sc_;    \
+  REAL thr[TPW];                                                                            \
+  FMMCL_UNROLL(TPW)                                                                         \
+  for (int k = 0; k < TPW; k++) {                                                           \
+    const REAL sc_ = (as_float(tile_mag[parity]) + tmag[k]) * (REAL)0x1p-5;                 \
+    thr[k] = sc_ * sc_;                                                                     \
+  }                                                                                         \
   parity ^= 1;
+#define SOURCE_LOW
 #endif
 #define DECLARE_LOW __local REAL4 tile_lo[WGS];
-#define TARGET_LOW const REAL4 tl = tgt_lo[i];
+#define DECLARE_TARGET_LOW REAL4 tl[TPW]; REAL tmag[TPW];
+#define TARGET_LOW(k, i) tl[k] = tgt_lo[i];
 /* the source's low part plus what its move into the target's frame lost
  * (TwoSum; no product, so contraction cannot fuse it away) */
 #define TILE_LOW(a, b, sum)                                                                 \
@@ -130,12 +138,22 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
   /* an overfull leaf (depth limit) takes several passes; the bounds are the
    * same for the whole group, so every work-item meets every barrier */
-  for (int base = tr.x; base < tr.y; base += WGS) {
-    const int i = min(base + lid, tr.y - 1);
-    const REAL4 t = tgt[i];
-    TARGET_LOW
-    TARGET_BOUND
-    REAL pot = 0, gx = 0, gy = 0, gz = 0;
+  for (int base = tr.x; base < tr.y; base += WGS * TPW) {
+    /* targets beyond the leaf repeat its last one (clamped) and are not
+     * written; kk, the same for the whole group, skips the passes' empty
+     * rows of TPW */
+    const int kk = min(TPW, (tr.y - base + WGS - 1) / WGS);
+    REAL4 t[TPW];
+    REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
+    DECLARE_TARGET_LOW
+    FMMCL_UNROLL(TPW)
+    for (int k = 0; k < TPW; k++) {
+      const int i = min(base + lid + k * WGS, tr.y - 1);
+      t[k] = tgt[i];
+      TARGET_LOW(k, i)
+      TARGET_BOUND(k)
+      pot[k] = gx[k] = gy[k] = gz[k] = 0;
+    }
     for (int e = e0; e < e1; e++) {
       const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
@@ -147,17 +165,30 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
         TILE_BOUND
         barrier(CLK_LOCAL_MEM_FENCE);
         TILE_THRESHOLD
-        if (sr.y - sb >= WGS) {
+        const int jn = min(WGS, sr.y - sb);
+        if (jn == WGS && kk == TPW) {
           FMMCL_UNROLL(UNROLL)
-          for (int j = 0; j < WGS; j++) FMM3D_PAIR
+          for (int j = 0; j < WGS; j++) {
+            const REAL4 s = tile[j];
+            SOURCE_LOW
+            FMMCL_UNROLL(TPW)
+            for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k)
+          }
         } else {
-          for (int j = 0; j < sr.y - sb; j++) FMM3D_PAIR
+          for (int j = 0; j < jn; j++) {
+            const REAL4 s = tile[j];
+            SOURCE_LOW
+            FMMCL_UNROLL(TPW)
+            for (int k = 0; k < TPW; k++)
+              if (k < kk) FMM3D_PAIR(s, k)
+          }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
       }
     }
-    if (base + lid < tr.y)
-      out[i] += (REAL4)(gx, gy, gz, pot);
+    FMMCL_UNROLL(TPW)
+    for (int k = 0; k < TPW; k++)
+      if (base + lid + k * WGS < tr.y) out[base + lid + k * WGS] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
   }
 }
 
