@@ -61,6 +61,7 @@ $fc -o "$out/$name" "$out/fmm3d_driver.o" "$lib" $cxx $gomp \
   -static-libgfortran -static-libgcc -Wl,-rpath,'$ORIGIN/lib' -lm
 rm -f "$out/fmm3d_driver.o"
 $cc -O2 -std=gnu17 -Wall -o "$out/make_points" "$here/make_points.c" -lm
+$cc -O2 -std=gnu17 -Wall -o "$out/compare_rows" "$here/compare_rows.c" -lm
 
 # carry the shared libraries that remain (libgomp; libgfortran if it did not
 # go static)
