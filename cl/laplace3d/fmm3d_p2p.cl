@@ -113,15 +113,64 @@
   }
 #endif
 
+/* Dipoles and Hessians (-DDIPOLES=1, -DHESSIAN=1, compiled in only when a
+ * plan asks): each pair goes through the body of the direct sum
+ * (cl/kernels/laplace3d_ext.h), dip REAL4 per sorted source beside src,
+ * hess REAL[6] per sorted target beside out; the offsets' low parts, where
+ * the host asks for them, go into every pair in both precisions. */
+#ifndef DIPOLES
+#define DIPOLES 0
+#endif
+#ifndef HESSIAN
+#define HESSIAN 0
+#endif
+#define FMM3D_EXT (DIPOLES || HESSIAN)
+#if FMM3D_EXT
+#define GRADIENT 1
+#include "kernels/laplace3d_ext.h"
+#undef FMM3D_PAIR
+#if COMPENSATE
+#define EXT_LOW(j)                                                                          \
+  {                                                                                         \
+    const REAL4 sl = tile_lo[j];                                                            \
+    rx += tl.x - sl.x, ry += tl.y - sl.y, rz += tl.z - sl.z;                                \
+  }
+#else
+#define EXT_LOW(j)
+#endif
+#if DIPOLES
+#define EXT_DIPOLE(j) const REAL4 d = dtile[j];
+#define EXT_LOAD_DIPOLE dtile[lid] = dip[js];
+#else
+#define EXT_DIPOLE(j) const REAL4 d = (REAL4)(0, 0, 0, 0);
+#define EXT_LOAD_DIPOLE
+#endif
+#define FMM3D_PAIR                                                                          \
+  {                                                                                         \
+    const REAL4 s = tile[j];                                                                \
+    REAL rx = t.x - s.x, ry = t.y - s.y, rz = t.z - s.z;                                    \
+    EXT_LOW(j)                                                                              \
+    EXT_DIPOLE(j)                                                                           \
+    const REAL r2 = fma(rx, rx, fma(ry, ry, rz * rz));                                      \
+    laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, LAPLACE3D_RINV_GUARDED(r2), acc);   \
+  }
+#else
+#define EXT_LOAD_DIPOLE
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
                __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
                __global const REAL4 *restrict center, __global const int *restrict src_leaf,
                __global const REAL4 *restrict src,
                __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
-               __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo)
+               __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo,
+               __global const REAL4 *restrict dip, __global REAL *restrict hess)
 {
   __local REAL4 tile[WGS];
+#if DIPOLES
+  __local REAL4 dtile[WGS];
+#endif
   DECLARE_LOW
   const int g = get_group_id(0), lid = get_local_id(0);
   DECLARE_BOUND
@@ -135,7 +184,12 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
     const REAL4 t = tgt[i];
     TARGET_LOW
     TARGET_BOUND
+#if FMM3D_EXT
+    REAL acc[LAPLACE3D_EXT_OUT];
+    for (int c = 0; c < LAPLACE3D_EXT_OUT; c++) acc[c] = 0;
+#else
     REAL pot = 0, gx = 0, gy = 0, gz = 0;
+#endif
     for (int e = e0; e < e1; e++) {
       const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
@@ -143,6 +197,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
         const int js = min(sb + lid, sr.y - 1);
         const REAL4 a_ = src[js], b_ = (REAL4)(center[src_leaf[js]].xyz, 0) - ct, m_ = a_ + b_;
         tile[lid] = m_;
+        EXT_LOAD_DIPOLE
         TILE_LOW(a_, b_, m_)
         TILE_BOUND
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -156,8 +211,17 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
         barrier(CLK_LOCAL_MEM_FENCE);
       }
     }
+#if FMM3D_EXT
+    if (base + lid < tr.y) {
+      out[i] += (REAL4)(acc[1], acc[2], acc[3], acc[0]);
+#if HESSIAN
+      for (int c = 0; c < 6; c++) hess[6 * i + c] += acc[4 + c];
+#endif
+    }
+#else
     if (base + lid < tr.y)
       out[i] += (REAL4)(gx, gy, gz, pot);
+#endif
   }
 }
 
@@ -168,6 +232,28 @@ __kernel void fmm3d_put_charges(__global const REAL *restrict q, __global const 
 {
   const uint i = get_global_id(0);
   if (i < n) src[i].w = q[perm[i]];
+}
+
+/* Dipoles likewise, 3 per caller's source, into REAL4 (dx, dy, dz, 0)
+ * times scale (the device frame's 1/unit). */
+__kernel void fmm3d_put_dipoles(__global const REAL *restrict d, __global const int *restrict perm,
+                                const uint n, __global REAL4 *restrict dip, const REAL scale)
+{
+  const uint i = get_global_id(0);
+  if (i < n) {
+    const int j = perm[i];
+    dip[i] = (REAL4)(d[3 * j], d[3 * j + 1], d[3 * j + 2], 0) * scale;
+  }
+}
+
+/* The Hessian's six per sorted target into the caller's order, times
+ * scale (1/u^3, as fmm3d_unsort's). */
+__kernel void fmm3d_unsort_hessian(__global const REAL *restrict h, __global const int *restrict perm,
+                                   const uint n, __global REAL *restrict dst, const REAL scale)
+{
+  const uint i = get_global_id(0);
+  if (i < n)
+    for (int c = 0; c < 6; c++) dst[6 * perm[i] + c] = h[6 * i + c] * scale;
 }
 
 /* Results go back in the caller's order, so the host reads them straight

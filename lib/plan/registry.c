@@ -25,6 +25,8 @@ static const fmmcl_method_row rows[] = {
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_bbfmm_direct_ops, bbfmm_kernel_set},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_direct_ops, NULL},
     {FMMCL_ANY_KERNEL, FMMCL_BBFMM, &fmmcl_bbfmm_ops, NULL}, /* checks its kernel itself */
+    {FMMCL_LAPLACE_3D, FMMCL_FMM, &fmmcl_fmm3d_ext_ops, laplace_ext},
+    {FMMCL_LAPLACE_3D, FMMCL_TREECODE, &fmmcl_treecode3d_ext_ops, laplace_ext},
     {FMMCL_LAPLACE_3D, FMMCL_FMM, &fmmcl_fmm3d_ops, NULL},
     {FMMCL_LAPLACE_3D, FMMCL_TREECODE, &fmmcl_treecode3d_ops, NULL},
     {FMMCL_LAPLACE_2D, FMMCL_FMM, &fmmcl_fmm2d_ops, NULL},
