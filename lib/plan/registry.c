@@ -108,7 +108,8 @@ fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o,
   if (charges_only) {
     const char *k = kernel_title(o->kernel);
     if (o->dipoles || o->hessian)
-      return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s does not sum %s %s yet; method direct does",
+      return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                        "method %s does not sum %s %s yet; methods direct, fmm and treecode do",
                         fmmcl_method_name(o->method), k, o->dipoles ? "dipoles" : "Hessians");
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "method %s does not sum the %s kernel yet; method direct does",
