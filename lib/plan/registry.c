@@ -13,14 +13,10 @@ static int bbfmm_kernel_set(const fmmcl_plan_options *o) {
 /* LAPLACE_3D with what only fmmcl_plan_evaluate carries. */
 static int laplace_ext(const fmmcl_plan_options *o) { return o->dipoles || o->hessian; }
 
-/* STOKES_3D by Laplace FMMs: Stokeslets; stresslets would need the
- * Laplace FMM's dipoles. */
-static int stokeslets_only(const fmmcl_plan_options *o) { return !o->stresslets; }
-
 static const fmmcl_method_row rows[] = {
     {FMMCL_HELMHOLTZ_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
     {FMMCL_STOKES_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
-    {FMMCL_STOKES_3D, FMMCL_FMM, &fmmcl_stokes3d_fmm_ops, stokeslets_only},
+    {FMMCL_STOKES_3D, FMMCL_FMM, &fmmcl_stokes3d_fmm_ops, NULL},
     {FMMCL_LAPLACE_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, laplace_ext},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_bbfmm_direct_ops, bbfmm_kernel_set},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_direct_ops, NULL},
@@ -85,11 +81,6 @@ fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o,
   *ops = NULL;
   if ((unsigned)o->method >= N_METHODS)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
-  if (o->kernel == FMMCL_STOKES_3D && o->stresslets && o->method == FMMCL_FMM)
-    return fmmcl_fail(
-        ctx, FMMCL_ERROR_UNSUPPORTED,
-        "method fmm sums STOKES_3D Stokeslets only (stresslets need the Laplace FMM's dipoles); "
-        "method direct sums stresslets");
   /* a plan of dipoles, Hessians or a complex or vector kernel runs only
    * where the ops can evaluate it */
   const int need = fmmcl_options_need_evaluate(o);
