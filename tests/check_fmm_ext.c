@@ -2,7 +2,9 @@
  * treecode (fmmcl_plan_evaluate) against fmmcl_reference_evaluate over all
  * targets, float and double, on uniform, clustered and surface sets with
  * targets among or apart from the sources; errors falling as the tolerance
- * tightens; stresslets by FMM against the direct sum. */
+ * tightens; the new device operators (dipole P2M and P2L, Hessian L2P and
+ * M2P) against their plain-C references; stresslets by FMM against the
+ * direct sum. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +12,8 @@
 #include <string.h>
 
 #include "fmmcl.h"
+#include "methods/laplace3d/expansions3d.h"
+#include "methods/laplace3d/fmm3d.h"
 #include "testing/distributions.h"
 #include "test_util.h"
 
@@ -212,6 +216,134 @@ START_TEST(test_execute_charges) {
 }
 END_TEST
 
+/* ---- each new device operator against its plain-C reference ------------------ */
+
+/* A double FMM plan with dipoles and a Hessian on 2000 Plummer-like points
+ * (clusters), its tree and lists, sorted charges and dipoles, and the
+ * device's expansions (unscaled, as lib/methods/laplace3d/expansions3d.h). */
+typedef struct {
+  fmmcl_plan plan;
+  const fmmcl_tree3d *t;
+  int p;
+  size_t nc, n;
+  double *q, *d, *qs, *ds;
+  double *M, *L; /* after P2M + M2M and after M2L + P2L + L2L, on the device */
+  fmmcl_tree3d_fmm_lists lists;
+} op_fixture;
+
+static void op_open(op_fixture *f) {
+  memset(f, 0, sizeof *f);
+  const size_t n = f->n = 2000;
+  double *x = points(FMMCL_DIST_CLUSTERS, 8, n);
+  f->q = values(n, 9), f->d = values(3 * n, 10);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM;
+  o.precision = FMMCL_DOUBLE;
+  o.order = 6;
+  o.leaf_size = 16;
+  o.dipoles = o.hessian = 1;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  free(x);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_tree(f->plan, &f->t, &f->p), FMMCL_SUCCESS);
+  f->nc = 2 * fmmcl_exp3d_ncoef(f->p);
+  f->qs = malloc(n * sizeof *f->qs), f->ds = malloc(3 * n * sizeof *f->ds);
+  for (size_t i = 0; i < n; i++) {
+    const size_t j = f->t->source_perm[i];
+    f->qs[i] = f->q[j];
+    for (int c = 0; c < 3; c++) f->ds[3 * i + c] = f->d[3 * j + c];
+  }
+  f->M = calloc(f->t->n_cells * f->nc, sizeof *f->M), f->L = calloc(f->t->n_cells * f->nc, sizeof *f->L);
+  ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(f->t, &f->lists), FMMCL_SUCCESS);
+}
+
+static void op_close(op_fixture *f) {
+  fmmcl_plan_destroy(f->plan);
+  fmmcl_tree3d_fmm_lists_free(&f->lists);
+  free(f->q), free(f->d), free(f->qs), free(f->ds), free(f->M), free(f->L);
+}
+
+/* Rounding of p^2-term sums in double, far above it only on a real bug. */
+static void expect_close(const char *what, const double *dev, const double *ref, size_t n) {
+  double norm = 0;
+  for (size_t i = 0; i < n; i++) norm += ref[i] * ref[i];
+  ck_assert_msg(norm > 0, "%s: reference is all zero (operator not exercised)", what);
+  const double e = fmmcl_test_rel_l2(dev, ref, n);
+  ck_assert_msg(e < 1e-11, "%s: device vs C relative error %.3e", what, e);
+}
+
+/* P2M and P2L of charges and dipoles. */
+START_TEST(test_operator_sources) {
+  op_fixture f;
+  op_open(&f);
+  const fmmcl_tree3d *t = f.t;
+  const size_t ne = t->n_cells * f.nc;
+  double *ref = calloc(ne, sizeof *ref);
+  ck_assert_int_eq(
+      fmmcl_fmm3d_debug_run_ext(f.plan, f.q, f.d, FMMCL_PHASE_P2M, NULL, NULL, f.M, NULL, NULL, NULL), 0);
+  for (size_t i = 0; i < t->n_cells; i++) {
+    const fmmcl_tree3d_cell *c = &t->cells[i];
+    if (!fmmcl_tree3d_is_leaf(c)) continue;
+    const size_t k = fmmcl_tree3d_n_src(c);
+    fmmcl_exp3d_p2m(f.p, c->center, k, t->source_xyz + 3 * c->src_begin, f.qs + c->src_begin, ref + i * f.nc);
+    fmmcl_exp3d_p2m_dipoles(f.p, c->center, k, t->source_xyz + 3 * c->src_begin, f.ds + 3 * c->src_begin,
+                            ref + i * f.nc);
+  }
+  expect_close("P2M with dipoles", f.M, ref, ne);
+  memset(ref, 0, ne * sizeof *ref);
+  ck_assert_int_eq(
+      fmmcl_fmm3d_debug_run_ext(f.plan, f.q, f.d, FMMCL_PHASE_P2L, NULL, NULL, NULL, f.L, NULL, NULL), 0);
+  const fmmcl_tree3d_csr *x = &f.lists.x;
+  for (size_t b = 0; b < x->n_rows; b++)
+    for (size_t e = x->offsets[b]; e < x->offsets[b + 1]; e++) {
+      const fmmcl_tree3d_cell *a = &t->cells[x->indices[e]];
+      const size_t k = fmmcl_tree3d_n_src(a);
+      fmmcl_exp3d_p2l(f.p, t->cells[b].center, k, t->source_xyz + 3 * a->src_begin, f.qs + a->src_begin,
+                      ref + b * f.nc);
+      fmmcl_exp3d_p2l_dipoles(f.p, t->cells[b].center, k, t->source_xyz + 3 * a->src_begin,
+                              f.ds + 3 * a->src_begin, ref + b * f.nc);
+    }
+  expect_close("P2L with dipoles", f.L, ref, ne);
+  free(ref);
+  op_close(&f);
+}
+END_TEST
+
+/* L2P and M2P Hessians, from the device's own expansions of the sum. */
+START_TEST(test_operator_hessians) {
+  op_fixture f;
+  op_open(&f);
+  const fmmcl_tree3d *t = f.t;
+  const size_t nh = 6 * t->n_targets;
+  double *hess = calloc(nh, sizeof *hess), *ref = calloc(nh, sizeof *ref);
+  const unsigned up = FMMCL_PHASE_P2M | FMMCL_PHASE_M2M | FMMCL_PHASE_M2L | FMMCL_PHASE_P2L | FMMCL_PHASE_L2L;
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run_ext(f.plan, f.q, f.d, up, NULL, NULL, f.M, f.L, NULL, NULL), 0);
+  ck_assert_int_eq(
+      fmmcl_fmm3d_debug_run_ext(f.plan, f.q, f.d, FMMCL_PHASE_L2P, NULL, f.L, NULL, NULL, NULL, hess), 0);
+  for (size_t i = 0; i < t->n_cells; i++) {
+    const fmmcl_tree3d_cell *c = &t->cells[i];
+    if (fmmcl_tree3d_is_leaf(c))
+      fmmcl_exp3d_l2p_hessian(f.p, c->center, f.L + i * f.nc, fmmcl_tree3d_n_tgt(c),
+                              t->target_xyz + 3 * c->tgt_begin, ref + 6 * c->tgt_begin);
+  }
+  expect_close("L2P Hessian", hess, ref, nh);
+  memset(ref, 0, nh * sizeof *ref);
+  ck_assert_int_eq(
+      fmmcl_fmm3d_debug_run_ext(f.plan, f.q, f.d, FMMCL_PHASE_M2P, f.M, NULL, NULL, NULL, NULL, hess), 0);
+  const fmmcl_tree3d_csr *w = &f.lists.w;
+  for (size_t b = 0; b < w->n_rows; b++)
+    for (size_t e = w->offsets[b]; e < w->offsets[b + 1]; e++) {
+      const int32_t a = w->indices[e];
+      fmmcl_exp3d_m2p_hessian(f.p, t->cells[a].center, f.M + a * f.nc, fmmcl_tree3d_n_tgt(&t->cells[b]),
+                              t->target_xyz + 3 * t->cells[b].tgt_begin, ref + 6 * t->cells[b].tgt_begin);
+    }
+  expect_close("M2P Hessian (W list)", hess, ref, nh);
+  free(hess), free(ref);
+  op_close(&f);
+}
+END_TEST
+
 /* ---- stresslets by FMM -------------------------------------------------------- */
 
 /* max_i |a_i - b_i| / max_i |b_i|, per values to a target. */
@@ -296,6 +428,12 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_error_falls, 0, 2);
   tcase_add_test(tc, test_execute_charges);
   suite_add_tcase(s, tc);
+  TCase *op = tcase_create("operators");
+  tcase_add_checked_fixture(op, open_device, close_device);
+  if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(op, 300);
+  tcase_add_test(op, test_operator_sources);
+  tcase_add_test(op, test_operator_hessians);
+  suite_add_tcase(s, op);
   TCase *st = tcase_create("stokes");
   tcase_add_checked_fixture(st, open_device, close_device);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(st, 300);

@@ -185,5 +185,11 @@ fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, 
  * and out 4 doubles per sorted target (d/dx, d/dy, d/dz, phi). */
 fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
                                    const double *L_in, double *M_out, double *L_out, double *out);
+/* The same for a plan with dipoles or a Hessian: dipoles (3 per source,
+ * caller's order; NULL: none) join the charges, and hess (may be NULL)
+ * receives 6 doubles per sorted target (xx, yy, zz, xy, xz, yz). */
+fmmcl_status fmmcl_fmm3d_debug_run_ext(fmmcl_plan plan, const double *charges, const double *dipoles,
+                                       unsigned mask, const double *M_in, const double *L_in, double *M_out,
+                                       double *L_out, double *out, double *hess);
 
 #endif /* FMMCL_FMM3D_H */
