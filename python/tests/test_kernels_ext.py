@@ -122,8 +122,8 @@ def test_bad_input(ctx):
         fmmcl.fields(y, kernel="helmholtz3d", charges=q, wavenumber=1 - 1j, device=ctx)
     with pytest.raises(fmmcl.InvalidArgumentError, match="Hessian"):
         fmmcl.fields(y, kernel="helmholtz3d", charges=q, hessian=True, device=ctx)
-    with pytest.raises(fmmcl.UnsupportedError):
-        fmmcl.fields(y, charges=np.ones(10), dipoles=np.ones((10, 3)), method="fmm", device=ctx)
+    with pytest.raises(fmmcl.UnsupportedError):            # the bbFMM has no dipoles
+        fmmcl.fields(y, charges=np.ones(10), dipoles=np.ones((10, 3)), method="bbfmm", device=ctx)
     with pytest.raises(fmmcl.NullPointerError):
         fmmcl.fields(y, kernel="stokes3d", device=ctx)
     with pytest.raises(fmmcl.InvalidArgumentError, match="real"):
