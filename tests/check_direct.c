@@ -840,11 +840,14 @@ START_TEST(test_override_tilings) {
   /* Raw coordinates, whose offsets from the frames' centres no float holds
    * exactly: a point as source and as target must still be 0 apart (tiles
    * take their block's centre), and a target given separately on a source
-   * is skipped at the frames' resolution, in both precisions. Float's near
-   * pairs carry the low parts of the offsets, so the device's arithmetic
+   * is skipped at the frames' resolution, in both precisions. Asked for
+   * 1e-6, float's near pairs carry the low parts of the offsets (its plan
+   * compensates: at this density most points have a neighbour closer than
+   * 10 tolerances of their offsets' rounding), so the device's arithmetic
    * alone is left: TOL_SINGLE holds. */
   fmmcl_test_random_points(1703, n, 3, x);
   memcpy(y, x, 3 * n * sizeof *x);
+  o.tolerance = 1e-6;
   for (int prec = 0; prec < 2; prec++) {
     o.precision = precision_of(prec);
     if (!device_has(o.precision)) continue;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "fmmcl.h"
+#include "core/internal.h" /* fmmcl_context_override_defines: the P2P tilings under test */
 #include "testing/distributions.h"
 #include "test_util.h"
 
@@ -169,6 +170,54 @@ START_TEST(test_surface_large_leaves) {
 }
 END_TEST
 
+/* The P2P's targets per work-item change which work-item sums a target,
+ * not the order of its sum: every tiling gives the TPW = 1 result to
+ * rounding, in float with and without the low parts (a surface in leaves
+ * of 512 compensates, a uniform set in leaves of 100 does not) and in
+ * double, over passes that end part-way through their rows (WGS = 32,
+ * TPW = 3: 96 targets a pass). */
+START_TEST(test_p2p_targets_per_item) {
+  enum { NP = 3000 };
+  double *x = malloc(3 * NP * sizeof *x), *q = malloc(NP * sizeof *q);
+  double *p0 = malloc(NP * sizeof *p0), *g0 = malloc(3 * NP * sizeof *g0);
+  double *p1 = malloc(NP * sizeof *p1), *g1 = malloc(3 * NP * sizeof *g1);
+  ck_assert(x && q && p0 && g0 && p1 && g1);
+  fmmcl_test_random_values(15, NP, -1, 1, q);
+  static const char *const tilings[] = {"-DWGS=32 -DUNROLL=4 -DTPW=1", "-DWGS=32 -DUNROLL=4 -DTPW=3",
+                                        "-DWGS=64 -DUNROLL=8 -DTPW=2", "-DWGS=16 -DUNROLL=2 -DTPW=4"};
+  for (int c = 0; c < 4; c++) {
+    const int surface = c & 1, dbl = c >> 1;
+    ck_assert_int_eq(
+        fmmcl_distribution_points(surface ? FMMCL_DIST_SURFACE : FMMCL_DIST_UNIFORM, 3, 16, NP, 0.0, x), 0);
+    fmmcl_plan_options o;
+    fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+    o.method = FMMCL_FMM, o.precision = dbl ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    o.tolerance = dbl ? 1e-8 : TOL, o.leaf_size = surface ? 512 : 100;
+    if (dbl) {
+      fmmcl_device_info dev;
+      ck_assert_int_eq(fmmcl_context_device(ctx, &dev), FMMCL_SUCCESS);
+      if (!dev.has_fp64) continue;
+    }
+    for (int t = 0; t < 4; t++) {
+      ck_assert_int_eq(fmmcl_context_override_defines(ctx, "fmm3d_p2p", tilings[t]), FMMCL_SUCCESS);
+      fmmcl_plan plan;
+      ck_assert_msg(fmmcl_plan_create(ctx, &o, NP, x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
+                    fmmcl_last_error(ctx));
+      ck_assert_msg(fmmcl_plan_execute(plan, q, t ? p1 : p0, t ? g1 : g0) == FMMCL_SUCCESS, "execute: %s",
+                    fmmcl_last_error(ctx));
+      fmmcl_plan_destroy(plan);
+      if (!t) continue;
+      const double ep = fmmcl_test_rel_l2(p1, p0, NP), eg = fmmcl_test_rel_l2(g1, g0, 3 * NP);
+      const double bound = dbl ? 1e-14 : 1e-6;
+      ck_assert_msg(ep <= bound && eg <= bound, "%s %s, %s against TPW=1: %.3e %.3e",
+                    surface ? "surface" : "uniform", dbl ? "double" : "single", tilings[t], ep, eg);
+    }
+  }
+  ck_assert_int_eq(fmmcl_context_override_defines(ctx, "fmm3d_p2p", NULL), FMMCL_SUCCESS);
+  free(x), free(q), free(p0), free(g0), free(p1), free(g1);
+}
+END_TEST
+
 static Suite *precision_suite(void) {
   Suite *s = suite_create("precision");
   TCase *tc = tcase_create("fmm3d");
@@ -177,6 +226,7 @@ static Suite *precision_suite(void) {
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, 2 * FMMCL_DIST_COUNT);
   tcase_add_test(tc, test_rounding_estimate_local_frames);
   tcase_add_test(tc, test_surface_large_leaves);
+  tcase_add_test(tc, test_p2p_targets_per_item);
   suite_add_tcase(s, tc);
   return s;
 }

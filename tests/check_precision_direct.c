@@ -193,6 +193,48 @@ START_TEST(test_rounding_estimate_frames) {
 }
 END_TEST
 
+/* Float decides per set, as the 3D FMM's P2P does, whether its near tiles
+ * add the low parts: not on uniform points (the plain loop is faster and
+ * the closest pairs' rounding vanishes in the L2 norm), but where many
+ * tiles span tight groups far apart (100 clusters 1e-6 wide, 80 points
+ * each, so most tiles straddle two: frames 1e5 times wider than the
+ * spacing), and there the promise still holds over all targets. */
+START_TEST(test_single_compensates_where_needed) {
+  enum { CLUSTERS = 100, PER = 80, N = CLUSTERS * PER };
+  double *x = malloc(3 * N * sizeof *x), *c = malloc(3 * CLUSTERS * sizeof *c), *q = malloc(N * sizeof *q);
+  double *p = malloc(N * sizeof *p), *g = malloc(3 * N * sizeof *g);
+  double *rp = malloc(N * sizeof *rp), *rg = malloc(3 * N * sizeof *rg);
+  ck_assert(x && c && q && p && g && rp && rg);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_DIRECT, o.precision = FMMCL_SINGLE, o.tolerance = 1e-4;
+  fmmcl_test_random_values(31, N, -1, 1, q);
+  for (int set = 0; set < 2; set++) {
+    if (set == 0) {
+      fmmcl_test_random_points(32, N, 3, x);
+    } else {
+      fmmcl_test_random_points(33, CLUSTERS, 3, c);
+      fmmcl_test_random_points(34, N, 3, x);
+      for (size_t i = 0; i < 3 * (size_t)N; i++) x[i] = c[3 * (i / (3 * PER)) + i % 3] + 1e-6 * (x[i] - 0.5);
+    }
+    fmmcl_plan plan = NULL;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+    char opts[1024];
+    ck_assert_int_eq(fmmcl_plan_build_options(plan, opts, sizeof opts), FMMCL_SUCCESS);
+    ck_assert_msg(strstr(opts, set ? "-DCOMPENSATE=1" : "-DCOMPENSATE=0") != NULL, "%s: %s",
+                  set ? "clusters" : "uniform", opts);
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, p, g), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    ck_assert_int_eq(fmmcl_reference_direct(&o, N, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
+    const double ep = fmmcl_test_rel_l2(p, rp, N), eg = fmmcl_test_rel_l2(g, rg, 3 * N);
+    ck_assert_msg(ep <= TOL_POT && eg <= TOL_GRAD, "%s: errors %.3e %.3e", set ? "clusters" : "uniform", ep,
+                  eg);
+  }
+  free(x), free(c), free(q), free(p), free(g), free(rp), free(rg);
+}
+END_TEST
+
 static Suite *precision_suite(void) {
   Suite *s = suite_create("precision_direct");
   TCase *tc = tcase_create("single");
@@ -200,6 +242,7 @@ static Suite *precision_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, (int)N_CASES);
   tcase_add_test(tc, test_rounding_estimate_frames);
+  tcase_add_test(tc, test_single_compensates_where_needed);
   tcase_add_loop_test(tc, test_double_ordinary_uncompensated, 0, 6);
   suite_add_tcase(s, tc);
   return s;

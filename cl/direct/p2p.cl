@@ -17,8 +17,9 @@
  * roundings of the frames cost it at most ~10 ulps) both precisions add the
  * low parts of both offsets (src_lo, tgt_lo: what rounding the exact
  * offsets to REAL lost; a frame may lie far from a tight group of its
- * points), and the singular pair is guarded there: only a near tile can
- * hold a point on a target. */
+ * points) where the host found the data need them (-DCOMPENSATE), and the
+ * singular pair is guarded there: only a near tile can hold a point on a
+ * target. */
 
 /* Tunable parameters (fmmtune searches them; the host passes -D values). */
 #ifndef WGS
@@ -38,15 +39,17 @@
 #endif
 
 #ifndef COMPENSATE
-#define COMPENSATE 1 /* double: the host's -DCOMPENSATE (direct.c, needs_low_parts) */
+#define COMPENSATE 1 /* the host's -DCOMPENSATE (direct.c, needs_low_parts) */
 #endif
 
-/* Float's near tiles always carry the offsets' low parts; double's only
- * where the host found a group whose low parts are not negligible against
- * its points' distances (COMPENSATE=1: pathological geometry, a frame far
- * wider than its tight groups); otherwise double's near tiles are the plain
- * arithmetic, no low-part loads or adds, and the guard that of GUARD_RULE. */
-#if defined(FMMCL_DOUBLE) && !COMPENSATE
+/* Near tiles carry the offsets' low parts only where the host found the
+ * data need them (COMPENSATE=1: double, any group whose low parts are not
+ * negligible against its points' distances, a frame far wider than its
+ * tight groups; float, more than one point in a hundred that close, as on a
+ * surface or in tight clusters, or distinct points that coincide);
+ * otherwise near tiles are the plain arithmetic, no low-part loads or adds,
+ * and the guard that of GUARD_RULE. */
+#if !COMPENSATE
 #define COMPENSATED 0
 #else
 #define COMPENSATED 1
@@ -127,13 +130,19 @@ static inline REAL4 two_sum_error(const REAL4 a, const REAL4 b, const REAL4 s) {
  * only where a singular pair can be, the work-group's own points
  * (targets_are_sources: sorted source i is target i, in the block's frame)
  * or, when the host found coincident points, every near tile, the guard
- * then 2^-50 of the frames (per tile). */
+ * then 2^-50 of the frames (per tile). Float uncompensated: every near
+ * tile, guard 0, since distinct points closer than float resolves there may
+ * round onto each other (the host compensates where distinct points
+ * coincide exactly, and the rounding estimate covers what is left). */
 #if COMPENSATED
 #define GUARD_RULE(near_) (near_)
 #define TILE_THR(rr)
-#else
+#elif defined(FMMCL_DOUBLE)
 #define GUARD_RULE(near_) (ALL_SELECT ? (near_) : (targets_are_sources && base >= own_lo && base < own_hi))
 #define TILE_THR(rr) const REAL thr_ = ALL_SELECT ? (rr) * (rr) * (REAL)0x1p-100 : (REAL)0;
+#else
+#define GUARD_RULE(near_) (near_)
+#define TILE_THR(rr) const REAL thr_ = (REAL)0;
 #endif
 #define LOAD_TILE(near)                                                    \
   const REAL4 tc_ = tile_centre[base / WGS];                               \

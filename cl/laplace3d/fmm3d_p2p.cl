@@ -27,6 +27,9 @@
 #ifndef UNROLL
 #define UNROLL 4     /* unroll of the loop over a full tile */
 #endif
+#ifndef TPW
+#define TPW 1        /* targets per work-item: a pass covers WGS * TPW targets */
+#endif
 
 #include "kernels/laplace3d.h"
 
@@ -40,31 +43,30 @@
 #if !COMPENSATE
 /* No leaf's offsets round enough to matter against its points' distances
  * (the host checked): the plain pair, no low parts read. */
-#define FMM3D_PAIR                                                                          \
-  {                                                                                         \
-    const REAL4 s = tile[j];                                                                \
-    LAPLACE3D_PAIR(s, t.x, t.y, t.z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)     \
-  }
+#define FMM3D_PAIR(s, k)                                                                    \
+  LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k])
 #define DECLARE_BOUND
-#define TARGET_BOUND
+#define TARGET_BOUND(k)
 #define TILE_BOUND
 #define TILE_THRESHOLD
 #define DECLARE_LOW
-#define TARGET_LOW
+#define DECLARE_TARGET_LOW
+#define TARGET_LOW(k, i)
 #define TILE_LOW(a, b, sum)
+#define SOURCE_LOW
 #else
 #ifdef FMMCL_DOUBLE
-#define FMM3D_PAIR                                                                          \
+#define FMM3D_PAIR(s, k)                                                                    \
   {                                                                                         \
-    const REAL4 s = tile[j], sl = tile_lo[j];                                               \
-    const REAL4 dd = (REAL4)((s.x - t.x) + (sl.x - tl.x), (s.y - t.y) + (sl.y - tl.y),      \
-                             (s.z - t.z) + (sl.z - tl.z), s.w);                             \
-    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot, gx, gy, gz)           \
+    const REAL4 dd = (REAL4)((s.x - t[k].x) + (sl.x - tl[k].x), (s.y - t[k].y) + (sl.y - tl[k].y), \
+                             (s.z - t[k].z) + (sl.z - tl[k].z), s.w);                       \
+    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k]) \
   }
 #define DECLARE_BOUND
-#define TARGET_BOUND
+#define TARGET_BOUND(k)
 #define TILE_BOUND
 #define TILE_THRESHOLD
+#define SOURCE_LOW const REAL4 sl = tile_lo[j];
 #else
 /* Float adds the low parts only where they matter: a pair closer than
  * 2^-5 of the largest coordinate of its tile or of its target (thr); any
@@ -72,19 +74,18 @@
  * test is one compare, the low parts six adds and a load, so the far
  * majority of pairs skip them (a warp takes the branch when one of its
  * pairs is that close). */
-#define FMM3D_PAIR                                                                          \
+#define FMM3D_PAIR(s, k)                                                                    \
   {                                                                                         \
-    const REAL4 s = tile[j];                                                                \
-    REAL dx = s.x - t.x, dy = s.y - t.y, dz = s.z - t.z;                                    \
+    REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
     REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
-    if (r2 < thr) {                                                                         \
+    if (r2 < thr[k]) {                                                                      \
       const REAL4 sl = tile_lo[j];                                                          \
-      dx += sl.x - tl.x, dy += sl.y - tl.y, dz += sl.z - tl.z;                              \
+      dx += sl.x - tl[k].x, dy += sl.y - tl[k].y, dz += sl.z - tl[k].z;                     \
       r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
     }                                                                                       \
     const REAL rinv = LAPLACE3D_RINV_GUARDED(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;  \
-    pot += qr;                                                                              \
-    gx = fma(qr3, dx, gx), gy = fma(qr3, dy, gy), gz = fma(qr3, dz, gz);                    \
+    pot[k] += qr;                                                                           \
+    gx[k] = fma(qr3, dx, gx[k]), gy[k] = fma(qr3, dy, gy[k]), gz[k] = fma(qr3, dz, gz[k]);  \
   }
 /* The largest coordinate of each tile's moved sources, as the bits of a
  * non-negative float (ordered as uints): two slots, so that the next
@@ -94,16 +95,23 @@
   uint parity = 0;                                                                          \
   if (lid == 0) tile_mag[0] = tile_mag[1] = 0;                                              \
   barrier(CLK_LOCAL_MEM_FENCE);
-#define TARGET_BOUND const REAL tmag = fmax(fabs(t.x), fmax(fabs(t.y), fabs(t.z)));
+#define TARGET_BOUND(k) tmag[k] = fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z)));
 #define TILE_BOUND                                                                          \
   atomic_max(&tile_mag[parity], as_uint(fmax(fabs(m_.x), fmax(fabs(m_.y), fabs(m_.z)))));   \
   if (lid == 0) tile_mag[parity ^ 1] = 0;
 #define TILE_THRESHOLD                                                                      \
-  const REAL sc_ = (as_float(tile_mag[parity]) + tmag) * (REAL)0x1p-5, thr = sc_ * sc_;    \
+  REAL thr[TPW];                                                                            \
+  FMMCL_UNROLL(TPW)                                                                         \
+  for (int k = 0; k < TPW; k++) {                                                           \
+    const REAL sc_ = (as_float(tile_mag[parity]) + tmag[k]) * (REAL)0x1p-5;                 \
+    thr[k] = sc_ * sc_;                                                                     \
+  }                                                                                         \
   parity ^= 1;
+#define SOURCE_LOW
 #endif
 #define DECLARE_LOW __local REAL4 tile_lo[WGS];
-#define TARGET_LOW const REAL4 tl = tgt_lo[i];
+#define DECLARE_TARGET_LOW REAL4 tl[TPW]; REAL tmag[TPW];
+#define TARGET_LOW(k, i) tl[k] = tgt_lo[i];
 /* the source's low part plus what its move into the target's frame lost
  * (TwoSum; no product, so contraction cannot fuse it away) */
 #define TILE_LOW(a, b, sum)                                                                 \
@@ -115,9 +123,11 @@
 
 /* Dipoles and Hessians (-DDIPOLES=1, -DHESSIAN=1, compiled in only when a
  * plan asks): each pair goes through the body of the direct sum
- * (cl/kernels/laplace3d_ext.h), dip REAL4 per sorted source beside src,
- * hess REAL[6] per sorted target beside out; the offsets' low parts, where
- * the host asks for them, go into every pair in both precisions. */
+ * (cl/kernels/laplace3d_ext.h) into acc, one target per work-item (TPW 1:
+ * ten accumulators a target already fill the registers), dip REAL4 per
+ * sorted source beside src, hess REAL[6] per sorted target beside out; the
+ * offsets' low parts, where the host asks for them, go into every pair in
+ * both precisions. */
 #ifndef DIPOLES
 #define DIPOLES 0
 #endif
@@ -126,36 +136,53 @@
 #endif
 #define FMM3D_EXT (DIPOLES || HESSIAN)
 #if FMM3D_EXT
+#undef TPW
+#define TPW 1
 #define GRADIENT 1
 #include "kernels/laplace3d_ext.h"
 #undef FMM3D_PAIR
+#undef SOURCE_LOW
 #if COMPENSATE
-#define EXT_LOW(j)                                                                          \
-  {                                                                                         \
-    const REAL4 sl = tile_lo[j];                                                            \
-    rx += tl.x - sl.x, ry += tl.y - sl.y, rz += tl.z - sl.z;                                \
-  }
+#define SOURCE_LOW const REAL4 sl = tile_lo[j];
+#define EXT_LOW rx += tl[0].x - sl.x, ry += tl[0].y - sl.y, rz += tl[0].z - sl.z;
 #else
-#define EXT_LOW(j)
+#define SOURCE_LOW
+#define EXT_LOW
 #endif
 #if DIPOLES
-#define EXT_DIPOLE(j) const REAL4 d = dtile[j];
+#define EXT_DIPOLE const REAL4 d = dtile[j];
 #define EXT_LOAD_DIPOLE dtile[lid] = dip[js];
 #else
-#define EXT_DIPOLE(j) const REAL4 d = (REAL4)(0, 0, 0, 0);
+#define EXT_DIPOLE const REAL4 d = (REAL4)(0, 0, 0, 0);
 #define EXT_LOAD_DIPOLE
 #endif
-#define FMM3D_PAIR                                                                          \
+#define FMM3D_PAIR(s, k)                                                                    \
   {                                                                                         \
-    const REAL4 s = tile[j];                                                                \
-    REAL rx = t.x - s.x, ry = t.y - s.y, rz = t.z - s.z;                                    \
-    EXT_LOW(j)                                                                              \
-    EXT_DIPOLE(j)                                                                           \
+    REAL rx = t[0].x - s.x, ry = t[0].y - s.y, rz = t[0].z - s.z;                           \
+    EXT_LOW                                                                                 \
+    EXT_DIPOLE                                                                              \
     const REAL r2 = fma(rx, rx, fma(ry, ry, rz * rz));                                      \
     laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, LAPLACE3D_RINV_GUARDED(r2), acc);   \
   }
+#define EXT_DECLARE                                                                         \
+  REAL acc[LAPLACE3D_EXT_OUT];                                                              \
+  for (int c = 0; c < LAPLACE3D_EXT_OUT; c++) acc[c] = 0;
+#if HESSIAN
+#define EXT_HESSIAN_STORE(i)                                                                \
+  for (int c = 0; c < 6; c++) hess[6 * (i) + c] += acc[4 + c];
+#else
+#define EXT_HESSIAN_STORE(i)
+#endif
+/* the pair wrote acc, not pot and g */
+#define EXT_STORE(i)                                                                        \
+  {                                                                                         \
+    out[i] += (REAL4)(acc[1], acc[2], acc[3], acc[0]);                                      \
+    EXT_HESSIAN_STORE(i)                                                                    \
+  }
 #else
 #define EXT_LOAD_DIPOLE
+#define EXT_DECLARE
+#define EXT_STORE(i) out[i] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
 #endif
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
@@ -179,17 +206,23 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
   /* an overfull leaf (depth limit) takes several passes; the bounds are the
    * same for the whole group, so every work-item meets every barrier */
-  for (int base = tr.x; base < tr.y; base += WGS) {
-    const int i = min(base + lid, tr.y - 1);
-    const REAL4 t = tgt[i];
-    TARGET_LOW
-    TARGET_BOUND
-#if FMM3D_EXT
-    REAL acc[LAPLACE3D_EXT_OUT];
-    for (int c = 0; c < LAPLACE3D_EXT_OUT; c++) acc[c] = 0;
-#else
-    REAL pot = 0, gx = 0, gy = 0, gz = 0;
-#endif
+  for (int base = tr.x; base < tr.y; base += WGS * TPW) {
+    /* targets beyond the leaf repeat its last one (clamped) and are not
+     * written; kk, the same for the whole group, skips the passes' empty
+     * rows of TPW */
+    const int kk = min(TPW, (tr.y - base + WGS - 1) / WGS);
+    REAL4 t[TPW];
+    REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
+    DECLARE_TARGET_LOW
+    EXT_DECLARE
+    FMMCL_UNROLL(TPW)
+    for (int k = 0; k < TPW; k++) {
+      const int i = min(base + lid + k * WGS, tr.y - 1);
+      t[k] = tgt[i];
+      TARGET_LOW(k, i)
+      TARGET_BOUND(k)
+      pot[k] = gx[k] = gy[k] = gz[k] = 0;
+    }
     for (int e = e0; e < e1; e++) {
       const int2 sr = ranges[e];
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
@@ -202,26 +235,30 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
         TILE_BOUND
         barrier(CLK_LOCAL_MEM_FENCE);
         TILE_THRESHOLD
-        if (sr.y - sb >= WGS) {
+        const int jn = min(WGS, sr.y - sb);
+        if (jn == WGS && kk == TPW) {
           FMMCL_UNROLL(UNROLL)
-          for (int j = 0; j < WGS; j++) FMM3D_PAIR
+          for (int j = 0; j < WGS; j++) {
+            const REAL4 s = tile[j];
+            SOURCE_LOW
+            FMMCL_UNROLL(TPW)
+            for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k)
+          }
         } else {
-          for (int j = 0; j < sr.y - sb; j++) FMM3D_PAIR
+          for (int j = 0; j < jn; j++) {
+            const REAL4 s = tile[j];
+            SOURCE_LOW
+            FMMCL_UNROLL(TPW)
+            for (int k = 0; k < TPW; k++)
+              if (k < kk) FMM3D_PAIR(s, k)
+          }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
       }
     }
-#if FMM3D_EXT
-    if (base + lid < tr.y) {
-      out[i] += (REAL4)(acc[1], acc[2], acc[3], acc[0]);
-#if HESSIAN
-      for (int c = 0; c < 6; c++) hess[6 * i + c] += acc[4 + c];
-#endif
-    }
-#else
-    if (base + lid < tr.y)
-      out[i] += (REAL4)(gx, gy, gz, pot);
-#endif
+    FMMCL_UNROLL(TPW)
+    for (int k = 0; k < TPW; k++)
+      if (base + lid + k * WGS < tr.y) EXT_STORE(base + lid + k * WGS)
   }
 }
 

@@ -315,4 +315,28 @@ int fmmcl_has_coincident(size_t ns, const double *src, size_t nt, const double *
 /* Nonzero when every one of n values is finite. */
 int fmmcl_all_finite(const double *v, size_t n);
 
+/* A point set in local frames, in sorted order: group g holds sorted
+ * points [begin, end) around centre (from group(arg, g, ...)); a point's
+ * coordinates are xyz[dim * i], or caller[dim * perm[i]] where the sorted
+ * copy is not on the host; lo, where given, its offset's low parts as
+ * double, 4 per point (the REAL4 layouts' packing). */
+#define FMMCL_FRAME_MAX_DIM 8
+typedef struct {
+  size_t n_groups;
+  int dim;
+  const double *xyz, *caller;
+  const size_t *perm;
+  const double *lo;
+  void (*group)(const void *arg, size_t g, size_t *begin, size_t *end, double *centre);
+  const void *arg;
+} fmmcl_frame_groups;
+/* How many points have a neighbour in their group closer than E / ratio, E
+ * the group's largest offset rounding at unit roundoff u (frame_rounding.c
+ * says why that bounds what dropping the low parts changes); *total gets
+ * the number of points. */
+size_t fmmcl_frame_rounding_close(const fmmcl_frame_groups *fg, double u, double ratio, size_t *total);
+/* Whether more than share of the points (share 0: any one) are close in
+ * that sense, so the near field must add the offsets' low parts. */
+int fmmcl_frame_rounding_needs_low_parts(const fmmcl_frame_groups *fg, double u, double ratio, double share);
+
 #endif /* FMMCL_INTERNAL_H */

@@ -316,13 +316,14 @@ static const fmmcl_tuning_space spaces[] = {
     LAPLACE_P2P_SPACE("p2p_laplace2d", 2, FMMCL_LAPLACE_2D),
     LAPLACE_P2P_SPACE("p2p_yukawa3d", 3, FMMCL_YUKAWA_3D),
     /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
-     * targets per pass and sources per tile. Timed in a whole FMM (order
+     * sources per tile and WGS x TPW targets per pass. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
      * device (~0.1 s of kernels on 2 PoCL cores). */
     {.kernel = "fmm3d_p2p",
      .file = "laplace3d/fmm3d_p2p.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
-                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)}},
+                {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},
+                {"TPW", FMMCL_TUNE_VALUES(1, 2, 4)}},
      .fits = xyzq_tile_fits,
      .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
      .class_prefix = "dim",

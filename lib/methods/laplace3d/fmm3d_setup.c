@@ -96,24 +96,15 @@ static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
   return fmmcl_fmm3d_choose_order(ctx, o, s->treecode, &s->order);
 }
 
-/* Whether the P2P needs the offsets' low parts (-DCOMPENSATE=1),
- * decided per leaf from one point set (target: the targets; caller: the
- * caller's coordinates, read through the permutation where the sorted
- * ones stayed on the device). The argument of direct.c's needs_low_parts:
- * dropping the low parts changes a P2P pair's difference, per coordinate,
- * by at most |lo_s| + |lo_t| + |tau| (tau: what moving the source into the
- * target leaf's frame rounds, <= u (r + |off_t|)), and each |lo| <= u |off|
- * (u = 2^-53, off the point's offset from its leaf's centre, both as in
- * the device frame up to the power-of-two unit); so with e_i = 2 u |off_i|,
- * E the largest over a leaf and d its smallest non-zero distance between
- * consecutive points in Morton order (the stand-in for the smallest
- * distance they meet, not a bound), E / d <= 2e-12 in every leaf keeps
- * every pair's change under sqrt3 (2 * 2e-12 + u) < 7e-12 relative. A
- * leaf is far wider than its points' separation only where the depth limit
- * stops the tree at tight groups or a few points lie very close: the
- * geometry cases of tests/check_hostile.c. O(n). */
-#define COMPENSATE_RATIO 2e-12
-/* Float's P2P compensates only its close pairs (fmm3d_p2p.cl), at a cost a
+/* Whether the P2P needs the offsets' low parts (-DCOMPENSATE=1), decided
+ * per leaf (fmmcl_frame_rounding_needs_low_parts: each offset's rounding
+ * bounded by 2 u |off|, as in the device frame up to its power-of-two
+ * unit). Double compensates for any one pair whose E / d exceeds 2e-12,
+ * which keeps every pair's difference within 7e-12 relative of the plain
+ * arithmetic: a leaf is that much wider than its points' separation only
+ * where the depth limit stops the tree at tight groups or a few points lie
+ * very close (the geometry cases of tests/check_hostile.c).
+ * Float's P2P compensates only its close pairs (fmm3d_p2p.cl), at a cost a
  * uniform set does not need, and its promise is the relative L2 error over
  * all targets: a pair counts as close when E / d exceeds a tenth of the
  * tolerance (u = 2^-24), and the set compensates when more than one point
@@ -121,37 +112,37 @@ static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
  * set has only its few closest pairs there (about 0.06 % of 1e6 points in
  * 512-point leaves), whose targets' errors vanish in the L2 norm; points
  * on a surface or in tight clusters have it everywhere (6 % and more).
- * Double compensates for any one such pair (share 0). */
+ * Without compensation the rounding estimate (fmm3d_offset_rounding) is
+ * float's plain resolution, so a lone pair beyond it still draws the
+ * warning. */
+#define COMPENSATE_RATIO 2e-12
 #define COMPENSATE_RATIO_SINGLE(tol) (0.1 * (tol))
 #define COMPENSATE_SHARE_SINGLE 0.01
+
+typedef struct {
+  const fmmcl_tree3d *t;
+  int target;
+} leaf_frames;
+
+static void leaf_group(const void *arg, size_t g, size_t *begin, size_t *end, double *centre) {
+  const leaf_frames *lf = arg;
+  const fmmcl_tree3d_cell *c = &lf->t->cells[lf->t->leaves[g]];
+  *begin = lf->target ? c->tgt_begin : c->src_begin;
+  *end = lf->target ? c->tgt_end : c->src_end;
+  for (int k = 0; k < 3; k++) centre[k] = c->center[k];
+}
+
+/* One point set (target: the targets; caller: the caller's coordinates,
+ * read through the permutation where the sorted ones stayed on the device). */
 static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *caller, double u, double ratio,
                            double share) {
   const double *xyz = target ? t->target_xyz : t->source_xyz;
   const size_t *perm = target ? t->target_perm : t->source_perm;
   if (!xyz && (!caller || !perm)) return 1;
-  size_t close = 0, total = 0;
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : close, total)
-  for (size_t g = 0; g < t->n_leaves; g++) {
-    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
-    const size_t a = target ? c->tgt_begin : c->src_begin, b = target ? c->tgt_end : c->src_end;
-    double e = 0;
-    for (size_t i = a; i < b; i++) {
-      const double *p = xyz ? xyz + 3 * i : caller + 3 * perm[i];
-      double off2 = 0;
-      for (int k = 0; k < 3; k++) off2 += (p[k] - c->center[k]) * (p[k] - c->center[k]);
-      e = fmax(e, 2 * u * sqrt(off2));
-    }
-    total += b - a;
-    for (size_t i = a + 1; i < b; i++) {
-      const double *p = xyz ? xyz + 3 * i : caller + 3 * perm[i];
-      const double *q = xyz ? xyz + 3 * (i - 1) : caller + 3 * perm[i - 1];
-      double r2 = 0;
-      for (int k = 0; k < 3; k++) r2 += (p[k] - q[k]) * (p[k] - q[k]);
-      /* coincident points: no pair but the guarded one */
-      if (r2 > 0 && !(e <= ratio * sqrt(r2))) close++;
-    }
-  }
-  return close > share * (double)total;
+  const leaf_frames lf = {t, target};
+  const fmmcl_frame_groups fg = {.n_groups = t->n_leaves, .dim = 3, .xyz = xyz, .caller = caller, .perm = perm,
+                                 .group = leaf_group, .arg = &lf};
+  return fmmcl_frame_rounding_needs_low_parts(&fg, u, ratio, share);
 }
 
 fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
