@@ -166,6 +166,16 @@ START_TEST(test_parts) {
 }
 END_TEST
 
+/* A P2P tuned to several targets per work-item (as on GPUs in double):
+ * the dipole and Hessian near field keeps one and sums the same. */
+START_TEST(test_tiled_p2p) {
+  ck_assert_msg(fmmcl_tuning_override(ctx, "fmm3d_p2p", "WGS=64 UNROLL=8 TPW=2") == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  const fmm_case c = {FMMCL_FMM, FMMCL_DOUBLE, FMMCL_DIST_SURFACE, 3000, 0, 1, 1, 1, 1e-7};
+  expect_within(&c);
+}
+END_TEST
+
 /* The far field's error follows the tolerance down (so the dipole moments
  * and the second derivatives of L2P and M2P are those of the sum, not
  * only the near field's): each step of 1e-3 cuts every error. */
@@ -425,6 +435,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_treecode_float, 0, 3);
   tcase_add_loop_test(tc, test_treecode_double, 0, 3);
   tcase_add_test(tc, test_parts);
+  tcase_add_test(tc, test_tiled_p2p);
   tcase_add_loop_test(tc, test_error_falls, 0, 2);
   tcase_add_test(tc, test_execute_charges);
   suite_add_tcase(s, tc);
