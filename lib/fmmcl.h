@@ -136,12 +136,12 @@ typedef enum fmmcl_method {
                          model file (fmmtune --fit); without a fitted model, and for
                          the other kernels, DIRECT below 2^26 source-target pairs and
                          above it the kernel's fast method: FMM (LAPLACE_3D without
-                         softening, LAPLACE_2D), FGT (GAUSSIAN without gradient),
-                         BBFMM (a bbfmm_kernel; YUKAWA_3D without gradient or
-                         softening), FMM for STOKES_3D Stokeslets in double
-                         (in single the FMM's rounding at close pairs is
-                         magnified by its decomposition); DIRECT where none
-                         applies (HELMHOLTZ_3D, dipoles, Hessians, stresslets) */
+                         softening, with dipoles and Hessians too; LAPLACE_2D), FGT
+                         (GAUSSIAN without gradient), BBFMM (a bbfmm_kernel;
+                         YUKAWA_3D without gradient or softening), FMM for STOKES_3D
+                         (Stokeslets and stresslets) in double (in single the FMM's
+                         rounding at close pairs is magnified by its
+                         decomposition); DIRECT where none applies (HELMHOLTZ_3D) */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {

@@ -523,6 +523,22 @@ START_TEST(test_cli_yukawa3d) {
 }
 END_TEST
 
+/* Dipoles and Hessians by --method fmm and treecode (double, tol 1e-7):
+ * --check all's largest errors, relative to the largest reference value,
+ * within 1e-6 (the potential) and 1e-5 (the Hessian). */
+START_TEST(test_cli_dipoles_fast) {
+  char cmd[256], *out;
+  snprintf(cmd, sizeof cmd,
+           "--dipoles --hessian --method %s --precision double --tol 1e-7 --leaf 64 --demo 2000 --check all",
+           _i ? "treecode" : "fmm");
+  int status = run_fmmcl(cmd, &out);
+  ck_assert_msg(status == 0, "fmmcl %s: exit %d: %s", cmd, status, out);
+  const double ep = number_after(out, "potential max error"), eh = number_after(out, "Hessian max error");
+  ck_assert_msg(ep < 1e-6 && eh < 1e-5, "fmmcl %s: errors %g %g: %s", cmd, ep, eh, out);
+  free(out);
+}
+END_TEST
+
 /* The fast Gauss transform from the command line: --check's largest error
  * per unit charge stays below --tol and below the bound the plan reports;
  * the FGT refuses another kernel with a clear message and exit status 1. */
@@ -966,6 +982,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_gaussian_2d);
   tcase_add_test(cli, test_cli_fgt);
   tcase_add_loop_test(cli, test_cli_yukawa3d, 0, 3);
+  tcase_add_loop_test(cli, test_cli_dipoles_fast, 0, 2);
   tcase_add_test(cli, test_cli_malformed_input);
   tcase_add_test(cli, test_info_lists_devices);
   tcase_add_test(cli, test_info_shows_tuning);

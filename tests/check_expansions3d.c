@@ -407,6 +407,82 @@ START_TEST(test_m2l_matches_p2l) {
 }
 END_TEST
 
+/* ---- (f) dipoles and Hessians ---------------------------------------------- */
+
+/* The potential of charges q and dipoles dip at each target (d . r / r^3,
+ * r = x - y) and its Hessian (xx, yy, zz, xy, xz, yz). */
+static void direct_ext(size_t ns, const double *y, const double *qs, const double *dip, size_t nt,
+                       const double *x, double *pot, double *hess) {
+  static const int ha[6] = {0, 1, 2, 0, 0, 1}, hb[6] = {0, 1, 2, 1, 2, 2};
+  for (size_t i = 0; i < nt; i++) {
+    double p = 0, h[6] = {0, 0, 0, 0, 0, 0};
+    for (size_t j = 0; j < ns; j++) {
+      double r[3];
+      for (int c = 0; c < 3; c++) r[c] = x[3 * i + c] - y[3 * j + c];
+      const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2], ri = 1 / sqrt(r2), ri3 = ri / r2,
+                   ri5 = ri3 / r2, ri7 = ri5 / r2;
+      const double *d = dip + 3 * j, rd = d[0] * r[0] + d[1] * r[1] + d[2] * r[2];
+      p += qs[j] * ri + rd * ri3;
+      for (int k = 0; k < 6; k++) {
+        const int a = ha[k], b = hb[k];
+        h[k] += qs[j] * (3 * r[a] * r[b] * ri5 - (a == b) * ri3) -
+                3 * (d[a] * r[b] + d[b] * r[a] + (a == b) * rd) * ri5 + 15 * rd * r[a] * r[b] * ri7;
+      }
+    }
+    pot[i] = p;
+    memcpy(hess + 6 * i, h, sizeof h);
+  }
+}
+
+/* sqrt(sum (a - b)^2 / sum b^2). */
+static double rel_l2(const double *a, const double *b, size_t n) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < n; i++) e += (a[i] - b[i]) * (a[i] - b[i]), r += b[i] * b[i];
+  return sqrt(e / r);
+}
+
+/* Charges and dipoles through P2M + M2P (targets far) and P2L + L2P
+ * (sources far), potential and Hessian: the errors fall with the order as
+ * the charges' do (a dipole's moments are those of two close charges, the
+ * Hessian two derivatives of the same series) and reach 1e-8 at p = 20. */
+START_TEST(test_dipoles_hessian_converge) {
+  double far_center[3], dip[3 * NSRC];
+  for (int c = 0; c < 3; c++) far_center[c] = src_center[c] + far_offset[c];
+  for (int local = 0; local < 2; local++) {
+    if (local) make_boxes(src_center, far_center, trg, NTRG, src, NSRC);
+    else make_boxes(src_center, far_center, src, NSRC, trg, NTRG);
+    for (size_t j = 0; j < 3 * NSRC; j++) dip[j] = uniform() - 0.5;
+    double pot_ref[NTRG], hess_ref[6 * NTRG], pot[NTRG], grad[3 * NTRG], hess[6 * NTRG];
+    direct_ext(NSRC, src, q, dip, NTRG, trg, pot_ref, hess_ref);
+    double last_pot = INFINITY, last_hess = INFINITY;
+    for (int k = 0; k < NORDERS; k++) {
+      const int p = orders[k];
+      double *E = calloc(2 * fmmcl_exp3d_ncoef(p), sizeof *E);
+      memset(pot, 0, sizeof pot), memset(hess, 0, sizeof hess);
+      if (local) {
+        fmmcl_exp3d_p2l(p, src_center, NSRC, src, q, E);
+        fmmcl_exp3d_p2l_dipoles(p, src_center, NSRC, src, dip, E);
+        fmmcl_exp3d_l2p(p, src_center, E, NTRG, trg, pot, grad);
+        fmmcl_exp3d_l2p_hessian(p, src_center, E, NTRG, trg, hess);
+      } else {
+        fmmcl_exp3d_p2m(p, src_center, NSRC, src, q, E);
+        fmmcl_exp3d_p2m_dipoles(p, src_center, NSRC, src, dip, E);
+        fmmcl_exp3d_m2p(p, src_center, E, NTRG, trg, pot, grad);
+        fmmcl_exp3d_m2p_hessian(p, src_center, E, NTRG, trg, hess);
+      }
+      const double ep = rel_l2(pot, pot_ref, NTRG), eh = rel_l2(hess, hess_ref, 6 * NTRG);
+      printf("%s p=%2d  potential %.2e  Hessian %.2e (charges and dipoles)\n", local ? "P2L-L2P" : "P2M-M2P",
+             p, ep, eh);
+      ck_assert_msg(ep < last_pot && eh < last_hess, "no decrease at p=%d", p);
+      last_pot = ep, last_hess = eh;
+      free(E);
+    }
+    ck_assert_double_lt(last_pot, 1e-8);
+    ck_assert_double_lt(last_hess, 1e-8);
+  }
+}
+END_TEST
+
 static Suite *expansions3d_suite(void) {
   Suite *s = suite_create("expansions3d");
   TCase *tc = tcase_create("reference");
@@ -416,6 +492,7 @@ static Suite *expansions3d_suite(void) {
   tcase_add_test(tc, test_shifts_compose_exactly);
   tcase_add_test(tc, test_low_orders);
   tcase_add_test(tc, test_m2l_matches_p2l);
+  tcase_add_test(tc, test_dipoles_hessian_converge);
   suite_add_tcase(s, tc);
   return s;
 }

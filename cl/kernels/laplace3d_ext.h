@@ -6,13 +6,15 @@
 #define LAPLACE3D_EXT_RECORD 8
 #define LAPLACE3D_EXT_OUT 10
 
-/* Adds source record s seen from target t (r = t - s, r2 = |r|^2 > 0) to
- * acc: q / r and d . r / r^3, gradients and Hessians w.r.t. the target
+/* Adds charge q and dipole (dx, dy, dz) seen from the target (r = t - s,
+ * ri = 1/|r|, or 0 for a pair to skip: every term carries a power of ri)
+ * to acc: q / r and d . r / r^3, gradients and Hessians w.r.t. the target
  * (those of lib/reference/reference_ext.c). DIPOLES, GRADIENT and HESSIAN
- * (0 or 1) leave out what the plan does not ask for. */
-static inline void laplace3d_ext_pair(__local const REAL *s, REAL rx, REAL ry, REAL rz, REAL r2, REAL *acc) {
-  const REAL ri = RSQRT(r2), ri2 = ri * ri, ri3 = ri * ri2, ri5 = ri3 * ri2;
-  const REAL q = s[3];
+ * (0 or 1) leave out what the plan does not ask for. The direct sum and the
+ * FMM's near field (cl/laplace3d/fmm3d_p2p.cl) share it. */
+static inline void laplace3d_ext_terms(REAL q, REAL dx, REAL dy, REAL dz, REAL rx, REAL ry, REAL rz, REAL ri,
+                                       REAL *acc) {
+  const REAL ri2 = ri * ri, ri3 = ri * ri2, ri5 = ri3 * ri2;
   acc[0] += q * ri;
 #if GRADIENT || HESSIAN
   const REAL qr3 = q * ri3;
@@ -32,7 +34,6 @@ static inline void laplace3d_ext_pair(__local const REAL *s, REAL rx, REAL ry, R
   acc[9] += q3 * ry * rz;
 #endif
 #if DIPOLES
-  const REAL dx = s[4], dy = s[5], dz = s[6];
   const REAL rd = dx * rx + dy * ry + dz * rz;
   acc[0] += rd * ri3;
 #if GRADIENT || HESSIAN
@@ -54,4 +55,9 @@ static inline void laplace3d_ext_pair(__local const REAL *s, REAL rx, REAL ry, R
   acc[9] += m3 * (dy * rz + dz * ry) + rd7 * ry * rz;
 #endif
 #endif
+}
+
+/* Source record s (8 REALs) seen from the target, r2 = |r|^2 > 0. */
+static inline void laplace3d_ext_pair(__local const REAL *s, REAL rx, REAL ry, REAL rz, REAL r2, REAL *acc) {
+  laplace3d_ext_terms(s[3], s[4], s[5], s[6], rx, ry, rz, RSQRT(r2), acc);
 }

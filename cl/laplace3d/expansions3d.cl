@@ -32,6 +32,18 @@
  * list entry.
  * Every kernel adds to its output (zero it first), like the C reference.
  *
+ * Dipoles and Hessians (-DDIPOLES=1, -DHESSIAN=1; compiled in only when a
+ * plan asks): dip REAL4 (dx, dy, dz, -) per sorted source, in the device
+ * frame's units; a dipole's moments are d . grad_y of a charge's,
+ *   d . grad R_n^m = (dx - i dy)/2 R_{n-1}^{m+1} - (dx + i dy)/2 R_{n-1}^{m-1} + dz R_{n-1}^m,
+ *   d . grad I_n^m = (dx - i dy)/2 I_{n+1}^{m+1} - (dx + i dy)/2 I_{n+1}^{m-1} - dz I_{n+1}^m,
+ * (d_z R_n^m = R_{n-1}^m, (d_x + i d_y) R_n^m = R_{n-1}^{m+1}, and
+ * (d_x - i d_y) R_n^m = -R_{n-1}^{m-1}; I likewise with n + 1 and the
+ * signs of d_z and d_x - i d_y flipped), so P2M and P2L add them and every
+ * other operator is unchanged. hess REAL[6] (xx, yy, zz, xy, xz, yz) per
+ * sorted target: L2P and M2P add the second derivatives (see
+ * field_derivative), scaled by 1/s^3.
+ *
  * Scaling: I_n^m grows like (2n-1)!! / r^(n+1) and M2L needs n up to 2P, so
  * in float unscaled coefficients overflow at deep levels. Every kernel works
  * in units of the cell's side s, and the buffers hold
@@ -55,6 +67,13 @@
 #endif
 #if WGS < NCOEF
 #error "expansions3d.cl: WGS must be at least (P+1)(P+2)/2"
+#endif
+
+#ifndef DIPOLES
+#define DIPOLES 0
+#endif
+#ifndef HESSIAN
+#define HESSIAN 0
 #endif
 
 #ifdef FMMCL_DOUBLE
@@ -141,6 +160,39 @@ REAL2 solid_irregular(int n, int m, REAL x, REAL y, REAL z)
   return here;
 }
 
+#if DIPOLES
+/* R_n^m and I_n^m for any m (X_n^-m = (-1)^m conj(X_n^m)), 0 where
+ * |m| > n or n < 0. */
+REAL2 regular_any(int n, int m, REAL x, REAL y, REAL z, __local const REAL *T)
+{
+  if (n < 0 || abs(m) > n) return (REAL2)(0, 0);
+  const REAL2 r = solid_regular(n, abs(m), x, y, z, T);
+  return (m < 0) ? ((m & 1) ? -1 : 1) * conj2(r) : r;
+}
+
+REAL2 irregular_any(int n, int m, REAL x, REAL y, REAL z)
+{
+  if (abs(m) > n) return (REAL2)(0, 0);
+  const REAL2 r = solid_irregular(n, abs(m), x, y, z);
+  return (m < 0) ? ((m & 1) ? -1 : 1) * conj2(r) : r;
+}
+
+/* d . grad_y R_n^m(y) and d . grad_y I_n^m(y) (see the top of the file). */
+REAL2 dipole_regular(int n, int m, REAL4 y, REAL4 d, __local const REAL *T)
+{
+  const REAL2 a = (REAL2)(d.x, -d.y) * (REAL)0.5, b = (REAL2)(d.x, d.y) * (REAL)0.5;
+  return cmul(a, regular_any(n - 1, m + 1, y.x, y.y, y.z, T)) - cmul(b, regular_any(n - 1, m - 1, y.x, y.y, y.z, T)) +
+         d.z * regular_any(n - 1, m, y.x, y.y, y.z, T);
+}
+
+REAL2 dipole_irregular(int n, int m, REAL4 y, REAL4 d)
+{
+  const REAL2 a = (REAL2)(d.x, -d.y) * (REAL)0.5, b = (REAL2)(d.x, d.y) * (REAL)0.5;
+  return cmul(a, irregular_any(n + 1, m + 1, y.x, y.y, y.z)) - cmul(b, irregular_any(n + 1, m - 1, y.x, y.y, y.z)) -
+         d.z * irregular_any(n + 1, m, y.x, y.y, y.z);
+}
+#endif
+
 /* Cooperative loads of one expansion and of the regular harmonics of one shift. */
 void stage_expansion(__local REAL2 *dst, __global const REAL2 *src)
 {
@@ -163,9 +215,12 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void p2m(__global const REAL4 *restrict src, __global const int *restrict src_begin,
          __global const int *restrict cells, __global const REAL4 *restrict center,
-         __global REAL2 *restrict M)
+         __global REAL2 *restrict M, __global const REAL4 *restrict dip)
 {
   __local REAL4 tile[WGS];
+#if DIPOLES
+  __local REAL4 dtile[WGS];
+#endif
   __local REAL T[NRECUR];
   const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
   const REAL4 c = center[cell];
@@ -176,11 +231,17 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
   const int end = src_begin[g + 1];
   for (int base = src_begin[g]; base < end; base += WGS) {
     tile[lid] = src[min(base + lid, end - 1)];
+#if DIPOLES
+    dtile[lid] = dip[min(base + lid, end - 1)];
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = min(WGS, end - base);
     for (int j = 0; j < count && lid < NCOEF; j++) {
       const REAL4 y = tile[j];
       acc += y.w * solid_regular(n, m, y.x * c.w, y.y * c.w, y.z * c.w, T);
+#if DIPOLES
+      acc += dipole_regular(n, m, y * c.w, dtile[j] * c.w, T);
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -397,12 +458,89 @@ REAL4 local_field(__local const REAL2 *Ls, REAL x, REAL y, REAL z, __local const
   return (REAL4)(g.x, g.y, dz, phi);
 }
 
+#if HESSIAN
+/* X_n^m for any m, 0 outside 0 <= n <= P, |m| <= n. */
+REAL2 coef_any(__local const REAL2 *X, int n, int m)
+{
+  return (n < 0 || n > P || abs(m) > n) ? (REAL2)(0, 0) : load_any(X, n, m);
+}
+
+/* One harmonic H = H_k^u (u >= 0, and H_k^-u by symmetry) of
+ *   S(dn, dm) = sum_{k, all m} conj(X_{k+dn}^{m-dm}) H_k^m,
+ * with conj(X_n^-v) = (-1)^v X_n^v. The derivatives of a field
+ * sum conj(X_n^m) H_n^m are such sums: for a local expansion (H = R)
+ * d_z -> S(1, 0), d_x + i d_y -> S(1, 1); for a multipole (H = I)
+ * d_z -> -S(-1, 0), d_x + i d_y -> S(-1, 1); second derivatives compose. */
+REAL2 field_derivative(__local const REAL2 *X, int k, int u, int dn, int dm, REAL2 H)
+{
+  REAL2 t = cmulc(coef_any(X, k + dn, u - dm), H);
+  if (u >= 1) t += ((dm & 1) ? -1 : 1) * cmul(coef_any(X, k + dn, u + dm), conj2(H));
+  return t;
+}
+
+/* The Hessian (xx, yy, zz, xy, xz, yz) from S_zz = d_z^2 phi,
+ * S_pz = (d_x + i d_y) d_z phi and S_pp = (d_x + i d_y)^2 phi =
+ * xx - yy + 2i xy, with xx + yy = -zz (phi is harmonic). */
+void hessian_store(__global REAL *h, REAL2 zz, REAL2 pz, REAL2 pp, REAL scale)
+{
+  h[0] += (pp.x - zz.x) * (REAL)0.5 * scale;
+  h[1] += (-pp.x - zz.x) * (REAL)0.5 * scale;
+  h[2] += zz.x * scale;
+  h[3] += pp.y * (REAL)0.5 * scale;
+  h[4] += pz.x * scale;
+  h[5] += pz.y * scale;
+}
+
+/* S(2, 0), S(2, 1), S(2, 2) of a local expansion at x, generating R_k^u in
+ * turn as local_field does (k <= P - 2: higher ones meet no coefficient). */
+void local_hessian(__local const REAL2 *Ls, REAL x, REAL y, REAL z, __local const REAL *T, REAL2 *s)
+{
+  const REAL r2 = x * x + y * y + z * z;
+  REAL2 diag = (REAL2)(1, 0);
+  s[0] = s[1] = s[2] = (REAL2)(0, 0);
+  for (int u = 0; u <= P - 2; u++) {
+    if (u > 0)
+      diag = cmul(diag, (REAL2)(-x, -y) * T[(P + 1) * (P + 1) + u]);
+    REAL2 below = (REAL2)(0, 0), R = diag;
+    for (int k = u; k <= P - 2; k++) {
+      s[0] += field_derivative(Ls, k, u, 2, 0, R);
+      s[1] += field_derivative(Ls, k, u, 2, 1, R);
+      s[2] += field_derivative(Ls, k, u, 2, 2, R);
+      const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) * T[k * (P + 1) + u];
+      below = R;
+      R = next;
+    }
+  }
+}
+
+/* S(-2, 0), -S(-2, 1), S(-2, 2) of a multipole at x (I_k^u, k <= P + 2). */
+void multipole_hessian(__local const REAL2 *Ms, REAL x, REAL y, REAL z, REAL2 *s)
+{
+  const REAL inv_r2 = 1 / (x * x + y * y + z * z);
+  REAL2 diag = (REAL2)(sqrt(inv_r2), 0);
+  s[0] = s[1] = s[2] = (REAL2)(0, 0);
+  for (int u = 0; u <= P + 2; u++) {
+    if (u > 0)
+      diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * u - 1) * inv_r2));
+    REAL2 below = (REAL2)(0, 0), I = diag;
+    for (int k = u; k <= P + 2; k++) {
+      s[0] += field_derivative(Ms, k, u, -2, 0, I);
+      s[1] -= field_derivative(Ms, k, u, -2, 1, I);
+      s[2] += field_derivative(Ms, k, u, -2, 2, I);
+      const REAL2 next = ((REAL)(2 * k + 1) * z * I - (REAL)((k + u) * (k - u)) * below) * inv_r2;
+      below = I;
+      I = next;
+    }
+  }
+}
+#endif
+
 /* Group g: leaf cells[g], targets tgt[tgt_begin[g] .. tgt_begin[g+1]), one
  * per work-item, WGS at a time; out has the same layout as tgt. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void l2p(__global const int *restrict cells, __global const int *restrict tgt_begin,
          __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
-         __global const REAL2 *restrict L, __global REAL4 *restrict out)
+         __global const REAL2 *restrict L, __global REAL4 *restrict out, __global REAL *restrict hess)
 {
   __local REAL2 Ls[NCOEF];
   __local REAL T[NRECUR];
@@ -418,6 +556,12 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
     const REAL4 f = local_field(Ls, x.x * c.w, x.y * c.w, x.z * c.w, T);
     if (base + lid < end)
       out[i] += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
+#if HESSIAN
+    REAL2 h[3];
+    local_hessian(Ls, x.x * c.w, x.y * c.w, x.z * c.w, T, h);
+    if (base + lid < end)
+      hessian_store(hess + 6 * i, h[0], h[1], h[2], c.w * c.w * c.w);
+#endif
   }
 }
 
@@ -469,7 +613,7 @@ __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void m2p(__global const int *restrict rows, __global const int *restrict list_begin,
          __global const int *restrict list, __global const int2 *restrict cell_tgt,
          __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
-         __global const REAL2 *restrict M, __global REAL4 *restrict out)
+         __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess)
 {
   __local REAL2 Ms[NCOEF];
   const int g = get_group_id(0), lid = get_local_id(0);
@@ -480,6 +624,9 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
     const int i = min(base + lid, tr.y - 1);
     const REAL4 x = tgt[i];
     REAL4 acc = (REAL4)(0, 0, 0, 0);
+#if HESSIAN
+    REAL2 hz = (REAL2)(0, 0), hp = (REAL2)(0, 0), hq = (REAL2)(0, 0);
+#endif
     for (int e = e0; e < e1; e++) {
       const int src = list[e];
       const REAL4 c = center[src];
@@ -489,10 +636,22 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
       barrier(CLK_LOCAL_MEM_FENCE);
       const REAL4 f = multipole_field(Ms, dx * c.w, dy * c.w, dz * c.w);
       acc += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
+#if HESSIAN
+      {
+        REAL2 h[3];
+        const REAL c3 = c.w * c.w * c.w;
+        multipole_hessian(Ms, dx * c.w, dy * c.w, dz * c.w, h);
+        hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
+      }
+#endif
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (base + lid < tr.y)
       out[i] += acc;
+#if HESSIAN
+    if (base + lid < tr.y)
+      hessian_store(hess + 6 * i, hz, hp, hq, 1);
+#endif
   }
 }
 
@@ -541,12 +700,12 @@ __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void p2l(__global const int *restrict rows, __global const int *restrict list_begin,
          __global const int *restrict list, __global const int2 *restrict cell_src,
          __global const REAL4 *restrict src, __global const REAL4 *restrict center,
-         __global REAL2 *restrict L)
+         __global REAL2 *restrict L, __global const REAL4 *restrict dip)
 {
   const int g = get_group_id(0), lid = get_local_id(0), cell = rows[g];
   const REAL4 c = center[cell];
   REAL2 acc = (REAL2)(0, 0);
-#if P2L_TILE >= 4
+#if P2L_TILE >= 4 && !DIPOLES
   __local REAL2 H[P2L_TILE * NCOEF];
   for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
     const int2 sr = cell_src[list[e]];
@@ -566,8 +725,12 @@ void p2l(__global const int *restrict rows, __global const int *restrict list_be
     }
   }
 #else
-  /* streamed through local memory as in P2M, one coefficient a work-item */
+  /* streamed through local memory as in P2M, one coefficient a work-item
+   * (dipoles too: their moments need degree P + 1) */
   __local REAL4 tile[WGS];
+#if DIPOLES
+  __local REAL4 dtile[WGS];
+#endif
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int n = nm.x, m = nm.y;
   for (int e = list_begin[g]; e < list_begin[g + 1]; e++) {
@@ -575,11 +738,17 @@ void p2l(__global const int *restrict rows, __global const int *restrict list_be
     const REAL4 d = (REAL4)(center[list[e]].xyz - c.xyz, 0);
     for (int base = sr.x; base < sr.y; base += WGS) {
       tile[lid] = src[min(base + lid, sr.y - 1)];
+#if DIPOLES
+      dtile[lid] = dip[min(base + lid, sr.y - 1)];
+#endif
       barrier(CLK_LOCAL_MEM_FENCE);
       const int count = min(WGS, sr.y - base);
       for (int j = 0; j < count && lid < NCOEF; j++) {
         const REAL4 y = tile[j];
         acc += y.w * solid_irregular(n, m, (y.x + d.x) * c.w, (y.y + d.y) * c.w, (y.z + d.z) * c.w);
+#if DIPOLES
+        acc += dipole_irregular(n, m, (y + d) * c.w, dtile[j] * c.w);
+#endif
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }

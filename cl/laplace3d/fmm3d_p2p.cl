@@ -121,15 +121,83 @@
   }
 #endif
 
+/* Dipoles and Hessians (-DDIPOLES=1, -DHESSIAN=1, compiled in only when a
+ * plan asks): each pair goes through the body of the direct sum
+ * (cl/kernels/laplace3d_ext.h) into acc, one target per work-item (TPW 1:
+ * ten accumulators a target already fill the registers), dip REAL4 per
+ * sorted source beside src, hess REAL[6] per sorted target beside out; the
+ * offsets' low parts, where the host asks for them, go into every pair in
+ * both precisions. */
+#ifndef DIPOLES
+#define DIPOLES 0
+#endif
+#ifndef HESSIAN
+#define HESSIAN 0
+#endif
+#define FMM3D_EXT (DIPOLES || HESSIAN)
+#if FMM3D_EXT
+#undef TPW
+#define TPW 1
+#define GRADIENT 1
+#include "kernels/laplace3d_ext.h"
+#undef FMM3D_PAIR
+#undef SOURCE_LOW
+#if COMPENSATE
+#define SOURCE_LOW const REAL4 sl = tile_lo[j];
+#define EXT_LOW rx += tl[0].x - sl.x, ry += tl[0].y - sl.y, rz += tl[0].z - sl.z;
+#else
+#define SOURCE_LOW
+#define EXT_LOW
+#endif
+#if DIPOLES
+#define EXT_DIPOLE const REAL4 d = dtile[j];
+#define EXT_LOAD_DIPOLE dtile[lid] = dip[js];
+#else
+#define EXT_DIPOLE const REAL4 d = (REAL4)(0, 0, 0, 0);
+#define EXT_LOAD_DIPOLE
+#endif
+#define FMM3D_PAIR(s, k)                                                                    \
+  {                                                                                         \
+    REAL rx = t[0].x - s.x, ry = t[0].y - s.y, rz = t[0].z - s.z;                           \
+    EXT_LOW                                                                                 \
+    EXT_DIPOLE                                                                              \
+    const REAL r2 = fma(rx, rx, fma(ry, ry, rz * rz));                                      \
+    laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, LAPLACE3D_RINV_GUARDED(r2), acc);   \
+  }
+#define EXT_DECLARE                                                                         \
+  REAL acc[LAPLACE3D_EXT_OUT];                                                              \
+  for (int c = 0; c < LAPLACE3D_EXT_OUT; c++) acc[c] = 0;
+#if HESSIAN
+#define EXT_HESSIAN_STORE(i)                                                                \
+  for (int c = 0; c < 6; c++) hess[6 * (i) + c] += acc[4 + c];
+#else
+#define EXT_HESSIAN_STORE(i)
+#endif
+/* the pair wrote acc, not pot and g */
+#define EXT_STORE(i)                                                                        \
+  {                                                                                         \
+    out[i] += (REAL4)(acc[1], acc[2], acc[3], acc[0]);                                      \
+    EXT_HESSIAN_STORE(i)                                                                    \
+  }
+#else
+#define EXT_LOAD_DIPOLE
+#define EXT_DECLARE
+#define EXT_STORE(i) out[i] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
                __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
                __global const REAL4 *restrict center, __global const int *restrict src_leaf,
                __global const REAL4 *restrict src,
                __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
-               __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo)
+               __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo,
+               __global const REAL4 *restrict dip, __global REAL *restrict hess)
 {
   __local REAL4 tile[WGS];
+#if DIPOLES
+  __local REAL4 dtile[WGS];
+#endif
   DECLARE_LOW
   const int g = get_group_id(0), lid = get_local_id(0);
   DECLARE_BOUND
@@ -146,6 +214,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
     REAL4 t[TPW];
     REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
     DECLARE_TARGET_LOW
+    EXT_DECLARE
     FMMCL_UNROLL(TPW)
     for (int k = 0; k < TPW; k++) {
       const int i = min(base + lid + k * WGS, tr.y - 1);
@@ -161,6 +230,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
         const int js = min(sb + lid, sr.y - 1);
         const REAL4 a_ = src[js], b_ = (REAL4)(center[src_leaf[js]].xyz, 0) - ct, m_ = a_ + b_;
         tile[lid] = m_;
+        EXT_LOAD_DIPOLE
         TILE_LOW(a_, b_, m_)
         TILE_BOUND
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -188,7 +258,7 @@ void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict l
     }
     FMMCL_UNROLL(TPW)
     for (int k = 0; k < TPW; k++)
-      if (base + lid + k * WGS < tr.y) out[base + lid + k * WGS] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
+      if (base + lid + k * WGS < tr.y) EXT_STORE(base + lid + k * WGS)
   }
 }
 
@@ -199,6 +269,28 @@ __kernel void fmm3d_put_charges(__global const REAL *restrict q, __global const 
 {
   const uint i = get_global_id(0);
   if (i < n) src[i].w = q[perm[i]];
+}
+
+/* Dipoles likewise, 3 per caller's source, into REAL4 (dx, dy, dz, 0)
+ * times scale (the device frame's 1/unit). */
+__kernel void fmm3d_put_dipoles(__global const REAL *restrict d, __global const int *restrict perm,
+                                const uint n, __global REAL4 *restrict dip, const REAL scale)
+{
+  const uint i = get_global_id(0);
+  if (i < n) {
+    const int j = perm[i];
+    dip[i] = (REAL4)(d[3 * j], d[3 * j + 1], d[3 * j + 2], 0) * scale;
+  }
+}
+
+/* The Hessian's six per sorted target into the caller's order, times
+ * scale (1/u^3, as fmm3d_unsort's). */
+__kernel void fmm3d_unsort_hessian(__global const REAL *restrict h, __global const int *restrict perm,
+                                   const uint n, __global REAL *restrict dst, const REAL scale)
+{
+  const uint i = get_global_id(0);
+  if (i < n)
+    for (int c = 0; c < 6; c++) dst[6 * perm[i] + c] = h[6 * i + c] * scale;
 }
 
 /* Results go back in the caller's order, so the host reads them straight

@@ -56,7 +56,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
   if (opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) return FMMCL_BBFMM; /* the only fast one */
   switch (opt->kernel) {
     case FMMCL_LAPLACE_3D:
-      return opt->softening != 0 || opt->dipoles || opt->hessian ? FMMCL_DIRECT : FMMCL_FMM;
+      return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM; /* dipoles and Hessians too */
     case FMMCL_LAPLACE_2D: return FMMCL_FMM;
     case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
     case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
@@ -64,7 +64,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
       return FMMCL_DIRECT; /* no fast method yet */
     /* four Laplace FMMs; in float their rounding at close pairs is
      * magnified by the decomposition's cancellation (benchmarks/README.md) */
-    case FMMCL_STOKES_3D: return opt->stresslets || opt->precision == FMMCL_SINGLE ? FMMCL_DIRECT : FMMCL_FMM;
+    case FMMCL_STOKES_3D: return opt->precision == FMMCL_SINGLE ? FMMCL_DIRECT : FMMCL_FMM;
   }
   return FMMCL_DIRECT;
 }

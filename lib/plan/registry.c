@@ -13,18 +13,16 @@ static int bbfmm_kernel_set(const fmmcl_plan_options *o) {
 /* LAPLACE_3D with what only fmmcl_plan_evaluate carries. */
 static int laplace_ext(const fmmcl_plan_options *o) { return o->dipoles || o->hessian; }
 
-/* STOKES_3D by Laplace FMMs: Stokeslets; stresslets would need the
- * Laplace FMM's dipoles. */
-static int stokeslets_only(const fmmcl_plan_options *o) { return !o->stresslets; }
-
 static const fmmcl_method_row rows[] = {
     {FMMCL_HELMHOLTZ_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
     {FMMCL_STOKES_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
-    {FMMCL_STOKES_3D, FMMCL_FMM, &fmmcl_stokes3d_fmm_ops, stokeslets_only},
+    {FMMCL_STOKES_3D, FMMCL_FMM, &fmmcl_stokes3d_fmm_ops, NULL},
     {FMMCL_LAPLACE_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, laplace_ext},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_bbfmm_direct_ops, bbfmm_kernel_set},
     {FMMCL_ANY_KERNEL, FMMCL_DIRECT, &fmmcl_direct_ops, NULL},
     {FMMCL_ANY_KERNEL, FMMCL_BBFMM, &fmmcl_bbfmm_ops, NULL}, /* checks its kernel itself */
+    {FMMCL_LAPLACE_3D, FMMCL_FMM, &fmmcl_fmm3d_ext_ops, laplace_ext},
+    {FMMCL_LAPLACE_3D, FMMCL_TREECODE, &fmmcl_treecode3d_ext_ops, laplace_ext},
     {FMMCL_LAPLACE_3D, FMMCL_FMM, &fmmcl_fmm3d_ops, NULL},
     {FMMCL_LAPLACE_3D, FMMCL_TREECODE, &fmmcl_treecode3d_ops, NULL},
     {FMMCL_LAPLACE_2D, FMMCL_FMM, &fmmcl_fmm2d_ops, NULL},
@@ -83,11 +81,6 @@ fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o,
   *ops = NULL;
   if ((unsigned)o->method >= N_METHODS)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "unknown method %d", (int)o->method);
-  if (o->kernel == FMMCL_STOKES_3D && o->stresslets && o->method == FMMCL_FMM)
-    return fmmcl_fail(
-        ctx, FMMCL_ERROR_UNSUPPORTED,
-        "method fmm sums STOKES_3D Stokeslets only (stresslets need the Laplace FMM's dipoles); "
-        "method direct sums stresslets");
   /* a plan of dipoles, Hessians or a complex or vector kernel runs only
    * where the ops can evaluate it */
   const int need = fmmcl_options_need_evaluate(o);
@@ -106,7 +99,8 @@ fmmcl_status fmmcl_method_lookup(fmmcl_context ctx, const fmmcl_plan_options *o,
   if (charges_only) {
     const char *k = kernel_title(o->kernel);
     if (o->dipoles || o->hessian)
-      return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "method %s does not sum %s %s yet; method direct does",
+      return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
+                        "method %s does not sum %s %s yet; methods direct, fmm and treecode do",
                         fmmcl_method_name(o->method), k, o->dipoles ? "dipoles" : "Hessians");
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "method %s does not sum the %s kernel yet; method direct does",

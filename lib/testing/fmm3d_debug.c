@@ -8,7 +8,8 @@
 #include "plan/registry.h"
 
 static int is_fmm3d_plan(fmmcl_plan plan) {
-  return fmmcl_plan_runs(plan, "fmm3d") || fmmcl_plan_runs(plan, "treecode3d");
+  return fmmcl_plan_runs(plan, "fmm3d") || fmmcl_plan_runs(plan, "treecode3d") ||
+         fmmcl_plan_runs(plan, "fmm3d_ext") || fmmcl_plan_runs(plan, "treecode3d_ext");
 }
 
 fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, int *order) {
@@ -68,12 +69,36 @@ static fmmcl_status transfer(fmmcl_plan plan, fmm3d_state *s, cl_mem buf, int lo
   return FMMCL_SUCCESS;
 }
 
+/* The Hessian buffer (6 per sorted target) into hess, unscaled (1/unit^3). */
+static fmmcl_status read_hessian(fmmcl_plan plan, const fmm3d_state *s, double *hess) {
+  const size_t n = 6 * s->tree->n_targets;
+  void *tmp = malloc(n * s->real_size);
+  if (!tmp) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  cl_int err =
+      clEnqueueReadBuffer(plan->ctx->queue, s->hess, CL_TRUE, 0, n * s->real_size, tmp, 0, NULL, NULL);
+  const double inv = 1.0 / s->unit;
+  for (size_t i = 0; err == CL_SUCCESS && i < n; i++)
+    hess[i] = (s->real_size == 4 ? (double)((float *)tmp)[i] : ((double *)tmp)[i]) * inv * inv * inv;
+  free(tmp);
+  FMMCL_CL_TRY(plan->ctx, err);
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
                                    const double *L_in, double *M_out, double *L_out, double *out) {
+  return fmmcl_fmm3d_debug_run_ext(plan, charges, NULL, mask, M_in, L_in, M_out, L_out, out, NULL);
+}
+
+fmmcl_status fmmcl_fmm3d_debug_run_ext(fmmcl_plan plan, const double *charges, const double *dipoles,
+                                       unsigned mask, const double *M_in, const double *L_in, double *M_out,
+                                       double *L_out, double *out, double *hess) {
   if (!is_fmm3d_plan(plan) || !charges)
     return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 3D FMM/treecode plan");
   fmm3d_state *s = plan->impl;
+  if ((dipoles && !s->dipoles) || (hess && !s->hessian))
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "the plan has no dipoles or no Hessian");
   fmmcl_status st = fmmcl_fmm3d_upload_charges(plan, s, charges);
+  if (!st && (s->dipoles || s->hessian)) st = fmmcl_fmm3d_upload_dipoles(plan, s, dipoles);
   if (!st && M_in) st = transfer(plan, s, s->M, 0, 1, (double *)M_in);
   if (!st && L_in && s->L) st = transfer(plan, s, s->L, 1, 1, (double *)L_in);
   if (!st) st = fmmcl_fmm3d_run_phases(plan, s, mask);
@@ -93,5 +118,6 @@ fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsig
     free(tmp);
     FMMCL_CL_TRY(plan->ctx, err);
   }
+  if (!st && hess) st = read_hessian(plan, s, hess);
   return st;
 }

@@ -122,8 +122,8 @@ def test_bad_input(ctx):
         fmmcl.fields(y, kernel="helmholtz3d", charges=q, wavenumber=1 - 1j, device=ctx)
     with pytest.raises(fmmcl.InvalidArgumentError, match="Hessian"):
         fmmcl.fields(y, kernel="helmholtz3d", charges=q, hessian=True, device=ctx)
-    with pytest.raises(fmmcl.UnsupportedError):
-        fmmcl.fields(y, charges=np.ones(10), dipoles=np.ones((10, 3)), method="fmm", device=ctx)
+    with pytest.raises(fmmcl.UnsupportedError):            # the bbFMM has no dipoles
+        fmmcl.fields(y, charges=np.ones(10), dipoles=np.ones((10, 3)), method="bbfmm", device=ctx)
     with pytest.raises(fmmcl.NullPointerError):
         fmmcl.fields(y, kernel="stokes3d", device=ctx)
     with pytest.raises(fmmcl.InvalidArgumentError, match="real"):
@@ -142,6 +142,38 @@ def test_stokes_fmm(ctx, fp64):
         got = plan.evaluate(forces=f)
         assert plan.info()["order"] > 0
     ref = fmmcl.reference_fields(y, kernel="stokes3d", forces=f, pressure=True)
+    scale = np.max(np.linalg.norm(ref.velocity, axis=1))
+    assert np.max(np.linalg.norm(got.velocity - ref.velocity, axis=1)) <= 1e-6 * scale
+    assert np.max(np.abs(got.pressure - ref.pressure)) <= 1e-6 * np.max(np.abs(ref.pressure))
+
+
+@pytest.mark.parametrize("method", ["fmm", "treecode"])
+def test_laplace_dipoles_fast(ctx, fp64, method):
+    """Dipoles and Hessians through the 3D FMM and treecode (double, tol 1e-7), separate
+    targets, against the reference: the potential within tol, derivatives within 10 tol."""
+    rng = np.random.default_rng(21)
+    y, x = points(2000, 3, 22), points(1000, 3, 23)
+    q, d = rng.random(2000) - 0.5, rng.random((2000, 3)) - 0.5
+    with fmmcl.Plan(ctx, y, x, method=method, precision="double", tol=1e-7, leaf_size=64,
+                    dipoles=True, hessian=True) as plan:
+        got = plan.evaluate(charges=q, dipoles=d)
+        assert plan.info()["order"] > 0
+    ref = fmmcl.reference_fields(y, x, charges=q, dipoles=d, hessian=True)
+    assert rel(got.potential, ref.potential) <= 1e-7
+    assert rel(got.gradient, ref.gradient) <= 1e-6
+    assert rel(got.hessian, ref.hessian) <= 1e-6
+
+
+def test_stresslet_fmm(ctx, fp64):
+    """Stresslets (with forces) by four Laplace FMMs with dipoles against the reference."""
+    rng = np.random.default_rng(24)
+    y = points(1500, 3, 25) + 5.0
+    f, s, n = (rng.random((1500, 3)) - 0.5 for _ in range(3))
+    with fmmcl.Plan(ctx, y, kernel="stokes3d", method="fmm", precision="double", tol=1e-6,
+                    leaf_size=64, stresslets=True, pressure=True) as plan:
+        got = plan.evaluate(forces=f, stresslet_strengths=s, stresslet_orientations=n)
+    ref = fmmcl.reference_fields(y, kernel="stokes3d", forces=f, stresslet_strengths=s,
+                                 stresslet_orientations=n, pressure=True)
     scale = np.max(np.linalg.norm(ref.velocity, axis=1))
     assert np.max(np.linalg.norm(got.velocity - ref.velocity, axis=1)) <= 1e-6 * scale
     assert np.max(np.abs(got.pressure - ref.pressure)) <= 1e-6 * np.max(np.abs(ref.pressure))

@@ -78,6 +78,20 @@ void fmmcl_exp3d_l2p(int p, const double center[3], const double *L, size_t n, c
 void fmmcl_exp3d_m2p(int p, const double center[3], const double *M, size_t n, const double *xyz, double *pot,
                      double *grad);
 
+/* ---- dipoles and Hessians (lib/testing/expansions3d_ext.c) --------------- */
+
+/* M (L) += the multipole (local) expansion of n dipoles dip (3 per source,
+ * potential d . (x - y) / |x - y|^3) at xyz: d . grad_y of a charge's. */
+void fmmcl_exp3d_p2m_dipoles(int p, const double center[3], size_t n, const double *xyz, const double *dip,
+                             double *M);
+void fmmcl_exp3d_p2l_dipoles(int p, const double center[3], size_t n, const double *xyz, const double *dip,
+                             double *L);
+/* hess[6i..6i+5] += (xx, yy, zz, xy, xz, yz) of the expansion's field at target i. */
+void fmmcl_exp3d_l2p_hessian(int p, const double center[3], const double *L, size_t n, const double *xyz,
+                             double *hess);
+void fmmcl_exp3d_m2p_hessian(int p, const double center[3], const double *M, size_t n, const double *xyz,
+                             double *hess);
+
 /* ---- solid harmonics (shared by the operators above) -------------------- */
 
 /* R_n^m(x), n = 0..p, m = 0..n, as interleaved complex at fmmcl_exp3d_index. */

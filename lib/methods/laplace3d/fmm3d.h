@@ -98,6 +98,15 @@ typedef struct fmm3d_state {
   cl_mem m2l_table, m2l_shift;
   size_t m2l_batch;
   int m2l_signed;
+
+  /* Dipole sources and Hessian output (fmmcl_plan_evaluate; the kernels
+   * are built with -DDIPOLES=1 / -DHESSIAN=1 only for such plans): dip
+   * REAL4 per sorted source in the device frame's units, dip_user the
+   * caller's 3 REALs per source; hess REAL[6] per sorted target, hess_user
+   * in the caller's order. Unused buffers stay NULL (kernels get src/out). */
+  int dipoles, hessian;
+  cl_kernel k_dipoles, k_unsort_hessian;
+  cl_mem dip, dip_user, hess, hess_user;
 } fmm3d_state;
 
 /* ---- choosing the order (fmm3d_order.c) ---------------------------------- */
@@ -146,6 +155,12 @@ double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index);
 fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const double *charges);
 /* Runs the phases in mask, in the order of the enum, recording each. */
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask);
+/* Uploads dipoles (caller's order, 3 per source; NULL: none) into dip in
+ * the device frame's units and zeros hess (dipole and Hessian plans). */
+fmmcl_status fmmcl_fmm3d_upload_dipoles(fmmcl_plan plan, fmm3d_state *s, const double *dipoles);
+/* Unpermutes hess into the caller's order and reads it into hessian (6 per
+ * target, xx yy zz xy xz yz). */
+fmmcl_status fmmcl_fmm3d_download_hessian(fmmcl_plan plan, fmm3d_state *s, double *hessian);
 /* Unpermutes out into the caller's order on the device, reads it back and
  * widens it into potential and gradient; records "download". */
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient);
@@ -170,5 +185,11 @@ fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, 
  * and out 4 doubles per sorted target (d/dx, d/dy, d/dz, phi). */
 fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
                                    const double *L_in, double *M_out, double *L_out, double *out);
+/* The same for a plan with dipoles or a Hessian: dipoles (3 per source,
+ * caller's order; NULL: none) join the charges, and hess (may be NULL)
+ * receives 6 doubles per sorted target (xx, yy, zz, xy, xz, yz). */
+fmmcl_status fmmcl_fmm3d_debug_run_ext(fmmcl_plan plan, const double *charges, const double *dipoles,
+                                       unsigned mask, const double *M_in, const double *L_in, double *M_out,
+                                       double *L_out, double *out, double *hess);
 
 #endif /* FMMCL_FMM3D_H */

@@ -181,6 +181,11 @@ static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, bytes_q, NULL, &s->charges);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, bytes_out, NULL, &s->out);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_WRITE_ONLY, bytes_out, NULL, &s->out_user);
+  if (!st && s->dipoles) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, 4 * bytes_q, NULL, &s->dip);
+  if (!st && s->dipoles) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 3 * bytes_q, NULL, &s->dip_user);
+  const size_t bytes_h = 6 * t->n_targets * s->real_size;
+  if (!st && s->hessian) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_WRITE, bytes_h, NULL, &s->hess);
+  if (!st && s->hessian) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_WRITE_ONLY, bytes_h, NULL, &s->hess_user);
   /* every byte of both is written before it is read: no zeroing */
   if (!st) st = fmmcl_pinned_alloc(ctx, bytes_q, 0, &s->q_pin);
   if (!st) st = fmmcl_pinned_alloc(ctx, bytes_out, 0, &s->out_pin);
@@ -433,8 +438,8 @@ static void release_list(fmm3d_device_list *dl) {
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l, &s->k_p2l,     &s->k_l2l,
-                    &s->k_l2p, &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort};
+  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l,     &s->k_p2l,    &s->k_l2l,     &s->k_l2p,
+                    &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);
   fmmcl_release(&s->p2p_program);
@@ -455,7 +460,11 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->leaf_tgt_begin,
                  &s->m2m_parents,
                  &s->m2m_children,
-                 &s->l2l_pairs};
+                 &s->l2l_pairs,
+                 &s->dip,
+                 &s->dip_user,
+                 &s->hess,
+                 &s->hess_user};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.packed_lo, &s->dev_src.perm,
                     &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.packed_lo, &s->dev_tgt.perm,

@@ -66,11 +66,15 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
   fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);
   fmmcl_params_defines(&p2p_par, p2p_def, sizeof p2p_def);
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s", real, s->order, exp_def);
+  /* dipoles and Hessians only where the plan asks: charge plans build
+   * exactly the kernels they always did */
+  char ext[64] = "";
+  snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s%s", real, s->order, exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);
-    snprintf(p2p_opt + len, sizeof p2p_opt - len, " -DCOMPENSATE=%d", s->compensate);
+    snprintf(p2p_opt + len, sizeof p2p_opt - len, " -DCOMPENSATE=%d%s", s->compensate, ext);
   }
   snprintf(plan->build_options, sizeof plan->build_options, "expansions3d.cl: %s; fmm3d_p2p.cl: %s", exp_opt,
            p2p_opt);
@@ -84,5 +88,10 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   static const char *const p2p_names[] = {"fmm3d_p2p", "fmm3d_put_charges", "fmm3d_unsort"};
   cl_kernel *const p2p_kernels[] = {&s->k_p2p, &s->k_charges, &s->k_unsort};
   st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, s->treecode ? 3 : 7, exp_names, exp_kernels);
-  return st ? st : fmmcl_create_kernels(ctx, s->p2p_program, p2p_file, 3, p2p_names, p2p_kernels);
+  if (!st) st = fmmcl_create_kernels(ctx, s->p2p_program, p2p_file, 3, p2p_names, p2p_kernels);
+  if (!st && s->dipoles)
+    st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_put_dipoles", &s->k_dipoles);
+  if (!st && s->hessian)
+    st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_unsort_hessian", &s->k_unsort_hessian);
+  return st;
 }

@@ -40,8 +40,8 @@ static fmmcl_status treecode_create(fmmcl_plan plan, const double *sources, cons
 /* Both methods: the tree and lists of create are reused; only the charges
  * travel. Upward pass, then (FMM) far field through local expansions or
  * (treecode) multipoles straight to the targets, then the near field. */
-static fmmcl_status fmm3d_execute(fmmcl_plan plan, const double *charges, double *potential,
-                                  double *gradient) {
+static fmmcl_status fmm3d_run(fmmcl_plan plan, const double *charges, const double *dipoles,
+                              double *potential, double *gradient) {
   fmm3d_state *s = plan->impl;
   /* create-time phases, reported again since execute restarts the timings */
   if (s->sort_seconds > 0) fmmcl_plan_record(plan, "sort", s->sort_seconds);
@@ -49,9 +49,33 @@ static fmmcl_status fmm3d_execute(fmmcl_plan plan, const double *charges, double
   fmmcl_plan_record(plan, "lists", s->lists_seconds);
   fmmcl_plan_record(plan, "tables", s->tables_seconds);
   fmmcl_status st = fmmcl_fmm3d_upload_charges(plan, s, charges);
+  if (!st && (s->dipoles || s->hessian)) st = fmmcl_fmm3d_upload_dipoles(plan, s, dipoles);
   if (!st)
     st = fmmcl_fmm3d_run_phases(plan, s, s->treecode ? FMMCL_FMM3D_TREECODE_PHASES : FMMCL_FMM3D_FMM_PHASES);
   if (!st) st = fmmcl_fmm3d_download(plan, s, potential, gradient);
+  return st;
+}
+
+static fmmcl_status fmm3d_execute(fmmcl_plan plan, const double *charges, double *potential,
+                                  double *gradient) {
+  return fmm3d_run(plan, charges, NULL, potential, gradient);
+}
+
+/* fmmcl_plan_evaluate of a plan with dipoles or a Hessian: the same
+ * phases, the kernels built with them (fmm3d_kernels.c); absent charges
+ * are zeros, an absent potential is computed and dropped. */
+static fmmcl_status fmm3d_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
+  fmm3d_state *s = plan->impl;
+  const size_t ns = plan->n_sources, nt = plan->n_targets;
+  double *zeros = in->charges ? NULL : calloc(ns ? ns : 1, sizeof *zeros);
+  double *pot = out->potential ? out->potential : malloc((nt ? nt : 1) * sizeof *pot);
+  fmmcl_status st = FMMCL_SUCCESS;
+  if ((!in->charges && !zeros) || !pot)
+    st = fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!st) st = fmm3d_run(plan, in->charges ? in->charges : zeros, in->dipoles, pot, out->gradient);
+  if (!st && s->hessian && out->hessian) st = fmmcl_fmm3d_download_hessian(plan, s, out->hessian);
+  free(zeros);
+  if (pot != out->potential) free(pot);
   return st;
 }
 
@@ -104,6 +128,26 @@ const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
                                           .frame_size = fmmcl_fmm3d_frame_size,
                                           .offset_rounding = fmm3d_offset_rounding,
                                           .resident = 1};
+/* The same methods for plans with dipoles or a Hessian: evaluate, and no
+ * execution on device buffers (those carry charges only). */
+const fmmcl_method_ops fmmcl_fmm3d_ext_ops = {.name = "fmm3d_ext",
+                                              .create = fmm_create,
+                                              .execute = fmm3d_execute,
+                                              .destroy = fmm3d_destroy,
+                                              .counts = fmmcl_fmm3d_counts,
+                                              .order = fmm3d_order,
+                                              .frame_size = fmmcl_fmm3d_frame_size,
+                                              .offset_rounding = fmm3d_offset_rounding,
+                                              .evaluate = fmm3d_evaluate};
+const fmmcl_method_ops fmmcl_treecode3d_ext_ops = {.name = "treecode3d_ext",
+                                                   .create = treecode_create,
+                                                   .execute = fmm3d_execute,
+                                                   .destroy = fmm3d_destroy,
+                                                   .counts = fmmcl_fmm3d_counts,
+                                                   .order = fmm3d_order,
+                                                   .frame_size = fmmcl_fmm3d_frame_size,
+                                                   .offset_rounding = fmm3d_offset_rounding,
+                                                   .evaluate = fmm3d_evaluate};
 const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
                                                .create = treecode_create,
                                                .execute = fmm3d_execute,

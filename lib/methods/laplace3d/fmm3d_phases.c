@@ -55,9 +55,9 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
 static fmmcl_status run_p2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
   cl_kernel k = s->k_p2m;
-  fmmcl_status st =
-      FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->leaf_src_begin),
-                        FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M));
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->leaf_src_begin),
+                                      FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M),
+                                      FMMCL_ARG_MEM(s->dip ? s->dip : s->src));
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "p2m");
 }
 
@@ -103,7 +103,8 @@ static fmmcl_status run_m2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 
 static fmmcl_status run_p2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   return RUN_LIST(plan, log, s->k_p2l, &s->p2l, s->exp_wgs, "p2l", FMMCL_ARG_MEM(s->cell_src),
-                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L));
+                  FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L),
+                  FMMCL_ARG_MEM(s->dip ? s->dip : s->src));
 }
 
 static fmmcl_status run_l2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
@@ -119,21 +120,22 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   cl_kernel k = s->k_l2p;
   fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->leaf_tgt_begin),
                                       FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->L),
-                                      FMMCL_ARG_MEM(s->out));
+                                      FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "l2p");
 }
 
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   return RUN_LIST(plan, log, s->k_m2p, &s->m2p, s->exp_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
-                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M),
-                  FMMCL_ARG_MEM(s->out));
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out),
+                  FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }
 
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   return RUN_LIST(plan, log, s->k_p2p, &s->p2p, s->p2p_wgs, "p2p", FMMCL_ARG_MEM(s->cell_tgt),
                   FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->src_leaf), FMMCL_ARG_MEM(s->src),
                   FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->src_lo ? s->src_lo : s->src),
-                  FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt));
+                  FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt), FMMCL_ARG_MEM(s->dip ? s->dip : s->src),
+                  FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
@@ -153,6 +155,63 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
   /* flushed on failure too: the events must not leak */
   fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
   return st ? st : fl;
+}
+
+fmmcl_status fmmcl_fmm3d_upload_dipoles(fmmcl_plan plan, fmm3d_state *s, const double *dipoles) {
+  fmmcl_context ctx = plan->ctx;
+  const size_t ns = s->tree->n_sources, nt = s->tree->n_targets;
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (s->hessian) st = zero_buffer(ctx, s->hess, 6 * nt * s->real_size);
+  if (!st && s->dipoles && !dipoles) st = zero_buffer(ctx, s->dip, 4 * ns * s->real_size);
+  if (!st && s->dipoles && dipoles) {
+    void *stage = malloc(3 * (ns ? ns : 1) * s->real_size);
+    if (!stage) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+    /* dipoles are lengths times charges: the frame's unit scales them as
+     * it scales coordinates */
+    const fmmcl_permutation put = {.k = s->k_dipoles,
+                                   .local = elementwise_local(ctx),
+                                   .in = s->dip_user,
+                                   .perm = s->src_perm,
+                                   .out = s->dip};
+    st = FMMCL_KERNEL_ARGS(ctx, s->k_dipoles, 4, FMMCL_ARG_REAL(1.0 / s->unit, s->real_size));
+    if (!st) st = fmmcl_upload_reals(ctx, s->real_size, dipoles, 3 * ns, stage, s->dip_user);
+    if (!st) st = fmmcl_permute(ctx, &put, ns);
+    clFinish(ctx->queue); /* the stage must outlive the write */
+    free(stage);
+  }
+  if (st) return st;
+  FMMCL_CL_TRY(ctx, clFinish(ctx->queue));
+  fmmcl_plan_record(plan, "upload_dipoles", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_fmm3d_download_hessian(fmmcl_plan plan, fmm3d_state *s, double *hessian) {
+  fmmcl_context ctx = plan->ctx;
+  const size_t n = s->tree->n_targets;
+  double t0 = fmmcl_wall_seconds();
+  const double inv = 1.0 / s->unit;
+  const fmmcl_permutation back = {.k = s->k_unsort_hessian,
+                                  .local = elementwise_local(ctx),
+                                  .in = s->hess,
+                                  .perm = s->tgt_perm,
+                                  .out = s->hess_user};
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(ctx, s->k_unsort_hessian, 4, FMMCL_ARG_REAL(inv * inv * inv, s->real_size));
+  if (!st) st = fmmcl_permute(ctx, &back, n);
+  if (st) return st;
+  void *stage = malloc(6 * (n ? n : 1) * s->real_size);
+  if (!stage) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  cl_int err =
+      clEnqueueReadBuffer(ctx->queue, s->hess_user, CL_TRUE, 0, 6 * n * s->real_size, stage, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    for (size_t i = 0; i < 6 * n; i++) hessian[i] = fmmcl_get_real(stage, s->real_size, i);
+  free(stage);
+  if (err != CL_SUCCESS)
+    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "reading the Hessian back: %s",
+                      fmmcl_cl_error_name(err));
+  fmmcl_plan_record(plan, "download_hessian", fmmcl_wall_seconds() - t0);
+  return FMMCL_SUCCESS;
 }
 
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient) {

@@ -148,6 +148,7 @@ static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *call
 fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets) {
   s->real_size = plan->opt.precision == FMMCL_DOUBLE ? 8 : 4;
+  s->dipoles = plan->opt.dipoles != 0, s->hessian = plan->opt.hessian != 0;
   fmmcl_status st = check_options(plan, s);
   if (st) return st;
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;

@@ -1,5 +1,6 @@
-/* stokes3d_fmm.c — the Stokeslet velocity and pressure by four 3D Laplace
- * FMMs with gradients (harmonic decomposition), on one internal plan. */
+/* stokes3d_fmm.c — the Stokeslet and stresslet velocity and pressure by
+ * four 3D Laplace FMMs with gradients (harmonic decomposition; charges,
+ * and dipoles for stresslets), on one internal plan. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,14 @@
 #include "plan/registry.h"
 
 /* With phi_k = sum_j f_jk / r and psi = sum_j (y_j . f_j) / r,
- *   u_i = phi_i - x_k d_i phi_k + d_i psi,   p = -2 d_k phi_k:
+ *   u_i = phi_i - x_k d_i phi_k + d_i psi,   p = -2 d_k phi_k.
+ * A stresslet (s, n) at y adds to phi_k the dipole -(s_k n + n_k s) and to
+ * psi the dipole -((y . s) n + (y . n) s) (dipole d: d . r / r^3): then
+ * x_k d_i phi_k - d_i psi leaves -6 r_i (r . s)(r . n) / r^5 plus
+ * ((r . s) n_i + (r . n) s_i) / r^3, which phi_i's own dipole term cancels,
+ * and -2 d_k phi_k gives 4 (s . n) / r^3 - 12 (r . s)(r . n) / r^5: the
+ * same combination sums both kinds of source.
+ *
  * x_k d_i phi_k and d_i psi each grow with |x| and cancel to the
  * Stokeslet's (x - y) . f term, so every coordinate is taken relative to
  * the centre of the points' box, which keeps |x| and |y| at most its
@@ -19,6 +27,7 @@ typedef struct {
   double *targets; /* centred targets (m x 3) */
   double *sources; /* centred sources (n x 3) */
   double *q, *pot; /* n charges; 4 potentials of m */
+  double *dip;     /* n dipoles (stresslet plans) */
   double *grad;    /* 4 gradients of m x 3 */
 } stokes_state;
 
@@ -39,7 +48,8 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   s->q = malloc(n * sizeof(double));
   s->pot = malloc(4 * m * sizeof(double));
   s->grad = malloc(12 * m * sizeof(double));
-  if (!s->sources || !s->targets || !s->q || !s->pot || !s->grad)
+  s->dip = plan->opt.stresslets ? malloc(3 * n * sizeof(double)) : NULL;
+  if (!s->sources || !s->targets || !s->q || !s->pot || !s->grad || (plan->opt.stresslets && !s->dip))
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n + m);
   for (size_t i = 0; i < 3 * n; i++) s->sources[i] = sources[i] - s->centre[i % 3];
   for (size_t i = 0; i < 3 * m; i++) s->targets[i] = targets[i] - s->centre[i % 3];
@@ -63,21 +73,31 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
                       tol, lo.tolerance);
   lo.leaf_size = plan->opt.leaf_size;
   lo.gradient = 1;
+  lo.dipoles = plan->opt.stresslets;
   return fmmcl_plan_create(ctx, &lo, n, s->sources, m, plan->targets_are_sources ? NULL : s->targets,
                            &s->laplace);
 }
 
-/* The four Laplace sums: phi_k (k = 0, 1, 2) from f_k, psi from y . f. */
-static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f) {
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* The four Laplace sums: phi_k (k = 0, 1, 2) from f_k, psi from y . f,
+ * with the stresslets' dipoles (see the top of the file) where there are
+ * any (sn: strengths, orientations). */
+static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f, const double *ss,
+                                 const double *sn) {
   const size_t n = plan->n_sources, m = plan->n_targets;
   for (int k = 0; k < 4; k++) {
-    for (size_t j = 0; j < n; j++)
-      s->q[j] = k < 3 ? f[3 * j + k]
-                      : s->sources[3 * j] * f[3 * j] + s->sources[3 * j + 1] * f[3 * j + 1] +
-                            s->sources[3 * j + 2] * f[3 * j + 2];
+    for (size_t j = 0; j < n && f; j++) s->q[j] = k < 3 ? f[3 * j + k] : dot3(s->sources + 3 * j, f + 3 * j);
+    for (size_t j = 0; j < n && ss; j++) {
+      const double *a = ss + 3 * j, *b = sn + 3 * j, *y = s->sources + 3 * j;
+      const double wa = k < 3 ? b[k] : dot3(y, b), wb = k < 3 ? a[k] : dot3(y, a);
+      for (int c = 0; c < 3; c++) s->dip[3 * j + c] = -(wb * b[c] + wa * a[c]);
+    }
     double t0 = fmmcl_wall_seconds();
-    fmmcl_status st =
-        fmmcl_plan_execute(s->laplace, s->q, s->pot + (size_t)k * m, s->grad + (size_t)k * 3 * m);
+    const fmmcl_sources_data in = {.charges = f ? s->q : NULL, .dipoles = ss ? s->dip : NULL};
+    fmmcl_targets_data out = {.potential = s->pot + (size_t)k * m, .gradient = s->grad + (size_t)k * 3 * m};
+    fmmcl_status st = ss ? fmmcl_plan_evaluate(s->laplace, &in, &out)
+                         : fmmcl_plan_execute(s->laplace, s->q, out.potential, out.gradient);
     if (st) return st;
     fmmcl_plan_record(plan, "laplace_fmm", fmmcl_wall_seconds() - t0);
   }
@@ -87,7 +107,7 @@ static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double 
 static fmmcl_status stokes_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
   stokes_state *s = plan->impl;
   const size_t m = plan->n_targets;
-  fmmcl_status st = laplace_sums(plan, s, in->forces);
+  fmmcl_status st = laplace_sums(plan, s, in->forces, in->stresslet_strengths, in->stresslet_orientations);
   if (st) return st;
   double t0 = fmmcl_wall_seconds();
   const double *phi = s->pot, *g = s->grad; /* g + 3 m k: d phi_k; g + 9 m: d psi */
@@ -116,7 +136,7 @@ static void stokes_destroy(fmmcl_plan plan) {
   stokes_state *s = plan->impl;
   if (!s) return;
   fmmcl_plan_destroy(s->laplace);
-  free(s->sources), free(s->targets), free(s->q), free(s->pot), free(s->grad);
+  free(s->sources), free(s->targets), free(s->q), free(s->pot), free(s->grad), free(s->dip);
   free(s);
   plan->impl = NULL;
 }
