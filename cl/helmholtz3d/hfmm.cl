@@ -4,19 +4,19 @@
  * expansions to points (L2P, M2P), translations by rotation to z, coaxial
  * shift and rotation back (M2M, M2L, L2L) with host-made operators, and
  * the near field (P2P) with the direct sum's pair body. */
+/* the pair body always sums gradients and dipoles (zero when the plan has
+ * none), so that one build serves every plan of a precision and order */
+#define GRADIENT 1
+#define DIPOLES 1
 #include "kernels/helmholtz3d.h"
 
-#ifndef P
-#define P 8
+/* PMAX sizes the arrays; the order p <= PMAX comes at run time, so that
+ * a few builds serve every order */
+#ifndef PMAX
+#define PMAX 8
 #endif
 #ifndef WGS
 #define WGS 64
-#endif
-#ifndef GRADIENT
-#define GRADIENT 0
-#endif
-#ifndef DIPOLES
-#define DIPOLES 0
 #endif
 
 #ifdef FMMCL_DOUBLE
@@ -29,17 +29,17 @@ typedef float3 REAL3;
 #define HFMM_BIG 1e15f
 #endif
 
-#define NC ((P + 1) * (P + 1))        /* coefficients of an expansion */
-#define NR (P + 2)                    /* radial values: one degree more for gradients */
-#define NL ((P + 2) * (P + 3) / 2)    /* Legendre values up to degree P + 1 */
-#define OWN ((NC + WGS - 1) / WGS)    /* coefficients per work-item */
+#define NCMAX ((PMAX + 1) * (PMAX + 1)) /* coefficients of an expansion */
+#define NR (PMAX + 2)                     /* radial values: one degree more for gradients */
+#define NL ((PMAX + 2) * (PMAX + 3) / 2)  /* Legendre values up to degree PMAX + 1 */
+#define OWN ((NCMAX + WGS - 1) / WGS)     /* coefficients per work-item */
 #define LIDX(n, m) ((n) * ((n) + 1) / 2 + (m))
 #define IDX(n, m) ((n) * (n) + (n) + (m))
 #define DOFS(n) ((n) * (4 * (n) * (n)-1) / 3)
-/* the coaxial operator of order m at COFS(m), CSIZE in all (hfmm_cofs) */
+/* the coaxial operator of order m at COFS(p, m), CSIZE(p) in all (hfmm_cofs) */
 #define SQSUM(n) ((n) * ((n) + 1) * (2 * (n) + 1) / 6)
-#define COFS(m) (SQSUM(P + 1) - SQSUM(P + 1 - (m)))
-#define CSIZE SQSUM(P + 1)
+#define COFS(p, m) (SQSUM((p) + 1) - SQSUM((p) + 1 - (m)))
+#define CSIZE(p) SQSUM((p) + 1)
 
 static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 static inline REAL2 cdiv(REAL2 a, REAL2 b) {
@@ -167,6 +167,11 @@ static inline int2 nm_of(int idx) {
   return (int2)(n, idx - n * n - n);
 }
 
+/* Coordinates are in units of the root cube's half-side, relative to the
+ * root's centre for cell centres (exact dyadic numbers in float too) and
+ * to their leaf's centre for points; kr, ki are the wavenumber in those
+ * units. */
+
 /* Sources to expansions: group g adds, for every source of the cells
  * entries[begin[g] .. begin[g+1]), its regular (multipole, P2M) or outgoing
  * (local, P2L) coefficients about the centre of cell rows[g] to
@@ -174,11 +179,11 @@ static inline int2 nm_of(int idx) {
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void hfmm_p2e(__global const int *rows, __global const int *begin, __global const int *entries,
               __global const int2 *cell_src, __global const REAL4 *centre, __global const REAL *scale,
-              __global const REAL *src, __global REAL2 *E, REAL kr, REAL ki, int outgoing) {
+              __global const REAL *src, __global REAL2 *E, REAL kr, REAL ki, int outgoing, int p, int dipoles) {
   __local REAL2 lrad[NR], leim[NR];
   __local REAL lleg[NL];
   __local REAL lrec[HELMHOLTZ3D_RECORD];
-  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
+  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g], nc = (p + 1) * (p + 1);
   const REAL4 c = centre[row];
   const REAL s = scale[row];
   const REAL2 k = (REAL2)(kr, ki);
@@ -189,47 +194,46 @@ void hfmm_p2e(__global const int *rows, __global const int *begin, __global cons
   for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
   for (int e = begin[g]; e < begin[g + 1]; e++) {
     const int2 range = cell_src[entries[e]];
+    const REAL4 dc = centre[entries[e]] - c; /* exact: dyadic centres */
     for (int j = range.x; j < range.y; j++) {
       barrier(CLK_LOCAL_MEM_FENCE);
       if (lid == 0) {
         REAL2 rad[NR], eim[NR];
         REAL leg[NL];
-        const REAL3 r = (REAL3)(src[12 * j] - c.x, src[12 * j + 1] - c.y, src[12 * j + 2] - c.z);
-        basis_at(r, k, s, outgoing, DIPOLES ? P + 1 : P, rad, leg, eim);
+        const REAL3 r = (REAL3)(src[12 * j] + dc.x, src[12 * j + 1] + dc.y, src[12 * j + 2] + dc.z);
+        basis_at(r, k, s, outgoing, dipoles ? p + 1 : p, rad, leg, eim);
         for (int i = 0; i < NR; i++) lrad[i] = rad[i], leim[i] = eim[i];
         for (int i = 0; i < NL; i++) lleg[i] = leg[i];
         for (int i = 0; i < HELMHOLTZ3D_RECORD; i++) lrec[i] = src[12 * j + i];
       }
       barrier(CLK_LOCAL_MEM_FENCE);
       const REAL2 q = (REAL2)(lrec[3], lrec[4]);
-#if DIPOLES
       const REAL2 dx = (REAL2)(lrec[5], lrec[6]), dy = (REAL2)(lrec[7], lrec[8]), dz = (REAL2)(lrec[9], lrec[10]);
       /* d . grad = (dx - i dy)/2 d+ + (dx + i dy)/2 d- + dz d/dz */
       const REAL2 cp = (dx - (REAL2)(-dy.y, dy.x)) / 2, cmn = (dx + (REAL2)(-dy.y, dy.x)) / 2;
-#endif
       for (int o = 0; o < OWN; o++) {
         const int idx = lid + o * WGS;
-        if (idx >= NC) break;
+        if (idx >= nc) break;
         const int2 nm = nm_of(idx);
         const int n = nm.x, m = nm.y;
         /* conj(Y_n^m) = (-1)^m Y_n^-m */
         REAL2 b = HFMM_B(lrad, lleg, leim, n, -m);
         if (m & 1) b = -b;
         REAL2 v = cmul(q, b);
-#if DIPOLES
-        REAL2 gz, gp, gm;
-        HFMM_GRAD(lrad, lleg, leim, n, -m, k, sd, su, gz, gp, gm);
-        REAL2 dv = cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
-        if (m & 1) dv = -dv;
-        v += dv;
-#endif
+        if (dipoles) {
+          REAL2 gz, gp, gm;
+          HFMM_GRAD(lrad, lleg, leim, n, -m, k, sd, su, gz, gp, gm);
+          REAL2 dv = cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
+          if (m & 1) dv = -dv;
+          v += dv;
+        }
         acc[o] += v;
       }
     }
   }
   for (int o = 0; o < OWN; o++) {
     const int idx = lid + o * WGS;
-    if (idx < NC) E[(size_t)row * NC + idx] += cmul(pref, acc[o]);
+    if (idx < nc) E[(size_t)row * nc + idx] += cmul(pref, acc[o]);
   }
 }
 
@@ -241,7 +245,7 @@ __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void hfmm_e2p(__global const int *rows, __global const int *begin, __global const int *entries,
               __global const int2 *cell_tgt, __global const REAL4 *centre, __global const REAL *scale,
               __global const REAL4 *tgt, __global const REAL2 *E, __global REAL *out, REAL kr, REAL ki,
-              int outgoing) {
+              int outgoing, int p, int gradient) {
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 range = cell_tgt[row];
   const REAL2 k = (REAL2)(kr, ki);
@@ -250,32 +254,29 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
     REAL2 pot = (REAL2)(0, 0), gx = (REAL2)(0, 0), gy = (REAL2)(0, 0), gzz = (REAL2)(0, 0);
     for (int e = begin[g]; e < begin[g + 1]; e++) {
       const int a = entries[e];
-      const REAL4 c = centre[a];
+      const REAL4 dc = centre[row] - centre[a]; /* exact: dyadic centres */
       const REAL s = scale[a];
       const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
       REAL2 rad[NR], eim[NR];
       REAL leg[NL];
-      basis_at((REAL3)(x.x - c.x, x.y - c.y, x.z - c.z), k, s, outgoing, GRADIENT ? P + 1 : P, rad, leg, eim);
-      __global const REAL2 *ea = E + (size_t)a * NC;
-      for (int n = 0; n <= P; n++)
+      basis_at((REAL3)(x.x + dc.x, x.y + dc.y, x.z + dc.z), k, s, outgoing, gradient ? p + 1 : p, rad, leg, eim);
+      __global const REAL2 *ea = E + (size_t)a * (p + 1) * (p + 1);
+      for (int n = 0; n <= p; n++)
         for (int m = -n; m <= n; m++) {
           const REAL2 cf = ea[IDX(n, m)];
           pot += cmul(cf, HFMM_B(rad, leg, eim, n, m));
-#if GRADIENT
+          if (!gradient) continue;
           REAL2 dz, dp, dm;
           HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, dz, dp, dm);
           gx += cmul(cf, (dp + dm) / 2);
           const REAL2 dy = (dp - dm) / 2; /* i d/dy */
           gy += cmul(cf, (REAL2)(dy.y, -dy.x));
           gzz += cmul(cf, dz);
-#endif
         }
     }
     __global REAL *o = out + (size_t)t * HELMHOLTZ3D_OUT;
     o[0] += pot.x, o[1] += pot.y;
-#if GRADIENT
-    o[2] += gx.x, o[3] += gx.y, o[4] += gy.x, o[5] += gy.y, o[6] += gzz.x, o[7] += gzz.y;
-#endif
+    if (gradient) o[2] += gx.x, o[3] += gx.y, o[4] += gy.x, o[5] += gy.y, o[6] += gzz.x, o[7] += gzz.y;
   }
 }
 
@@ -286,24 +287,24 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void hfmm_translate(__global const int *rows, __global const int *begin, __global const int *entries,
                     __global const int2 *geo, __global const REAL *phi, __global const REAL *dmat,
-                    __global const REAL2 *coax, __global const REAL2 *Ein, __global REAL2 *Eout) {
-  __local REAL2 A[NC], B[NC];
-  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
+                    __global const REAL2 *coax, __global const REAL2 *Ein, __global REAL2 *Eout, int p) {
+  __local REAL2 A[NCMAX], B[NCMAX];
+  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g], nc = (p + 1) * (p + 1);
   REAL2 acc[OWN];
   for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
   for (int e = begin[g]; e < begin[g + 1]; e++) {
-    __global const REAL2 *in = Ein + (size_t)entries[e] * NC;
-    __global const REAL *d = dmat + (size_t)geo[e].x * DOFS(P + 1);
-    __global const REAL2 *C = coax + (size_t)geo[e].y * CSIZE;
+    __global const REAL2 *in = Ein + (size_t)entries[e] * nc;
+    __global const REAL *d = dmat + (size_t)geo[e].x * DOFS(p + 1);
+    __global const REAL2 *C = coax + (size_t)geo[e].y * CSIZE(p);
     const REAL ph = phi[e];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int idx = lid; idx < NC; idx += WGS) {
+    for (int idx = lid; idx < nc; idx += WGS) {
       const int m = nm_of(idx).y;
       REAL cs, sn = sincos(m * ph, &cs);
       B[idx] = cmul(in[idx], (REAL2)(cs, sn));
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int idx = lid; idx < NC; idx += WGS) {
+    for (int idx = lid; idx < nc; idx += WGS) {
       const int2 nm = nm_of(idx);
       const int n = nm.x, mp = nm.y, w = 2 * n + 1;
       __global const REAL *dn = d + DOFS(n) + mp + n;
@@ -312,18 +313,18 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
       A[idx] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int idx = lid; idx < NC; idx += WGS) {
+    for (int idx = lid; idx < nc; idx += WGS) {
       const int2 nm = nm_of(idx);
       const int n = nm.x, m = nm.y, am = abs(m);
-      __global const REAL2 *cr = C + COFS(am) + (n - am) * (P + 1 - am);
+      __global const REAL2 *cr = C + COFS(p, am) + (n - am) * (p + 1 - am);
       REAL2 sum = (REAL2)(0, 0);
-      for (int n2 = am; n2 <= P; n2++) sum += cmul(cr[n2 - am], A[IDX(n2, m)]);
+      for (int n2 = am; n2 <= p; n2++) sum += cmul(cr[n2 - am], A[IDX(n2, m)]);
       B[idx] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int o = 0; o < OWN; o++) {
       const int idx = lid + o * WGS;
-      if (idx >= NC) break;
+      if (idx >= nc) break;
       const int2 nm = nm_of(idx);
       const int n = nm.x, mp = nm.y, w = 2 * n + 1;
       __global const REAL *dn = d + DOFS(n) + (mp + n) * w + n;
@@ -335,16 +336,18 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
   }
   for (int o = 0; o < OWN; o++) {
     const int idx = lid + o * WGS;
-    if (idx < NC) Eout[(size_t)row * NC + idx] += acc[o];
+    if (idx < nc) Eout[(size_t)row * nc + idx] += acc[o];
   }
 }
 
 /* Near field: group g adds, at every target of leaf rows[g], the sources
- * of the leaves entries[begin[g] .. begin[g+1]) (the U list). */
+ * of the leaves entries[begin[g] .. begin[g+1]) (the U list). Points are
+ * relative to their leaf's centre, so a close pair's difference keeps the
+ * digits the leaf's scale allows, not the root's. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void hfmm_p2p(__global const int *rows, __global const int *begin, __global const int *entries,
-              __global const int2 *cell_src, __global const int2 *cell_tgt, __global const REAL *src,
-              __global const REAL4 *tgt, __global REAL *out, REAL kr, REAL ki) {
+              __global const int2 *cell_src, __global const int2 *cell_tgt, __global const REAL4 *centre,
+              __global const REAL *src, __global const REAL4 *tgt, __global REAL *out, REAL kr, REAL ki) {
   __local REAL tile[WGS * HELMHOLTZ3D_RECORD];
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 trange = cell_tgt[row];
@@ -356,6 +359,7 @@ void hfmm_p2p(__global const int *rows, __global const int *begin, __global cons
     for (int c = 0; c < HELMHOLTZ3D_OUT; c++) acc[c] = 0;
     for (int e = begin[g]; e < begin[g + 1]; e++) {
       const int2 srange = cell_src[entries[e]];
+      const REAL4 dc = centre[row] - centre[entries[e]]; /* exact: dyadic centres */
       for (int base = srange.x; base < srange.y; base += WGS) {
         const int nj = min(WGS, srange.y - base);
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -365,7 +369,7 @@ void hfmm_p2p(__global const int *rows, __global const int *begin, __global cons
         if (active)
           for (int j = 0; j < nj; j++) {
             __local const REAL *s = tile + j * HELMHOLTZ3D_RECORD;
-            const REAL rx = x.x - s[0], ry = x.y - s[1], rz = x.z - s[2];
+            const REAL rx = (x.x - s[0]) + dc.x, ry = (x.y - s[1]) + dc.y, rz = (x.z - s[2]) + dc.z;
             const REAL r2 = rx * rx + ry * ry + rz * rz;
             if (r2 > 0) helmholtz3d_pair(s, rx, ry, rz, r2, kr, ki, acc);
           }

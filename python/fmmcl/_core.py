@@ -249,7 +249,8 @@ class Plan(_Owned):
     otherwise. tol None is the library's default (1e-6 in double, 1e-4 in single;
     the FGT's tol bounds the error per unit of sum |q|). helmholtz3d (wavenumber= a
     complex k with Im k >= 0), stokes3d and laplace3d with dipoles or hessian are
-    summed with evaluate(), not execute(), and by method="direct" (or "auto").
+    summed with evaluate(), not execute(), and by method="direct" (or "auto");
+    helmholtz3d and stokes3d Stokeslets also by method="fmm".
     """
     _destroy = "fmmcl_plan_destroy"
 

@@ -7,11 +7,11 @@
 #include "tree/tree3d.h"
 
 /* Largest order: in double, the translation kernel's two staged expansions
- * ((p+1)^2 complex each) stay within 32 KiB of local memory; in float the
- * coaxial operators' largest entries (outgoing functions of degree 2p)
- * stay inside float's range. */
+ * ((p+1)^2 complex each) stay within 35 KiB of local memory; in float the
+ * coaxial operators' largest entries (scaled outgoing functions of degree
+ * 2p, about (4p-1)!! / 2^(2p+1)) stay inside float's range. */
 #define HFMM_MAX_ORDER_DOUBLE 30
-#define HFMM_MAX_ORDER_SINGLE 14
+#define HFMM_MAX_ORDER_SINGLE 16
 
 /* One list on the device: group g works on cell rows[g] with entries
  * entries[begin[g] .. begin[g+1]); translations carry per entry the
@@ -24,8 +24,14 @@ typedef struct hfmm_list {
 typedef struct hfmm_state {
   int order;
   size_t real_size, wgs;
-  double origin[3]; /* the root's centre: device coordinates are relative to it */
+  /* Device coordinates are in units of the root's half-side (unit),
+   * relative to the root's centre (origin) for cell centres, exact dyadic
+   * numbers, and to their leaf's centre for points; k_re, k_im are the
+   * wavenumber in those units, dipoles go up divided by unit, and results
+   * come back divided by unit (potential) and unit^2 (gradient). */
+  double origin[3], unit;
   double k_re, k_im;
+  double *src_local; /* sorted sources relative to their leaf's centre, 3 each */
   fmmcl_tree3d *tree;
   fmmcl_tree3d_fmm_lists lists;
   cl_program program;

@@ -139,7 +139,8 @@ void hfmm_wigner_d(double theta, int p, double *d) {
         double complex *blk = acc + hfmm_dofs(n);
         for (int m = -n; m <= n; m++) {
           const double complex a = w * Yr[hfmm_idx(n, m)];
-          for (int mp = -n; mp <= n; mp++) blk[(m + n) * (2 * n + 1) + mp + n] += a * conj(Y0[hfmm_idx(n, mp)]);
+          for (int mp = -n; mp <= n; mp++)
+            blk[(m + n) * (2 * n + 1) + mp + n] += a * conj(Y0[hfmm_idx(n, mp)]);
         }
       }
     }
@@ -199,10 +200,8 @@ void hfmm_coaxial(int kind, double complex k, double d, double s_in, double s_ou
   double complex rad[2 * 64 + 2];
   /* the radial part scaled by the input's scale for L2L, the output's for M2M,
    * the level's for M2L (hfmm_math.h: every power left over is >= 0) */
-  if (kind == HFMM_M2L)
-    hfmm_hankel_h(k * d, s_in, L, rad);
-  else
-    hfmm_bessel_j(k * d, kind == HFMM_M2M ? s_out : s_in, L, rad);
+  if (kind == HFMM_M2L) hfmm_hankel_h(k * d, s_in, L, rad);
+  else hfmm_bessel_j(k * d, kind == HFMM_M2M ? s_out : s_in, L, rad);
   static const double complex ipow[4] = {1, I, -1, -I};
   for (int m = 0; m <= p; m++)
     for (int n = m; n <= p; n++)
@@ -210,12 +209,9 @@ void hfmm_coaxial(int kind, double complex k, double d, double s_in, double s_ou
         double complex sum = 0;
         for (int l = abs(n - n2); l <= n + n2; l += 2) {
           double scale;
-          if (kind == HFMM_M2L)
-            scale = pow(s_in, n + n2 - l);
-          else if (kind == HFMM_M2M)
-            scale = pow(s_in / s_out, n2 + 1) * pow(s_out, l + n2 - n);
-          else
-            scale = pow(s_out / s_in, n) * pow(s_in, l + n - n2);
+          if (kind == HFMM_M2L) scale = pow(s_in, n + n2 - l);
+          else if (kind == HFMM_M2M) scale = pow(s_in / s_out, n2 + 1) * pow(s_out, l + n2 - n);
+          else scale = pow(s_out / s_in, n) * pow(s_in, l + n - n2);
           const double c = 4 * M_PI * sqrt((2 * l + 1) / (4 * M_PI)) * g->g[gaunt_at(p, m, n, n2, l)];
           sum += ipow[((n + l - n2) % 4 + 4) % 4] * rad[l] * (c * scale);
         }

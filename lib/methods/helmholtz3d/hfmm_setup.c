@@ -97,20 +97,28 @@ static int coax_id(geometry *g, int kind, int level, double d, double w, double 
   return (int)g->n_coax++;
 }
 
-static double side(const fmmcl_tree3d *t, int level) { return 2 * t->cells[0].half_width / (double)(1 << level); }
+/* A cell's side and centre in the device's units (exact). */
+static double side(int level) { return 2 / (double)(1 << level); }
+static double cell_centre(const fmmcl_tree3d_cell *c, int d) {
+  return -1 + (2 * (double)c->anchor[d] + 1) / (double)(1 << c->level);
+}
 
+/* min(1, |k| side): a cell's expansions are scaled so that small cells
+ * and low frequencies neither underflow nor overflow (hfmm_math.h). */
 static double level_scale(const hfmm_state *s, int level) {
-  return fmin(1, hypot(s->k_re, s->k_im) * side(s->tree, level));
+  return fmin(1, hypot(s->k_re, s->k_im) * s->unit * side(level));
 }
 
 /* Adds the translation of cell from to cell to (the shift to - from). */
 static int add_translation(host_list *h, geometry *g, const fmmcl_tree3d *t, const hfmm_state *s, int kind,
                            int from, int to) {
   const fmmcl_tree3d_cell *a = &t->cells[from], *b = &t->cells[to];
-  const double v[3] = {b->center[0] - a->center[0], b->center[1] - a->center[1], b->center[2] - a->center[2]};
+  double v[3];
+  for (int i = 0; i < 3; i++) v[i] = cell_centre(b, i) - cell_centre(a, i);
   const double d = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
   const int th = theta_id(g, acos(fmax(-1, fmin(1, v[2] / d))));
-  const int co = coax_id(g, kind, a->level, d, side(t, a->level), level_scale(s, a->level), level_scale(s, b->level));
+  const int co =
+      coax_id(g, kind, a->level, d, side(a->level), level_scale(s, a->level), level_scale(s, b->level));
   if (th < 0 || co < 0) return -1;
   return hl_add(h, from, th, co, atan2(v[1], v[0]));
 }
@@ -124,14 +132,14 @@ static fmmcl_status upload_list(fmmcl_plan plan, const host_list *h, int transla
   fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, h->n_rows * sizeof(int),
                                      h->rows, &d->rows);
   if (!st)
-    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (h->n_rows + 1) * sizeof(int), h->begin,
-                          &d->begin);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (h->n_rows + 1) * sizeof(int),
+                          h->begin, &d->begin);
   if (!st)
-    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, h->n_entries * sizeof(int), h->entries,
-                          &d->entries);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, h->n_entries * sizeof(int),
+                          h->entries, &d->entries);
   if (!st && translation) {
-    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * h->n_entries * sizeof(int), h->geo,
-                          &d->geo);
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * h->n_entries * sizeof(int),
+                          h->geo, &d->geo);
     void *phi = malloc(h->n_entries * s->real_size);
     if (!st && !phi) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (size_t i = 0; !st && i < h->n_entries; i++) fmmcl_put_real(phi, s->real_size, i, h->phi[i]);
@@ -157,8 +165,8 @@ void hfmm_release(hfmm_state *s) {
   fmmcl_release(&s->k_translate);
   fmmcl_release(&s->k_p2p);
   fmmcl_release(&s->program);
-  cl_mem *mems[] = {&s->src, &s->tgt, &s->out, &s->centre, &s->scale, &s->cell_src,
-                    &s->cell_tgt, &s->M, &s->L, &s->dmat, &s->coax};
+  cl_mem *mems[] = {&s->src,      &s->tgt, &s->out, &s->centre, &s->scale, &s->cell_src,
+                    &s->cell_tgt, &s->M,   &s->L,   &s->dmat,   &s->coax};
   for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) fmmcl_release(mems[i]);
   hfmm_list *lists[] = {&s->p2m, &s->p2l, &s->m2l, &s->l2p, &s->m2p, &s->p2p};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) release_list(lists[i]);
@@ -166,6 +174,8 @@ void hfmm_release(hfmm_state *s) {
   fmmcl_pinned_free(&s->src_pin);
   fmmcl_pinned_free(&s->out_pin);
   fmmcl_tree3d_fmm_lists_free(&s->lists);
+  free(s->src_local);
+  s->src_local = NULL;
   fmmcl_tree3d_destroy(s->tree);
   s->tree = NULL;
 }
@@ -201,7 +211,8 @@ static int build_lists(hfmm_state *s, all_lists *a, geometry *g, double *coarses
       return -1;
     if (leaf && fmmcl_tree3d_n_tgt(cell) > 0 && (hl_row(&a->l2p, (int)c) || hl_add(&a->l2p, (int)c, 0, 0, 0)))
       return -1;
-    if (csr_rows(&a->p2p, &fl->u, c) || csr_rows(&a->m2p, &fl->w, c) || csr_rows(&a->p2l, &fl->x, c)) return -1;
+    if (csr_rows(&a->p2p, &fl->u, c) || csr_rows(&a->m2p, &fl->w, c) || csr_rows(&a->p2l, &fl->x, c))
+      return -1;
     /* a parent gathers its children's multipoles; a child with targets
      * takes its parent's local */
     if (!leaf && fmmcl_tree3d_n_src(cell) > 0) {
@@ -209,7 +220,8 @@ static int build_lists(hfmm_state *s, all_lists *a, geometry *g, double *coarses
       if (hl_row(h, (int)c)) return -1;
       for (int j = 0; j < cell->n_children; j++) {
         const int ch = cell->child_begin + j;
-        if (fmmcl_tree3d_n_src(&t->cells[ch]) > 0 && add_translation(h, g, t, s, HFMM_M2M, ch, (int)c)) return -1;
+        if (fmmcl_tree3d_n_src(&t->cells[ch]) > 0 && add_translation(h, g, t, s, HFMM_M2M, ch, (int)c))
+          return -1;
       }
     }
     if (cell->parent >= 0 && cell->level >= 2 && fmmcl_tree3d_n_tgt(cell) > 0) {
@@ -228,7 +240,7 @@ static int build_lists(hfmm_state *s, all_lists *a, geometry *g, double *coarses
     for (size_t i = fl->w.offsets[c]; i < fl->w.offsets[c + 1]; i++)
       lmin = t->cells[fl->w.indices[i]].level < lmin ? t->cells[fl->w.indices[i]].level : lmin;
   }
-  *coarsest = lmin < (1 << 30) ? sqrt(3.0) * side(t, lmin) : 0;
+  *coarsest = lmin < (1 << 30) ? sqrt(3.0) * side(lmin) * s->unit : 0;
   return 0;
 }
 
@@ -249,7 +261,7 @@ static fmmcl_status upload_operators(fmmcl_plan plan, hfmm_state *s, const geome
   if (!st) {
 #pragma omp parallel for schedule(dynamic)
     for (size_t i = 0; i < g->n_theta; i++) hfmm_wigner_d(g->theta[i], p, d + i * ds);
-    const double complex k = s->k_re + I * s->k_im;
+    const double complex k = (s->k_re + I * s->k_im) * s->unit;
 #pragma omp parallel for schedule(dynamic)
     for (size_t i = 0; i < g->n_coax; i++)
       hfmm_coaxial(g->coax[i].kind, k, g->coax[i].d, g->coax[i].s_in, g->coax[i].s_out, &gaunt, c + i * cs);
@@ -259,7 +271,8 @@ static fmmcl_status upload_operators(fmmcl_plan plan, hfmm_state *s, const geome
       fmmcl_put_real(cr, rs, 2 * i + 1, cimag(c[i]));
     }
     st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nt * ds * rs, dr, &s->dmat);
-    if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * nc * cs * rs, cr, &s->coax);
+    if (!st)
+      st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * nc * cs * rs, cr, &s->coax);
   }
   s->n_thetas = g->n_theta;
   s->n_coax = g->n_coax;
@@ -273,9 +286,10 @@ static fmmcl_status build_kernels(fmmcl_plan plan, hfmm_state *s) {
   const fmmcl_plan_options *o = &plan->opt;
   s->wgs = 64;
   if (s->wgs > ctx->dev.info.max_work_group_size) s->wgs = ctx->dev.info.max_work_group_size;
-  snprintf(plan->build_options, sizeof plan->build_options, "%s -DP=%d -DWGS=%zu -DGRADIENT=%d -DDIPOLES=%d",
-           o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->order, s->wgs,
-           o->gradient != 0, o->dipoles != 0);
+  /* arrays for orders up to a multiple of 8: four builds serve every order */
+  const int pmax = (s->order + 7) / 8 * 8;
+  snprintf(plan->build_options, sizeof plan->build_options, "%s -DPMAX=%d -DWGS=%zu",
+           o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", pmax, s->wgs);
   const char *file = "helmholtz3d/hfmm.cl";
   fmmcl_status st = fmmcl_program_build(ctx, file, plan->build_options, &s->program, NULL);
   static const char *const names[] = {"hfmm_p2e", "hfmm_e2p", "hfmm_translate", "hfmm_p2p"};
@@ -292,16 +306,29 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
   void *centre = calloc(4 * nc, rs), *scale = malloc(nc * rs), *tgt = calloc(4 * (nt ? nt : 1), rs);
   int *cs = malloc(2 * nc * sizeof(int)), *ct = malloc(2 * nc * sizeof(int));
   fmmcl_status st = FMMCL_SUCCESS;
-  if (!centre || !scale || !tgt || !cs || !ct) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!centre || !scale || !tgt || !cs || !ct)
+    st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t c = 0; !st && c < nc; c++) {
     const fmmcl_tree3d_cell *cell = &t->cells[c];
-    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, rs, 4 * c + (size_t)d, cell->center[d] - s->origin[d]);
+    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, rs, 4 * c + (size_t)d, cell_centre(cell, d));
     fmmcl_put_real(scale, rs, c, level_scale(s, cell->level));
     cs[2 * c] = (int)cell->src_begin, cs[2 * c + 1] = (int)cell->src_end;
     ct[2 * c] = (int)cell->tgt_begin, ct[2 * c + 1] = (int)cell->tgt_end;
   }
-  for (size_t i = 0; !st && i < nt; i++)
-    for (int d = 0; d < 3; d++) fmmcl_put_real(tgt, rs, 4 * i + (size_t)d, t->target_xyz[3 * i + d] - s->origin[d]);
+  s->src_local = malloc(3 * plan->n_sources * sizeof(double));
+  if (!st && !s->src_local) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t l = 0; !st && l < t->n_leaves; l++) {
+    const fmmcl_tree3d_cell *leaf = &t->cells[t->leaves[l]];
+    double c[3];
+    for (int d = 0; d < 3; d++) c[d] = cell_centre(leaf, d);
+    for (size_t i = leaf->tgt_begin; i < leaf->tgt_end; i++)
+      for (int d = 0; d < 3; d++)
+        fmmcl_put_real(tgt, rs, 4 * i + (size_t)d,
+                       (t->target_xyz[3 * i + d] - s->origin[d]) / s->unit - c[d]);
+    for (size_t i = leaf->src_begin; i < leaf->src_end; i++)
+      for (int d = 0; d < 3; d++)
+        s->src_local[3 * i + d] = (t->source_xyz[3 * i + d] - s->origin[d]) / s->unit - c[d];
+  }
   const cl_mem_flags ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
   const size_t ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 1);
   if (!st) st = fmmcl_buffer_new(ctx, ro, 4 * nc * rs, centre, &s->centre);
@@ -309,7 +336,8 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
   if (!st) st = fmmcl_buffer_new(ctx, ro, 2 * nc * sizeof(int), cs, &s->cell_src);
   if (!st) st = fmmcl_buffer_new(ctx, ro, 2 * nc * sizeof(int), ct, &s->cell_tgt);
   if (!st) st = fmmcl_buffer_new(ctx, ro, 4 * nt * rs, tgt, &s->tgt);
-  if (!st) st = fmmcl_buffer_fits(ctx, 2 * nc * ncoef * rs, "the Helmholtz FMM's expansions", "use fewer points");
+  if (!st)
+    st = fmmcl_buffer_fits(ctx, 2 * nc * ncoef * rs, "the Helmholtz FMM's expansions", "use fewer points");
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nc * ncoef * rs, NULL, &s->M);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 2 * nc * ncoef * rs, NULL, &s->L);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 8 * nt * rs, NULL, &s->out);
@@ -333,6 +361,7 @@ fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, c
   st = fmmcl_tree3d_fmm_lists_build(s->tree, &s->lists);
   if (st) return fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
   for (int d = 0; d < 3; d++) s->origin[d] = s->tree->cells[0].center[d];
+  s->unit = s->tree->cells[0].half_width;
   s->n_levels = s->tree->n_levels;
   all_lists a;
   memset(&a, 0, sizeof a);
