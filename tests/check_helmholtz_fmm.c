@@ -239,6 +239,7 @@ static Suite *helmholtz_fmm_suite(void) {
   suite_add_tcase(s, dev);
   TCase *bad = tcase_create("refused");
   tcase_add_checked_fixture(bad, open_device, close_device);
+  if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(bad, 300);
   tcase_add_test(bad, test_refused);
   suite_add_tcase(s, bad);
   return s;

@@ -11,7 +11,7 @@
 #include "kernels/helmholtz3d.h"
 
 /* PMAX sizes the arrays; the order p <= PMAX comes at run time, so that
- * a few builds serve every order */
+ * one build serves every order */
 #ifndef PMAX
 #define PMAX 8
 #endif
@@ -132,6 +132,20 @@ static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, REAL2 *ra
   }
 }
 
+/* Column m (n = m..nmax) of the orthonormal Legendre values at cos theta
+ * = x, sin theta = st, as basis_at computes them. */
+static void legendre_column(REAL x, REAL st, int m, int nmax, __local REAL *leg) {
+  REAL pmm = (REAL)0.28209479177387814;
+  for (int j = 1; j <= m; j++) pmm *= -sqrt((REAL)(2 * j + 1) / (REAL)(2 * j)) * st;
+  leg[LIDX(m, m)] = pmm;
+  if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * pmm;
+  for (int n = m + 2; n <= nmax; n++) {
+    const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
+    const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
+    leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
+  }
+}
+
 /* B_n^m = rad[n] Y_n^m from the arrays basis_at fills (in any address
  * space); 0 outside |m| <= n, 0 <= n. */
 #define HFMM_B(rad, leg, eim, n, m)                                                                     \
@@ -197,15 +211,27 @@ void hfmm_p2e(__global const int *rows, __global const int *begin, __global cons
     const REAL4 dc = centre[entries[e]] - c; /* exact: dyadic centres */
     for (int j = range.x; j < range.y; j++) {
       barrier(CLK_LOCAL_MEM_FENCE);
+      /* the source's basis, shared out: radial functions (work-item 0),
+       * e^(i m phi) (work-item 1), one Legendre column per work-item */
+      const REAL3 r = (REAL3)(src[12 * j] + dc.x, src[12 * j + 1] + dc.y, src[12 * j + 2] + dc.z);
+      const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
+      const int nmax = dipoles ? p + 1 : p;
       if (lid == 0) {
-        REAL2 rad[NR], eim[NR];
-        REAL leg[NL];
-        const REAL3 r = (REAL3)(src[12 * j] + dc.x, src[12 * j + 1] + dc.y, src[12 * j + 2] + dc.z);
-        basis_at(r, k, s, outgoing, dipoles ? p + 1 : p, rad, leg, eim);
-        for (int i = 0; i < NR; i++) lrad[i] = rad[i], leim[i] = eim[i];
-        for (int i = 0; i < NL; i++) lleg[i] = leg[i];
+        REAL2 rad[NR];
+        if (outgoing)
+          radial_h(k * rr, s, nmax, rad);
+        else
+          radial_j(k * rr, s, nmax, rad);
+        for (int i = 0; i <= nmax; i++) lrad[i] = rad[i];
         for (int i = 0; i < HELMHOLTZ3D_RECORD; i++) lrec[i] = src[12 * j + i];
       }
+      if (lid == 1 % WGS) {
+        const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
+        leim[0] = (REAL2)(1, 0);
+        for (int m = 1; m <= nmax; m++) leim[m] = cmul(leim[m - 1], e1);
+      }
+      for (int m = lid; m <= nmax; m += WGS)
+        legendre_column(rr > 0 ? r.z / rr : 1, rr > 0 ? rho / rr : 0, m, nmax, lleg);
       barrier(CLK_LOCAL_MEM_FENCE);
       const REAL2 q = (REAL2)(lrec[3], lrec[4]);
       const REAL2 dx = (REAL2)(lrec[5], lrec[6]), dy = (REAL2)(lrec[7], lrec[8]), dz = (REAL2)(lrec[9], lrec[10]);
@@ -294,7 +320,10 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
   for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
   for (int e = begin[g]; e < begin[g + 1]; e++) {
     __global const REAL2 *in = Ein + (size_t)entries[e] * nc;
-    __global const REAL *d = dmat + (size_t)geo[e].x * DOFS(p + 1);
+    /* geo.x < 0: the rotation by pi - theta of rotation -geo.x - 1, by
+     * d_{m m'}(pi - theta) = (-1)^(n+m) d_{m,-m'}(theta) */
+    const int mirror = geo[e].x < 0;
+    __global const REAL *d = dmat + (size_t)(mirror ? -geo[e].x - 1 : geo[e].x) * DOFS(p + 1);
     __global const REAL2 *C = coax + (size_t)geo[e].y * CSIZE(p);
     const REAL ph = phi[e];
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -307,9 +336,12 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
     for (int idx = lid; idx < nc; idx += WGS) {
       const int2 nm = nm_of(idx);
       const int n = nm.x, mp = nm.y, w = 2 * n + 1;
-      __global const REAL *dn = d + DOFS(n) + mp + n;
+      __global const REAL *dn = d + DOFS(n) + (mirror ? -mp : mp) + n;
       REAL2 sum = (REAL2)(0, 0);
-      for (int m = -n; m <= n; m++) sum += B[IDX(n, m)] * dn[(m + n) * w];
+      for (int m = -n; m <= n; m++) {
+        const REAL2 v = B[IDX(n, m)] * dn[(m + n) * w];
+        sum += mirror && ((n + m) & 1) ? -v : v;
+      }
       A[idx] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -329,7 +361,12 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
       const int n = nm.x, mp = nm.y, w = 2 * n + 1;
       __global const REAL *dn = d + DOFS(n) + (mp + n) * w + n;
       REAL2 sum = (REAL2)(0, 0);
-      for (int m = -n; m <= n; m++) sum += B[IDX(n, m)] * dn[m];
+      if (mirror) {
+        for (int m = -n; m <= n; m++) sum += B[IDX(n, m)] * dn[-m];
+        if ((n + mp) & 1) sum = -sum;
+      } else {
+        for (int m = -n; m <= n; m++) sum += B[IDX(n, m)] * dn[m];
+      }
       REAL cs, sn = sincos(mp * ph, &cs);
       acc[o] += cmul(sum, (REAL2)(cs, -sn));
     }

@@ -117,14 +117,16 @@ void hfmm_gauss_legendre(int n, double *x, double *w) {
 }
 
 /* By quadrature on the sphere, exact for the degrees involved: p + 1
- * Gauss-Legendre nodes in cos theta times 2p + 2 angles. */
-void hfmm_wigner_d(double theta, int p, double *d) {
+ * Gauss-Legendre nodes in cos theta times 2p + 2 angles; the entries are
+ * real, so only Re(Y(R y) conj(Y(y))) is summed. */
+static void wigner_quadrature(double theta, int p, double *d) {
   const int nt = p + 1, np = 2 * p + 2, nc = (p + 1) * (p + 1);
   double *gx = malloc(sizeof(double) * (size_t)nt), *gw = malloc(sizeof(double) * (size_t)nt);
   double complex *Yr = malloc(sizeof(double complex) * (size_t)nc),
                  *Y0 = malloc(sizeof(double complex) * (size_t)nc);
-  double complex *acc = calloc((size_t)hfmm_dsize(p), sizeof(double complex));
-  if (!gx || !gw || !Yr || !Y0 || !acc) goto done;
+  double *re = malloc(sizeof(double) * (size_t)nc), *im = malloc(sizeof(double) * (size_t)nc);
+  if (!gx || !gw || !Yr || !Y0 || !re || !im) goto done;
+  memset(d, 0, sizeof(double) * (size_t)hfmm_dsize(p));
   hfmm_gauss_legendre(nt, gx, gw);
   const double c = cos(theta), sn = sin(theta);
   for (int i = 0; i < nt; i++)
@@ -134,23 +136,38 @@ void hfmm_wigner_d(double theta, int p, double *d) {
       const double ry[3] = {y[0] * c + y[2] * sn, y[1], -y[0] * sn + y[2] * c};
       hfmm_ylm(y, p, Y0);
       hfmm_ylm(ry, p, Yr);
+      for (int k = 0; k < nc; k++) re[k] = creal(Y0[k]), im[k] = cimag(Y0[k]);
       const double w = gw[i] * 2 * M_PI / np;
       for (int n = 0; n <= p; n++) {
-        double complex *blk = acc + hfmm_dofs(n);
+        double *blk = d + hfmm_dofs(n);
+        const double *r0 = re + hfmm_idx(n, -n), *i0 = im + hfmm_idx(n, -n);
         for (int m = -n; m <= n; m++) {
-          const double complex a = w * Yr[hfmm_idx(n, m)];
-          for (int mp = -n; mp <= n; mp++)
-            blk[(m + n) * (2 * n + 1) + mp + n] += a * conj(Y0[hfmm_idx(n, mp)]);
+          const double ar = w * creal(Yr[hfmm_idx(n, m)]), ai = w * cimag(Yr[hfmm_idx(n, m)]);
+          double *row = blk + (m + n) * (2 * n + 1);
+          for (int k = 0; k < 2 * n + 1; k++) row[k] += ar * r0[k] + ai * i0[k];
         }
       }
     }
-  for (int i = 0; i < hfmm_dsize(p); i++) d[i] = creal(acc[i]);
 done:
-  free(gx);
-  free(gw);
-  free(Yr);
-  free(Y0);
-  free(acc);
+  free(gx), free(gw), free(Yr), free(Y0), free(re), free(im);
+}
+
+/* Past pi/2 by d_{m m'}(pi - theta) = (-1)^(n+m) d_{m,-m'}(theta), which
+ * halves the distinct angles of a tree's translations. */
+void hfmm_wigner_d(double theta, int p, double *d) {
+  if (theta <= M_PI / 2) {
+    wigner_quadrature(theta, p, d);
+    return;
+  }
+  double *t = malloc(sizeof(double) * (size_t)hfmm_dsize(p));
+  if (!t) return;
+  wigner_quadrature(M_PI - theta, p, t);
+  for (int n = 0; n <= p; n++)
+    for (int m = -n; m <= n; m++)
+      for (int mp = -n; mp <= n; mp++)
+        d[hfmm_dofs(n) + (m + n) * (2 * n + 1) + mp + n] =
+            ((n + m) & 1 ? -1 : 1) * t[hfmm_dofs(n) + (m + n) * (2 * n + 1) - mp + n];
+  free(t);
 }
 
 static size_t gaunt_at(int p, int m, int n, int np, int l) {

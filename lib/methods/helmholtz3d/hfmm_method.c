@@ -49,13 +49,15 @@ fmmcl_status hfmm_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
   const double kd = fabs(opt->wavenumber_re) * d, digits = -log10(tol);
   const int p = (int)fmax(p0, ceil(kd + 1.8 * pow(digits, 2.0 / 3) * cbrt(kd)));
   if (p > max)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "HELMHOLTZ_3D FMM: its largest expanded cells are %.3g wavelengths across "
-                      "(|k| = %g, diameter %g) and need order %d for tolerance %g, above the %s "
-                      "limit %d: the FMM serves low to moderate frequencies (up to about %s "
-                      "wavelengths across the points' bounding cube, less for damped k); use method direct",
-                      kd / (2 * M_PI), hypot(opt->wavenumber_re, opt->wavenumber_im), d, p, tol, limit, max,
-                      single ? "2.5" : "5.5");
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_UNSUPPORTED,
+        "HELMHOLTZ_3D FMM: its largest expanded cells are %.3g wavelengths and %.3g "
+        "decay lengths across (k = %g%+gi, diameter %g) and need order %d for tolerance %g, above the %s "
+        "limit %d: the FMM serves low to moderate frequencies (up to about %s "
+        "wavelengths across the points' bounding cube, less for damped k: Im k times the cells' "
+        "diameter above a few); use method direct",
+        kd / (2 * M_PI), opt->wavenumber_im * d, opt->wavenumber_re, opt->wavenumber_im, d, p, tol, limit,
+        max, single ? "2.5" : "5.5");
   *order = p < 1 ? 1 : p;
   return FMMCL_SUCCESS;
 }

@@ -11,6 +11,10 @@
 #include "methods/helmholtz3d/hfmm.h"
 #include "methods/helmholtz3d/hfmm_math.h"
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 /* A list being built on the host: rows, their entries and, for
  * translations, each entry's geometry. */
 typedef struct {
@@ -116,10 +120,14 @@ static int add_translation(host_list *h, geometry *g, const fmmcl_tree3d *t, con
   double v[3];
   for (int i = 0; i < 3; i++) v[i] = cell_centre(b, i) - cell_centre(a, i);
   const double d = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-  const int th = theta_id(g, acos(fmax(-1, fmin(1, v[2] / d))));
+  /* polar angles past pi/2 use the rotation of pi - theta (the kernel's
+   * mirror), which halves the rotations the host makes */
+  const double theta = acos(fmax(-1, fmin(1, v[2] / d)));
+  const int id = theta_id(g, theta <= M_PI / 2 ? theta : M_PI - theta);
+  const int th = id < 0 ? -1 : theta <= M_PI / 2 ? id : -id - 1;
   const int co =
       coax_id(g, kind, a->level, d, side(a->level), level_scale(s, a->level), level_scale(s, b->level));
-  if (th < 0 || co < 0) return -1;
+  if (id < 0 || co < 0) return -1;
   return hl_add(h, from, th, co, atan2(v[1], v[0]));
 }
 
@@ -286,8 +294,9 @@ static fmmcl_status build_kernels(fmmcl_plan plan, hfmm_state *s) {
   const fmmcl_plan_options *o = &plan->opt;
   s->wgs = 64;
   if (s->wgs > ctx->dev.info.max_work_group_size) s->wgs = ctx->dev.info.max_work_group_size;
-  /* arrays for orders up to a multiple of 8: four builds serve every order */
-  const int pmax = (s->order + 7) / 8 * 8;
+  /* arrays for the precision's largest order: one build serves every plan
+   * of a precision (the order comes at run time) */
+  const int pmax = o->precision == FMMCL_DOUBLE ? HFMM_MAX_ORDER_DOUBLE : HFMM_MAX_ORDER_SINGLE;
   snprintf(plan->build_options, sizeof plan->build_options, "%s -DPMAX=%d -DWGS=%zu",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", pmax, s->wgs);
   const char *file = "helmholtz3d/hfmm.cl";
