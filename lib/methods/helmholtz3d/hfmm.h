@@ -7,7 +7,7 @@
 #include "tree/tree3d.h"
 
 /* Largest order: in double, the translation kernel's two staged expansions
- * ((p+1)^2 complex each) stay within 35 KiB of local memory; in float the
+ * ((p+1)^2 complex each) stay within 31 KiB of local memory; in float the
  * coaxial operators' largest entries (scaled outgoing functions of degree
  * 2p, about (4p-1)!! / 2^(2p+1)) stay inside float's range. */
 #define HFMM_MAX_ORDER_DOUBLE 30
