@@ -647,6 +647,22 @@ START_TEST(test_cli_helmholtz_stokes) {
   ck_assert_double_le(max_rel_rows(got_p, ref, 2 * N), 1e-11);
   ck_assert_double_le(max_rel_rows(got_g, ref + 2 * N, 6 * N), 1e-11);
   free(res);
+  /* the same through the FMM: within its tolerance over all targets */
+  ck_assert_msg(run_fmmcl("--kernel helmholtz3d --wavenumber 3,0.5 --dipoles=d.csv --precision double "
+                          "--method fmm --tol 1e-6 --input h.csv --output hfmm.csv",
+                          &out) == 0,
+                "%s", out);
+  free(out);
+  ck_assert_int_eq(io_read(tmp_path("hfmm.csv"), FMMCL_IO_CSV, 8, &res, &m, err), 0);
+  ck_assert_uint_eq(m, N);
+  double e2 = 0, r2 = 0;
+  for (size_t i = 0; i < N; i++)
+    for (int c = 0; c < 2; c++) {
+      e2 += (res[8 * i + c] - ref[2 * i + c]) * (res[8 * i + c] - ref[2 * i + c]);
+      r2 += ref[2 * i + c] * ref[2 * i + c];
+    }
+  ck_assert_msg(sqrt(e2 / r2) <= 1e-6, "helmholtz fmm through the CLI: %g", sqrt(e2 / r2));
+  free(res);
   /* Stokes: x y z f s n in, ux uy uz p out */
   double *st = random_table(23, N, 12, 0), *f = malloc(9 * N * sizeof *f);
   for (size_t i = 0; i < N; i++) {

@@ -15,6 +15,7 @@ static int laplace_ext(const fmmcl_plan_options *o) { return o->dipoles || o->he
 
 static const fmmcl_method_row rows[] = {
     {FMMCL_HELMHOLTZ_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
+    {FMMCL_HELMHOLTZ_3D, FMMCL_FMM, &fmmcl_helmholtz3d_fmm_ops, NULL},
     {FMMCL_STOKES_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, NULL},
     {FMMCL_STOKES_3D, FMMCL_FMM, &fmmcl_stokes3d_fmm_ops, NULL},
     {FMMCL_LAPLACE_3D, FMMCL_DIRECT, &fmmcl_direct_ext_ops, laplace_ext},

@@ -59,6 +59,7 @@ extern const fmmcl_method_ops fmmcl_bbfmm_ops;          /* bbfmm_plan.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops;   /* bbfmm_direct.c: DIRECT with opt.bbfmm_kernel set */
 extern const fmmcl_method_ops fmmcl_direct_ext_ops;   /* direct_ext.c: dipoles, Hessians, Helmholtz, Stokes */
 extern const fmmcl_method_ops fmmcl_stokes3d_fmm_ops; /* stokes3d_fmm.c: Stokeslets by four Laplace FMMs */
+extern const fmmcl_method_ops fmmcl_helmholtz3d_fmm_ops; /* hfmm_method.c: spherical-wave expansions */
 
 /* The checks fmmcl_plan_execute and fmmcl_plan_execute_buffers share
  * (plan.c): the charges' sum of |q| against the precision's range, and

@@ -250,7 +250,8 @@ class Plan(_Owned):
     the FGT's tol bounds the error per unit of sum |q|). helmholtz3d (wavenumber= a
     complex k with Im k >= 0), stokes3d and laplace3d with dipoles or hessian are
     summed with evaluate(), not execute(), and by method="direct" (or "auto"); laplace3d
-    dipoles and Hessians also by "fmm" and "treecode", stokes3d by "fmm".
+    dipoles and Hessians also by "fmm" and "treecode", helmholtz3d by "fmm", stokes3d
+    (Stokeslets and stresslets) by "fmm".
     """
     _destroy = "fmmcl_plan_destroy"
 

@@ -177,3 +177,16 @@ def test_stresslet_fmm(ctx, fp64):
     scale = np.max(np.linalg.norm(ref.velocity, axis=1))
     assert np.max(np.linalg.norm(got.velocity - ref.velocity, axis=1)) <= 1e-6 * scale
     assert np.max(np.abs(got.pressure - ref.pressure)) <= 1e-6 * np.max(np.abs(ref.pressure))
+
+
+def test_helmholtz_fmm(ctx, fp64):
+    # the FMM (spherical-wave expansions) against the plain-C reference over all targets
+    y, x = points(2000, 3, 13), points(400, 3, 14)
+    rng = np.random.default_rng(15)
+    q = rng.random(2000) - 0.5 + 1j * (rng.random(2000) - 0.5)
+    k = 4 + 1j
+    f = fmmcl.fields(y, x, kernel="helmholtz3d", charges=q, wavenumber=k, method="fmm", tol=1e-6,
+                     precision="double", gradient=True, device=ctx)
+    ref = fmmcl.reference_fields(y, x, kernel="helmholtz3d", charges=q, wavenumber=k, gradient=True)
+    assert rel(f.potential, ref.potential) < 1e-6
+    assert rel(f.gradient, ref.gradient) < 1e-6

@@ -1,0 +1,418 @@
+/* hfmm.cl — the 3D Helmholtz FMM on the device: scaled spherical-wave
+ * expansions (multipole in h_n(kr) Y_n^m, local in j_n(kr) Y_n^m; see
+ * lib/methods/helmholtz3d/hfmm_math.h), points to expansions (P2M, P2L),
+ * expansions to points (L2P, M2P), translations by rotation to z, coaxial
+ * shift and rotation back (M2M, M2L, L2L) with host-made operators, and
+ * the near field (P2P) with the direct sum's pair body. */
+/* the pair body always sums gradients and dipoles (zero when the plan has
+ * none), so that one build serves every plan of a precision and order */
+#define GRADIENT 1
+#define DIPOLES 1
+#include "kernels/helmholtz3d.h"
+
+/* PMAX sizes the arrays; the order p <= PMAX comes at run time, so that
+ * one build serves every order */
+#ifndef PMAX
+#define PMAX 8
+#endif
+#ifndef WGS
+#define WGS 64
+#endif
+
+#ifdef FMMCL_DOUBLE
+typedef double2 REAL2;
+typedef double3 REAL3;
+#define HFMM_BIG 1e150
+#else
+typedef float2 REAL2;
+typedef float3 REAL3;
+#define HFMM_BIG 1e15f
+#endif
+
+#define NCMAX ((PMAX + 1) * (PMAX + 1)) /* coefficients of an expansion */
+#define NR (PMAX + 2)                     /* radial values: one degree more for gradients */
+#define NL ((PMAX + 2) * (PMAX + 3) / 2)  /* Legendre values up to degree PMAX + 1 */
+#define OWN ((NCMAX + WGS - 1) / WGS)     /* coefficients per work-item */
+#define LIDX(n, m) ((n) * ((n) + 1) / 2 + (m))
+#define IDX(n, m) ((n) * (n) + (n) + (m))
+#define DOFS(n) ((n) * (4 * (n) * (n)-1) / 3)
+/* the coaxial operator of order m at COFS(p, m), CSIZE(p) in all (hfmm_cofs) */
+#define SQSUM(n) ((n) * ((n) + 1) * (2 * (n) + 1) / 6)
+#define COFS(p, m) (SQSUM((p) + 1) - SQSUM((p) + 1 - (m)))
+#define CSIZE(p) SQSUM((p) + 1)
+
+static inline REAL2 cmul(REAL2 a, REAL2 b) { return (REAL2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+static inline REAL2 cdiv(REAL2 a, REAL2 b) {
+  const REAL d = b.x * b.x + b.y * b.y;
+  return (REAL2)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d);
+}
+static inline REAL2 cconj(REAL2 a) { return (REAL2)(a.x, -a.y); }
+static inline REAL cabs2(REAL2 a) { return a.x * a.x + a.y * a.y; }
+static inline REAL2 csin2(REAL2 z) { return (REAL2)(sin(z.x) * cosh(z.y), cos(z.x) * sinh(z.y)); }
+static inline REAL2 ccos2(REAL2 z) { return (REAL2)(cos(z.x) * cosh(z.y), -sin(z.x) * sinh(z.y)); }
+
+/* j_n(z) / s^n, n = 0..nmax (< NR): series below |z| = 1, Miller above,
+ * rescaled as it grows and normalised by the larger of j_0, j_1 */
+static void radial_j(REAL2 z, REAL s, int nmax, REAL2 *out) {
+  const REAL az = sqrt(cabs2(z));
+  for (int n = 0; n <= nmax; n++) out[n] = (REAL2)(0, 0);
+  if (az == 0) {
+    out[0] = (REAL2)(1, 0);
+    return;
+  }
+  if (az < 1) {
+    REAL2 c = (REAL2)(1, 0);
+    const REAL2 zs = z / s, h = -cmul(z, z) / 2;
+    for (int n = 0; n <= nmax; n++) {
+      if (n > 0) c = cmul(c, zs) / (REAL)(2 * n + 1);
+      REAL2 t = (REAL2)(1, 0), sum = (REAL2)(1, 0);
+      for (int j = 1; j < 20; j++) {
+        t = cmul(t, h) / (REAL)(j * (2 * n + 2 * j + 1));
+        sum += t;
+      }
+      out[n] = cmul(c, sum);
+    }
+    return;
+  }
+  const int top = nmax + 20 + (int)(2 * az);
+  const REAL2 sz = cdiv((REAL2)(s, 0), z);
+  const REAL s2 = s * s;
+  REAL2 f1 = (REAL2)(0, 0), f0 = (REAL2)(1e-30f, 0);
+  for (int n = top; n > 0; n--) {
+    const REAL2 fm = (REAL)(2 * n + 1) * cmul(sz, f0) - s2 * f1;
+    f1 = f0;
+    f0 = fm;
+    if (n - 1 <= nmax) out[n - 1] = f0;
+    if (n <= nmax) out[n] = f1;
+    if (cabs2(f0) > HFMM_BIG * HFMM_BIG) {
+      f0 /= HFMM_BIG, f1 /= HFMM_BIG;
+      for (int j = n - 1; j <= nmax; j++)
+        if (j >= 0) out[j] /= HFMM_BIG;
+    }
+  }
+  const REAL2 sn = csin2(z), j0 = cdiv(sn, z), j1 = cdiv(cdiv(sn, z) - ccos2(z), z);
+  const REAL2 c = cabs2(j0) >= cabs2(j1) ? cdiv(j0, out[0]) : cdiv(j1 / s, out[1]);
+  for (int n = 0; n <= nmax; n++) out[n] = cmul(out[n], c);
+}
+
+/* h_n(z) s^(n+1), n = 0..nmax, upward from h_0, h_1 (z != 0) */
+static void radial_h(REAL2 z, REAL s, int nmax, REAL2 *out) {
+  const REAL decay = exp(-z.y);
+  const REAL2 e = (REAL2)(decay * cos(z.x), decay * sin(z.x));
+  const REAL2 sz = cdiv((REAL2)(s, 0), z);
+  const REAL2 es = cmul(e, sz);
+  out[0] = (REAL2)(es.y, -es.x); /* -i e s / z */
+  if (nmax >= 1) out[1] = -cmul(cmul(es, z + (REAL2)(0, 1)), sz);
+  for (int n = 1; n < nmax; n++) out[n + 1] = (REAL)(2 * n + 1) * cmul(sz, out[n]) - s * s * out[n - 1];
+}
+
+/* The scaled basis at r: radial (regular or outgoing), orthonormal
+ * Legendre values and e^(i m phi), up to degree nmax */
+static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, REAL2 *rad, REAL *leg, REAL2 *eim) {
+  const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
+  const REAL x = rr > 0 ? r.z / rr : 1, st = rr > 0 ? rho / rr : 0;
+  const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
+  if (outgoing)
+    radial_h(k * rr, s, nmax, rad);
+  else
+    radial_j(k * rr, s, nmax, rad);
+  leg[0] = (REAL)0.28209479177387814; /* 1 / sqrt(4 pi) */
+  eim[0] = (REAL2)(1, 0);
+  for (int m = 0; m <= nmax; m++) {
+    if (m > 0) {
+      leg[LIDX(m, m)] = -sqrt((REAL)(2 * m + 1) / (REAL)(2 * m)) * st * leg[LIDX(m - 1, m - 1)];
+      eim[m] = cmul(eim[m - 1], e1);
+    }
+    if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * leg[LIDX(m, m)];
+    for (int n = m + 2; n <= nmax; n++) {
+      const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
+      const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
+      leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
+    }
+  }
+}
+
+/* Column m (n = m..nmax) of the orthonormal Legendre values at cos theta
+ * = x, sin theta = st, as basis_at computes them. */
+static void legendre_column(REAL x, REAL st, int m, int nmax, __local REAL *leg) {
+  REAL pmm = (REAL)0.28209479177387814;
+  for (int j = 1; j <= m; j++) pmm *= -sqrt((REAL)(2 * j + 1) / (REAL)(2 * j)) * st;
+  leg[LIDX(m, m)] = pmm;
+  if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * pmm;
+  for (int n = m + 2; n <= nmax; n++) {
+    const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
+    const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
+    leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
+  }
+}
+
+/* B_n^m = rad[n] Y_n^m from the arrays basis_at fills (in any address
+ * space); 0 outside |m| <= n, 0 <= n. */
+#define HFMM_B(rad, leg, eim, n, m)                                                                     \
+  (((n) < 0 || abs(m) > (n))                                                                            \
+       ? (REAL2)(0, 0)                                                                                  \
+       : ((m) >= 0 ? cmul(rad[n], leg[LIDX(n, m)] * eim[m])                                             \
+                   : cmul(rad[n], (((-(m)) & 1) ? -leg[LIDX(n, -(m))] : leg[LIDX(n, -(m))]) *          \
+                                      cconj(eim[-(m)]))))
+
+/* d/dz, d/dx + i d/dy, d/dx - i d/dy of B_n^m by the ladder relations: the
+ * degree below has factor sd, above su (regular 1/s, s; outgoing s, 1/s) */
+#define HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, gz, gp, gm)                                           \
+  do {                                                                                                  \
+    const REAL a1_ = sqrt((REAL)((n) + (m)) * (REAL)((n) - (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
+    const REAL a0_ = sqrt((REAL)((n) + 1 + (m)) * (REAL)((n) + 1 - (m)) /                              \
+                          (REAL)((2 * (n) + 1) * (2 * (n) + 3)));                                       \
+    gz = cmul(k, (a1_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, m) - (a0_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, m)); \
+    const REAL al_ = (n) - (m)-1 < 0 ? 0 : sqrt((REAL)((n) - (m)-1) * (REAL)((n) - (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
+    const REAL be_ = sqrt((REAL)((n) + (m) + 1) * (REAL)((n) + (m) + 2) / (REAL)((2 * (n) + 1) * (2 * (n) + 3))); \
+    gp = cmul(k, (al_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m) + 1) +                                 \
+                     (be_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m) + 1));                           \
+    const REAL alm_ = (n) + (m)-1 < 0 ? 0 : sqrt((REAL)((n) + (m)-1) * (REAL)((n) + (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
+    const REAL bem_ = sqrt((REAL)((n) - (m) + 1) * (REAL)((n) - (m) + 2) / (REAL)((2 * (n) + 1) * (2 * (n) + 3))); \
+    gm = -cmul(k, (alm_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m)-1) +                                 \
+                      (bem_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m)-1));                           \
+  } while (0)
+
+/* (n, m) of coefficient idx */
+static inline int2 nm_of(int idx) {
+  int n = (int)sqrt((float)idx);
+  while (n * n > idx) n--;
+  while ((n + 1) * (n + 1) <= idx) n++;
+  return (int2)(n, idx - n * n - n);
+}
+
+/* Coordinates are in units of the root cube's half-side, relative to the
+ * root's centre for cell centres (exact dyadic numbers in float too) and
+ * to their leaf's centre for points; kr, ki are the wavenumber in those
+ * units. */
+
+/* Sources to expansions: group g adds, for every source of the cells
+ * entries[begin[g] .. begin[g+1]), its regular (multipole, P2M) or outgoing
+ * (local, P2L) coefficients about the centre of cell rows[g] to
+ * E[rows[g]]. Records as kernels/helmholtz3d.h. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void hfmm_p2e(__global const int *rows, __global const int *begin, __global const int *entries,
+              __global const int2 *cell_src, __global const REAL4 *centre, __global const REAL *scale,
+              __global const REAL *src, __global REAL2 *E, REAL kr, REAL ki, int outgoing, int p, int dipoles) {
+  __local REAL2 lrad[NR], leim[NR];
+  __local REAL lleg[NL];
+  __local REAL lrec[HELMHOLTZ3D_RECORD];
+  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g], nc = (p + 1) * (p + 1);
+  const REAL4 c = centre[row];
+  const REAL s = scale[row];
+  const REAL2 k = (REAL2)(kr, ki);
+  /* 4 pi i k / s */
+  const REAL2 pref = (REAL)12.566370614359172 / s * (REAL2)(-ki, kr);
+  const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
+  REAL2 acc[OWN];
+  for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
+  for (int e = begin[g]; e < begin[g + 1]; e++) {
+    const int2 range = cell_src[entries[e]];
+    const REAL4 dc = centre[entries[e]] - c; /* exact: dyadic centres */
+    for (int j = range.x; j < range.y; j++) {
+      barrier(CLK_LOCAL_MEM_FENCE);
+      /* the source's basis, shared out: radial functions (work-item 0),
+       * e^(i m phi) (work-item 1), one Legendre column per work-item */
+      const REAL3 r = (REAL3)(src[12 * j] + dc.x, src[12 * j + 1] + dc.y, src[12 * j + 2] + dc.z);
+      const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
+      const int nmax = dipoles ? p + 1 : p;
+      if (lid == 0) {
+        REAL2 rad[NR];
+        if (outgoing)
+          radial_h(k * rr, s, nmax, rad);
+        else
+          radial_j(k * rr, s, nmax, rad);
+        for (int i = 0; i <= nmax; i++) lrad[i] = rad[i];
+        for (int i = 0; i < HELMHOLTZ3D_RECORD; i++) lrec[i] = src[12 * j + i];
+      }
+      if (lid == 1 % WGS) {
+        const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
+        leim[0] = (REAL2)(1, 0);
+        for (int m = 1; m <= nmax; m++) leim[m] = cmul(leim[m - 1], e1);
+      }
+      for (int m = lid; m <= nmax; m += WGS)
+        legendre_column(rr > 0 ? r.z / rr : 1, rr > 0 ? rho / rr : 0, m, nmax, lleg);
+      barrier(CLK_LOCAL_MEM_FENCE);
+      const REAL2 q = (REAL2)(lrec[3], lrec[4]);
+      const REAL2 dx = (REAL2)(lrec[5], lrec[6]), dy = (REAL2)(lrec[7], lrec[8]), dz = (REAL2)(lrec[9], lrec[10]);
+      /* d . grad = (dx - i dy)/2 d+ + (dx + i dy)/2 d- + dz d/dz */
+      const REAL2 cp = (dx - (REAL2)(-dy.y, dy.x)) / 2, cmn = (dx + (REAL2)(-dy.y, dy.x)) / 2;
+      for (int o = 0; o < OWN; o++) {
+        const int idx = lid + o * WGS;
+        if (idx >= nc) break;
+        const int2 nm = nm_of(idx);
+        const int n = nm.x, m = nm.y;
+        /* conj(Y_n^m) = (-1)^m Y_n^-m */
+        REAL2 b = HFMM_B(lrad, lleg, leim, n, -m);
+        if (m & 1) b = -b;
+        REAL2 v = cmul(q, b);
+        if (dipoles) {
+          REAL2 gz, gp, gm;
+          HFMM_GRAD(lrad, lleg, leim, n, -m, k, sd, su, gz, gp, gm);
+          REAL2 dv = cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
+          if (m & 1) dv = -dv;
+          v += dv;
+        }
+        acc[o] += v;
+      }
+    }
+  }
+  for (int o = 0; o < OWN; o++) {
+    const int idx = lid + o * WGS;
+    if (idx < nc) E[(size_t)row * nc + idx] += cmul(pref, acc[o]);
+  }
+}
+
+/* Expansions to targets: group g evaluates, at every target of leaf
+ * rows[g], the expansions E of the cells entries[begin[g] .. begin[g+1])
+ * (regular: local, L2P; outgoing: multipole, M2P) and adds potential and
+ * gradient to out (HELMHOLTZ3D_OUT REALs per sorted target). */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void hfmm_e2p(__global const int *rows, __global const int *begin, __global const int *entries,
+              __global const int2 *cell_tgt, __global const REAL4 *centre, __global const REAL *scale,
+              __global const REAL4 *tgt, __global const REAL2 *E, __global REAL *out, REAL kr, REAL ki,
+              int outgoing, int p, int gradient) {
+  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
+  const int2 range = cell_tgt[row];
+  const REAL2 k = (REAL2)(kr, ki);
+  for (int t = range.x + lid; t < range.y; t += WGS) {
+    const REAL4 x = tgt[t];
+    REAL2 pot = (REAL2)(0, 0), gx = (REAL2)(0, 0), gy = (REAL2)(0, 0), gzz = (REAL2)(0, 0);
+    for (int e = begin[g]; e < begin[g + 1]; e++) {
+      const int a = entries[e];
+      const REAL4 dc = centre[row] - centre[a]; /* exact: dyadic centres */
+      const REAL s = scale[a];
+      const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
+      REAL2 rad[NR], eim[NR];
+      REAL leg[NL];
+      basis_at((REAL3)(x.x + dc.x, x.y + dc.y, x.z + dc.z), k, s, outgoing, gradient ? p + 1 : p, rad, leg, eim);
+      __global const REAL2 *ea = E + (size_t)a * (p + 1) * (p + 1);
+      for (int n = 0; n <= p; n++)
+        for (int m = -n; m <= n; m++) {
+          const REAL2 cf = ea[IDX(n, m)];
+          pot += cmul(cf, HFMM_B(rad, leg, eim, n, m));
+          if (!gradient) continue;
+          REAL2 dz, dp, dm;
+          HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, dz, dp, dm);
+          gx += cmul(cf, (dp + dm) / 2);
+          const REAL2 dy = (dp - dm) / 2; /* i d/dy */
+          gy += cmul(cf, (REAL2)(dy.y, -dy.x));
+          gzz += cmul(cf, dz);
+        }
+    }
+    __global REAL *o = out + (size_t)t * HELMHOLTZ3D_OUT;
+    o[0] += pot.x, o[1] += pot.y;
+    if (gradient) o[2] += gx.x, o[3] += gx.y, o[4] += gy.x, o[5] += gy.y, o[6] += gzz.x, o[7] += gzz.y;
+  }
+}
+
+/* Translations: group g adds to Eout[rows[g]] every Ein[entries[e]] moved
+ * by rotating the shift onto z (rotation matrices dmat, the shift's polar
+ * angle geo[e].x, azimuth phi[e]), the coaxial operator coax[geo[e].y]
+ * (hfmm_coaxial's layout) and the rotation back. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void hfmm_translate(__global const int *rows, __global const int *begin, __global const int *entries,
+                    __global const int2 *geo, __global const REAL *phi, __global const REAL *dmat,
+                    __global const REAL2 *coax, __global const REAL2 *Ein, __global REAL2 *Eout, int p) {
+  __local REAL2 A[NCMAX], B[NCMAX];
+  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g], nc = (p + 1) * (p + 1);
+  REAL2 acc[OWN];
+  for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
+  for (int e = begin[g]; e < begin[g + 1]; e++) {
+    __global const REAL2 *in = Ein + (size_t)entries[e] * nc;
+    /* geo.x < 0: the rotation by pi - theta of rotation -geo.x - 1, by
+     * d_{m m'}(pi - theta) = (-1)^(n+m) d_{m,-m'}(theta) */
+    const int mirror = geo[e].x < 0;
+    __global const REAL *d = dmat + (size_t)(mirror ? -geo[e].x - 1 : geo[e].x) * DOFS(p + 1);
+    __global const REAL2 *C = coax + (size_t)geo[e].y * CSIZE(p);
+    const REAL ph = phi[e];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int idx = lid; idx < nc; idx += WGS) {
+      const int m = nm_of(idx).y;
+      REAL cs, sn = sincos(m * ph, &cs);
+      B[idx] = cmul(in[idx], (REAL2)(cs, sn));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int idx = lid; idx < nc; idx += WGS) {
+      const int2 nm = nm_of(idx);
+      const int n = nm.x, mp = nm.y, w = 2 * n + 1;
+      __global const REAL *dn = d + DOFS(n) + (mirror ? -mp : mp) + n;
+      REAL2 sum = (REAL2)(0, 0);
+      for (int m = -n; m <= n; m++) {
+        const REAL2 v = B[IDX(n, m)] * dn[(m + n) * w];
+        sum += mirror && ((n + m) & 1) ? -v : v;
+      }
+      A[idx] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int idx = lid; idx < nc; idx += WGS) {
+      const int2 nm = nm_of(idx);
+      const int n = nm.x, m = nm.y, am = abs(m);
+      __global const REAL2 *cr = C + COFS(p, am) + (n - am) * (p + 1 - am);
+      REAL2 sum = (REAL2)(0, 0);
+      for (int n2 = am; n2 <= p; n2++) sum += cmul(cr[n2 - am], A[IDX(n2, m)]);
+      B[idx] = sum;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int o = 0; o < OWN; o++) {
+      const int idx = lid + o * WGS;
+      if (idx >= nc) break;
+      const int2 nm = nm_of(idx);
+      const int n = nm.x, mp = nm.y, w = 2 * n + 1;
+      __global const REAL *dn = d + DOFS(n) + (mp + n) * w + n;
+      REAL2 sum = (REAL2)(0, 0);
+      if (mirror) {
+        for (int m = -n; m <= n; m++) sum += B[IDX(n, m)] * dn[-m];
+        if ((n + mp) & 1) sum = -sum;
+      } else {
+        for (int m = -n; m <= n; m++) sum += B[IDX(n, m)] * dn[m];
+      }
+      REAL cs, sn = sincos(mp * ph, &cs);
+      acc[o] += cmul(sum, (REAL2)(cs, -sn));
+    }
+  }
+  for (int o = 0; o < OWN; o++) {
+    const int idx = lid + o * WGS;
+    if (idx < nc) Eout[(size_t)row * nc + idx] += acc[o];
+  }
+}
+
+/* Near field: group g adds, at every target of leaf rows[g], the sources
+ * of the leaves entries[begin[g] .. begin[g+1]) (the U list). Points are
+ * relative to their leaf's centre, so a close pair's difference keeps the
+ * digits the leaf's scale allows, not the root's. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void hfmm_p2p(__global const int *rows, __global const int *begin, __global const int *entries,
+              __global const int2 *cell_src, __global const int2 *cell_tgt, __global const REAL4 *centre,
+              __global const REAL *src, __global const REAL4 *tgt, __global REAL *out, REAL kr, REAL ki) {
+  __local REAL tile[WGS * HELMHOLTZ3D_RECORD];
+  const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
+  const int2 trange = cell_tgt[row];
+  for (int tb = trange.x; tb < trange.y; tb += WGS) {
+    const int t = tb + lid;
+    const int active = t < trange.y;
+    const REAL4 x = active ? tgt[t] : (REAL4)(0, 0, 0, 0);
+    REAL acc[HELMHOLTZ3D_OUT];
+    for (int c = 0; c < HELMHOLTZ3D_OUT; c++) acc[c] = 0;
+    for (int e = begin[g]; e < begin[g + 1]; e++) {
+      const int2 srange = cell_src[entries[e]];
+      const REAL4 dc = centre[row] - centre[entries[e]]; /* exact: dyadic centres */
+      for (int base = srange.x; base < srange.y; base += WGS) {
+        const int nj = min(WGS, srange.y - base);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int c = lid; c < nj * HELMHOLTZ3D_RECORD; c += WGS)
+          tile[c] = src[(size_t)base * HELMHOLTZ3D_RECORD + c];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active)
+          for (int j = 0; j < nj; j++) {
+            __local const REAL *s = tile + j * HELMHOLTZ3D_RECORD;
+            const REAL rx = (x.x - s[0]) + dc.x, ry = (x.y - s[1]) + dc.y, rz = (x.z - s[2]) + dc.z;
+            const REAL r2 = rx * rx + ry * ry + rz * rz;
+            if (r2 > 0) helmholtz3d_pair(s, rx, ry, rz, r2, kr, ki, acc);
+          }
+      }
+    }
+    if (active)
+      for (int c = 0; c < HELMHOLTZ3D_OUT; c++) out[(size_t)t * HELMHOLTZ3D_OUT + c] += acc[c];
+  }
+}
