@@ -44,9 +44,9 @@ for n in "$@"; do
     f=$(fmmcl "$bin" $fopts --method "$METHOD" --precision double --tol "$EPS" --device "$DEVICE" --repeat 3 \
           -o "$out/$name-$n.fmmcl.bin" --force 2>&1) || { echo "$name n=$n: fmmcl failed: $f"; continue; }
     tw=$(awk -v a="$w0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
-    # fmmcl_plan_evaluate's runs print "METHOD: T s (best of R ...", plain
+    # fmmcl_plan_evaluate's runs print "METHOD[ (order P)]: T s (best of R ...", plain
     # Laplace "execute: T ms (best of R)"
-    tx=$(echo "$f" | sed -n "s/.* $METHOD: \([0-9.e+-]*\) s (best.*/\1/p" | head -1)
+    tx=$(echo "$f" | sed -n "s/.* $METHOD\( (order [0-9]*)\)\{0,1\}: \([0-9.e+-]*\) s (best.*/\2/p" | head -1)
     [ -n "$tx" ] || tx=$(echo "$f" | sed -n 's/^execute: \([0-9.e+-]*\) ms (best.*/\1/p' | awk '{ printf "%.6f", $1 / 1000 }')
     agree=$("$peers/compare_rows" "$out/$name-$n.fmmcl.bin" "$out/$name-$n.fmm3d" "$cols" "$groups")
     ratio=$(awk -v a="$t3" -v b="$tx" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "nan" }')
