@@ -28,6 +28,7 @@ typedef struct {
   size_t wgs;            /* from the build's -D values */
   size_t ns_pad, nt_pad; /* whole work-groups */
   size_t rec, nout;      /* REALs per source record and per target result */
+  double scale;          /* the power of two the device's coordinates are divided by */
   fmmcl_pinned src_pin, out_pin;
 } ext_state;
 
@@ -90,6 +91,15 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   if (st) return st;
   double centre[3];
   const double half = bounding_box(plan->n_sources, sources, plan->n_targets, targets, centre);
+  /* and in units of a power of two near the half-side (exact both ways):
+   * the pair bodies take up to r^-5, which in float overflows below
+   * r = 2e-8 and underflows above 5e7 in world units, though every result
+   * is representable; scaled, the box is about 1 wide and only the ratio
+   * of the closest pair to the box matters. The strengths and results are
+   * rescaled to match (ext_evaluate). */
+  int e = 0;
+  if (half > 0) frexp(half, &e);
+  s->scale = ldexp(1.0, e);
   s->ns_pad = round_up(plan->n_sources, s->wgs);
   s->nt_pad = round_up(plan->n_targets, s->wgs);
   const size_t rs = s->real_size, src_bytes = s->rec * s->ns_pad * rs, tgt_bytes = 4 * s->nt_pad * rs,
@@ -103,10 +113,10 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   for (size_t i = 0; i < s->ns_pad; i++)
     for (int c = 0; c < 3; c++)
       fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + (size_t)c,
-                     i < plan->n_sources ? sources[3 * i + c] - centre[c] : 2 * half + 1);
+                     i < plan->n_sources ? (sources[3 * i + c] - centre[c]) / s->scale : 3.0);
   for (size_t i = 0; i < plan->n_targets; i++)
     for (int c = 0; c < 3; c++)
-      fmmcl_put_real(tgt_host, rs, 4 * i + (size_t)c, targets[3 * i + c] - centre[c]);
+      fmmcl_put_real(tgt_host, rs, 4 * i + (size_t)c, (targets[3 * i + c] - centre[c]) / s->scale);
   st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, tgt_bytes, NULL, &s->tgt);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, out_bytes, NULL, &s->out);
@@ -119,36 +129,45 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   return st;
 }
 
-/* Copies per values of source i from v (0 where v is NULL) to its record at
- * offset at. */
-static void put_strengths(ext_state *s, size_t i, size_t at, const double *v, size_t per) {
+/* Copies per values of source i from v (0 where v is NULL), times f, to
+ * its record at offset at. */
+static void put_strengths(ext_state *s, size_t i, size_t at, const double *v, size_t per, double f) {
   for (size_t c = 0; c < per; c++)
-    fmmcl_put_real(s->src_pin.ptr, s->real_size, i * s->rec + at + c, v ? v[i * per + c] : 0.0);
+    fmmcl_put_real(s->src_pin.ptr, s->real_size, i * s->rec + at + c, v ? v[i * per + c] * f : 0.0);
 }
 
+/* In the device's units (lengths over h = scale) each sum is its world
+ * value times a power of h; dipoles and stresslet strengths, which carry
+ * one more power of 1/r than charges and forces, are divided by h so that
+ * every term of an output shares that power: potentials and velocities
+ * come out h times the world value, gradients and pressures h^2, Hessians
+ * h^3 (unpack_targets divides). Helmholtz's k r is kept by k h. */
 static void pack_sources(fmmcl_plan plan, ext_state *s, const fmmcl_sources_data *in) {
   const fmmcl_kernel k = plan->opt.kernel;
+  const double d = 1 / s->scale;
 #pragma omp parallel for schedule(static) if (plan->n_sources > 65536)
   for (size_t i = 0; i < plan->n_sources; i++) {
     if (k == FMMCL_LAPLACE_3D) {
-      put_strengths(s, i, 3, in->charges, 1);
-      put_strengths(s, i, 4, in->dipoles, 3);
+      put_strengths(s, i, 3, in->charges, 1, 1);
+      put_strengths(s, i, 4, in->dipoles, 3, d);
     } else if (k == FMMCL_HELMHOLTZ_3D) {
-      put_strengths(s, i, 3, in->complex_charges, 2);
-      put_strengths(s, i, 5, in->complex_dipoles, 6);
+      put_strengths(s, i, 3, in->complex_charges, 2, 1);
+      put_strengths(s, i, 5, in->complex_dipoles, 6, d);
     } else {
-      put_strengths(s, i, 3, in->forces, 3);
-      put_strengths(s, i, 6, in->stresslet_strengths, 3);
-      put_strengths(s, i, 9, in->stresslet_orientations, 3);
+      put_strengths(s, i, 3, in->forces, 3, 1);
+      put_strengths(s, i, 6, in->stresslet_strengths, 3, d);
+      put_strengths(s, i, 9, in->stresslet_orientations, 3, 1);
     }
   }
 }
 
-/* Copies per results of target i from offset at of its result to v. */
-static void get_results(const ext_state *s, size_t i, size_t at, double *v, size_t per) {
+/* Copies per results of target i from offset at of its result to v,
+ * divided by h^power (pack_sources says which). */
+static void get_results(const ext_state *s, size_t i, size_t at, double *v, size_t per, int power) {
   if (!v) return;
+  const int e = -power * ilogb(s->scale);
   for (size_t c = 0; c < per; c++)
-    v[i * per + c] = fmmcl_get_real(s->out_pin.ptr, s->real_size, i * s->nout + at + c);
+    v[i * per + c] = ldexp(fmmcl_get_real(s->out_pin.ptr, s->real_size, i * s->nout + at + c), e);
 }
 
 static void unpack_targets(fmmcl_plan plan, const ext_state *s, fmmcl_targets_data *out) {
@@ -156,15 +175,15 @@ static void unpack_targets(fmmcl_plan plan, const ext_state *s, fmmcl_targets_da
 #pragma omp parallel for schedule(static) if (plan->n_targets > 65536)
   for (size_t i = 0; i < plan->n_targets; i++) {
     if (k == FMMCL_LAPLACE_3D) {
-      get_results(s, i, 0, out->potential, 1);
-      get_results(s, i, 1, out->gradient, 3);
-      get_results(s, i, 4, out->hessian, 6);
+      get_results(s, i, 0, out->potential, 1, 1);
+      get_results(s, i, 1, out->gradient, 3, 2);
+      get_results(s, i, 4, out->hessian, 6, 3);
     } else if (k == FMMCL_HELMHOLTZ_3D) {
-      get_results(s, i, 0, out->complex_potential, 2);
-      get_results(s, i, 2, out->complex_gradient, 6);
+      get_results(s, i, 0, out->complex_potential, 2, 1);
+      get_results(s, i, 2, out->complex_gradient, 6, 2);
     } else {
-      get_results(s, i, 0, out->velocity, 3);
-      get_results(s, i, 3, out->pressure, 1);
+      get_results(s, i, 0, out->velocity, 3, 1);
+      get_results(s, i, 3, out->pressure, 1, 2);
     }
   }
 }
@@ -182,8 +201,8 @@ static fmmcl_status ext_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, 
   fmmcl_status st = plan->opt.kernel == FMMCL_HELMHOLTZ_3D
                         ? FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
                                             FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out),
-                                            FMMCL_ARG_REAL(plan->opt.wavenumber_re, rs),
-                                            FMMCL_ARG_REAL(plan->opt.wavenumber_im, rs))
+                                            FMMCL_ARG_REAL(plan->opt.wavenumber_re * s->scale, rs),
+                                            FMMCL_ARG_REAL(plan->opt.wavenumber_im * s->scale, rs))
                         : FMMCL_KERNEL_ARGS(ctx, s->kernel, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_UINT(ns),
                                             FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out));
   fmmcl_event_log log = {0};
