@@ -29,24 +29,39 @@ typedef struct {
   size_t ns_pad, nt_pad; /* whole work-groups */
   size_t rec, nout;      /* REALs per source record and per target result */
   double scale;          /* the power of two the device's coordinates are divided by */
+  double *dist;          /* each source's, then each target's distance from the frame's centre */
   fmmcl_pinned src_pin, out_pin;
 } ext_state;
 
 static size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* Centre of the bounding box of both point sets and its largest half-side:
- * the device sees coordinates relative to it, shifted in double before
- * rounding, so float keeps the digits the differences need. */
-static double bounding_box(size_t ns, const double *src, size_t nt, const double *tgt, double *centre) {
-  double half = 0;
+/* The frame the device's coordinates are relative to: the coordinate-wise
+ * median of sources and targets together (a few far points, which would
+ * move the box's centre, leave it among the bulk, whose offsets then keep
+ * their digits; the far points' own pairs are all long), and the largest
+ * |x - centre| per coordinate. Offsets are taken in double before rounding.
+ * dist (n + m) gets each point's distance from the centre (frame_size). */
+static fmmcl_status frame(fmmcl_context ctx, size_t ns, const double *src, size_t nt, const double *tgt,
+                          double *centre, double *half, double *dist) {
+  double *v = malloc((ns + nt) * sizeof *v);
+  if (!v) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  *half = 0;
   for (int c = 0; c < 3; c++) {
-    double lo = src[c], hi = src[c];
-    for (size_t i = 0; i < ns; i++) lo = fmin(lo, src[3 * i + c]), hi = fmax(hi, src[3 * i + c]);
-    for (size_t i = 0; i < nt; i++) lo = fmin(lo, tgt[3 * i + c]), hi = fmax(hi, tgt[3 * i + c]);
-    centre[c] = 0.5 * (lo + hi);
-    half = fmax(half, 0.5 * (hi - lo));
+    for (size_t i = 0; i < ns + nt; i++) v[i] = i < ns ? src[3 * i + c] : tgt[3 * (i - ns) + c];
+    centre[c] = fmmcl_median(v, ns + nt);
   }
-  return half;
+  for (size_t i = 0; i < ns + nt; i++) {
+    const double *x = i < ns ? src + 3 * i : tgt + 3 * (i - ns);
+    double r2 = 0;
+    for (int c = 0; c < 3; c++) {
+      const double d = x[c] - centre[c];
+      *half = fmax(*half, fabs(d));
+      r2 += d * d;
+    }
+    dist[i] = sqrt(r2);
+  }
+  free(v);
+  return FMMCL_SUCCESS;
 }
 
 static fmmcl_status build_kernel(fmmcl_plan plan, ext_state *s) {
@@ -89,9 +104,12 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
                                               : STOKES_OUT;
   fmmcl_status st = build_kernel(plan, s);
   if (st) return st;
-  double centre[3];
-  const double half = bounding_box(plan->n_sources, sources, plan->n_targets, targets, centre);
-  /* and in units of a power of two near the half-side (exact both ways):
+  double centre[3], half = 0;
+  s->dist = malloc((plan->n_sources + plan->n_targets) * sizeof *s->dist);
+  st = s->dist ? frame(ctx, plan->n_sources, sources, plan->n_targets, targets, centre, &half, s->dist)
+               : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (st) return st;
+  /* and in units of a power of two near the largest offset (exact both ways):
    * the pair bodies take up to r^-5, which in float overflows below
    * r = 2e-8 and underflows above 5e7 in world units, though every result
    * is representable; scaled, the box is about 1 wide and only the ratio
@@ -239,8 +257,15 @@ static void ext_destroy(fmmcl_plan plan) {
   fmmcl_release(&s->out);
   fmmcl_pinned_free(&s->src_pin);
   fmmcl_pinned_free(&s->out_pin);
+  free(s->dist);
   free(s);
   plan->impl = NULL;
+}
+
+/* One frame for every point: its distance from the centre. */
+static double ext_frame_size(fmmcl_plan plan, int target, size_t index) {
+  const ext_state *s = plan->impl;
+  return s->dist[(target ? plan->n_sources : 0) + index];
 }
 
 const fmmcl_method_ops fmmcl_direct_ext_ops = {.name = "direct_ext",
@@ -249,4 +274,5 @@ const fmmcl_method_ops fmmcl_direct_ext_ops = {.name = "direct_ext",
                                                .destroy = ext_destroy,
                                                .counts = fmmcl_direct_counts,
                                                .error_bound = fmmcl_direct_error_bound,
-                                               .evaluate = ext_evaluate};
+                                               .evaluate = ext_evaluate,
+                                               .frame_size = ext_frame_size};
