@@ -122,8 +122,8 @@ static double worst_error(const fields *a, const fields *ref, size_t m) {
 /* Plan, evaluate, and the reference on the same data: the status, and
  * the error in *err (when the status is success), the rounding estimate
  * in *estimate (when the plan was made), the message in msg. */
-static fmmcl_status evaluate_case(const fmmcl_plan_options *o, int kind, size_t n, const double *x, double scale,
-                                  double *err, double *estimate, char *msg, size_t len) {
+static fmmcl_status evaluate_case(const fmmcl_plan_options *o, int kind, size_t n, const double *x,
+                                  double scale, double *err, double *estimate, char *msg, size_t len) {
   strengths s = make_strengths(kind, n, scale, 11);
   fields f = make_fields(kind, n), r = make_fields(kind, n);
   fmmcl_plan plan = NULL;
@@ -218,7 +218,8 @@ START_TEST(test_outlier) {
         /* Helmholtz in float at D = 1e3: k r = 5e3, whose phase rounds by 3e-4 */
         const double bound = p == FMMCL_DOUBLE ? 1e-13 : kind == HELM ? 1e-3 : 1e-5;
         ck_assert_msg(st == FMMCL_SUCCESS, "%s, D = %g: %s", what, far[d], msg);
-        ck_assert_msg(err <= bound, "%s, %s, D = %g: error %.3g", what, pp ? "double" : "single", far[d], err);
+        ck_assert_msg(err <= bound, "%s, %s, D = %g: error %.3g", what, pp ? "double" : "single", far[d],
+                      err);
         if (kind != HELM) /* Helmholtz adds the far pair's phase */
           ck_assert_msg(est <= 1e-5, "%s, D = %g: estimate %.3g for a resolved set", what, far[d], est);
       } else {
@@ -263,13 +264,12 @@ START_TEST(test_helmholtz_kr) {
     double err, est;
     char msg[1024];
     fmmcl_status st = evaluate_case(&o, HELM, N, x, 1, &err, &est, msg, sizeof msg);
-    ck_assert_msg(st == cases[c].want, "k = %g + %gi: status %d (%s), want %d", cases[c].kr, cases[c].ki, (int)st,
-                  msg, (int)cases[c].want);
+    ck_assert_msg(st == cases[c].want, "k = %g + %gi: status %d (%s), want %d", cases[c].kr, cases[c].ki,
+                  (int)st, msg, (int)cases[c].want);
     if (cases[c].needle)
       ck_assert_msg(strstr(msg, cases[c].needle), "k = %g: \"%s\" lacks \"%s\"", cases[c].kr, msg,
                     cases[c].needle);
-    else if (cases[c].ki > 0)
-      ck_assert_msg(err == 0, "k = %gi: error %g, want exactly 0", cases[c].ki, err);
+    else if (cases[c].ki > 0) ck_assert_msg(err == 0, "k = %gi: error %g, want exactly 0", cases[c].ki, err);
     else /* the estimate covers what is measured, and reports the loss */
       ck_assert_msg(err <= est && est > (cases[c].p == FMMCL_DOUBLE ? 1e-6 : 1e-4),
                     "k = %g: error %.3g, estimate %.3g", cases[c].kr, err, est);
@@ -365,7 +365,8 @@ START_TEST(test_update_positions) {
     ck_assert_msg(memcmp(a.v[k], b.v[k], N * a.per[k] * sizeof(double)) == 0, "moved plan != fresh plan");
   ck_assert_int_eq(fmmcl_reference_evaluate(&o, N, y, &s.in, N, y, &r.out), FMMCL_SUCCESS);
   const double err = worst_error(&a, &r, N);
-  ck_assert_msg(err <= 500 * unit(FMMCL_SINGLE), "%s after the move to extent 1e-12: error %.3g", kind_name[kind], err);
+  ck_assert_msg(err <= 500 * unit(FMMCL_SINGLE), "%s after the move to extent 1e-12: error %.3g",
+                kind_name[kind], err);
   fmmcl_plan_destroy(plan);
   fmmcl_plan_destroy(fresh);
   free(x), free(y), free(bad);
@@ -403,7 +404,8 @@ START_TEST(test_execute_buffers) {
   ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, grad), FMMCL_SUCCESS);
   ck_assert_int_eq(clEnqueueReadBuffer(queue, bp, CL_TRUE, 0, sizeof pf, pf, 0, NULL, NULL), CL_SUCCESS);
   ck_assert_int_eq(clEnqueueReadBuffer(queue, bg, CL_TRUE, 0, sizeof gf, gf, 0, NULL, NULL), CL_SUCCESS);
-  for (int i = 0; i < N; i++) ck_assert_msg(pf[i] == (float)pot[i], "potential %d: %g vs %g", i, pf[i], pot[i]);
+  for (int i = 0; i < N; i++)
+    ck_assert_msg(pf[i] == (float)pot[i], "potential %d: %g vs %g", i, pf[i], pot[i]);
   for (int i = 0; i < 3 * N; i++) ck_assert_msg(gf[i] == (float)grad[i], "gradient %d", i);
   ck_assert_int_eq(fmmcl_plan_execute_buffers(plan, bq, small, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_plan_destroy(plan);
@@ -473,8 +475,8 @@ START_TEST(test_cli) {
   ck_assert_msg(rc == 1 && strstr(out, "phase"), "k = 1e7: exit %d:\n%s", rc, out);
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --kernel helmholtz3d --wavenumber 1e5 '%s' 2>&1", bin, hin);
   rc = run_command(cmd, out, sizeof out);
-  ck_assert_msg(rc == 0 && strstr(out, "warning") && strstr(out, "--precision double"), "k = 1e5: exit %d:\n%s",
-                rc, out);
+  ck_assert_msg(rc == 0 && strstr(out, "warning") && strstr(out, "--precision double"),
+                "k = 1e5: exit %d:\n%s", rc, out);
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --hessian '%s' 2>&1", bin, input);
   rc = run_command(cmd, out, sizeof out);
   ck_assert_msg((rc != 0 && strstr(out, "overflow")) || (rc == 0 && strstr(out, "warning")),

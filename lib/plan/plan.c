@@ -140,18 +140,21 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
    * phase Re k r rounds by u Re k r radians, and the dipole terms square
    * k r; past either limit no digit of the sum is left */
   const double kmod = k && o->kernel == FMMCL_HELMHOLTZ_3D ? hypot(o->wavenumber_re, o->wavenumber_im) : 0;
-  const double far = sqrt((double)o->dim) * extent, u = o->precision == FMMCL_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+  const double far = sqrt((double)o->dim) * extent,
+               u = o->precision == FMMCL_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
   if (kmod > 0 && !(kmod * far <= sqrt(max) / 4))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "|k| r reaches %g at the farthest pair (%g apart), beyond %g, where (k r)^2 overflows %s "
-                      "precision; rescale the coordinates and k",
-                      kmod * far, far, sqrt(max) / 4, word);
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+        "|k| r reaches %g at the farthest pair (%g apart), beyond %g, where (k r)^2 overflows %s "
+        "precision; rescale the coordinates and k",
+        kmod * far, far, sqrt(max) / 4, word);
   if (kmod > 0 && !(u * fabs(o->wavenumber_re) * far < 1))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "Re k r reaches %g at the farthest pair (%g apart): %s precision rounds the phase "
-                      "exp(i Re k r) there by u Re k r = %g radians, and nothing of the sum is left; %s",
-                      fabs(o->wavenumber_re) * far, far, word, u * fabs(o->wavenumber_re) * far,
-                      o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or a smaller k r" : "use a smaller k r");
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+        "Re k r reaches %g at the farthest pair (%g apart): %s precision rounds the phase "
+        "exp(i Re k r) there by u Re k r = %g radians, and nothing of the sum is left; %s",
+        fabs(o->wavenumber_re) * far, far, word, u * fabs(o->wavenumber_re) * far,
+        o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or a smaller k r" : "use a smaller k r");
   const int power = inverse_power(o);
   /* only where the targets are the sources is the close pair one that is summed */
   const double n = (double)n_sources;

@@ -87,6 +87,7 @@ fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources
   /* Helmholtz: the phase Re k r rounds by u Re k r, largest at the
    * farthest pair (a third of it typical, as above) */
   if (plan->opt.kernel == FMMCL_HELMHOLTZ_3D)
-    *estimate += u * fabs(plan->opt.wavenumber_re) * farthest(dim, plan->n_sources, sources, plan->n_targets, targets) / 3;
+    *estimate += u * fabs(plan->opt.wavenumber_re) *
+                 farthest(dim, plan->n_sources, sources, plan->n_targets, targets) / 3;
   return FMMCL_SUCCESS;
 }

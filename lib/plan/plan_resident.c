@@ -88,7 +88,8 @@ static fmmcl_status through_host(fmmcl_plan plan, const fmmcl_device_io *io, siz
         st = fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
                         "the %s at target %zu is %g, beyond single precision's range: the result buffers "
                         "cannot hold it; use FMMCL_DOUBLE, or rescale coordinates and charges",
-                        i < nt ? "potential" : "gradient", i < nt ? i : (i - nt) / (size_t)plan->opt.dim, pot[i]);
+                        i < nt ? "potential" : "gradient", i < nt ? i : (i - nt) / (size_t)plan->opt.dim,
+                        pot[i]);
     if (!st)
       err = clEnqueueWriteBuffer(ctx->queue, io->potential, CL_FALSE, 0, nt * rs, stage, 0, NULL, NULL);
     if (!st && !err && grad)
