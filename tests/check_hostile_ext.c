@@ -234,6 +234,35 @@ START_TEST(test_outlier) {
 }
 END_TEST
 
+/* ---- two tight groups ------------------------------------------------------ */
+
+/* Two groups 1e-9 wide at x = 0 and x = 1: their median falls between, so
+ * every offset is about 0.5 while pairs are ~1e-10 apart; the offsets go
+ * to the device as hi + lo pairs, whose high parts difference exactly for
+ * close points. Double: every output right to rounding (before, 1.2e-6 with
+ * success); float: right to rounding, or the Hessian's and dipole
+ * gradient's r^-5 overflows float at 1e-10 and the status says so (before,
+ * Stokes in float: error 42 with success). */
+START_TEST(test_two_clusters) {
+  const int kind = _i;
+  for (int pp = 0; pp < 2; pp++) {
+    const fmmcl_precision p = pp ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    if (p == FMMCL_DOUBLE && !dev.has_fp64) continue;
+    fmmcl_plan_options o = ext_options(kind, p, 3);
+    double *x = cube(N, 1e-9, 0, 37);
+    for (size_t i = N / 2; i < N; i++) x[3 * i] += 1;
+    double err, est;
+    char msg[1024];
+    fmmcl_status st = evaluate_case(&o, kind, N, x, 1, &err, &est, msg, sizeof msg);
+    ck_assert_msg(st == FMMCL_SUCCESS || (p == FMMCL_SINGLE && st == FMMCL_ERROR_NONFINITE_OUTPUT),
+                  "%s, %s: %s", kind_name[kind], pp ? "double" : "single", msg);
+    if (!st)
+      ck_assert_msg(err <= 500 * unit(p), "%s, %s: error %.3g", kind_name[kind], pp ? "double" : "single", err);
+    free(x);
+  }
+}
+END_TEST
+
 /* ---- Helmholtz: k r ----------------------------------------------------------- */
 
 /* exp(ikr): where the phase Re k r rounds by a radian (u Re k r >= 1) or
@@ -496,6 +525,7 @@ static Suite *hostile_ext_suite(void) {
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(ev, 300);
   tcase_add_loop_test(ev, test_extents, 0, KINDS);
   tcase_add_loop_test(ev, test_outlier, 0, KINDS);
+  tcase_add_loop_test(ev, test_two_clusters, 0, KINDS);
   tcase_add_test(ev, test_helmholtz_kr);
   tcase_add_test(ev, test_strengths);
   suite_add_tcase(s, ev);

@@ -10,14 +10,17 @@
 #include "plan/registry.h"
 #include "tuning/tuning.h"
 
-/* The layouts of cl/kernels/{laplace3d_ext,helmholtz3d,stokes3d}.h. */
+/* The layouts of cl/kernels/{laplace3d_ext,helmholtz3d,stokes3d}.h; each
+ * source record is followed by the low parts of its offsets (x, y, z, 0;
+ * cl/direct/p2p_ext.cl), so the stride is the record plus LOW. */
 enum {
   LAPLACE_REC = 8,
   LAPLACE_OUT = 10,
   HELMHOLTZ_REC = 12,
   HELMHOLTZ_OUT = 8,
   STOKES_REC = 12,
-  STOKES_OUT = 4
+  STOKES_OUT = 4,
+  LOW = 4
 };
 
 typedef struct {
@@ -27,7 +30,7 @@ typedef struct {
   size_t real_size;      /* 4 or 8 */
   size_t wgs;            /* from the build's -D values */
   size_t ns_pad, nt_pad; /* whole work-groups */
-  size_t rec, nout;      /* REALs per source record and per target result */
+  size_t rec, nout;      /* REALs per source (record and low parts) and per target result */
   double scale;          /* the power of two the device's coordinates are divided by */
   double *dist;          /* each source's, then each target's distance from the frame's centre */
   fmmcl_pinned src_pin, out_pin;
@@ -64,6 +67,23 @@ static fmmcl_status frame(fmmcl_context ctx, size_t ns, const double *src, size_
   return FMMCL_SUCCESS;
 }
 
+/* (x - centre) / scale as hi + lo, both exact in REAL (rs bytes) and
+ * together within REAL's unit roundoff squared of the exact offset: the
+ * kernels difference a pair's high parts (exact where the pair is close)
+ * and add their low parts' difference, so two points much closer than
+ * their offsets from the centre keep their distance's digits (two tight
+ * groups on either side of the centre, whose median falls between). */
+static void offset(double x, double centre, double scale, size_t rs, double *hi, double *lo) {
+  const double d = x - centre, b = d - x; /* TwoSum: d + e = x - centre exactly */
+  const double e = (x - (d - b)) + (-centre - b);
+  if (rs == 8) {
+    *hi = d / scale, *lo = e / scale;
+  } else {
+    const double h = (float)d;
+    *hi = h / scale, *lo = (float)((d - h) + e) / scale;
+  }
+}
+
 static fmmcl_status build_kernel(fmmcl_plan plan, ext_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
@@ -96,9 +116,9 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
-  s->rec = o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_REC
-           : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_REC
-                                             : STOKES_REC;
+  s->rec = LOW + (o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_REC
+                  : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_REC
+                                                    : STOKES_REC);
   s->nout = o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_OUT
             : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_OUT
                                               : STOKES_OUT;
@@ -120,7 +140,7 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   s->scale = ldexp(1.0, e);
   s->ns_pad = round_up(plan->n_sources, s->wgs);
   s->nt_pad = round_up(plan->n_targets, s->wgs);
-  const size_t rs = s->real_size, src_bytes = s->rec * s->ns_pad * rs, tgt_bytes = 4 * s->nt_pad * rs,
+  const size_t rs = s->real_size, src_bytes = s->rec * s->ns_pad * rs, tgt_bytes = 8 * s->nt_pad * rs,
                out_bytes = s->nout * s->nt_pad * rs;
   st = fmmcl_pinned_alloc(ctx, src_bytes, 1, &s->src_pin);
   if (!st) st = fmmcl_pinned_alloc(ctx, out_bytes, 0, &s->out_pin);
@@ -128,13 +148,21 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   if (!st && !tgt_host) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (st) return st;
   /* padding sources carry no strength and sit outside the box: never at r = 0 */
+  const size_t low = s->rec - LOW;
   for (size_t i = 0; i < s->ns_pad; i++)
-    for (int c = 0; c < 3; c++)
-      fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + (size_t)c,
-                     i < plan->n_sources ? (sources[3 * i + c] - centre[c]) / s->scale : 3.0);
+    for (size_t c = 0; c < 3; c++) {
+      double hi = 3.0, lo = 0.0;
+      if (i < plan->n_sources) offset(sources[3 * i + c], centre[c], s->scale, rs, &hi, &lo);
+      fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + c, hi);
+      fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + low + c, lo);
+    }
   for (size_t i = 0; i < plan->n_targets; i++)
-    for (int c = 0; c < 3; c++)
-      fmmcl_put_real(tgt_host, rs, 4 * i + (size_t)c, (targets[3 * i + c] - centre[c]) / s->scale);
+    for (size_t c = 0; c < 3; c++) {
+      double hi, lo;
+      offset(targets[3 * i + c], centre[c], s->scale, rs, &hi, &lo);
+      fmmcl_put_real(tgt_host, rs, 8 * i + c, hi);
+      fmmcl_put_real(tgt_host, rs, 8 * i + 4 + c, lo);
+    }
   st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, src_bytes, NULL, &s->src);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, tgt_bytes, NULL, &s->tgt);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, out_bytes, NULL, &s->out);
@@ -268,6 +296,13 @@ static double ext_frame_size(fmmcl_plan plan, int target, size_t index) {
   return s->dist[(target ? plan->n_sources : 0) + index];
 }
 
+/* The offsets as hi + lo pairs resolve their frames to about u^2 (float:
+ * the pair's own float arithmetic still rounds at u, which the estimate's
+ * 4u term covers). */
+static double ext_offset_rounding(fmmcl_plan plan) {
+  return plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-104 : 0x1.0p-46;
+}
+
 const fmmcl_method_ops fmmcl_direct_ext_ops = {.name = "direct_ext",
                                                .create = ext_create,
                                                .execute = ext_execute,
@@ -275,4 +310,5 @@ const fmmcl_method_ops fmmcl_direct_ext_ops = {.name = "direct_ext",
                                                .counts = fmmcl_direct_counts,
                                                .error_bound = fmmcl_direct_error_bound,
                                                .evaluate = ext_evaluate,
-                                               .frame_size = ext_frame_size};
+                                               .frame_size = ext_frame_size,
+                                               .offset_rounding = ext_offset_rounding};
