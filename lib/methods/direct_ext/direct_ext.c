@@ -8,11 +8,13 @@
 
 #include "core/internal.h"
 #include "plan/registry.h"
+#include "tree/closest_pairs.h"
 #include "tuning/tuning.h"
 
-/* The layouts of cl/kernels/{laplace3d_ext,helmholtz3d,stokes3d}.h; each
- * source record is followed by the low parts of its offsets (x, y, z, 0;
- * cl/direct/p2p_ext.cl), so the stride is the record plus LOW. */
+/* The layouts of cl/kernels/{laplace3d_ext,helmholtz3d,stokes3d}.h; where
+ * the plan compensates, each source record is followed by the low parts of
+ * its offsets (x, y, z, 0; cl/direct/p2p_ext.cl), the stride then the
+ * record plus LOW (the tuning class's, either way). */
 enum {
   LAPLACE_REC = 8,
   LAPLACE_OUT = 10,
@@ -33,6 +35,7 @@ typedef struct {
   size_t rec, nout;      /* REALs per source (record and low parts) and per target result */
   double scale;          /* the power of two the device's coordinates are divided by */
   double *dist;          /* each source's, then each target's distance from the frame's centre */
+  int compensate;        /* offsets as hi + lo (records LOW REALs longer) */
   fmmcl_pinned src_pin, out_pin;
 } ext_state;
 
@@ -84,6 +87,23 @@ static void offset(double x, double centre, double scale, size_t rs, double *hi,
   }
 }
 
+/* Whether offsets rounded once would cost the closest pair more than a
+ * tenth of the default tolerance (1e-5 in float, 1e-13 in double: their
+ * rounding, u (|t| + |s|) / r, against the pair's distance r), so that the
+ * kernels must add the low parts: two tight groups far from the centre,
+ * or a pair much closer than the set is wide. Uniform sets of some
+ * thousand points in double keep the plain loop. */
+static int needs_low_parts(fmmcl_plan plan, const double *sources, const double *targets,
+                           const double *dist) {
+  fmmcl_close_pair p;
+  if (!fmmcl_close_pairs(3, plan->n_sources, sources, plan->n_targets,
+                         plan->targets_are_sources ? NULL : targets, 1, &p))
+    return 0;
+  const int dbl = plan->opt.precision == FMMCL_DOUBLE;
+  const double u = dbl ? 0x1.0p-53 : 0x1.0p-24, frames = dist[plan->n_sources + p.target] + dist[p.source];
+  return u * frames / p.distance > (dbl ? 1e-13 : 1e-5);
+}
+
 static fmmcl_status build_kernel(fmmcl_plan plan, ext_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
@@ -91,7 +111,7 @@ static fmmcl_status build_kernel(fmmcl_plan plan, ext_state *s) {
   const fmmcl_tuned_kernel tk = o->kernel == FMMCL_LAPLACE_3D ? FMMCL_TUNED_P2P_LAPLACE3D_EXT : kd->p2p_tuned;
   const char *name = o->kernel == FMMCL_LAPLACE_3D ? "p2p_laplace3d_ext" : kd->p2p_kernel;
   char cls[16], defines[512];
-  snprintf(cls, sizeof cls, "rec%zu", s->rec);
+  snprintf(cls, sizeof cls, "rec%zu", s->rec + (s->compensate ? 0 : LOW));
   fmmcl_params par;
   fmmcl_status st = fmmcl_tuned_params(ctx, tk, o->precision, cls, &par);
   if (st) return st;
@@ -102,9 +122,9 @@ static fmmcl_status build_kernel(fmmcl_plan plan, ext_state *s) {
                       "kernel parameters \"%s\" do not fit device %s (max work-group %zu)", defines,
                       ctx->dev.info.device_name, ctx->dev.info.max_work_group_size);
   snprintf(plan->build_options, sizeof plan->build_options,
-           "%s %s -DGRADIENT=%d -DHESSIAN=%d -DDIPOLES=%d -DSTRESSLETS=%d -DPRESSURE=%d",
+           "%s %s -DGRADIENT=%d -DHESSIAN=%d -DDIPOLES=%d -DSTRESSLETS=%d -DPRESSURE=%d -DCOMPENSATE=%d",
            o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", defines, o->gradient != 0,
-           o->hessian != 0, o->dipoles != 0, o->stresslets != 0, o->pressure != 0);
+           o->hessian != 0, o->dipoles != 0, o->stresslets != 0, o->pressure != 0, s->compensate);
   st = fmmcl_program_build(ctx, "direct/p2p_ext.cl", plan->build_options, &s->program, NULL);
   return st ? st : fmmcl_create_kernel(ctx, s->program, "direct/p2p_ext.cl", name, &s->kernel);
 }
@@ -116,18 +136,21 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
-  s->rec = LOW + (o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_REC
-                  : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_REC
-                                                    : STOKES_REC);
+  s->rec = o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_REC
+           : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_REC
+                                             : STOKES_REC;
   s->nout = o->kernel == FMMCL_LAPLACE_3D     ? LAPLACE_OUT
             : o->kernel == FMMCL_HELMHOLTZ_3D ? HELMHOLTZ_OUT
                                               : STOKES_OUT;
-  fmmcl_status st = build_kernel(plan, s);
-  if (st) return st;
   double centre[3], half = 0;
   s->dist = malloc((plan->n_sources + plan->n_targets) * sizeof *s->dist);
-  st = s->dist ? frame(ctx, plan->n_sources, sources, plan->n_targets, targets, centre, &half, s->dist)
-               : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st =
+      s->dist ? frame(ctx, plan->n_sources, sources, plan->n_targets, targets, centre, &half, s->dist)
+              : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (st) return st;
+  s->compensate = needs_low_parts(plan, sources, targets, s->dist);
+  if (s->compensate) s->rec += LOW;
+  st = build_kernel(plan, s);
   if (st) return st;
   /* and in units of a power of two near the largest offset (exact both ways):
    * the pair bodies take up to r^-5, which in float overflows below
@@ -154,7 +177,7 @@ static fmmcl_status ext_create(fmmcl_plan plan, const double *sources, const dou
       double hi = 3.0, lo = 0.0;
       if (i < plan->n_sources) offset(sources[3 * i + c], centre[c], s->scale, rs, &hi, &lo);
       fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + c, hi);
-      fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + low + c, lo);
+      if (s->compensate) fmmcl_put_real(s->src_pin.ptr, rs, i * s->rec + low + c, lo);
     }
   for (size_t i = 0; i < plan->n_targets; i++)
     for (size_t c = 0; c < 3; c++) {
@@ -296,11 +319,14 @@ static double ext_frame_size(fmmcl_plan plan, int target, size_t index) {
   return s->dist[(target ? plan->n_sources : 0) + index];
 }
 
-/* The offsets as hi + lo pairs resolve their frames to about u^2 (float:
+/* Offsets as hi + lo pairs resolve their frames to about u^2 (float:
  * the pair's own float arithmetic still rounds at u, which the estimate's
  * 4u term covers). */
 static double ext_offset_rounding(fmmcl_plan plan) {
-  return plan->opt.precision == FMMCL_DOUBLE ? 0x1.0p-104 : 0x1.0p-46;
+  const ext_state *s = plan->impl;
+  const int dbl = plan->opt.precision == FMMCL_DOUBLE;
+  if (!s->compensate) return dbl ? 0x1.0p-53 : 0x1.0p-24;
+  return dbl ? 0x1.0p-104 : 0x1.0p-46;
 }
 
 const fmmcl_method_ops fmmcl_direct_ext_ops = {.name = "direct_ext",
