@@ -351,7 +351,8 @@ END_TEST
  * of 1e37, forces of 1e37); a charge pair whose float Hessian overflows in
  * world units (q = 1e30, r = 1e-3: 3e39) is computed in the scaled units
  * and comes out right in double; in double, Hessians of 1e300 charges at
- * that distance overflow and are reported. */
+ * that distance overflow and are reported, by the plan and by both
+ * plain-C references (gradient 1e306 x 1e6). */
 START_TEST(test_strengths) {
   double *x = cube(N, 1, 0, 9);
   double err, est;
@@ -386,6 +387,16 @@ START_TEST(test_strengths) {
     } else {
       ck_assert_int_eq(st, FMMCL_ERROR_NONFINITE_OUTPUT);
       ck_assert_ptr_nonnull(strstr(fmmcl_last_error(ctx), "Hessian"));
+      /* the plain-C reference overflows too, and says so (it returned
+       * success with inf) */
+      fmmcl_targets_data ref = {.potential = rpot, .gradient = rgrad, .hessian = rhess};
+      ck_assert_int_eq(fmmcl_reference_evaluate(&o, 2, pair, &in, 2, pair, &ref),
+                       FMMCL_ERROR_NONFINITE_OUTPUT);
+      ck_assert_int_eq(fmmcl_reference_direct(&o, 2, pair, q, 2, pair, rpot, rgrad), FMMCL_ERROR_UNSUPPORTED);
+      fmmcl_plan_options plain = o;
+      plain.hessian = 0;
+      ck_assert_int_eq(fmmcl_reference_direct(&plain, 2, pair, q, 2, pair, rpot, rgrad),
+                       FMMCL_ERROR_NONFINITE_OUTPUT);
     }
     fmmcl_plan_destroy(plan);
   }

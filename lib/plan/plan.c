@@ -350,29 +350,8 @@ fmmcl_status fmmcl_plan_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, 
   st = plan->ops->evaluate(plan, in, out);
   if (st) return st;
   /* each output checked as the potential is: values per target */
-  const size_t m = plan->n_targets;
-  const struct {
-    const double *v;
-    size_t per;
-    const char *name;
-  } outs[] = {{out->potential, 1, "potential"},
-              {out->gradient, 3, "gradient"},
-              {out->hessian, 6, "Hessian"},
-              {out->complex_potential, 2, "complex potential"},
-              {out->complex_gradient, 6, "complex gradient"},
-              {out->velocity, 3, "velocity"},
-              {out->pressure, 1, "pressure"}};
-  for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
-    if (!outs[k].v || fmmcl_all_finite(outs[k].v, m * outs[k].per)) continue;
-    size_t i = first_nonfinite(outs[k].v, m * outs[k].per);
-    return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
-                      "the %s at target %zu is NaN or infinite: the %s sum overflowed %s precision; %s",
-                      outs[k].name, i / outs[k].per, plan->ops->name, precision_word(plan->opt.precision),
-                      plan->opt.precision == FMMCL_SINGLE
-                          ? "use FMMCL_DOUBLE, or rescale coordinates and charges"
-                          : "rescale coordinates and charges");
-  }
-  return FMMCL_SUCCESS;
+  return fmmcl_evaluate_outputs_check(ctx, plan->ops->name, plan->opt.precision, plan->n_targets,
+                                      plan->opt.dim, out);
 }
 
 fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan) {
