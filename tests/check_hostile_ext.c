@@ -567,6 +567,41 @@ START_TEST(test_cli) {
 }
 END_TEST
 
+/* fmmcl-mpi (where configure found MPI; one rank, as a singleton): bad
+ * numbers are usage errors naming the option (it named the value), and a
+ * float gradient that overflows (charges 1e35, a pair 1e-3 apart) exits
+ * non-zero with the reason, never a NaN. */
+START_TEST(test_mpi_cli) {
+  char mpi[4300], input[4300], cmd[9000], out[16384];
+  snprintf(mpi, sizeof mpi, "%s/fmmcl-mpi", FMMCL_BIN_DIR);
+  FILE *probe = fopen(mpi, "r");
+  if (!probe) return; /* built without MPI */
+  fclose(probe);
+  const char *env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1";
+  const char *bad[] = {"--tol abc", "--tol 1e400", "--theta nan", "--order -5", "--demo -5"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    snprintf(cmd, sizeof cmd, "%s '%s' --device cpu %s 2>&1", env, mpi, bad[k]);
+    const int rc = run_command(cmd, out, sizeof out);
+    char opt[32];
+    sscanf(bad[k], "%31s", opt);
+    ck_assert_msg(rc == 2 && strstr(out, opt), "%s: exit %d:\n%s", bad[k], rc, out);
+  }
+  snprintf(input, sizeof input, "%s/pair.csv", work);
+  FILE *f = fopen(input, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("x,y,z,q\n", f);
+  double *x = cube(40, 1, 0, 43);
+  for (int i = 0; i < 40; i++) fprintf(f, "%.17g,%.17g,%.17g,1e35\n", x[3 * i], x[3 * i + 1], x[3 * i + 2]);
+  fprintf(f, "%.17g,%.17g,%.17g,1e35\n", x[0] + 1e-3, x[1], x[2]);
+  fclose(f);
+  free(x);
+  snprintf(cmd, sizeof cmd, "%s '%s' --device cpu --precision single --method direct --check 5 '%s' 2>&1",
+           env, mpi, input);
+  const int rc = run_command(cmd, out, sizeof out);
+  ck_assert_msg(rc != 0 && strstr(out, "overflow") && !strstr(out, "nan"), "overflow: exit %d:\n%s", rc, out);
+}
+END_TEST
+
 static Suite *hostile_ext_suite(void) {
   Suite *s = suite_create("hostile_ext");
   TCase *ev = tcase_create("evaluate");
@@ -589,6 +624,7 @@ static Suite *hostile_ext_suite(void) {
   tcase_add_checked_fixture(cli, open_device, close_device);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(cli, 300);
   tcase_add_test(cli, test_cli);
+  tcase_add_test(cli, test_mpi_cli);
   suite_add_tcase(s, cli);
   return s;
 }
