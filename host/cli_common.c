@@ -199,3 +199,13 @@ void fmmcl_cli_progress_end(fmmcl_cli_progress *p) {
 void fmmcl_cli_progress_bytes(void *user, unsigned long long done, unsigned long long total) {
   fmmcl_cli_progress_update(user, (double)done, (double)total);
 }
+
+const char *fmmcl_cli_option_name(const struct option *options, int id) {
+  static char buf[40];
+  for (const struct option *o = options; o->name; o++)
+    if (o->val == id) {
+      snprintf(buf, sizeof buf, "--%s", o->name);
+      return buf;
+    }
+  return "option";
+}

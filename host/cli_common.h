@@ -3,6 +3,7 @@
 #ifndef FMMCL_CLI_COMMON_H
 #define FMMCL_CLI_COMMON_H
 
+#include <getopt.h>
 #include <stddef.h>
 
 #include "fmmcl.h"
@@ -33,6 +34,9 @@ int fmmcl_cli_status_error(fmmcl_context ctx, fmmcl_status status, const char *w
 /* Option values. Each returns 0, or prints a usage error naming opt and
  * returns -1; ranges are the command line's, the library checks the rest. */
 int fmmcl_cli_parse_double(const char *opt, const char *arg, double *out);
+/* The long option whose val is id, as typed ("--tol"), for messages: the
+ * argument before optarg is the value itself when it was given apart. */
+const char *fmmcl_cli_option_name(const struct option *options, int id);
 int fmmcl_cli_parse_int(const char *opt, const char *arg, long min, long max, int *out);
 /* A count: digits, or an exact integer in exponent form such as 1e6. */
 int fmmcl_cli_parse_count(const char *opt, const char *arg, size_t *out);

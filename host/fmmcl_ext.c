@@ -235,11 +235,29 @@ static int write_results(const fmmcl_ext_args *a, const ext_job *j) {
   return FMMCL_CLI_EXIT_OK;
 }
 
+/* A warning, whatever --quiet says, when the plan's precision cannot
+ * resolve the set (its closest pair against its frame, an outlier that
+ * widens the frame, a Helmholtz phase k r) to the tolerance, or to 1e-4
+ * (single) and 1e-6 (double) without one: a silent miss is worse than noise. */
+static void warn_rounding(const fmmcl_plan_options *o, fmmcl_plan plan, const ext_job *j) {
+  double estimate, distance;
+  if (fmmcl_plan_rounding_estimate(plan, j->sources, j->targets, &estimate, &distance) != FMMCL_SUCCESS)
+    return;
+  const double tol = o->tolerance > 0 ? o->tolerance : o->precision == FMMCL_DOUBLE ? 1e-6 : 1e-4;
+  if (estimate > tol)
+    fprintf(stderr,
+            "fmmcl: warning: %s precision resolves this set only to about %.1e relative error (closest pair "
+            "%.3g apart), above %.0e; results may miss it by that much: %s\n",
+            o->precision == FMMCL_DOUBLE ? "double" : "single", estimate, distance, tol,
+            o->precision == FMMCL_DOUBLE ? "rescale or split the set" : "use --precision double");
+}
+
 static int evaluate(const fmmcl_ext_args *a, fmmcl_context ctx, const fmmcl_plan_options *o, ext_job *j,
                     const fmmcl_sources_data *in) {
   fmmcl_plan plan;
   fmmcl_status st = fmmcl_plan_create(ctx, o, j->n, j->sources, j->m, j->targets, &plan);
   if (st != FMMCL_SUCCESS) return fmmcl_cli_status_error(ctx, st, "creating the plan");
+  warn_rounding(o, plan, j);
   fmmcl_targets_data out;
   targets_data(j->out, &out);
   double best = INFINITY;

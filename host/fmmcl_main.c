@@ -377,17 +377,6 @@ static int parse_value(int id, const char *name, const char *arg, config *c) {
   }
 }
 
-/* The option's name as typed, for messages ("--sigma"). */
-static const char *option_name(int id) {
-  static char buf[40];
-  for (const struct option *o = long_options; o->name; o++)
-    if (o->val == id) {
-      snprintf(buf, sizeof buf, "--%s", o->name);
-      return buf;
-    }
-  return "option";
-}
-
 /* Nonzero when the command line names a black-box FMM function. */
 static int bbfmm_kernel_named(const config *c) { return c->expr || c->bbfmm != FMMCL_BBFMM_PLAN_KERNEL; }
 
@@ -423,7 +412,7 @@ static int parse_args(int argc, char **argv, config *c) {
       return FMMCL_CLI_EXIT_OK;
     }
     if (id == '?' || id == ':') return fmmcl_cli_bad_option(id, argv[optind - 1]);
-    if (parse_value(id, option_name(id), optarg, c) != 0) return FMMCL_CLI_EXIT_USAGE;
+    if (parse_value(id, fmmcl_cli_option_name(long_options, id), optarg, c) != 0) return FMMCL_CLI_EXIT_USAGE;
   }
   if (optind < argc) {
     if (c->input || optind + 1 < argc)

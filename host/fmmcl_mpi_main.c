@@ -189,7 +189,7 @@ static int parse_args(int argc, char **argv, config *c, int rank) {
         printf("fmmcl-mpi %d.%d.%d\n", FMMCL_VERSION_MAJOR, FMMCL_VERSION_MINOR, FMMCL_VERSION_PATCH);
       rc = 1;
     } else if (id == '?' || id == ':') rc = fmmcl_cli_bad_option(id, argv[optind - 1]);
-    else if (parse_option(id, argv[optind - 1], optarg, c)) rc = FMMCL_CLI_EXIT_USAGE;
+    else if (parse_option(id, fmmcl_cli_option_name(long_options, id), optarg, c)) rc = FMMCL_CLI_EXIT_USAGE;
   }
   if (!rc && optind < argc) {
     if (c->input || optind + 1 < argc) rc = fmmcl_cli_usage_error("one input file only");

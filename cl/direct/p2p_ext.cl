@@ -27,26 +27,45 @@
 #ifndef PRESSURE
 #define PRESSURE 0
 #endif
+/* 1: every source record is followed by its offsets' low parts, and a
+ * pair's difference adds theirs (the host's choice, where rounding the
+ * offsets once would cost the close pairs digits) */
+#ifndef COMPENSATE
+#define COMPENSATE 0
+#endif
+#if COMPENSATE
+#define LOW_REALS 4
+#define LOW_DIFF(c, i) +(tl.c - s[i])
+#else
+#define LOW_REALS 0
+#define LOW_DIFF(c, i)
+#endif
 
-/* Points are relative to the host's centre (rounded after the shift), src
- * holds ns (a multiple of WGS) records of REC REALs, tgt nt (a multiple of
- * WGS) REAL4 (x, y, z, 0), out nt * NOUT REALs. A pair at r = 0 (a point
- * and itself) is skipped; padding sources carry no strength and sit
- * outside the box. */
+/* Points are relative to the host's centre (in units of a power of two
+ * near the set's size), each offset a pair of REALs hi + lo; src holds ns
+ * (a multiple of WGS) records of REC REALs (each followed by its low parts
+ * x, y, z, 0 with COMPENSATE), tgt nt (a multiple of WGS) pairs of REAL4
+ * (hi x, y, z, 0; lo x, y, z, 0), out nt * NOUT REALs. A pair's difference
+ * is that of the high parts (exact where the points are close) plus, with
+ * COMPENSATE, that of the low parts. A pair at r = 0 (a point and itself, or coincident points) is
+ * skipped; padding sources carry no strength and sit outside the box. */
 #define P2P_EXT_BODY(REC, NOUT, PAIR)                                           \
-  __local REAL tile[WGS * REC];                                                 \
+  __local REAL tile[WGS * (REC + LOW_REALS)];                                   \
   const uint i = get_global_id(0), lid = get_local_id(0);                       \
-  const REAL4 t = tgt[i];                                                       \
+  const REAL4 t = tgt[2 * i], tl = tgt[2 * i + 1];                              \
   REAL acc[NOUT];                                                               \
   for (int c = 0; c < NOUT; c++) acc[c] = 0;                                    \
   for (uint base = 0; base < ns; base += WGS) {                                 \
     barrier(CLK_LOCAL_MEM_FENCE);                                               \
-    for (uint c = lid; c < WGS * REC; c += WGS) tile[c] = src[base * REC + c];  \
+    for (uint c = lid; c < WGS * (REC + LOW_REALS); c += WGS)                   \
+      tile[c] = src[base * (REC + LOW_REALS) + c];                              \
     barrier(CLK_LOCAL_MEM_FENCE);                                               \
     FMMCL_UNROLL(UNROLL)                                                        \
     for (uint j = 0; j < WGS; j++) {                                            \
-      __local const REAL *s = tile + j * REC;                                   \
-      const REAL rx = t.x - s[0], ry = t.y - s[1], rz = t.z - s[2];             \
+      __local const REAL *s = tile + j * (REC + LOW_REALS);                     \
+      const REAL rx = (t.x - s[0]) LOW_DIFF(x, REC);                            \
+      const REAL ry = (t.y - s[1]) LOW_DIFF(y, REC + 1);                        \
+      const REAL rz = (t.z - s[2]) LOW_DIFF(z, REC + 2);                        \
       const REAL r2 = rx * rx + ry * ry + rz * rz;                              \
       if (r2 > 0) PAIR;                                                         \
     }                                                                           \

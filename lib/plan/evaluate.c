@@ -110,3 +110,35 @@ fmmcl_status fmmcl_evaluate_check(fmmcl_context ctx, const fmmcl_plan_options *o
                         "fmmcl_plan_evaluate: a value of %s is NaN or infinite", src[i].name);
   return FMMCL_SUCCESS;
 }
+
+/* The first index of v[0..n) that is NaN or infinite, or n. */
+static size_t first_nonfinite(const double *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(v[i])) return i;
+  return n;
+}
+
+fmmcl_status fmmcl_evaluate_outputs_check(fmmcl_context ctx, const char *method, fmmcl_precision precision,
+                                          size_t m, int dim, const fmmcl_targets_data *out) {
+  const struct {
+    const double *v;
+    size_t per;
+    const char *name;
+  } outs[] = {{out->potential, 1, "potential"},
+              {out->gradient, (size_t)dim, "gradient"},
+              {out->hessian, 6, "Hessian"},
+              {out->complex_potential, 2, "complex potential"},
+              {out->complex_gradient, 6, "complex gradient"},
+              {out->velocity, 3, "velocity"},
+              {out->pressure, 1, "pressure"}};
+  for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+    if (!outs[k].v || fmmcl_all_finite(outs[k].v, m * outs[k].per)) continue;
+    const size_t i = first_nonfinite(outs[k].v, m * outs[k].per);
+    return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
+                      "the %s at target %zu is NaN or infinite: the %s sum overflowed %s precision; %s",
+                      outs[k].name, i / outs[k].per, method, precision == FMMCL_DOUBLE ? "double" : "single",
+                      precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE, or rescale coordinates and charges"
+                                                : "rescale coordinates and charges");
+  }
+  return FMMCL_SUCCESS;
+}

@@ -136,6 +136,25 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "softening %g exceeds %g, beyond which eps^2 overflows %s precision", o->softening,
                       limit, word);
+  /* exp(ikr) at the farthest pair (at most sqrt(dim) extent apart): its
+   * phase Re k r rounds by u Re k r radians, and the dipole terms square
+   * k r; past either limit no digit of the sum is left */
+  const double kmod = k && o->kernel == FMMCL_HELMHOLTZ_3D ? hypot(o->wavenumber_re, o->wavenumber_im) : 0;
+  const double far = sqrt((double)o->dim) * extent,
+               u = o->precision == FMMCL_DOUBLE ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+  if (kmod > 0 && !(kmod * far <= sqrt(max) / 4))
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+        "|k| r reaches %g at the farthest pair (%g apart), beyond %g, where (k r)^2 overflows %s "
+        "precision; rescale the coordinates and k",
+        kmod * far, far, sqrt(max) / 4, word);
+  if (kmod > 0 && !(u * fabs(o->wavenumber_re) * far < 1))
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+        "Re k r reaches %g at the farthest pair (%g apart): %s precision rounds the phase "
+        "exp(i Re k r) there by u Re k r = %g radians, and nothing of the sum is left; %s",
+        fabs(o->wavenumber_re) * far, far, word, u * fabs(o->wavenumber_re) * far,
+        o->precision == FMMCL_SINGLE ? "use FMMCL_DOUBLE or a smaller k r" : "use a smaller k r");
   const int power = inverse_power(o);
   /* only where the targets are the sources is the close pair one that is summed */
   const double n = (double)n_sources;
@@ -331,29 +350,8 @@ fmmcl_status fmmcl_plan_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, 
   st = plan->ops->evaluate(plan, in, out);
   if (st) return st;
   /* each output checked as the potential is: values per target */
-  const size_t m = plan->n_targets;
-  const struct {
-    const double *v;
-    size_t per;
-    const char *name;
-  } outs[] = {{out->potential, 1, "potential"},
-              {out->gradient, 3, "gradient"},
-              {out->hessian, 6, "Hessian"},
-              {out->complex_potential, 2, "complex potential"},
-              {out->complex_gradient, 6, "complex gradient"},
-              {out->velocity, 3, "velocity"},
-              {out->pressure, 1, "pressure"}};
-  for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
-    if (!outs[k].v || fmmcl_all_finite(outs[k].v, m * outs[k].per)) continue;
-    size_t i = first_nonfinite(outs[k].v, m * outs[k].per);
-    return fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
-                      "the %s at target %zu is NaN or infinite: the %s sum overflowed %s precision; %s",
-                      outs[k].name, i / outs[k].per, plan->ops->name, precision_word(plan->opt.precision),
-                      plan->opt.precision == FMMCL_SINGLE
-                          ? "use FMMCL_DOUBLE, or rescale coordinates and charges"
-                          : "rescale coordinates and charges");
-  }
-  return FMMCL_SUCCESS;
+  return fmmcl_evaluate_outputs_check(ctx, plan->ops->name, plan->opt.precision, plan->n_targets,
+                                      plan->opt.dim, out);
 }
 
 fmmcl_status fmmcl_plan_destroy(fmmcl_plan plan) {

@@ -37,6 +37,20 @@ static double whole_set_frame(int dim, size_t n, const double *src, size_t m, co
   return sqrt(r2);
 }
 
+/* The diagonal of the box of sources and targets: no pair is farther apart. */
+static double farthest(int dim, size_t n, const double *src, size_t m, const double *tgt) {
+  double lo[8], hi[8], r2 = 0;
+  for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+  for (int set = 0; set < 2; set++) {
+    const double *p = set ? tgt : src;
+    const size_t count = set ? m : n;
+    for (size_t i = 0; p && i < count; i++)
+      for (int d = 0; d < dim; d++) lo[d] = fmin(lo[d], p[i * dim + d]), hi[d] = fmax(hi[d], p[i * dim + d]);
+  }
+  for (int d = 0; d < dim; d++) r2 += (hi[d] - lo[d]) * (hi[d] - lo[d]);
+  return sqrt(r2);
+}
+
 fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources, const double *targets,
                                           double *estimate, double *distance) {
   if (!plan || !sources || !estimate || !distance)
@@ -70,5 +84,10 @@ fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources
   const double uf = plan->ops->offset_rounding ? plan->ops->offset_rounding(plan) : u;
   *distance = p.distance;
   *estimate = uf * frames / p.distance + 4.0 * u;
+  /* Helmholtz: the phase Re k r rounds by u Re k r, largest at the
+   * farthest pair (a third of it typical, as above) */
+  if (plan->opt.kernel == FMMCL_HELMHOLTZ_3D)
+    *estimate += u * fabs(plan->opt.wavenumber_re) *
+                 farthest(dim, plan->n_sources, sources, plan->n_targets, targets) / 3;
   return FMMCL_SUCCESS;
 }

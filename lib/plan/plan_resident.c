@@ -81,6 +81,15 @@ static fmmcl_status through_host(fmmcl_plan plan, const fmmcl_device_io *io, siz
     double *pot = q + ns, *grad = io->gradient ? pot + nt : NULL;
     st = fmmcl_plan_execute(plan, q, pot, grad);
     for (size_t i = 0; !st && i < nt + (grad ? ng : 0); i++) fmmcl_put_real(stage, rs, i, pot[i]);
+    /* a result finite in double (a method may sum in scaled units) can
+     * still exceed the buffer's float */
+    for (size_t i = 0; !st && rs == 4 && i < nt + (grad ? ng : 0); i++)
+      if (!isfinite(fmmcl_get_real(stage, rs, i)))
+        st = fmmcl_fail(ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
+                        "the %s at target %zu is %g, beyond single precision's range: the result buffers "
+                        "cannot hold it; use FMMCL_DOUBLE, or rescale coordinates and charges",
+                        i < nt ? "potential" : "gradient", i < nt ? i : (i - nt) / (size_t)plan->opt.dim,
+                        pot[i]);
     if (!st)
       err = clEnqueueWriteBuffer(ctx->queue, io->potential, CL_FALSE, 0, nt * rs, stage, 0, NULL, NULL);
     if (!st && !err && grad)

@@ -170,6 +170,11 @@ int fmmcl_options_need_evaluate(const fmmcl_plan_options *opt);
 /* The checks fmmcl_plan_evaluate and fmmcl_reference_evaluate share: every
  * input opt reads present (NULL_POINTER) and finite (NONFINITE_INPUT), no
  * array opt does not provide for (INVALID_ARGUMENT), at least one output. */
+/* Every output array of out (m targets; gradients of dim components) finite,
+ * else FMMCL_ERROR_NONFINITE_OUTPUT naming the first value that is not and
+ * method, the sum that overflowed. */
+fmmcl_status fmmcl_evaluate_outputs_check(fmmcl_context ctx, const char *method, fmmcl_precision precision,
+                                          size_t m, int dim, const fmmcl_targets_data *out);
 fmmcl_status fmmcl_evaluate_check(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                   const fmmcl_sources_data *in, const fmmcl_targets_data *out);
 /* One target of fmmcl_reference_evaluate (reference_ext.c): out's arrays

@@ -116,5 +116,7 @@ fmmcl_status fmmcl_reference_direct(const fmmcl_plan_options *opt, size_t n_sour
   for (size_t i = 0; i < n_targets; i++)
     sum_at(opt, targets + i * dim, n_sources, sources, charges, &potential[i],
            gradient ? gradient + i * dim : NULL);
-  return FMMCL_SUCCESS;
+  /* a reference is no reference if it overflowed (as the plans, checked) */
+  const fmmcl_targets_data out = {.potential = potential, .gradient = gradient};
+  return fmmcl_evaluate_outputs_check(NULL, "reference", FMMCL_DOUBLE, n_targets, opt->dim, &out);
 }

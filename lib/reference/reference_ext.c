@@ -139,5 +139,6 @@ fmmcl_status fmmcl_reference_evaluate(const fmmcl_plan_options *opt, size_t n_so
 #pragma omp parallel for schedule(dynamic, 16)
   for (size_t i = 0; i < n_targets; i++)
     fmmcl_reference_ext_at(opt, targets + 3 * i, n_sources, sources, in, i, out);
-  return FMMCL_SUCCESS;
+  /* a reference is no reference if it overflowed (as the plans, checked) */
+  return fmmcl_evaluate_outputs_check(NULL, "reference", FMMCL_DOUBLE, n_targets, opt->dim, out);
 }

@@ -71,8 +71,9 @@ static int p2p_gaussian_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_poi
 }
 
 /* cl/direct/p2p_ext.cl stages one record of P2P_EXT_STRIDE REALs per
- * source: 8 for Laplace with dipoles, 12 for Helmholtz and Stokes
- * (direct_ext.h, the class's number being the stride) */
+ * source, its offsets' low parts included: 12 for Laplace with dipoles, 16
+ * for Helmholtz and Stokes (direct_ext.c, the class's number being the
+ * stride) */
 static int p2p_ext_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                         const fmmcl_tuning_class *cls, fmmcl_precision precision,
                         const fmmcl_device_info *dev, char *why, size_t len) {
@@ -456,9 +457,9 @@ static const fmmcl_tuning_space spaces[] = {
      .phase = "p2p,p2m,l2p",
      .n_gpu = 1048576,
      .n_cpu = 20000},
-    P2P_EXT_SPACE("p2p_laplace3d_ext", 8, FMMCL_LAPLACE_3D),
-    P2P_EXT_SPACE("p2p_helmholtz3d", 12, FMMCL_HELMHOLTZ_3D),
-    P2P_EXT_SPACE("p2p_stokes3d", 12, FMMCL_STOKES_3D),
+    P2P_EXT_SPACE("p2p_laplace3d_ext", 12, FMMCL_LAPLACE_3D),
+    P2P_EXT_SPACE("p2p_helmholtz3d", 16, FMMCL_HELMHOLTZ_3D),
+    P2P_EXT_SPACE("p2p_stokes3d", 16, FMMCL_STOKES_3D),
 };
 
 size_t fmmcl_tuning_space_count(void) { return sizeof spaces / sizeof spaces[0]; }

@@ -190,3 +190,31 @@ def test_helmholtz_fmm(ctx, fp64):
     ref = fmmcl.reference_fields(y, x, kernel="helmholtz3d", charges=q, wavenumber=k, gradient=True)
     assert rel(f.potential, ref.potential) < 1e-6
     assert rel(f.gradient, ref.gradient) < 1e-6
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e13])
+def test_hessian_at_extreme_extents(ctx, scale):
+    # r^-5 overflows float below r = 2e-8 and underflows above 5e7 in world
+    # units; the device sums in units of the set's size, so both are right
+    rng = np.random.default_rng(8)
+    y = points(150, 3, 4) * scale
+    q, d = rng.random(150) - 0.5, (rng.random((150, 3)) - 0.5) * scale
+    f = fmmcl.fields(y, charges=q, dipoles=d, hessian=True, method="direct", precision="single",
+                     device=ctx)
+    ref = fmmcl.reference_fields(y, charges=q, dipoles=d, hessian=True)
+    for got, want in ((f.potential, ref.potential), (f.gradient, ref.gradient),
+                      (f.hessian, ref.hessian)):
+        assert np.all(np.isfinite(got)) and rel(got, want) < 3e-5
+
+
+def test_helmholtz_phase_lost_is_refused(ctx):
+    # k r = 1.7e7 in float: the phase rounds by a radian, nothing is left
+    y = points(100, 3, 5)
+    q = np.ones(100, dtype=complex)
+    with pytest.raises(fmmcl.InvalidArgumentError, match="phase"):
+        fmmcl.fields(y, kernel="helmholtz3d", charges=q, wavenumber=1e7, precision="single",
+                     device=ctx)
+    with fmmcl.Plan(ctx, y, kernel="helmholtz3d", wavenumber=1e5, precision="single",
+                    method="direct") as plan:
+        estimate, _ = plan.rounding_estimate()   # u k r / 3 at the farthest pair
+    assert estimate > 1e-3

@@ -19,8 +19,7 @@
  *
  * x_k d_i phi_k and d_i psi each grow with |x| and cancel to the
  * Stokeslet's (x - y) . f term, so every coordinate is taken relative to
- * the centre of the points' box, which keeps |x| and |y| at most its
- * half-side. */
+ * a centre among the points, which keeps |x| and |y| at the set's size. */
 typedef struct {
   fmmcl_plan laplace; /* LAPLACE_3D FMM with gradient on the centred points */
   double centre[3];
@@ -37,12 +36,15 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = s;
   const size_t n = plan->n_sources, m = plan->n_targets;
+  /* the coordinate-wise median: a few far points leave it among the
+   * bulk, whose |x| (and the cancellation) then stays at the bulk's size */
+  double *v = malloc((n + m) * sizeof *v);
+  if (!v) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n + m);
   for (int c = 0; c < 3; c++) {
-    double lo = sources[c], hi = sources[c];
-    for (size_t i = 0; i < n; i++) lo = fmin(lo, sources[3 * i + c]), hi = fmax(hi, sources[3 * i + c]);
-    for (size_t i = 0; i < m; i++) lo = fmin(lo, targets[3 * i + c]), hi = fmax(hi, targets[3 * i + c]);
-    s->centre[c] = 0.5 * (lo + hi);
+    for (size_t i = 0; i < n + m; i++) v[i] = i < n ? sources[3 * i + c] : targets[3 * (i - n) + c];
+    s->centre[c] = fmmcl_median(v, n + m);
   }
+  free(v);
   s->sources = malloc(3 * n * sizeof(double));
   s->targets = malloc(3 * m * sizeof(double));
   s->q = malloc(n * sizeof(double));
@@ -154,10 +156,20 @@ static fmmcl_status stokes_counts(fmmcl_plan plan, const char *phase, double *wo
   return st;
 }
 
+/* The rounding that matters is the cancellation of x_k d_i phi_k against
+ * d_i psi, which grows with the point's distance from the centre: that
+ * distance is the frame's size (fmmcl_plan_rounding_estimate). */
+static double stokes_frame_size(fmmcl_plan plan, int target, size_t index) {
+  const stokes_state *s = plan->impl;
+  const double *x = (target ? s->targets : s->sources) + 3 * index;
+  return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+}
+
 const fmmcl_method_ops fmmcl_stokes3d_fmm_ops = {.name = "stokes3d_fmm",
                                                  .create = stokes_create,
                                                  .execute = stokes_execute,
                                                  .destroy = stokes_destroy,
                                                  .counts = stokes_counts,
                                                  .order = stokes_order,
-                                                 .evaluate = stokes_evaluate};
+                                                 .evaluate = stokes_evaluate,
+                                                 .frame_size = stokes_frame_size};
