@@ -25,12 +25,25 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
   if (!st && targets) st = fmmcl_points_check(ctx, "targets", plan->n_targets, targets, dim);
   if (!st) st = fmmcl_ranges_check(ctx, &plan->opt, plan->n_sources, sources, plan->n_targets, targets);
   if (st) return st;
+  const double t0 = fmmcl_wall_seconds();
+  /* the method's own update where it can keep its state (the same tree);
+   * it leaves the plan untouched when it cannot, and the rebuild below
+   * then answers, errors included */
+  int done = 0;
+  if (plan->ops->update && plan->ops->update(plan, sources, targets, &done)) fmmcl_clear_error(ctx), done = 0;
+  if (done) {
+    size_t keep = 0;
+    for (size_t i = 0; i < plan->n_phases; i++)
+      if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
+    plan->n_phases = keep;
+    fmmcl_plan_record(plan, "update", fmmcl_wall_seconds() - t0);
+    return FMMCL_SUCCESS;
+  }
   /* the new state is made on a copy of the plan, so the old one stays
    * whole until the new one is complete */
   struct fmmcl_plan_s fresh = *plan;
   fresh.impl = NULL;
   fresh.n_phases = 0;
-  const double t0 = fmmcl_wall_seconds();
   st = plan->ops->create(&fresh, sources, targets ? targets : sources);
   if (st) {
     plan->ops->destroy(&fresh);

@@ -23,6 +23,7 @@ typedef struct sorter {
  * once the tree is built). */
 typedef struct keep_request {
   fmmcl_tree3d_device_points *out;
+  cl_mem *keys; /* non-NULL: the sorted keys stay too, and nothing is read back */
 } keep_request;
 
 /* Device buffers of one sort; scan[k] holds level k's block sums. */
@@ -210,6 +211,7 @@ static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uin
 static void keep_points(sort_buffers *b, int src, const keep_request *keep) {
   keep->out->xyz = b->xyz, keep->out->perm = b->perm[src];
   b->xyz = NULL, b->perm[src] = NULL;
+  if (keep->keys) *keep->keys = b->keys[src], b->keys[src] = NULL;
 }
 
 static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
@@ -225,7 +227,7 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   st = allocate(s, &b, xyz, n, groups, &stage);
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
   if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, KEY_BITS);
-  if (!st) st = read_back(s, &b, src, n, keys, perm, &stage);
+  if (!st && !(keep && keep->keys)) st = read_back(s, &b, src, n, keys, perm, &stage);
   if (!st && keep) keep_points(&b, src, keep);
   clFinish(s->ctx->queue); /* nothing may still read the staging block */
   fmmcl_pinned_free(&stage);
@@ -356,6 +358,35 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_poi
   p->finite = !bad;
   fmmcl_release(&p->xyz);
   return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_tree3d_device_sort_kept(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
+                                           const double *xyz, size_t n, fmmcl_tree3d_device_points *p,
+                                           cl_mem *keys) {
+  if (!ctx || !cube || !xyz || !p || !keys || n == 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_device_sort_kept: bad argument");
+  if (!fmmcl_tree3d_device_sort_available(ctx, n))
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_device_sort_kept: not available on %s",
+                      ctx->dev.info.device_name);
+  memset(p, 0, sizeof *p);
+  *keys = NULL;
+  keep_request keep = {.out = p, .keys = keys};
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  if (!st) st = sort_with(&s, cube, xyz, n, NULL, NULL, &keep);
+  sorter_release(&s);
+  if (st) release_points(p), fmmcl_release(keys);
+  return st;
+}
+
+fmmcl_status fmmcl_tree3d_device_kernels(fmmcl_context ctx, size_t n, const char *const *names,
+                                         cl_kernel *const *kernels, size_t *wgs) {
+  sorter s;
+  fmmcl_status st = sorter_init(&s, ctx);
+  if (!st) st = fmmcl_create_kernels(ctx, s.program, "tree/tree.cl", n, names, kernels);
+  *wgs = s.wgs;
+  sorter_release(&s);
+  return st;
 }
 
 /* ---- the sort and scan for other callers (the FGT's box binning) -------- */

@@ -58,6 +58,39 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_poi
                                       cl_mem center, size_t real_size, const double origin[3],
                                       double inv_unit);
 
+/* One point set's keys and sort left on the device for a tree that is
+ * already built (new positions, fmmcl_tree3d_refit): p->xyz (caller's
+ * order) and p->perm as fmmcl_tree3d_build_device_kept keeps them, and
+ * *keys the sorted keys (cl_ulong, n); nothing is read back. On failure
+ * nothing is kept. */
+fmmcl_status fmmcl_tree3d_device_sort_kept(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
+                                           const double *xyz, size_t n, fmmcl_tree3d_device_points *p,
+                                           cl_mem *keys);
+/* Kernels of the sort's program (cl/tree/tree.cl, built in double, cached
+ * in the context) for the device steps that follow it; *wgs: its
+ * work-group size. The caller releases the kernels. */
+fmmcl_status fmmcl_tree3d_device_kernels(fmmcl_context ctx, size_t n, const char *const *names,
+                                         cl_kernel *const *kernels, size_t *wgs);
+
+/* The steps after fmmcl_tree3d_device_sort_kept (tree3d_device_update.c).
+ * ranges (2 * t->n_cells uint32, host): each cell's [first, end) in the n
+ * sorted keys, for fmmcl_tree3d_refit. */
+fmmcl_status fmmcl_tree3d_device_cell_ranges(fmmcl_context ctx, const fmmcl_tree3d *t, cl_mem keys, size_t n,
+                                             uint32_t *ranges);
+/* *leaf (int, n, made here): the leaf cell of each sorted point, from the
+ * leaves' first points begin (uint, n_leaves + 1, the last n) and cell
+ * indices leaves (int, n_leaves), in Morton order. */
+fmmcl_status fmmcl_tree3d_device_point_leaves(fmmcl_context ctx, cl_mem begin, cl_mem leaves, size_t n_leaves,
+                                              size_t n, cl_mem *leaf);
+/* *close: how many of p's consecutive sorted points within a leaf are
+ * closer than the leaf's largest offset estimate allows (e = max 2 u |x -
+ * centre|, counted where e > ratio r): the count fmm3d_setup.c's
+ * needs_low_parts takes on the host, operation for operation. centers: 3
+ * doubles per leaf (world units), begin as above. */
+fmmcl_status fmmcl_tree3d_device_close_pairs(fmmcl_context ctx, const fmmcl_tree3d_device_points *p,
+                                             cl_mem begin, const double *centers, size_t n_leaves, double u,
+                                             double ratio, size_t *close);
+
 /* The radix sort and scan above for other callers (the FGT's binning), on
  * the caller's device buffers; ctx's device needs fp64 (tree.cl is built in
  * double). Stable sort of (keys[0], perm[0]) by the low `bits` bits of the
