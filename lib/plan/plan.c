@@ -78,11 +78,16 @@ double fmmcl_coordinate_limit(fmmcl_precision p, int dim) { return sqrt(precisio
 /* Largest |x| over a point set, and its extent (the longest side of its box). */
 static void magnitude_extent(size_t n, const double *x, int dim, double *mag, double *extent) {
   double lo[FMMCL_MAX_DIM], hi[FMMCL_MAX_DIM];
-  for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+  for (int d = 0; d < FMMCL_MAX_DIM; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+  /* a time step's update reads every coordinate here: in parallel, and
+   * compares rather than fmin calls (min and max are exact, so the
+   * threads' order cannot change them; a NaN is skipped, as fmin did) */
+#pragma omp parallel for schedule(static) if (n > 65536) reduction(min : lo[:FMMCL_MAX_DIM]) \
+    reduction(max : hi[:FMMCL_MAX_DIM])
   for (size_t i = 0; i < n; i++)
     for (int d = 0; d < dim; d++) {
-      double v = x[i * (size_t)dim + (size_t)d];
-      lo[d] = fmin(lo[d], v), hi[d] = fmax(hi[d], v);
+      const double v = x[i * (size_t)dim + (size_t)d];
+      lo[d] = v < lo[d] ? v : lo[d], hi[d] = v > hi[d] ? v : hi[d];
     }
   for (int d = 0; d < dim; d++) {
     *mag = fmax(*mag, fmax(fabs(lo[d]), fabs(hi[d])));
