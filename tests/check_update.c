@@ -183,7 +183,7 @@ static void expect_fresh(const fmmcl_plan_options *o, fmmcl_plan moved, size_t n
  * fresh plan does. */
 START_TEST(test_in_place_steps) {
   const in_place_case *c = &in_place_cases[_i];
-  enum { NS = 6000, NT = 3000 };
+  enum { NS = 4000, NT = 2000 };
   const size_t nt = c->separate_targets ? NT : NS;
   double *x = malloc(3 * NS * sizeof *x), *x2 = malloc(3 * NS * sizeof *x2), *y = malloc(3 * NT * sizeof *y);
   double *y2 = malloc(3 * NT * sizeof *y2), *d = malloc(3 * NS * sizeof *d), *q = malloc(NS * sizeof *q);

@@ -20,15 +20,11 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "fmmcl_plan_update_positions: a %s plan is rebuilt with the call that created it",
                       plan->ops->name);
-  const int dim = plan->opt.dim;
-  fmmcl_status st = fmmcl_points_check(ctx, "sources", plan->n_sources, sources, dim);
-  if (!st && targets) st = fmmcl_points_check(ctx, "targets", plan->n_targets, targets, dim);
-  if (!st) st = fmmcl_ranges_check(ctx, &plan->opt, plan->n_sources, sources, plan->n_targets, targets);
-  if (st) return st;
   const double t0 = fmmcl_wall_seconds();
-  /* the method's own update where it can keep its state (the same tree);
-   * it leaves the plan untouched when it cannot, and the rebuild below
-   * then answers, errors included */
+  /* the method's own update where it can keep its state (the same tree),
+   * checking the points as below while it reads them; it leaves the plan
+   * untouched when it cannot, and the checks and the rebuild below then
+   * answer, errors included */
   int done = 0;
   if (plan->ops->update && plan->ops->update(plan, sources, targets, &done)) fmmcl_clear_error(ctx), done = 0;
   if (done) {
@@ -39,6 +35,11 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
     fmmcl_plan_record(plan, "update", fmmcl_wall_seconds() - t0);
     return FMMCL_SUCCESS;
   }
+  const int dim = plan->opt.dim;
+  fmmcl_status st = fmmcl_points_check(ctx, "sources", plan->n_sources, sources, dim);
+  if (!st && targets) st = fmmcl_points_check(ctx, "targets", plan->n_targets, targets, dim);
+  if (!st) st = fmmcl_ranges_check(ctx, &plan->opt, plan->n_sources, sources, plan->n_targets, targets);
+  if (st) return st;
   /* the new state is made on a copy of the plan, so the old one stays
    * whole until the new one is complete */
   struct fmmcl_plan_s fresh = *plan;

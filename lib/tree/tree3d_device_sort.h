@@ -58,14 +58,19 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_poi
                                       cl_mem center, size_t real_size, const double origin[3],
                                       double inv_unit);
 
+/* n points (3 doubles each) sent to a new device buffer *buf through
+ * pinned staging, reading them once: lo and hi receive their box, *finite
+ * whether every coordinate is finite (the box is then meaningless). */
+fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, size_t n, cl_mem *buf,
+                                        double lo[3], double hi[3], int *finite);
 /* One point set's keys and sort left on the device for a tree that is
- * already built (new positions, fmmcl_tree3d_refit): p->xyz (caller's
- * order) and p->perm as fmmcl_tree3d_build_device_kept keeps them, and
- * *keys the sorted keys (cl_ulong, n); nothing is read back. On failure
- * nothing is kept. */
-fmmcl_status fmmcl_tree3d_device_sort_kept(fmmcl_context ctx, const fmmcl_morton3d_cube *cube,
-                                           const double *xyz, size_t n, fmmcl_tree3d_device_points *p,
-                                           cl_mem *keys);
+ * already built (new positions, fmmcl_tree3d_refit), from the coordinates
+ * xyz sent by fmmcl_tree3d_device_upload (taken over: p->xyz on success,
+ * released on failure): p->perm as fmmcl_tree3d_build_device_kept keeps it,
+ * and *keys the sorted keys (cl_ulong, n); nothing is read back. On
+ * failure nothing is kept. */
+fmmcl_status fmmcl_tree3d_device_sort_kept(fmmcl_context ctx, const fmmcl_morton3d_cube *cube, cl_mem xyz,
+                                           size_t n, fmmcl_tree3d_device_points *p, cl_mem *keys);
 /* Kernels of the sort's program (cl/tree/tree.cl, built in double, cached
  * in the context) for the device steps that follow it; *wgs: its
  * work-group size. The caller releases the kernels. */

@@ -137,8 +137,8 @@ void fmmcl_fmm3d_release_list(fmm3d_device_list *dl);
 void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio, double *share);
 /* New positions for an FMM plan (fmm3d_update.c) when its octree stays
  * the same: *done 1 then, else 0 and the plan untouched (a new tree, a
- * treecode or borrowed tree, no device sort, another compensation: the
- * caller rebuilds). */
+ * treecode or borrowed tree, no device sort, another compensation, points
+ * the plan's checks refuse: the caller checks and rebuilds). */
 fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const double *targets, int *done);
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */

@@ -8,6 +8,7 @@
  * frame is in units of the root cube, so the cell table does not change
  * either. Everything new is made beside the old state and swapped in at
  * the end: a failure or a changed tree leaves the plan as it was. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +47,13 @@ static void moved_release(moved *m) {
   fmmcl_fmm3d_release_list(&m->p2p);
 }
 
-/* Keys, sort and the cells' ranges of one set. */
-static fmmcl_status sort_set(fmmcl_plan plan, const fmm3d_state *s, const double *xyz, moved *m, moved_set *set) {
+/* Keys, sort and the cells' ranges of one set (its coordinates uploaded
+ * in xyz, taken over). */
+static fmmcl_status sort_set(fmmcl_plan plan, const fmm3d_state *s, cl_mem *xyz, moved *m, moved_set *set) {
   set->ranges = malloc(2 * s->tree->n_cells * sizeof *set->ranges);
   if (!set->ranges) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  fmmcl_status st = fmmcl_tree3d_device_sort_kept(plan->ctx, &m->cube, xyz, set->n, &set->dev, &set->keys);
+  fmmcl_status st = fmmcl_tree3d_device_sort_kept(plan->ctx, &m->cube, *xyz, set->n, &set->dev, &set->keys);
+  *xyz = NULL;
   if (!st) st = fmmcl_tree3d_device_cell_ranges(plan->ctx, s->tree, set->keys, set->n, set->ranges);
   fmmcl_release(&set->keys); /* the ranges hold what the tree needs of them */
   return st;
@@ -177,11 +180,29 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
   memset(&m, 0, sizeof m);
   m.src.n = t->n_sources, m.tgt.n = t->n_targets;
   const double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, t->n_sources, separate ? targets : NULL,
-                                                 separate ? t->n_targets : 0, &m.cube);
-  if (st) st = fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
-  if (!st) st = sort_set(plan, s, sources, &m, &m.src);
-  if (!st && separate) st = sort_set(plan, s, targets, &m, &m.tgt);
+  /* the caller's points read once: sent up, their box and finiteness
+   * taken on the way; the rebuild's checks answer for points that fail
+   * them (their errors, the plan untouched) */
+  cl_mem xs = NULL, xt = NULL;
+  double lo[2][3], hi[2][3];
+  int finite_s = 0, finite_t = 1;
+  fmmcl_status st = fmmcl_tree3d_device_upload(ctx, sources, t->n_sources, &xs, lo[0], hi[0], &finite_s);
+  if (!st && separate) st = fmmcl_tree3d_device_upload(ctx, targets, t->n_targets, &xt, lo[1], hi[1], &finite_t);
+  int usable = !st && finite_s && finite_t;
+  double mag = 0, extent = 0, box_lo[3], box_hi[3];
+  for (int d = 0; usable && d < 3; d++) {
+    box_lo[d] = lo[0][d], box_hi[d] = hi[0][d];
+    if (separate) box_lo[d] = fmin(box_lo[d], lo[1][d]), box_hi[d] = fmax(box_hi[d], hi[1][d]);
+    for (int k = 0; k < 1 + separate; k++)
+      mag = fmax(mag, fmax(fabs(lo[k][d]), fabs(hi[k][d]))), extent = fmax(extent, hi[k][d] - lo[k][d]);
+  }
+  if (usable && fmmcl_ranges_check_bounds(ctx, &plan->opt, t->n_sources, separate, mag, extent))
+    fmmcl_clear_error(ctx), usable = 0;
+  if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m.cube)) fmmcl_clear_error(NULL), usable = 0;
+  if (!st && usable) st = sort_set(plan, s, &xs, &m, &m.src);
+  if (!st && usable && separate) st = sort_set(plan, s, &xt, &m, &m.tgt);
+  fmmcl_release(&xs), fmmcl_release(&xt);
+  if (!st && !usable) return FMMCL_SUCCESS;
   const double t1 = fmmcl_wall_seconds();
   int same = 0;
   if (!st) m.cells = malloc(t->n_cells * sizeof *m.cells);
