@@ -26,12 +26,15 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
    * untouched when it cannot, and the checks and the rebuild below then
    * answer, errors included */
   int done = 0;
-  if (plan->ops->update && plan->ops->update(plan, sources, targets, &done)) fmmcl_clear_error(ctx), done = 0;
-  if (done) {
+  if (plan->ops->update) {
+    /* the build's time stays; the hook records its own steps after it */
     size_t keep = 0;
     for (size_t i = 0; i < plan->n_phases; i++)
       if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
     plan->n_phases = keep;
+    if (plan->ops->update(plan, sources, targets, &done)) fmmcl_clear_error(ctx), done = 0;
+  }
+  if (done) {
     fmmcl_plan_record(plan, "update", fmmcl_wall_seconds() - t0);
     return FMMCL_SUCCESS;
   }

@@ -199,6 +199,7 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
   if (usable && fmmcl_ranges_check_bounds(ctx, &plan->opt, t->n_sources, separate, mag, extent))
     fmmcl_clear_error(ctx), usable = 0;
   if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m.cube)) fmmcl_clear_error(NULL), usable = 0;
+  const double t_points = fmmcl_wall_seconds();
   if (!st && usable) st = sort_set(plan, s, &xs, &m, &m.src);
   if (!st && usable && separate) st = sort_set(plan, s, &xt, &m, &m.tgt);
   fmmcl_release(&xs), fmmcl_release(&xt);
@@ -218,16 +219,27 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
   if (!st && same && separate && !compensate) st = set_compensates(plan, s, &m, &m.tgt, &compensate);
   /* the other compensation needs other kernels: the rebuild makes them */
   same = same && compensate == s->compensate;
+  const double t_leaves = fmmcl_wall_seconds();
   double origin[3], unit = 0.5 * m.cube.width;
   for (int d = 0; d < 3; d++) origin[d] = m.cube.origin[d] + unit;
   if (!st && same) st = pack_set(plan, s, origin, unit, &m.src);
   if (!st && same && separate) st = pack_set(plan, s, origin, unit, &m.tgt);
+  const double t_pack = fmmcl_wall_seconds();
   if (!st && same) st = upload_cell_ranges(plan, s, &m);
   if (!st && same) st = fmmcl_fmm3d_upload_ranges(plan, s, m.cells, &s->fmm.u, &m.p2p);
   if (!st && same) {
     commit(s, &m, origin, unit);
     s->sort_seconds = t1 - t0, s->tree_seconds = t2 - t1, s->lists_seconds = 0;
-    s->tables_seconds = fmmcl_wall_seconds() - t2;
+    const double t_end = fmmcl_wall_seconds();
+    s->tables_seconds = t_end - t2;
+    /* where an update's time goes, until the next execute (each step ends
+     * in a blocking read or finish, so the device's share is in it) */
+    fmmcl_plan_record(plan, "update points", t_points - t0);
+    fmmcl_plan_record(plan, "update sort", t1 - t_points);
+    fmmcl_plan_record(plan, "update tree", t2 - t1);
+    fmmcl_plan_record(plan, "update leaves", t_leaves - t2);
+    fmmcl_plan_record(plan, "update pack", t_pack - t_leaves);
+    fmmcl_plan_record(plan, "update ranges", t_end - t_pack);
     *done = 1;
   }
   moved_release(&m);
