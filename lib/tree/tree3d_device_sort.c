@@ -339,13 +339,42 @@ fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources,
                       &sk, targets ? &tk : NULL);
 }
 
-fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf,
-                                      cl_mem center, size_t real_size, const double origin[3],
-                                      double inv_unit) {
+struct fmmcl_tree3d_device_kit {
+  sorter s;
+  cl_kernel steps[FMMCL_TREE3D_DEVICE_STEPS];
+};
+
+fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit) {
+  *kit = calloc(1, sizeof **kit);
+  if (!*kit) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
+  const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs"};
+  cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2]};
+  fmmcl_status st = sorter_init(&(*kit)->s, ctx);
+  if (!st) st = fmmcl_create_kernels(ctx, (*kit)->s.program, "tree/tree.cl", FMMCL_TREE3D_DEVICE_STEPS, names, ks);
+  if (st) fmmcl_tree3d_device_kit_close(*kit), *kit = NULL;
+  return st;
+}
+
+void fmmcl_tree3d_device_kit_close(fmmcl_tree3d_device_kit *kit) {
+  if (!kit) return;
+  for (int i = 0; i < FMMCL_TREE3D_DEVICE_STEPS; i++) fmmcl_release(&kit->steps[i]);
+  sorter_release(&kit->s);
+  free(kit);
+}
+
+cl_kernel fmmcl_tree3d_device_kit_kernel(const fmmcl_tree3d_device_kit *kit, int step, size_t *wgs) {
+  *wgs = kit->s.wgs;
+  return kit->steps[step];
+}
+
+fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_device_kit *kit,
+                                      fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf, cl_mem center,
+                                      size_t real_size, const double origin[3], double inv_unit) {
   if (!p || !p->xyz || !p->perm || (real_size != 4 && real_size != 8))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_device_pack: bad argument");
   sorter s;
-  fmmcl_status st = sorter_init(&s, ctx);
+  fmmcl_status st = kit ? FMMCL_SUCCESS : sorter_init(&s, ctx);
+  if (kit) s = kit->s; /* borrowed: not released here */
   cl_kernel k = real_size == 4 ? s.pack_float : s.pack_double;
   cl_int bad = 0;
   cl_mem flag = NULL;
@@ -364,7 +393,7 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_poi
                       fmmcl_cl_error_name(err));
   }
   fmmcl_release(&flag);
-  sorter_release(&s);
+  if (!kit) sorter_release(&s);
   if (st) return st;
   p->finite = !bad;
   fmmcl_release(&p->xyz);
@@ -409,35 +438,20 @@ fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, si
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_sort_kept(fmmcl_context ctx, const fmmcl_morton3d_cube *cube, cl_mem xyz,
-                                           size_t n, fmmcl_tree3d_device_points *p, cl_mem *keys) {
-  if (!ctx || !cube || !xyz || !p || !keys || n == 0) {
+fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit, const fmmcl_morton3d_cube *cube,
+                                           cl_mem xyz, size_t n, fmmcl_tree3d_device_points *p, cl_mem *keys) {
+  fmmcl_context ctx = kit ? kit->s.ctx : NULL;
+  if (!kit || !cube || !xyz || !p || !keys || n == 0 || !fmmcl_tree3d_device_sort_available(ctx, n)) {
     if (xyz) clReleaseMemObject(xyz);
-    return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_device_sort_kept: bad argument");
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_device_sort_kept: bad argument");
   }
   memset(p, 0, sizeof *p);
   *keys = NULL;
   keep_request keep = {.out = p, .keys = keys, .xyz = xyz};
-  sorter s;
-  fmmcl_status st = fmmcl_tree3d_device_sort_available(ctx, n)
-                        ? sorter_init(&s, ctx)
-                        : fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_device_sort_kept: not available on %s",
-                                     ctx->dev.info.device_name);
+  sorter s = kit->s; /* borrowed: sort_with only launches its kernels */
   /* sort_with takes the coordinates over */
-  if (!st) st = sort_with(&s, cube, NULL, n, NULL, NULL, &keep);
-  else clReleaseMemObject(xyz);
-  if (fmmcl_tree3d_device_sort_available(ctx, n)) sorter_release(&s);
+  fmmcl_status st = sort_with(&s, cube, NULL, n, NULL, NULL, &keep);
   if (st) release_points(p), fmmcl_release(keys);
-  return st;
-}
-
-fmmcl_status fmmcl_tree3d_device_kernels(fmmcl_context ctx, size_t n, const char *const *names,
-                                         cl_kernel *const *kernels, size_t *wgs) {
-  sorter s;
-  fmmcl_status st = sorter_init(&s, ctx);
-  if (!st) st = fmmcl_create_kernels(ctx, s.program, "tree/tree.cl", n, names, kernels);
-  *wgs = s.wgs;
-  sorter_release(&s);
   return st;
 }
 

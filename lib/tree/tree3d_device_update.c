@@ -10,15 +10,8 @@
 #define U_ FMMCL_ARG_UINT
 #define D_ FMMCL_ARG_DOUBLE
 
-/* One kernel of the sort's program. */
-static fmmcl_status kernel(fmmcl_context ctx, const char *name, cl_kernel *k, size_t *wgs) {
-  const char *const names[] = {name};
-  cl_kernel *const ks[] = {k};
-  return fmmcl_tree3d_device_kernels(ctx, 1, names, ks, wgs);
-}
-
-fmmcl_status fmmcl_tree3d_device_cell_ranges(fmmcl_context ctx, const fmmcl_tree3d *t, cl_mem keys, size_t n,
-                                             uint32_t *ranges) {
+fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                             const fmmcl_tree3d *t, cl_mem keys, size_t n, uint32_t *ranges) {
   const size_t nc = t->n_cells;
   cl_ulong *bounds = malloc(2 * nc * sizeof *bounds);
   if (!bounds) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree update: out of host memory");
@@ -26,11 +19,10 @@ fmmcl_status fmmcl_tree3d_device_cell_ranges(fmmcl_context ctx, const fmmcl_tree
     const int shift = 3 * (FMMCL_MORTON_LEVELS - t->cells[c].level);
     bounds[2 * c] = t->cells[c].key << shift, bounds[2 * c + 1] = (t->cells[c].key + 1) << shift;
   }
-  cl_kernel k = NULL;
   cl_mem b = NULL, r = NULL;
   size_t wgs = 0;
-  fmmcl_status st = kernel(ctx, "tree_cell_ranges", &k, &wgs);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * nc * sizeof *bounds, bounds, &b);
+  cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_RANGES, &wgs);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * nc * sizeof *bounds, bounds, &b);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, 2 * nc * sizeof(cl_uint), NULL, &r);
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(keys), U_(n), M_(b), U_(nc), M_(r));
   if (!st) st = fmmcl_launch(ctx, k, fmmcl_round_up(nc, wgs), wgs, NULL, NULL);
@@ -41,34 +33,31 @@ fmmcl_status fmmcl_tree3d_device_cell_ranges(fmmcl_context ctx, const fmmcl_tree
                       fmmcl_cl_error_name(err));
   }
   free(bounds);
-  fmmcl_release(&b), fmmcl_release(&r), fmmcl_release(&k);
+  fmmcl_release(&b), fmmcl_release(&r);
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_point_leaves(fmmcl_context ctx, cl_mem begin, cl_mem leaves, size_t n_leaves,
-                                              size_t n, cl_mem *leaf) {
-  cl_kernel k = NULL;
+fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem begin,
+                                              cl_mem leaves, size_t n_leaves, size_t n, cl_mem *leaf) {
   size_t wgs = 0;
-  *leaf = NULL;
-  fmmcl_status st = kernel(ctx, "tree_point_leaf", &k, &wgs);
-  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (n ? n : 1) * sizeof(cl_int), NULL, leaf);
+  cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_LEAF, &wgs);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (n ? n : 1) * sizeof(cl_int), NULL, leaf);
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(begin), M_(leaves), U_(n_leaves), U_(n), M_(*leaf));
   if (!st && n) st = fmmcl_launch(ctx, k, fmmcl_round_up(n, wgs), wgs, NULL, NULL);
-  fmmcl_release(&k);
   if (st) fmmcl_release(leaf);
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_close_pairs(fmmcl_context ctx, const fmmcl_tree3d_device_points *p,
-                                             cl_mem begin, const double *centers, size_t n_leaves, double u,
-                                             double ratio, size_t *close) {
-  cl_kernel k = NULL;
+fmmcl_status fmmcl_tree3d_device_close_pairs(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                             const fmmcl_tree3d_device_points *p, cl_mem begin,
+                                             const double *centers, size_t n_leaves, double u, double ratio,
+                                             size_t *close) {
   cl_mem c = NULL, count = NULL;
   cl_uint zero = 0, result = 0;
   size_t wgs = 0;
-  fmmcl_status st = kernel(ctx, "tree_close_pairs", &k, &wgs);
-  if (!st)
-    st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * (n_leaves ? n_leaves : 1) * sizeof(double),
+  cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_CLOSE, &wgs);
+  fmmcl_status st =
+      fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * (n_leaves ? n_leaves : 1) * sizeof(double),
                           centers, &c);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &count);
   if (!st)
@@ -82,6 +71,6 @@ fmmcl_status fmmcl_tree3d_device_close_pairs(fmmcl_context ctx, const fmmcl_tree
                       fmmcl_cl_error_name(err));
   }
   *close = result;
-  fmmcl_release(&c), fmmcl_release(&count), fmmcl_release(&k);
+  fmmcl_release(&c), fmmcl_release(&count);
   return st;
 }

@@ -140,7 +140,7 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
 static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3d_device_points *p, size_t n,
                                     cl_mem leaf, cl_mem *buf, cl_mem *lo_buf, cl_mem *perm) {
   fmmcl_status st =
-      fmmcl_tree3d_device_pack(plan->ctx, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
+      fmmcl_tree3d_device_pack(plan->ctx, NULL, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
   if (st) return st;
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,

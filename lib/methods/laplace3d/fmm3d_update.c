@@ -25,7 +25,8 @@ typedef struct moved_set {
 } moved_set;
 
 typedef struct moved {
-  moved_set src, tgt; /* tgt unused when the targets are the sources */
+  fmmcl_tree3d_device_kit *kit; /* the device steps' kernels, made once */
+  moved_set src, tgt;           /* tgt unused when the targets are the sources */
   fmmcl_morton3d_cube cube;
   fmmcl_tree3d_cell *cells;
   size_t n_overfull;
@@ -41,6 +42,7 @@ static void set_release(moved_set *m) {
 }
 
 static void moved_release(moved *m) {
+  fmmcl_tree3d_device_kit_close(m->kit);
   set_release(&m->src), set_release(&m->tgt);
   free(m->cells);
   fmmcl_release(&m->cell_src), fmmcl_release(&m->cell_tgt);
@@ -52,9 +54,9 @@ static void moved_release(moved *m) {
 static fmmcl_status sort_set(fmmcl_plan plan, const fmm3d_state *s, cl_mem *xyz, moved *m, moved_set *set) {
   set->ranges = malloc(2 * s->tree->n_cells * sizeof *set->ranges);
   if (!set->ranges) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  fmmcl_status st = fmmcl_tree3d_device_sort_kept(plan->ctx, &m->cube, *xyz, set->n, &set->dev, &set->keys);
+  fmmcl_status st = fmmcl_tree3d_device_sort_kept(m->kit, &m->cube, *xyz, set->n, &set->dev, &set->keys);
   *xyz = NULL;
-  if (!st) st = fmmcl_tree3d_device_cell_ranges(plan->ctx, s->tree, set->keys, set->n, set->ranges);
+  if (!st) st = fmmcl_tree3d_device_cell_ranges(m->kit, plan->ctx, s->tree, set->keys, set->n, set->ranges);
   fmmcl_release(&set->keys); /* the ranges hold what the tree needs of them */
   return st;
 }
@@ -73,7 +75,8 @@ static fmmcl_status leaves_of_set(fmmcl_plan plan, const fmm3d_state *s, const m
   fmmcl_status st = fmmcl_buffer_new(plan->ctx, CL_MEM_READ_ONLY, (t->n_leaves + 1) * sizeof *begin, begin,
                                      &set->begin);
   free(begin);
-  if (!st) st = fmmcl_tree3d_device_point_leaves(plan->ctx, set->begin, s->leaves, t->n_leaves, set->n, &set->leaf);
+  if (!st)
+    st = fmmcl_tree3d_device_point_leaves(m->kit, plan->ctx, set->begin, s->leaves, t->n_leaves, set->n, &set->leaf);
   return st;
 }
 
@@ -89,8 +92,8 @@ static fmmcl_status set_compensates(fmmcl_plan plan, const fmm3d_state *s, const
   for (size_t g = 0; g < t->n_leaves; g++)
     memcpy(centers + 3 * g, m->cells[t->leaves[g]].center, 3 * sizeof *centers);
   size_t close = 0;
-  fmmcl_status st = fmmcl_tree3d_device_close_pairs(plan->ctx, &set->dev, set->begin, centers, t->n_leaves, u,
-                                                    ratio, &close);
+  fmmcl_status st = fmmcl_tree3d_device_close_pairs(m->kit, plan->ctx, &set->dev, set->begin, centers,
+                                                    t->n_leaves, u, ratio, &close);
   free(centers);
   *compensate = close > share * (double)set->n;
   return st;
@@ -113,9 +116,9 @@ static fmmcl_status upload_cell_ranges(fmmcl_plan plan, const fmm3d_state *s, mo
 }
 
 /* One set's points packed in the leaves' frames of the new cube. */
-static fmmcl_status pack_set(fmmcl_plan plan, const fmm3d_state *s, const double origin[3], double unit,
-                             moved_set *set) {
-  fmmcl_status st = fmmcl_tree3d_device_pack(plan->ctx, &set->dev, set->n, set->leaf, s->center, s->real_size,
+static fmmcl_status pack_set(fmmcl_plan plan, const fmm3d_state *s, const moved *m, const double origin[3],
+                             double unit, moved_set *set) {
+  fmmcl_status st = fmmcl_tree3d_device_pack(plan->ctx, m->kit, &set->dev, set->n, set->leaf, s->center, s->real_size,
                                              origin, 1.0 / unit);
   if (!st && !set->dev.finite)
     st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -200,10 +203,14 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
     fmmcl_clear_error(ctx), usable = 0;
   if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m.cube)) fmmcl_clear_error(NULL), usable = 0;
   const double t_points = fmmcl_wall_seconds();
+  if (!st && usable) st = fmmcl_tree3d_device_kit_open(ctx, &m.kit);
   if (!st && usable) st = sort_set(plan, s, &xs, &m, &m.src);
   if (!st && usable && separate) st = sort_set(plan, s, &xt, &m, &m.tgt);
   fmmcl_release(&xs), fmmcl_release(&xt);
-  if (!st && !usable) return FMMCL_SUCCESS;
+  if (!st && !usable) {
+    moved_release(&m);
+    return FMMCL_SUCCESS;
+  }
   const double t1 = fmmcl_wall_seconds();
   int same = 0;
   if (!st) m.cells = malloc(t->n_cells * sizeof *m.cells);
@@ -222,8 +229,8 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
   const double t_leaves = fmmcl_wall_seconds();
   double origin[3], unit = 0.5 * m.cube.width;
   for (int d = 0; d < 3; d++) origin[d] = m.cube.origin[d] + unit;
-  if (!st && same) st = pack_set(plan, s, origin, unit, &m.src);
-  if (!st && same && separate) st = pack_set(plan, s, origin, unit, &m.tgt);
+  if (!st && same) st = pack_set(plan, s, &m, origin, unit, &m.src);
+  if (!st && same && separate) st = pack_set(plan, s, &m, origin, unit, &m.tgt);
   const double t_pack = fmmcl_wall_seconds();
   if (!st && same) st = upload_cell_ranges(plan, s, &m);
   if (!st && same) st = fmmcl_fmm3d_upload_ranges(plan, s, m.cells, &s->fmm.u, &m.p2p);
