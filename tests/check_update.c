@@ -161,7 +161,8 @@ static const in_place_case in_place_cases[] = {
 static void expect_fresh(const fmmcl_plan_options *o, fmmcl_plan moved, size_t ns, const double *x, size_t nt,
                          const double *y, const double *q, const char *what) {
   double *pot = malloc(nt * sizeof *pot), *grad = malloc(3 * nt * sizeof *grad);
-  double *pot2 = malloc(nt * sizeof *pot2), *grad2 = malloc(3 * nt * sizeof *grad2), *ref = malloc(nt * sizeof *ref);
+  double *pot2 = malloc(nt * sizeof *pot2), *grad2 = malloc(3 * nt * sizeof *grad2);
+  double *ref = malloc(nt * sizeof *ref);
   fmmcl_plan fresh = NULL;
   run(moved, q, nt, pot, grad);
   ck_assert_int_eq(fmmcl_plan_create(ctx, o, ns, x, nt, y, &fresh), FMMCL_SUCCESS);
@@ -203,7 +204,8 @@ START_TEST(test_in_place_steps) {
   o.method = FMMCL_FMM, o.precision = c->precision;
   const double *ya = c->separate_targets ? y : NULL, *yb = c->separate_targets ? y2 : NULL;
   fmmcl_plan plan = NULL;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   ck_assert_msg(fmmcl_plan_update_positions(plan, x2, yb) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
   ck_assert_msg(!has_phase(plan, "lists"), "case %d: a small move rebuilt the tree", _i);
   expect_fresh(&o, plan, NS, x2, nt, yb, q, "moved");

@@ -350,7 +350,8 @@ fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device
   const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs"};
   cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2]};
   fmmcl_status st = sorter_init(&(*kit)->s, ctx);
-  if (!st) st = fmmcl_create_kernels(ctx, (*kit)->s.program, "tree/tree.cl", FMMCL_TREE3D_DEVICE_STEPS, names, ks);
+  if (!st)
+    st = fmmcl_create_kernels(ctx, (*kit)->s.program, "tree/tree.cl", FMMCL_TREE3D_DEVICE_STEPS, names, ks);
   if (st) fmmcl_tree3d_device_kit_close(*kit), *kit = NULL;
   return st;
 }
@@ -386,8 +387,10 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_devi
                            D_(origin[1]), D_(origin[2]), D_(inv_unit), M_(p->packed), M_(p->packed_lo),
                            M_(flag));
   if (!st && n) st = launch(&s, k, fmmcl_round_up(n, s.wgs));
+  p->bad = 0;
   if (!st) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, kit ? CL_FALSE : CL_TRUE, 0, sizeof bad,
+                                     kit ? &p->bad : &bad, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s",
                       fmmcl_cl_error_name(err));
@@ -438,8 +441,9 @@ fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, si
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit, const fmmcl_morton3d_cube *cube,
-                                           cl_mem xyz, size_t n, fmmcl_tree3d_device_points *p, cl_mem *keys) {
+fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
+                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n,
+                                           fmmcl_tree3d_device_points *p, cl_mem *keys) {
   fmmcl_context ctx = kit ? kit->s.ctx : NULL;
   if (!kit || !cube || !xyz || !p || !keys || n == 0 || !fmmcl_tree3d_device_sort_available(ctx, n)) {
     if (xyz) clReleaseMemObject(xyz);

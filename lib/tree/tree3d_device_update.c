@@ -22,12 +22,14 @@ fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit,
   cl_mem b = NULL, r = NULL;
   size_t wgs = 0;
   cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_RANGES, &wgs);
-  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * nc * sizeof *bounds, bounds, &b);
+  fmmcl_status st =
+      fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * nc * sizeof *bounds, bounds, &b);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, 2 * nc * sizeof(cl_uint), NULL, &r);
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(keys), U_(n), M_(b), U_(nc), M_(r));
   if (!st) st = fmmcl_launch(ctx, k, fmmcl_round_up(nc, wgs), wgs, NULL, NULL);
   if (!st) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, r, CL_TRUE, 0, 2 * nc * sizeof(cl_uint), ranges, 0, NULL, NULL);
+    cl_int err =
+        clEnqueueReadBuffer(ctx->queue, r, CL_TRUE, 0, 2 * nc * sizeof(cl_uint), ranges, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree update: reading the cell ranges: %s",
                       fmmcl_cl_error_name(err));
@@ -37,8 +39,9 @@ fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit,
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem begin,
-                                              cl_mem leaves, size_t n_leaves, size_t n, cl_mem *leaf) {
+fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                              cl_mem begin, cl_mem leaves, size_t n_leaves, size_t n,
+                                              cl_mem *leaf) {
   size_t wgs = 0;
   cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_LEAF, &wgs);
   fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, (n ? n : 1) * sizeof(cl_int), NULL, leaf);
@@ -51,26 +54,26 @@ fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit
 fmmcl_status fmmcl_tree3d_device_close_pairs(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
                                              const fmmcl_tree3d_device_points *p, cl_mem begin,
                                              const double *centers, size_t n_leaves, double u, double ratio,
-                                             size_t *close) {
+                                             cl_uint *close) {
   cl_mem c = NULL, count = NULL;
-  cl_uint zero = 0, result = 0;
+  cl_uint zero = 0;
+  *close = 0;
   size_t wgs = 0;
   cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_CLOSE, &wgs);
-  fmmcl_status st =
-      fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * (n_leaves ? n_leaves : 1) * sizeof(double),
-                          centers, &c);
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                     3 * (n_leaves ? n_leaves : 1) * sizeof(double), centers, &c);
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &count);
   if (!st)
-    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(p->xyz), M_(p->perm), M_(begin), M_(c), U_(n_leaves), D_(u), D_(ratio),
-                           M_(count));
+    st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(p->xyz), M_(p->perm), M_(begin), M_(c), U_(n_leaves), D_(u),
+                           D_(ratio), M_(count));
   if (!st && n_leaves) st = fmmcl_launch(ctx, k, fmmcl_round_up(n_leaves, wgs), wgs, NULL, NULL);
   if (!st) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, count, CL_TRUE, 0, sizeof result, &result, 0, NULL, NULL);
+    /* not waited for; the buffers live on until the queue is done with them */
+    cl_int err = clEnqueueReadBuffer(ctx->queue, count, CL_FALSE, 0, sizeof *close, close, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree update: reading the close pairs: %s",
                       fmmcl_cl_error_name(err));
   }
-  *close = result;
   fmmcl_release(&c), fmmcl_release(&count);
   return st;
 }

@@ -13,7 +13,8 @@ int fmmcl_tree3d_refit(const fmmcl_tree3d *t, const fmmcl_morton3d_cube *cube, c
 #pragma omp parallel for schedule(static) reduction(&& : same) reduction(+ : overfull) if (t->n_cells > 4096)
   for (size_t i = 0; i < t->n_cells; i++) {
     const fmmcl_tree3d_cell *c = &t->cells[i];
-    const size_t ns = src_ranges[2 * i + 1] - src_ranges[2 * i], nt = tgt_ranges[2 * i + 1] - tgt_ranges[2 * i];
+    const size_t ns = src_ranges[2 * i + 1] - src_ranges[2 * i],
+                 nt = tgt_ranges[2 * i + 1] - tgt_ranges[2 * i];
     /* the refinement's rule (tree3d_build.c, needs_split) */
     const int split = c->level < t->max_level && (ns > t->leaf_size || nt > t->leaf_size);
     int ok = split == !fmmcl_tree3d_is_leaf(c) && (ns > 0) == (fmmcl_tree3d_n_src(c) > 0) &&

@@ -81,8 +81,9 @@ double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
   const size_t *perm = target ? t->target_perm : t->source_perm;
   /* after an update in place the permutation lives on the device only */
   cl_int *dev_perm = perm ? NULL : malloc((n ? n : 1) * sizeof *dev_perm);
-  if (!perm && (!dev_perm || clEnqueueReadBuffer(plan->ctx->queue, target ? s->tgt_perm : s->src_perm, CL_TRUE,
-                                                 0, n * sizeof *dev_perm, dev_perm, 0, NULL, NULL) != CL_SUCCESS))
+  if (!perm && (!dev_perm || clEnqueueReadBuffer(plan->ctx->queue, target ? s->tgt_perm : s->src_perm,
+                                                 CL_TRUE, 0, n * sizeof *dev_perm, dev_perm, 0, NULL,
+                                                 NULL) != CL_SUCCESS))
     n = 0; /* the root's size below: an estimate errs large */
   /* the sorted position of the caller's point, then the leaf whose range
    * holds it: one search, for the one pair the estimate looks at */
