@@ -387,10 +387,8 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_devi
                            D_(origin[1]), D_(origin[2]), D_(inv_unit), M_(p->packed), M_(p->packed_lo),
                            M_(flag));
   if (!st && n) st = launch(&s, k, fmmcl_round_up(n, s.wgs));
-  p->bad = 0;
   if (!st) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, kit ? CL_FALSE : CL_TRUE, 0, sizeof bad,
-                                     kit ? &p->bad : &bad, 0, NULL, NULL);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree sort: packing the points: %s",
                       fmmcl_cl_error_name(err));

@@ -35,8 +35,6 @@ fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, cons
 typedef struct fmmcl_tree3d_device_points {
   cl_mem xyz, perm, packed, packed_lo;
   int finite;
-  cl_int bad; /* with a kit, the pack's overflow flag, read without waiting:
-               * finite = !bad once the context's queue has finished */
 } fmmcl_tree3d_device_points;
 
 /* fmmcl_tree3d_build_device that leaves the points on the device instead
@@ -65,9 +63,7 @@ cl_kernel fmmcl_tree3d_device_kit_kernel(const fmmcl_tree3d_device_kit *kit, int
  * real_size exactly as the host packing rounds, packed_lo[i] what that
  * rounding lost (the caller releases both); leaf (int) is sorted point i's leaf
  * cell, center the FMM's REAL4 cell table (x, y, z, -) in that frame.
- * Releases p->xyz; keeps p->perm. kit may be NULL (one is made here);
- * with a kit nothing is waited for, and finite is !p->bad after the
- * queue has finished. */
+ * Releases p->xyz; keeps p->perm. kit may be NULL (one is made here). */
 fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_device_kit *kit,
                                       fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf, cl_mem center,
                                       size_t real_size, const double origin[3], double inv_unit);
@@ -98,8 +94,7 @@ fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit,
 fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
                                               cl_mem begin, cl_mem leaves, size_t n_leaves, size_t n,
                                               cl_mem *leaf);
-/* *close (read without waiting: valid once the context's queue has
- * finished): how many of p's consecutive sorted points within a leaf are
+/* *close: how many of p's consecutive sorted points within a leaf are
  * closer than the leaf's largest offset estimate allows (e = max 2 u |x -
  * centre|, counted where e > ratio r): the count fmm3d_setup.c's
  * needs_low_parts takes on the host, operation for operation. centers: 3
@@ -107,7 +102,7 @@ fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit
 fmmcl_status fmmcl_tree3d_device_close_pairs(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
                                              const fmmcl_tree3d_device_points *p, cl_mem begin,
                                              const double *centers, size_t n_leaves, double u, double ratio,
-                                             cl_uint *close);
+                                             size_t *close);
 
 /* The radix sort and scan above for other callers (the FGT's binning), on
  * the caller's device buffers; ctx's device needs fp64 (tree.cl is built in

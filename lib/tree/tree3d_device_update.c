@@ -54,10 +54,9 @@ fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit
 fmmcl_status fmmcl_tree3d_device_close_pairs(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
                                              const fmmcl_tree3d_device_points *p, cl_mem begin,
                                              const double *centers, size_t n_leaves, double u, double ratio,
-                                             cl_uint *close) {
+                                             size_t *close) {
   cl_mem c = NULL, count = NULL;
-  cl_uint zero = 0;
-  *close = 0;
+  cl_uint zero = 0, result = 0;
   size_t wgs = 0;
   cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_CLOSE, &wgs);
   fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
@@ -68,12 +67,12 @@ fmmcl_status fmmcl_tree3d_device_close_pairs(const fmmcl_tree3d_device_kit *kit,
                            D_(ratio), M_(count));
   if (!st && n_leaves) st = fmmcl_launch(ctx, k, fmmcl_round_up(n_leaves, wgs), wgs, NULL, NULL);
   if (!st) {
-    /* not waited for; the buffers live on until the queue is done with them */
-    cl_int err = clEnqueueReadBuffer(ctx->queue, count, CL_FALSE, 0, sizeof *close, close, 0, NULL, NULL);
+    cl_int err = clEnqueueReadBuffer(ctx->queue, count, CL_TRUE, 0, sizeof result, &result, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree update: reading the close pairs: %s",
                       fmmcl_cl_error_name(err));
   }
+  *close = result;
   fmmcl_release(&c), fmmcl_release(&count);
   return st;
 }

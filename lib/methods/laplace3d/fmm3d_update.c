@@ -22,7 +22,6 @@ typedef struct moved_set {
   uint32_t *ranges;               /* per cell */
   cl_mem begin;                   /* uint per leaf + 1: the leaves' first points */
   cl_mem leaf;                    /* int per sorted point: its leaf */
-  cl_uint close;                  /* its close pairs (fmmcl_tree3d_device_close_pairs) */
 } moved_set;
 
 typedef struct moved {
@@ -82,10 +81,10 @@ static fmmcl_status leaves_of_set(fmmcl_plan plan, const fmm3d_state *s, const m
   return st;
 }
 
-/* The count behind whether one set needs the compensated offsets, as
- * fmm3d_setup.c's needs_low_parts takes it, on the device into
- * set->close (once the queue has finished). */
-static fmmcl_status count_close(fmmcl_plan plan, const fmm3d_state *s, const moved *m, moved_set *set) {
+/* Whether one set needs the compensated offsets, as fmm3d_setup.c decides
+ * it (needs_low_parts), counted on the device. */
+static fmmcl_status set_compensates(fmmcl_plan plan, const fmm3d_state *s, const moved *m,
+                                    const moved_set *set, int *compensate) {
   const fmmcl_tree3d *t = s->tree;
   double u, ratio, share;
   fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio, &share);
@@ -93,9 +92,11 @@ static fmmcl_status count_close(fmmcl_plan plan, const fmm3d_state *s, const mov
   if (!centers) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t g = 0; g < t->n_leaves; g++)
     memcpy(centers + 3 * g, m->cells[t->leaves[g]].center, 3 * sizeof *centers);
+  size_t close = 0;
   fmmcl_status st = fmmcl_tree3d_device_close_pairs(m->kit, plan->ctx, &set->dev, set->begin, centers,
-                                                    t->n_leaves, u, ratio, &set->close);
+                                                    t->n_leaves, u, ratio, &close);
   free(centers);
+  *compensate = close > share * (double)set->n;
   return st;
 }
 
@@ -118,8 +119,13 @@ static fmmcl_status upload_cell_ranges(fmmcl_plan plan, const fmm3d_state *s, mo
 /* One set's points packed in the leaves' frames of the new cube. */
 static fmmcl_status pack_set(fmmcl_plan plan, const fmm3d_state *s, const moved *m, const double origin[3],
                              double unit, moved_set *set) {
-  return fmmcl_tree3d_device_pack(plan->ctx, m->kit, &set->dev, set->n, set->leaf, s->center, s->real_size,
-                                  origin, 1.0 / unit);
+  fmmcl_status st = fmmcl_tree3d_device_pack(plan->ctx, m->kit, &set->dev, set->n, set->leaf, s->center,
+                                             s->real_size, origin, 1.0 / unit);
+  if (!st && !set->dev.finite)
+    st = fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                    "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
+  if (!st && !s->compensate) fmmcl_release(&set->dev.packed_lo); /* the P2P reads no low parts */
+  return st;
 }
 
 static void swap_mem(cl_mem *dst, cl_mem *src) {
@@ -215,31 +221,21 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
     same = fmmcl_tree3d_refit(t, &m.cube, m.src.ranges, separate ? m.tgt.ranges : m.src.ranges, m.cells,
                               &m.n_overfull);
   const double t2 = fmmcl_wall_seconds();
-  /* the device's steps are queued without waiting (the compensation count
-   * and the overflow flag read back as they finish) while the host builds
-   * the cells' and the P2P's ranges; what they found is looked at after */
-  double origin[3], unit = 0.5 * m.cube.width;
-  for (int d = 0; d < 3; d++) origin[d] = m.cube.origin[d] + unit;
-  for (int k = 0; k < 1 + separate; k++) {
-    moved_set *set = k ? &m.tgt : &m.src;
-    if (!st && same) st = leaves_of_set(plan, s, &m, k, set);
-    if (!st && same) st = count_close(plan, s, &m, set);
-    if (!st && same) st = pack_set(plan, s, &m, origin, unit, set);
-  }
-  if (!st && same) st = upload_cell_ranges(plan, s, &m);
-  if (!st && same) st = fmmcl_fmm3d_upload_ranges(plan, s, m.cells, &s->fmm.u, &m.p2p);
-  clFinish(ctx->queue); /* before m's read-back fields are read, or m goes */
-  const double t_pack = fmmcl_wall_seconds();
-  if (!st && same && (m.src.dev.bad || (separate && m.tgt.dev.bad)))
-    st = fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                    "coordinate differences exceed the range of single precision; use FMMCL_DOUBLE");
-  double u, ratio, share;
-  fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio, &share);
-  const int compensate =
-      m.src.close > share * (double)m.src.n || (separate && m.tgt.close > share * (double)m.tgt.n);
+  int compensate = 0;
+  if (!st && same) st = leaves_of_set(plan, s, &m, 0, &m.src);
+  if (!st && same && separate) st = leaves_of_set(plan, s, &m, 1, &m.tgt);
+  if (!st && same) st = set_compensates(plan, s, &m, &m.src, &compensate);
+  if (!st && same && separate && !compensate) st = set_compensates(plan, s, &m, &m.tgt, &compensate);
   /* the other compensation needs other kernels: the rebuild makes them */
   same = same && compensate == s->compensate;
-  if (!s->compensate) fmmcl_release(&m.src.dev.packed_lo), fmmcl_release(&m.tgt.dev.packed_lo);
+  const double t_leaves = fmmcl_wall_seconds();
+  double origin[3], unit = 0.5 * m.cube.width;
+  for (int d = 0; d < 3; d++) origin[d] = m.cube.origin[d] + unit;
+  if (!st && same) st = pack_set(plan, s, &m, origin, unit, &m.src);
+  if (!st && same && separate) st = pack_set(plan, s, &m, origin, unit, &m.tgt);
+  const double t_pack = fmmcl_wall_seconds();
+  if (!st && same) st = upload_cell_ranges(plan, s, &m);
+  if (!st && same) st = fmmcl_fmm3d_upload_ranges(plan, s, m.cells, &s->fmm.u, &m.p2p);
   if (!st && same) {
     commit(s, &m, origin, unit);
     s->sort_seconds = t1 - t0, s->tree_seconds = t2 - t1, s->lists_seconds = 0;
@@ -250,8 +246,9 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
     fmmcl_plan_record(plan, "update points", t_points - t0);
     fmmcl_plan_record(plan, "update sort", t1 - t_points);
     fmmcl_plan_record(plan, "update tree", t2 - t1);
-    fmmcl_plan_record(plan, "update leaves pack ranges", t_pack - t2);
-    fmmcl_plan_record(plan, "update commit", t_end - t_pack);
+    fmmcl_plan_record(plan, "update leaves", t_leaves - t2);
+    fmmcl_plan_record(plan, "update pack", t_pack - t_leaves);
+    fmmcl_plan_record(plan, "update ranges", t_end - t_pack);
     *done = 1;
   }
   moved_release(&m);
