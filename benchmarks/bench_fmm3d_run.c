@@ -173,6 +173,19 @@ static fmmcl_status execute_runs(fmmcl_context ctx, fmmcl_plan plan, const bench
   return st ? failed(ctx, st, in->resident ? "fmmcl_plan_execute_buffers" : "fmmcl_plan_execute") : st;
 }
 
+/* Where the last update's time went, as the plan recorded it before the
+ * next execute (stderr): the profile of fmmcl_plan_update_positions. */
+static void report_update_phases(fmmcl_plan plan, size_t n) {
+  fmmcl_phase_time ph[BENCH_FMM3D_MAX_PHASES];
+  size_t c;
+  if (fmmcl_plan_timings(plan, ph, BENCH_FMM3D_MAX_PHASES, &c)) return;
+  if (c > BENCH_FMM3D_MAX_PHASES) c = BENCH_FMM3D_MAX_PHASES;
+  fprintf(stderr, "  update phases at N = %zu (ms):", n);
+  for (size_t k = 0; k < c; k++)
+    if (strcmp(ph[k].name, "build") != 0) fprintf(stderr, " %s %.2f", ph[k].name, 1e3 * ph[k].seconds);
+  fprintf(stderr, "\n");
+}
+
 /* 2R time steps alternating between the points moved by up to 1e-3 and
  * the points themselves (so the last, whose results stay for the error,
  * is on the points): update and execute timed apart, medians kept. */
@@ -193,6 +206,7 @@ static fmmcl_status step_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fm
     double t0 = bench_now();
     st = fmmcl_plan_update_positions(plan, r % 2 ? in->x : moved, NULL);
     const double t1 = bench_now();
+    if (!st && r == 2 * repeat - 1) report_update_phases(plan, in->n);
     if (!st)
       st = in->resident ? fmmcl_plan_execute_buffers(plan, dev.q, dev.pot, dev.grad)
                         : fmmcl_plan_execute(plan, in->q, in->pot, in->grad);

@@ -133,6 +133,113 @@ START_TEST(test_refused_keeps_plan) {
 }
 END_TEST
 
+/* Whether the plan's phases name phase (before the next execute: what the
+ * last update did; a rebuild records "lists", an update in place not). */
+static int has_phase(fmmcl_plan plan, const char *phase) {
+  fmmcl_phase_time ph[64];
+  size_t count = 0;
+  ck_assert_int_eq(fmmcl_plan_timings(plan, ph, 64, &count), FMMCL_SUCCESS);
+  for (size_t i = 0; i < count && i < 64; i++)
+    if (strcmp(ph[i].name, phase) == 0) return 1;
+  return 0;
+}
+
+typedef struct {
+  fmmcl_precision precision;
+  int separate_targets, close_pair; /* close_pair: two sources 1e-7 apart (double compensates) */
+} in_place_case;
+
+static const in_place_case in_place_cases[] = {
+    {FMMCL_SINGLE, 0, 0},
+    {FMMCL_DOUBLE, 1, 0},
+    {FMMCL_DOUBLE, 0, 1},
+    {FMMCL_SINGLE, 1, 1},
+};
+
+/* After each update, over every target, bit for bit what a plan made on
+ * those positions gives, and within the tolerance of the direct sum. */
+static void expect_fresh(const fmmcl_plan_options *o, fmmcl_plan moved, size_t ns, const double *x, size_t nt,
+                         const double *y, const double *q, const char *what) {
+  double *pot = malloc(nt * sizeof *pot), *grad = malloc(3 * nt * sizeof *grad);
+  double *pot2 = malloc(nt * sizeof *pot2), *grad2 = malloc(3 * nt * sizeof *grad2);
+  double *ref = malloc(nt * sizeof *ref);
+  fmmcl_plan fresh = NULL;
+  run(moved, q, nt, pot, grad);
+  ck_assert_int_eq(fmmcl_plan_create(ctx, o, ns, x, nt, y, &fresh), FMMCL_SUCCESS);
+  run(fresh, q, nt, pot2, grad2);
+  for (size_t i = 0; i < nt; i++)
+    ck_assert_msg(pot[i] == pot2[i], "%s: target %zu: %.17g vs %.17g", what, i, pot[i], pot2[i]);
+  for (size_t i = 0; i < 3 * nt; i++)
+    ck_assert_msg(grad[i] == grad2[i], "%s: gradient %zu: %.17g vs %.17g", what, i, grad[i], grad2[i]);
+  ck_assert_int_eq(fmmcl_reference_direct(o, ns, x, q, nt, y ? y : x, ref, NULL), FMMCL_SUCCESS);
+  const double err = fmmcl_test_rel_l2(pot, ref, nt), tol = o->precision == FMMCL_SINGLE ? 1e-3 : 1e-5;
+  ck_assert_msg(err <= tol, "%s: error %g", what, err);
+  fmmcl_plan_destroy(fresh);
+  free(pot), free(grad), free(pot2), free(grad2), free(ref);
+}
+
+/* Time steps of a 3D FMM: small moves keep the octree, and the plan is
+ * updated in place (no lists rebuilt), then moved back, then stretched so
+ * that the tree changes and the plan is rebuilt; every state sums as a
+ * fresh plan does. */
+START_TEST(test_in_place_steps) {
+  const in_place_case *c = &in_place_cases[_i];
+  enum { NS = 4000, NT = 2000 };
+  const size_t nt = c->separate_targets ? NT : NS;
+  double *x = malloc(3 * NS * sizeof *x), *x2 = malloc(3 * NS * sizeof *x2), *y = malloc(3 * NT * sizeof *y);
+  double *y2 = malloc(3 * NT * sizeof *y2), *d = malloc(3 * NS * sizeof *d), *q = malloc(NS * sizeof *q);
+  fmmcl_test_random_points(51, NS, 3, x);
+  fmmcl_test_random_points(52, NT, 3, y);
+  fmmcl_test_random_points(53, NS, 3, d);
+  fmmcl_test_random_values(54, NS, -1, 1, q);
+  if (c->close_pair)
+    for (int k = 0; k < 3; k++) x[3 * 9 + k] = x[3 * 8 + k] + (k ? 0 : 1e-7);
+  /* a time step: every point moved by up to 1e-3 (the close pair together) */
+  for (size_t i = 0; i < 3 * NS; i++) x2[i] = x[i] + 2e-3 * (d[i] - 0.5);
+  for (size_t i = 0; i < 3 * NT; i++) y2[i] = y[i] + 2e-3 * (d[i] - 0.5);
+  if (c->close_pair)
+    for (int k = 0; k < 3; k++) x2[3 * 9 + k] = x2[3 * 8 + k] + (k ? 0 : 1e-7);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM, o.precision = c->precision;
+  const double *ya = c->separate_targets ? y : NULL, *yb = c->separate_targets ? y2 : NULL;
+  fmmcl_plan plan = NULL;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  ck_assert_msg(fmmcl_plan_update_positions(plan, x2, yb) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(!has_phase(plan, "lists"), "case %d: a small move rebuilt the tree", _i);
+  expect_fresh(&o, plan, NS, x2, nt, yb, q, "moved");
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, ya), FMMCL_SUCCESS);
+  ck_assert_msg(!has_phase(plan, "lists"), "case %d: the move back rebuilt the tree", _i);
+  expect_fresh(&o, plan, NS, x, nt, ya, q, "moved back");
+  /* stretched towards a corner: the leaves there overflow */
+  for (size_t i = 0; i < 3 * NS; i++) x2[i] = x[i] * x[i] * x[i];
+  for (size_t i = 0; i < 3 * NT; i++) y2[i] = y[i] * y[i] * y[i];
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x2, yb), FMMCL_SUCCESS);
+  ck_assert_msg(has_phase(plan, "lists"), "case %d: a new tree was not built", _i);
+  expect_fresh(&o, plan, NS, x2, nt, yb, q, "stretched");
+  /* and in place again from the new tree */
+  for (size_t i = 0; i < 3 * NS; i++) x[i] = x2[i] + 1e-6 * (d[i] - 0.5);
+  for (size_t i = 0; i < 3 * NT; i++) y[i] = y2[i] + 1e-6 * (d[i] - 0.5);
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, ya), FMMCL_SUCCESS);
+  expect_fresh(&o, plan, NS, x, nt, ya, q, "stretched and moved");
+  /* the rounding estimate finds its pair's leaves through the permutation
+   * the update left on the device: as a fresh plan's */
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x2, yb), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, ya), FMMCL_SUCCESS);
+  ck_assert_msg(!has_phase(plan, "lists"), "case %d: a tiny move rebuilt the tree", _i);
+  fmmcl_plan fresh = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &fresh), FMMCL_SUCCESS);
+  double e1, d1, e2, d2;
+  ck_assert_int_eq(fmmcl_plan_rounding_estimate(plan, x, ya, &e1, &d1), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_rounding_estimate(fresh, x, ya, &e2, &d2), FMMCL_SUCCESS);
+  ck_assert_msg(e1 == e2 && d1 == d2, "case %d: estimate %g at %g, fresh %g at %g", _i, e1, d1, e2, d2);
+  fmmcl_plan_destroy(fresh);
+  fmmcl_plan_destroy(plan);
+  free(x), free(x2), free(y), free(y2), free(d), free(q);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("update");
   TCase *tc = tcase_create("positions");
@@ -141,6 +248,11 @@ int main(void) {
   tcase_add_loop_test(tc, test_moved_equals_fresh, 0, (int)(sizeof cases / sizeof *cases));
   tcase_add_test(tc, test_refused_keeps_plan);
   suite_add_tcase(s, tc);
+  TCase *tp = tcase_create("in place");
+  tcase_add_checked_fixture(tp, open_device, close_device);
+  tcase_set_timeout(tp, 600);
+  tcase_add_loop_test(tp, test_in_place_steps, 0, (int)(sizeof in_place_cases / sizeof *in_place_cases));
+  suite_add_tcase(s, tp);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   const int failed = srunner_ntests_failed(sr);

@@ -142,6 +142,80 @@ static inline double2 frame_offset(REAL x, REAL o, REAL inv_unit, REAL c) {
 DEVICE_PACK(fmmcl_tree3d_device_pack_float, float, float4)
 DEVICE_PACK(fmmcl_tree3d_device_pack_double, double, double4)
 
+/* ---- new positions for a built tree (lib/tree/tree3d_device_update.c) ---- */
+
+/* First index in [lo, hi) of the sorted keys with key >= bound. */
+static inline uint lower_bound_key(__global const ulong *keys, uint lo, uint hi, ulong bound) {
+  while (lo < hi) {
+    const uint mid = lo + (hi - lo) / 2;
+    if (keys[mid] < bound) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* ranges[c] = the sorted points of cell c: the keys in [bounds[c].x,
+ * bounds[c].y) (the cell's key at the finest level and its successor's). */
+__kernel void tree_cell_ranges(__global const ulong *keys, uint n, __global const ulong2 *bounds,
+                               uint n_cells, __global uint2 *ranges) {
+  const uint c = get_global_id(0);
+  if (c >= n_cells) return;
+  const ulong2 b = bounds[c];
+  const uint lo = lower_bound_key(keys, 0, n, b.x);
+  ranges[c] = (uint2)(lo, lower_bound_key(keys, lo, n, b.y));
+}
+
+/* leaf[i] = the leaf cell holding sorted point i: leaves[g] for the last g
+ * with begin[g] <= i (begin: n_leaves + 1 entries, the leaves' ranges in
+ * Morton order, tiling [0, n); an empty leaf never is the last). */
+__kernel void tree_point_leaf(__global const uint *begin, __global const int *leaves, uint n_leaves, uint n,
+                              __global int *leaf) {
+  const uint i = get_global_id(0);
+  if (i >= n) return;
+  uint lo = 0, hi = n_leaves;
+  while (lo < hi) {
+    const uint mid = lo + (hi - lo) / 2;
+    if (begin[mid] <= i) lo = mid + 1;
+    else hi = mid;
+  }
+  leaf[i] = leaves[lo - 1];
+}
+
+/* The count behind the FMM's choice of compensated offsets
+ * (needs_low_parts in lib/methods/laplace3d/fmm3d_setup.c, operation for
+ * operation): per leaf g (points [begin[g], begin[g+1]) of the sorted
+ * order, the caller's point perm[i]; centre[g] in world units), e = the
+ * largest 2 u |x - centre|, and the consecutive pairs at distance r > 0
+ * with e > ratio r are added to *close. One work-item a leaf. */
+__kernel void tree_close_pairs(__global const REAL *xyz, __global const uint *perm, __global const uint *begin,
+                               __global const REAL *center, uint n_leaves, REAL u, REAL ratio,
+                               __global uint *close) {
+  const uint g = get_global_id(0);
+  if (g >= n_leaves) return;
+  const uint a = begin[g], b = begin[g + 1];
+  const REAL cx = center[3 * g], cy = center[3 * g + 1], cz = center[3 * g + 2];
+  REAL e = 0;
+  for (uint i = a; i < b; i++) {
+    __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;
+    REAL off2 = 0;
+    off2 += (p[0] - cx) * (p[0] - cx);
+    off2 += (p[1] - cy) * (p[1] - cy);
+    off2 += (p[2] - cz) * (p[2] - cz);
+    e = fmax(e, 2 * u * sqrt(off2));
+  }
+  uint count = 0;
+  for (uint i = a + 1; i < b; i++) {
+    __global const REAL *p = xyz + (size_t)perm[i] * POINT_STRIDE;
+    __global const REAL *q = xyz + (size_t)perm[i - 1] * POINT_STRIDE;
+    REAL r2 = 0;
+    r2 += (p[0] - q[0]) * (p[0] - q[0]);
+    r2 += (p[1] - q[1]) * (p[1] - q[1]);
+    r2 += (p[2] - q[2]) * (p[2] - q[2]);
+    if (r2 > 0 && !(e <= ratio * sqrt(r2))) count++;
+  }
+  if (count) atomic_add(close, count);
+}
+
 /* ---- local scan ----------------------------------------------------------- */
 
 /* Exclusive prefix sum of one value per work-item over the work-group

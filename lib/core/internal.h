@@ -280,6 +280,11 @@ fmmcl_status fmmcl_points_check(fmmcl_context ctx, const char *what, size_t n, c
  * represented in opt->precision (plan.c says how each limit is derived). */
 fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                 const double *sources, size_t n_targets, const double *targets);
+/* The same from what it reads of the points: mag the largest |coordinate|
+ * of both sets, extent the longest side of the sources' box (of either
+ * set's, the larger, when has_targets: then it is not read). */
+fmmcl_status fmmcl_ranges_check_bounds(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                       int has_targets, double mag, double extent);
 /* Largest |coordinate| whose pairs' r^2 is finite in precision p and dimension dim. */
 double fmmcl_coordinate_limit(fmmcl_precision p, int dim);
 

@@ -78,11 +78,16 @@ double fmmcl_coordinate_limit(fmmcl_precision p, int dim) { return sqrt(precisio
 /* Largest |x| over a point set, and its extent (the longest side of its box). */
 static void magnitude_extent(size_t n, const double *x, int dim, double *mag, double *extent) {
   double lo[FMMCL_MAX_DIM], hi[FMMCL_MAX_DIM];
-  for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+  for (int d = 0; d < FMMCL_MAX_DIM; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+  /* a time step's update reads every coordinate here: in parallel, and
+   * compares rather than fmin calls (min and max are exact, so the
+   * threads' order cannot change them; a NaN is skipped, as fmin did) */
+#pragma omp parallel for schedule(static) if (n > 65536) reduction(min : lo[:FMMCL_MAX_DIM]) \
+    reduction(max : hi[:FMMCL_MAX_DIM])
   for (size_t i = 0; i < n; i++)
     for (int d = 0; d < dim; d++) {
-      double v = x[i * (size_t)dim + (size_t)d];
-      lo[d] = fmin(lo[d], v), hi[d] = fmax(hi[d], v);
+      const double v = x[i * (size_t)dim + (size_t)d];
+      lo[d] = v < lo[d] ? v : lo[d], hi[d] = v > hi[d] ? v : hi[d];
     }
   for (int d = 0; d < dim; d++) {
     *mag = fmax(*mag, fmax(fabs(lo[d]), fabs(hi[d])));
@@ -110,11 +115,16 @@ static int inverse_power(const fmmcl_plan_options *o) {
  * points, which are skipped, aside). */
 fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, size_t n_sources,
                                 const double *sources, size_t n_targets, const double *targets) {
-  const double max = precision_max(o->precision), limit = fmmcl_coordinate_limit(o->precision, o->dim);
-  const char *word = precision_word(o->precision);
   double mag = 0, extent = 0;
   magnitude_extent(n_sources, sources, o->dim, &mag, &extent);
   if (targets) magnitude_extent(n_targets, targets, o->dim, &mag, &extent);
+  return fmmcl_ranges_check_bounds(ctx, o, n_sources, targets != NULL, mag, extent);
+}
+
+fmmcl_status fmmcl_ranges_check_bounds(fmmcl_context ctx, const fmmcl_plan_options *o, size_t n_sources,
+                                       int has_targets, double mag, double extent) {
+  const double max = precision_max(o->precision), limit = fmmcl_coordinate_limit(o->precision, o->dim);
+  const char *word = precision_word(o->precision);
   if (!(mag <= limit))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "a coordinate of magnitude %g exceeds %g, beyond which r^2 overflows %s precision "
@@ -159,7 +169,7 @@ fmmcl_status fmmcl_ranges_check(fmmcl_context ctx, const fmmcl_plan_options *o, 
   /* only where the targets are the sources is the close pair one that is summed */
   const double n = (double)n_sources;
   const double cells = floor(cbrt(n - 1) + 1e-9); /* k with k^3 < n, as large as possible */
-  if (power && !targets && extent > 0 && cells >= 1) {
+  if (power && !has_targets && extent > 0 && cells >= 1) {
     const double r_max = sqrt((double)o->dim) * extent / cells, r_min = pow(max, -1.0 / power);
     if (r_max < r_min)
       return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,

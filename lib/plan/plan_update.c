@@ -20,6 +20,24 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "fmmcl_plan_update_positions: a %s plan is rebuilt with the call that created it",
                       plan->ops->name);
+  const double t0 = fmmcl_wall_seconds();
+  /* the method's own update where it can keep its state (the same tree),
+   * checking the points as below while it reads them; it leaves the plan
+   * untouched when it cannot, and the checks and the rebuild below then
+   * answer, errors included */
+  int done = 0;
+  if (plan->ops->update) {
+    /* the build's time stays; the hook records its own steps after it */
+    size_t keep = 0;
+    for (size_t i = 0; i < plan->n_phases; i++)
+      if (strcmp(plan->phases[i].name, "build") == 0) plan->phases[keep++] = plan->phases[i];
+    plan->n_phases = keep;
+    if (plan->ops->update(plan, sources, targets, &done)) fmmcl_clear_error(ctx), done = 0;
+  }
+  if (done) {
+    fmmcl_plan_record(plan, "update", fmmcl_wall_seconds() - t0);
+    return FMMCL_SUCCESS;
+  }
   const int dim = plan->opt.dim;
   fmmcl_status st = fmmcl_points_check(ctx, "sources", plan->n_sources, sources, dim);
   if (!st && targets) st = fmmcl_points_check(ctx, "targets", plan->n_targets, targets, dim);
@@ -30,7 +48,6 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
   struct fmmcl_plan_s fresh = *plan;
   fresh.impl = NULL;
   fresh.n_phases = 0;
-  const double t0 = fmmcl_wall_seconds();
   st = plan->ops->create(&fresh, sources, targets ? targets : sources);
   if (st) {
     plan->ops->destroy(&fresh);

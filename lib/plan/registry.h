@@ -44,6 +44,12 @@ struct fmmcl_method_ops {
    * Only methods with it run plans that need more than charges (dipoles,
    * Hessians, complex or vector kernels). */
   fmmcl_status (*evaluate)(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out);
+  /* Optional (NULL: fmmcl_plan_update_positions rebuilds through create):
+   * new positions in place of the old where the method can keep its state;
+   * *done 0 (the plan untouched) asks for the rebuild. The points come
+   * unchecked (the hook reads them once): it declines those that
+   * fmmcl_points_check or fmmcl_ranges_check would refuse. */
+  fmmcl_status (*update)(fmmcl_plan plan, const double *sources, const double *targets, int *done);
 };
 
 /* The ops tables, one per implementation; only the registry (registry.c)

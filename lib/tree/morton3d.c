@@ -64,6 +64,10 @@ fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const doub
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   extend_box(a, na, lo, hi);
   extend_box(b, nb, lo, hi);
+  return fmmcl_morton3d_cube_of_box(lo, hi, cube);
+}
+
+fmmcl_status fmmcl_morton3d_cube_of_box(const double lo[3], const double hi[3], fmmcl_morton3d_cube *cube) {
   double width = 0.0;
   for (int d = 0; d < 3; d++) width = fmax(width, hi[d] - lo[d]);
   /* Zero extent (one point, or all coincide): any cube holds them. */

@@ -31,6 +31,10 @@ typedef struct fmmcl_morton3d_cube {
  * cube. Fails with FMMCL_ERROR_NONFINITE_INPUT on a NaN or infinity. */
 fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const double *b, size_t nb,
                                           fmmcl_morton3d_cube *cube);
+/* The cube fmmcl_morton3d_bounding_cube makes of the points' box [lo, hi]
+ * (finite points' smallest and largest coordinates), for a caller that
+ * has read them already. */
+fmmcl_status fmmcl_morton3d_cube_of_box(const double lo[3], const double hi[3], fmmcl_morton3d_cube *cube);
 
 /* Key of one point (clamped into the cube, so a point a rounding error
  * outside still gets the nearest boundary cell). */

@@ -78,6 +78,18 @@ fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, 
                                        size_t *target_perm, size_t leaf_size, int max_level, int gather,
                                        fmmcl_tree3d **tree);
 void fmmcl_tree3d_destroy(fmmcl_tree3d *tree);
+/* A cell's anchor, centre and half-width from its key and level in cube. */
+void fmmcl_tree3d_cell_geometry(const fmmcl_morton3d_cube *cube, fmmcl_tree3d_cell *c);
+/* Whether t's cells are the tree of the same points in a new root cube
+ * (tree3d_refit.c): src_ranges / tgt_ranges (2 uint32 a cell: its first
+ * sorted point and the end, from the points sorted in cube) make every
+ * refinement decision of fmmcl_tree3d_build as t made it and leave the
+ * same cells holding sources and targets; then cells (t->n_cells) receive
+ * t's cells with those ranges and cube's geometry, *n_overfull the leaves
+ * left over q. Returns 1 if so, 0 if the tree would change (cells then
+ * undefined). tgt_ranges may equal src_ranges (targets are sources). */
+int fmmcl_tree3d_refit(const fmmcl_tree3d *t, const fmmcl_morton3d_cube *cube, const uint32_t *src_ranges,
+                       const uint32_t *tgt_ranges, fmmcl_tree3d_cell *cells, size_t *n_overfull);
 
 static inline int fmmcl_tree3d_is_leaf(const fmmcl_tree3d_cell *c) { return c->n_children == 0; }
 static inline size_t fmmcl_tree3d_n_src(const fmmcl_tree3d_cell *c) { return c->src_end - c->src_begin; }

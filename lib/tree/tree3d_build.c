@@ -284,6 +284,8 @@ fmmcl_status fmmcl_tree3d_build_sorted(size_t n_sources, const double *sources, 
   return FMMCL_SUCCESS;
 }
 
+void fmmcl_tree3d_cell_geometry(const fmmcl_morton3d_cube *cube, fmmcl_tree3d_cell *c) { set_geometry(cube, c); }
+
 void fmmcl_tree3d_destroy(fmmcl_tree3d *t) {
   if (!t) return;
   if (!t->targets_are_sources) {

@@ -1,6 +1,7 @@
 /* tree3d_device_sort.c — launches cl/tree.cl: Morton keys of the points in
  * the root cube, then a stable LSD radix sort of (key, index) pairs, read
  * back so the host refinement can skip its own keys and sort. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ typedef struct sorter {
  * once the tree is built). */
 typedef struct keep_request {
   fmmcl_tree3d_device_points *out;
+  cl_mem *keys; /* non-NULL: the sorted keys stay too, and nothing is read back */
+  cl_mem xyz;   /* non-NULL: the coordinates are there already (and become out's) */
 } keep_request;
 
 /* Device buffers of one sort; scan[k] holds level k's block sums. */
@@ -127,8 +130,10 @@ static fmmcl_status scan_exclusive(sorter *s, sort_buffers *b, cl_mem data, cl_u
 static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size_t n, size_t groups,
                              fmmcl_pinned *stage) {
   fmmcl_context ctx = s->ctx;
-  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, &b->xyz);
-  if (!st) {
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (!b->xyz) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, &b->xyz);
+  else xyz = NULL; /* uploaded by fmmcl_tree3d_device_upload */
+  if (!st && xyz) {
     /* in chunks, so that the copy of one overlaps the transfer of the last */
     double *dst = stage->ptr;
     const size_t total = 3 * n, chunk = total / 4 + 1;
@@ -210,6 +215,7 @@ static fmmcl_status read_back(sorter *s, sort_buffers *b, int src, size_t n, uin
 static void keep_points(sort_buffers *b, int src, const keep_request *keep) {
   keep->out->xyz = b->xyz, keep->out->perm = b->perm[src];
   b->xyz = NULL, b->perm[src] = NULL;
+  if (keep->keys) *keep->keys = b->keys[src], b->keys[src] = NULL;
 }
 
 static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const double *xyz, size_t n,
@@ -219,15 +225,22 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   sort_buffers b;
   memset(&b, 0, sizeof b);
   int src = 0;
-  fmmcl_pinned stage;
-  fmmcl_status st = fmmcl_pinned_alloc(s->ctx, 3 * n * sizeof(double), 0, &stage);
-  if (st) return st;
+  fmmcl_pinned stage = {0};
+  const int given = keep && keep->xyz;
+  if (given) b.xyz = keep->xyz;
+  /* the stage carries the coordinates up and the keys back */
+  fmmcl_status st =
+      given && keep->keys ? FMMCL_SUCCESS : fmmcl_pinned_alloc(s->ctx, 3 * n * sizeof(double), 0, &stage);
+  if (st) {
+    fmmcl_release(&b.xyz);
+    return st;
+  }
   st = allocate(s, &b, xyz, n, groups, &stage);
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
   if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, KEY_BITS);
-  if (!st) st = read_back(s, &b, src, n, keys, perm, &stage);
+  if (!st && !(keep && keep->keys)) st = read_back(s, &b, src, n, keys, perm, &stage);
   if (!st && keep) keep_points(&b, src, keep);
-  clFinish(s->ctx->queue); /* nothing may still read the staging block */
+  if (stage.ptr) clFinish(s->ctx->queue); /* nothing may still read the staging block */
   fmmcl_pinned_free(&stage);
   buffers_release(&b);
   return st;
@@ -326,13 +339,43 @@ fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources,
                       &sk, targets ? &tk : NULL);
 }
 
-fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf,
-                                      cl_mem center, size_t real_size, const double origin[3],
-                                      double inv_unit) {
+struct fmmcl_tree3d_device_kit {
+  sorter s;
+  cl_kernel steps[FMMCL_TREE3D_DEVICE_STEPS];
+};
+
+fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit) {
+  *kit = calloc(1, sizeof **kit);
+  if (!*kit) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
+  const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs"};
+  cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2]};
+  fmmcl_status st = sorter_init(&(*kit)->s, ctx);
+  if (!st)
+    st = fmmcl_create_kernels(ctx, (*kit)->s.program, "tree/tree.cl", FMMCL_TREE3D_DEVICE_STEPS, names, ks);
+  if (st) fmmcl_tree3d_device_kit_close(*kit), *kit = NULL;
+  return st;
+}
+
+void fmmcl_tree3d_device_kit_close(fmmcl_tree3d_device_kit *kit) {
+  if (!kit) return;
+  for (int i = 0; i < FMMCL_TREE3D_DEVICE_STEPS; i++) fmmcl_release(&kit->steps[i]);
+  sorter_release(&kit->s);
+  free(kit);
+}
+
+cl_kernel fmmcl_tree3d_device_kit_kernel(const fmmcl_tree3d_device_kit *kit, int step, size_t *wgs) {
+  *wgs = kit->s.wgs;
+  return kit->steps[step];
+}
+
+fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_device_kit *kit,
+                                      fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf, cl_mem center,
+                                      size_t real_size, const double origin[3], double inv_unit) {
   if (!p || !p->xyz || !p->perm || (real_size != 4 && real_size != 8))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_device_pack: bad argument");
   sorter s;
-  fmmcl_status st = sorter_init(&s, ctx);
+  fmmcl_status st = kit ? FMMCL_SUCCESS : sorter_init(&s, ctx);
+  if (kit) s = kit->s; /* borrowed: not released here */
   cl_kernel k = real_size == 4 ? s.pack_float : s.pack_double;
   cl_int bad = 0;
   cl_mem flag = NULL;
@@ -351,11 +394,67 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_poi
                       fmmcl_cl_error_name(err));
   }
   fmmcl_release(&flag);
-  sorter_release(&s);
+  if (!kit) sorter_release(&s);
   if (st) return st;
   p->finite = !bad;
   fmmcl_release(&p->xyz);
   return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, size_t n, cl_mem *buf,
+                                        double lo[3], double hi[3], int *finite) {
+  *buf = NULL;
+  fmmcl_pinned stage;
+  fmmcl_status st = fmmcl_pinned_alloc(ctx, 3 * (n ? n : 1) * sizeof(double), 0, &stage);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_ONLY, 3 * n * sizeof(double), NULL, buf);
+  double x0 = INFINITY, y0 = INFINITY, z0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY, z1 = -INFINITY;
+  int ok = 1;
+  /* in chunks, each read once: copied into the stage, its box and
+   * finiteness taken on the way (min and max are exact, so the threads'
+   * order cannot change them), and sent while the next is copied */
+  const size_t chunk = (n + 7) / 8;
+  for (size_t lo_i = 0; !st && lo_i < n; lo_i += chunk) {
+    const size_t hi_i = lo_i + chunk < n ? lo_i + chunk : n;
+    double *dst = stage.ptr;
+#pragma omp parallel for schedule(static) if (hi_i - lo_i > 16384) reduction(min : x0, y0, z0) \
+    reduction(max : x1, y1, z1) reduction(&& : ok)
+    for (size_t i = lo_i; i < hi_i; i++) {
+      const double x = xyz[3 * i], y = xyz[3 * i + 1], z = xyz[3 * i + 2];
+      dst[3 * i] = x, dst[3 * i + 1] = y, dst[3 * i + 2] = z;
+      ok = ok && isfinite(x) && isfinite(y) && isfinite(z);
+      x0 = x < x0 ? x : x0, y0 = y < y0 ? y : y0, z0 = z < z0 ? z : z0;
+      x1 = x > x1 ? x : x1, y1 = y > y1 ? y : y1, z1 = z > z1 ? z : z1;
+    }
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, *buf, CL_FALSE, 3 * lo_i * sizeof(double),
+                                      3 * (hi_i - lo_i) * sizeof(double), dst + 3 * lo_i, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree update: sending the points: %s",
+                      fmmcl_cl_error_name(err));
+  }
+  clFinish(ctx->queue); /* the stage goes back to the pool */
+  fmmcl_pinned_free(&stage);
+  lo[0] = x0, lo[1] = y0, lo[2] = z0, hi[0] = x1, hi[1] = y1, hi[2] = z1;
+  *finite = ok;
+  if (st) fmmcl_release(buf);
+  return st;
+}
+
+fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
+                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n,
+                                           fmmcl_tree3d_device_points *p, cl_mem *keys) {
+  fmmcl_context ctx = kit ? kit->s.ctx : NULL;
+  if (!kit || !cube || !xyz || !p || !keys || n == 0 || !fmmcl_tree3d_device_sort_available(ctx, n)) {
+    if (xyz) clReleaseMemObject(xyz);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_device_sort_kept: bad argument");
+  }
+  memset(p, 0, sizeof *p);
+  *keys = NULL;
+  keep_request keep = {.out = p, .keys = keys, .xyz = xyz};
+  sorter s = kit->s; /* borrowed: sort_with only launches its kernels */
+  /* sort_with takes the coordinates over */
+  fmmcl_status st = sort_with(&s, cube, NULL, n, NULL, NULL, &keep);
+  if (st) release_points(p), fmmcl_release(keys);
+  return st;
 }
 
 /* ---- the sort and scan for other callers (the FGT's box binning) -------- */

@@ -46,6 +46,16 @@ fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources,
                                             int max_level, fmmcl_tree3d **tree, double *sort_seconds,
                                             fmmcl_tree3d_device_points *src, fmmcl_tree3d_device_points *tgt);
 
+/* The sort's program and kernels (cl/tree/tree.cl, built in double, the
+ * program cached in the context), made once for the several device steps
+ * of an update, which otherwise each make their own. */
+typedef struct fmmcl_tree3d_device_kit fmmcl_tree3d_device_kit;
+enum { FMMCL_TREE3D_STEP_RANGES, FMMCL_TREE3D_STEP_LEAF, FMMCL_TREE3D_STEP_CLOSE, FMMCL_TREE3D_DEVICE_STEPS };
+fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit);
+void fmmcl_tree3d_device_kit_close(fmmcl_tree3d_device_kit *kit);
+/* The kernel of one step (FMMCL_TREE3D_STEP_*) and the work-group size. */
+cl_kernel fmmcl_tree3d_device_kit_kernel(const fmmcl_tree3d_device_kit *kit, int step, size_t *wgs);
+
 /* Packs the n points p keeps as the 3D FMM's device coordinates
  * (lib/methods/laplace3d/fmm3d.h): packed[i] = ((x - origin) * inv_unit -
  * centre of leaf[i], 0) for the caller's point perm[i], computed as a
@@ -53,10 +63,46 @@ fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources,
  * real_size exactly as the host packing rounds, packed_lo[i] what that
  * rounding lost (the caller releases both); leaf (int) is sorted point i's leaf
  * cell, center the FMM's REAL4 cell table (x, y, z, -) in that frame.
- * Releases p->xyz; keeps p->perm. */
-fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf,
-                                      cl_mem center, size_t real_size, const double origin[3],
-                                      double inv_unit);
+ * Releases p->xyz; keeps p->perm. kit may be NULL (one is made here). */
+fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_device_kit *kit,
+                                      fmmcl_tree3d_device_points *p, size_t n, cl_mem leaf, cl_mem center,
+                                      size_t real_size, const double origin[3], double inv_unit);
+
+/* n points (3 doubles each) sent to a new device buffer *buf through
+ * pinned staging, reading them once: lo and hi receive their box, *finite
+ * whether every coordinate is finite (the box is then meaningless). */
+fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, size_t n, cl_mem *buf,
+                                        double lo[3], double hi[3], int *finite);
+/* One point set's keys and sort left on the device for a tree that is
+ * already built (new positions, fmmcl_tree3d_refit), from the coordinates
+ * xyz sent by fmmcl_tree3d_device_upload (taken over: p->xyz on success,
+ * released on failure): p->perm as fmmcl_tree3d_build_device_kept keeps it,
+ * and *keys the sorted keys (cl_ulong, n); nothing is read back. On
+ * failure nothing is kept. */
+fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
+                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n,
+                                           fmmcl_tree3d_device_points *p, cl_mem *keys);
+
+/* The steps after fmmcl_tree3d_device_sort_kept (tree3d_device_update.c).
+ * ranges (2 * t->n_cells uint32, host): each cell's [first, end) in the n
+ * sorted keys, for fmmcl_tree3d_refit. */
+fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                             const fmmcl_tree3d *t, cl_mem keys, size_t n, uint32_t *ranges);
+/* *leaf (int, n, made here): the leaf cell of each sorted point, from the
+ * leaves' first points begin (uint, n_leaves + 1, the last n) and cell
+ * indices leaves (int, n_leaves), in Morton order. */
+fmmcl_status fmmcl_tree3d_device_point_leaves(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                              cl_mem begin, cl_mem leaves, size_t n_leaves, size_t n,
+                                              cl_mem *leaf);
+/* *close: how many of p's consecutive sorted points within a leaf are
+ * closer than the leaf's largest offset estimate allows (e = max 2 u |x -
+ * centre|, counted where e > ratio r): the count fmm3d_setup.c's
+ * needs_low_parts takes on the host, operation for operation. centers: 3
+ * doubles per leaf (world units), begin as above. */
+fmmcl_status fmmcl_tree3d_device_close_pairs(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                             const fmmcl_tree3d_device_points *p, cl_mem begin,
+                                             const double *centers, size_t n_leaves, double u, double ratio,
+                                             size_t *close);
 
 /* The radix sort and scan above for other callers (the FGT's binning), on
  * the caller's device buffers; ctx's device needs fp64 (tree.cl is built in

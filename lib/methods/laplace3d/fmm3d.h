@@ -135,6 +135,20 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s);
 fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags flags, size_t bytes,
                                 const void *host, cl_mem *buf);
 void fmmcl_fmm3d_release(fmm3d_state *s);
+/* The P2P list (U, or the treecode's near list) as merged source ranges of
+ * cells (s->tree's, or those of new positions) into dl. */
+fmmcl_status fmmcl_fmm3d_upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
+                                       const fmmcl_tree3d_csr *csr, fmm3d_device_list *dl);
+void fmmcl_fmm3d_release_list(fmm3d_device_list *dl);
+/* The threshold of compensated offsets (fmm3d_setup.c): a point set needs
+ * them when more than share of its points have a close neighbour, with
+ * unit roundoff u and close meaning e > ratio r. */
+void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio, double *share);
+/* New positions for an FMM plan (fmm3d_update.c) when its octree stays
+ * the same: *done 1 then, else 0 and the plan untouched (a new tree, a
+ * treecode or borrowed tree, no device sort, another compensation, points
+ * the plan's checks refuse: the caller checks and rebuilds). */
+fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const double *targets, int *done);
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);

@@ -140,7 +140,7 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
 static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3d_device_points *p, size_t n,
                                     cl_mem leaf, cl_mem *buf, cl_mem *lo_buf, cl_mem *perm) {
   fmmcl_status st =
-      fmmcl_tree3d_device_pack(plan->ctx, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
+      fmmcl_tree3d_device_pack(plan->ctx, NULL, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
   if (st) return st;
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -335,9 +335,8 @@ static int by_begin(const void *a, const void *b) {
  * its cells' [src_begin, src_end), sorted, those that abut merged (in
  * Morton order siblings do), empty ones dropped. Fewer, longer ranges mean
  * fewer short tiles in fmm3d_p2p; the pairs are the same. */
-static fmmcl_status upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
-                                  fmm3d_device_list *dl) {
-  const fmmcl_tree3d_cell *cells = s->tree->cells;
+fmmcl_status fmmcl_fmm3d_upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
+                                       const fmmcl_tree3d_csr *csr, fmm3d_device_list *dl) {
   const size_t entries = csr->offsets[csr->n_rows];
   if (entries > (size_t)INT32_MAX)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "interaction list of %zu entries", entries);
@@ -407,14 +406,14 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
   if (st) return st;
   if (s->treecode) {
     if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
-    if (!st) st = upload_ranges(plan, s, &s->tc.near, &s->p2p);
+    if (!st) st = fmmcl_fmm3d_upload_ranges(plan, s, s->tree->cells, &s->tc.near, &s->p2p);
     return st;
   }
   if (!st) st = upload_list(plan, s, &s->fmm.v, &s->m2l);
   if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
   if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
   if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
-  if (!st) st = upload_ranges(plan, s, &s->fmm.u, &s->p2p);
+  if (!st) st = fmmcl_fmm3d_upload_ranges(plan, s, s->tree->cells, &s->fmm.u, &s->p2p);
   return st;
 }
 
@@ -431,7 +430,7 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s) {
   return st;
 }
 
-static void release_list(fmm3d_device_list *dl) {
+void fmmcl_fmm3d_release_list(fmm3d_device_list *dl) {
   fmmcl_release(&dl->rows);
   fmmcl_release(&dl->begin);
   fmmcl_release(&dl->entries);
@@ -470,11 +469,11 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                     &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.packed_lo, &s->dev_tgt.perm,
                     &s->src_lo,      &s->tgt_lo};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) fmmcl_release(kept[i]);
-  release_list(&s->m2l);
+  fmmcl_fmm3d_release_list(&s->m2l);
   fmmcl_fmm3d_release_m2l_table(s);
-  release_list(&s->p2l);
-  release_list(&s->m2p);
-  release_list(&s->p2p);
+  fmmcl_fmm3d_release_list(&s->p2l);
+  fmmcl_fmm3d_release_list(&s->m2p);
+  fmmcl_fmm3d_release_list(&s->p2p);
   fmmcl_tree3d_treecode_lists_free(&s->tc);
   if (!s->tree_borrowed) {
     fmmcl_tree3d_fmm_lists_free(&s->fmm);

@@ -101,16 +101,23 @@ static double fmm3d_offset_rounding(fmmcl_plan plan) {
 double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
   const fmm3d_state *s = plan->impl;
   const fmmcl_tree3d *t = s->tree;
-  const size_t n = target ? t->n_targets : t->n_sources;
+  size_t n = target ? t->n_targets : t->n_sources;
   const size_t *perm = target ? t->target_perm : t->source_perm;
+  /* after an update in place the permutation lives on the device only */
+  cl_int *dev_perm = perm ? NULL : malloc((n ? n : 1) * sizeof *dev_perm);
+  if (!perm && (!dev_perm || clEnqueueReadBuffer(plan->ctx->queue, target ? s->tgt_perm : s->src_perm,
+                                                 CL_TRUE, 0, n * sizeof *dev_perm, dev_perm, 0, NULL,
+                                                 NULL) != CL_SUCCESS))
+    n = 0; /* the root's size below: an estimate errs large */
   /* the sorted position of the caller's point, then the leaf whose range
    * holds it: one search, for the one pair the estimate looks at */
   size_t at = n;
   for (size_t i = 0; i < n; i++)
-    if (perm[i] == index) {
+    if (perm ? perm[i] == index : (size_t)dev_perm[i] == index) {
       at = i;
       break;
     }
+  free(dev_perm);
   for (size_t g = 0; at < n && g < t->n_leaves; g++) {
     const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
     const size_t lo = target ? c->tgt_begin : c->src_begin, hi = target ? c->tgt_end : c->src_end;
@@ -127,7 +134,8 @@ const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
                                           .order = fmm3d_order,
                                           .frame_size = fmmcl_fmm3d_frame_size,
                                           .offset_rounding = fmm3d_offset_rounding,
-                                          .resident = 1};
+                                          .resident = 1,
+                                          .update = fmmcl_fmm3d_update};
 /* The same methods for plans with dipoles or a Hessian: evaluate, and no
  * execution on device buffers (those carry charges only). */
 const fmmcl_method_ops fmmcl_fmm3d_ext_ops = {.name = "fmm3d_ext",

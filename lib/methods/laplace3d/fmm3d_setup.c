@@ -145,6 +145,14 @@ static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *call
   return fmmcl_frame_rounding_needs_low_parts(&fg, u, ratio, share);
 }
 
+void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio,
+                                 double *share) {
+  const int dbl = s->real_size == 8;
+  const double tol = plan->opt.tolerance > 0 ? plan->opt.tolerance : 1e-4;
+  *u = dbl ? 0x1p-53 : 0x1p-24, *ratio = dbl ? COMPENSATE_RATIO : COMPENSATE_RATIO_SINGLE(tol);
+  *share = dbl ? 0 : COMPENSATE_SHARE_SINGLE;
+}
+
 fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets) {
   s->real_size = plan->opt.precision == FMMCL_DOUBLE ? 8 : 4;
@@ -158,10 +166,8 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   }
   {
     const fmmcl_tree3d *t = s->tree;
-    const int dbl = s->real_size == 8;
-    const double tol = plan->opt.tolerance > 0 ? plan->opt.tolerance : 1e-4;
-    const double u = dbl ? 0x1p-53 : 0x1p-24, ratio = dbl ? COMPENSATE_RATIO : COMPENSATE_RATIO_SINGLE(tol);
-    const double share = dbl ? 0 : COMPENSATE_SHARE_SINGLE;
+    double u, ratio, share;
+    fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio, &share);
     s->compensate =
         needs_low_parts(t, 0, sources, u, ratio, share) ||
         (!t->targets_are_sources && needs_low_parts(t, 1, targets ? targets : sources, u, ratio, share));
