@@ -242,6 +242,10 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
   free(boxes), free(bc), free(bd);
   if (err) return FMMCL_ERROR_OUT_OF_MEMORY;
   if (collect_far_cells(pl)) return FMMCL_ERROR_OUT_OF_MEMORY;
+  mpi_device_cells cells = {&pl->tree,     pl->src.coords, pl->src.n_owned, pl->n_far,
+                            pl->far_cells, pl->far_orders, pl->far_offset};
+  fmmcl_status dst = mpi_device_init(&pl->device, ctx, &cells);
+  if (dst) return dst;
   let_counts(pl);
   pl->n_local_sources = pl->src.n_owned + pl->n_let;
   double *local = malloc((pl->n_local_sources ? 3 * pl->n_local_sources : 1) * sizeof *local);
@@ -270,6 +274,7 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
 static void plan_free(fmmcl_mpi_plan pl) {
   if (!pl) return;
   if (pl->local) fmmcl_plan_destroy(pl->local);
+  mpi_device_free(&pl->device);
   mpi_route_free(&pl->src), mpi_route_free(&pl->tgt);
   mpi_tree_free(&pl->tree);
   free(pl->far_index), free(pl->far_cells), free(pl->far_orders), free(pl->far_offset);
@@ -323,7 +328,8 @@ fmmcl_status fmmcl_mpi_plan_create(MPI_Comm comm, fmmcl_context ctx, const fmmcl
 }
 
 /* Charges of what each rank receives, in the order of its positions: the
- * far cells' moments once each, then every rank's equivalent charges from
+ * far cells' moments once each (on the device, or on the host where it has
+ * no double precision), then every rank's equivalent charges from
  * them, cells in parallel (the host is idle while the device works). */
 static int let_charges(fmmcl_mpi_plan pl, const double *owned_q, double *local_q) {
   size_t total = (size_t)pl->let_send_displs[pl->ranks - 1] + (size_t)pl->let_send_counts[pl->ranks - 1];
@@ -335,7 +341,11 @@ static int let_charges(fmmcl_mpi_plan pl, const double *owned_q, double *local_q
     return -1;
   }
   double t0 = MPI_Wtime();
-  long nf = (long)pl->n_far;
+  long nf = pl->device.ready ? 0 : (long)pl->n_far;
+  if (pl->device.ready && mpi_device_moments(&pl->device, owned_q, re, im)) {
+    free(out), free(re), free(im);
+    return -1;
+  }
 #pragma omp parallel for schedule(dynamic)
   for (long f = 0; f < nf; f++) {
     const mpi_cell *cell = &pl->tree.cells[pl->far_cells[f]];
