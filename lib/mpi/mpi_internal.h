@@ -101,8 +101,11 @@ typedef struct mpi_let_send {
   size_t n_values; /* particles + equivalent charges */
 } mpi_let_send;
 
-/* Boxes that hold a rank's targets: lo[3], hi[3] each. */
-int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, double eps, mpi_let_send *send);
+/* Boxes that hold a rank's targets: lo[3], hi[3] each. equivalent: the
+ * function is 1/r, far cells may go as equivalent charges; cutoff: sources
+ * farther from every box than this are not sent (INFINITY: all are). */
+int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, double eps, int equivalent,
+                   double cutoff, mpi_let_send *send);
 void mpi_let_send_free(mpi_let_send *send);
 
 /* The far cells' moments on the device (mpi_device.c): ready is 0 where the
