@@ -24,10 +24,12 @@ for f in "$ompi"/lib/openmpi3/*.so; do
   cp -L "$f" "$dest/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/"
 done
 for f in "$pmix"/lib/pmix/*.so; do cp -L "$f" "$dest/pmix/lib/pmix/"; done
-# The libraries everything above and the programs load, but the C library's own.
+# The libraries everything above and the programs load, but the C and C++
+# runtimes and the OpenCL loader, which the GPU machine has (its own driver
+# may need its newer ones).
 for f in "$dest"/bin/* "$dest"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so "$dest"/pmix/lib/pmix/*.so "$@"; do
   ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
-done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so' | while read -r l; do
+done | sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*|libOpenCL|libstdc\+\+|libgcc_s)\.so' | while read -r l; do
   cp -L "$l" "$dest/lib/"
 done
 strip --strip-unneeded "$dest"/bin/* "$dest"/lib/*.so* "$dest"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
