@@ -16,11 +16,12 @@
 #define PIECE 256 /* points a work-item sums */
 
 /* The .cl file as the core library finds its own: FMMCL_KERNEL_PATH, the
- * build tree, the installed directory. */
+ * build tree, the installed directory (the core's finder is internal, and
+ * exporting it would widen libfmmcl's public interface for one caller). */
 static char *read_kernel(const char *file) {
   const char *env = getenv("FMMCL_KERNEL_PATH");
   char path[4096];
-  const char *dirs[3] = {NULL, FMMCL_BUILD_KERNEL_DIR, FMMCL_INSTALL_KERNEL_DIR};
+  const char *dirs[2] = {FMMCL_BUILD_KERNEL_DIR, FMMCL_INSTALL_KERNEL_DIR};
   FILE *f = NULL;
   for (const char *s = env; s && *s && !f;) {
     const char *colon = strchr(s, ':');
@@ -29,7 +30,7 @@ static char *read_kernel(const char *file) {
     if (n && access(path, R_OK) == 0) f = fopen(path, "rb");
     s += n + (colon ? 1 : 0);
   }
-  for (int i = 1; i < 3 && !f; i++) {
+  for (int i = 0; i < 2 && !f; i++) {
     snprintf(path, sizeof path, "%s/%s", dirs[i], file);
     f = fopen(path, "rb");
   }
