@@ -222,7 +222,6 @@ int main(int argc, char **argv) {
       {{UNIFORM, SCATTERED, 1, FMMCL_BBFMM, FMMCL_DOUBLE, 1e-6, 0}, {.no_gradient = 1}},
       {{SURFACE, ONE_EMPTY, 0, FMMCL_BBFMM, FMMCL_DOUBLE, 1e-6, 0},
        {.bbfmm = FMMCL_BBFMM_INV_MULTIQUADRIC, .param = 0.1, .no_gradient = 1}},
-      {{UNIFORM, ON_RANK0, 1, FMMCL_BBFMM, FMMCL_DOUBLE, 1e-6, 0}, {.kernel = FMMCL_YUKAWA_3D, .param = 2, .no_gradient = 1}},
       {{UNIFORM, SCATTERED, 0, FMMCL_FGT, FMMCL_DOUBLE, 1e-6, 0}, {.kernel = FMMCL_GAUSSIAN, .sigma = 0.1, .no_gradient = 1}},
       {{UNIFORM, SCATTERED, 1, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-4, 10000}, {0}},
       {{UNIFORM, ON_RANK0, 1, FMMCL_BBFMM, FMMCL_DOUBLE, 1e-4, 10000}, {.no_gradient = 1}},
