@@ -37,7 +37,7 @@ static void point(int clusters, size_t i, double *x, double *q) {
 static void usage(void) {
   fputs(
       "Usage: mpirun -n R bench-mpi [--strong N | --weak N_PER_RANK] [--tol T] [--single] [--clusters]\n"
-      "  [--method fmm|treecode] [--repeat K] [--header]\n"
+      "  [--method fmm|treecode] [--repeat K] [--header] [--per-rank]\n"
       "One CSV row: ranks, N, plan and execute seconds (best of K), the slowest rank's local\n"
       "execute, the share of time outside the local plans, LET particles and charges per\n"
       "owned source, bytes sent, the work and local-execute imbalance (max/mean).\n",
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   size_t n = 100000;
-  int weak = 0, clusters = 0, header = 0, repeat = 1;
+  int weak = 0, clusters = 0, header = 0, repeat = 1, per_rank = 0;
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
   o.method = FMMCL_FMM, o.precision = FMMCL_DOUBLE, o.tolerance = 1e-6;
@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--single")) o.precision = FMMCL_SINGLE;
     else if (!strcmp(argv[i], "--clusters")) clusters = 1;
     else if (!strcmp(argv[i], "--header")) header = 1;
+    else if (!strcmp(argv[i], "--per-rank")) per_rank = 1;
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--method") && i + 1 < argc) fmmcl_method_parse(argv[++i], &o.method);
     else {
@@ -122,6 +123,23 @@ int main(int argc, char **argv) {
            clusters ? "clusters" : "uniform", o.precision == FMMCL_DOUBLE ? "double" : "single", o.tolerance,
            plan_s, exec_s, lmax, v[0] / v[1], (v[0] + v[2]) / (v[1] + v[2] + v[3]), v[4] / v[7], v[5] / v[7],
            v[6], best.work_imbalance, best.local_imbalance);
+  }
+  if (per_rank) { /* each rank's phases of its best execute and of the plan */
+    double mine[9] = {best.local_execute_s, best.charges_s,   best.equivalent_s,
+                      best.let_exchange_s,  best.results_s,   best.partition_s,
+                      best.let_build_s,     best.local_create_s, (double)best.owned_sources},
+           *all = rank == 0 ? malloc(9 * (size_t)ranks * sizeof *all) : NULL;
+    MPI_Gather(mine, 9, MPI_DOUBLE, all, 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      printf("# rank,owned,local_execute_s,charges_s,equivalent_s,let_exchange_s,results_s,partition_s,"
+             "let_build_s,local_create_s\n");
+      for (int r = 0; r < ranks; r++) {
+        const double *a = all + 9 * r;
+        printf("# %d,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", r, a[8], a[0], a[1], a[2], a[3], a[4], a[5],
+               a[6], a[7]);
+      }
+    }
+    free(all);
   }
   fmmcl_mpi_plan_destroy(plan);
   fmmcl_context_destroy(ctx);

@@ -26,8 +26,14 @@ typedef struct fmmcl_mpi_plan_s *fmmcl_mpi_plan;
  * bounding box into key ranges of about equal work, sends every other rank
  * the part of its sources that rank needs (far cells as equivalent charges
  * on a sphere, near ones as particles) and creates one fmmcl plan per rank
- * with opt (any method; kernel FMMCL_LAPLACE_3D without softening). A failure
- * on any rank fails the call on every rank with the same status. */
+ * with opt (any method: FMM, treecode, BBFMM, ...). Kernels: scalar ones in
+ * 3D (LAPLACE_3D, YUKAWA_3D, GAUSSIAN with dim 3, every bbfmm_kernel); no
+ * dipoles or Hessian (FMMCL_ERROR_UNSUPPORTED otherwise). Only for 1/r do
+ * far cells travel as equivalent charges; for any other function they
+ * travel as particles, and those beyond the Gaussian's cut-off (where it
+ * falls below tolerance / 100) not at all, so a slowly decaying function
+ * brings every rank all the sources near or far from its targets. A
+ * failure on any rank fails the call on every rank with the same status. */
 FMMCL_EXPORT fmmcl_status fmmcl_mpi_plan_create(MPI_Comm comm, fmmcl_context ctx,
                                                 const fmmcl_plan_options *opt, size_t n_sources,
                                                 const double *sources, size_t n_targets,

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fmmcl_cl.h"
 #include "fmmcl_mpi.h"
 
 #define FMMCL_MPI_KEY_BITS 21 /* per dimension: 63-bit Morton keys */
@@ -100,9 +101,39 @@ typedef struct mpi_let_send {
   size_t n_values; /* particles + equivalent charges */
 } mpi_let_send;
 
-/* Boxes that hold a rank's targets: lo[3], hi[3] each. */
-int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, double eps, mpi_let_send *send);
+/* Boxes that hold a rank's targets: lo[3], hi[3] each. equivalent: the
+ * function is 1/r, far cells may go as equivalent charges; cutoff: sources
+ * farther from every box than this are not sent (INFINITY: all are). */
+int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, double eps, int equivalent,
+                   double cutoff, mpi_let_send *send);
 void mpi_let_send_free(mpi_let_send *send);
+
+/* The far cells' moments on the device (mpi_device.c): ready is 0 where the
+ * device has no double precision, and the host computes them instead. */
+typedef struct mpi_device {
+  int ready, max_order;
+  size_t n_pieces, n_terms, n_owned;
+  cl_context context;
+  cl_command_queue queue;
+  cl_program program;
+  cl_kernel partial, sum;
+  cl_mem x, q, piece_far, piece_begin, piece_end, piece_out, far_geom, far_order, far_piece, far_offset,
+      term_far, coef, partial_buf, re;
+} mpi_device;
+/* The cells whose moments are wanted: the plan's far cells over its owned
+ * points (coords, key order). */
+typedef struct mpi_device_cells {
+  const mpi_tree *tree;
+  const double *coords;
+  size_t n_owned, n_far;
+  const int *far_cells, *far_orders;
+  const size_t *far_offset;
+} mpi_device_cells;
+fmmcl_status mpi_device_init(mpi_device *d, fmmcl_context ctx, const mpi_device_cells *cells);
+/* Moments of every far cell from the owned charges q (key order): re and im
+ * at far_offset, as mpi_equivalent_moments. Returns 0 or -1. */
+int mpi_device_moments(mpi_device *d, const double *q, double *re, double *im);
+void mpi_device_free(mpi_device *d);
 
 struct fmmcl_mpi_plan_s {
   MPI_Comm comm;
@@ -121,6 +152,7 @@ struct fmmcl_mpi_plan_s {
   int *far_cells, *far_orders;
   size_t *far_offset; /* [n_far + 1] where each cell's moments start */
   int *far_index;     /* [n_cells] position in far_cells, -1 when not sent */
+  mpi_device device;
   fmmcl_plan local;
   fmmcl_mpi_stats stats;
 };

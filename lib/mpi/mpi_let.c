@@ -4,7 +4,10 @@
  * equivalent charges of the order its distance needs, when those are fewer
  * than its particles; a cell near some box is opened; a near leaf goes as
  * particles. Testing against the rank's boxes, not its bounding box, lets
- * cells near the rank but far from its targets travel as charges. */
+ * cells near the rank but far from its targets travel as charges. For a
+ * function other than 1/r there are no equivalent charges: cells go as
+ * particles, except those beyond the function's cut-off from every box,
+ * which go not at all. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -51,6 +54,8 @@ typedef struct let_walk {
   const mpi_tree *tree;
   const double *boxes;
   double eps, separation;
+  int equivalent; /* 1/r: far cells as equivalent charges */
+  double cutoff;  /* beyond it the function is negligible (INFINITY: none) */
   mpi_let_send *send;
 } let_walk;
 
@@ -66,7 +71,15 @@ static int visit(const let_walk *w, int ci, const size_t *list, size_t n, double
     if (dist[i] < dmin) dmin = dist[i];
   }
   size_t count = c->end - c->begin;
-  if (c->radius < w->separation * dmin) {
+  if (dmin - c->radius > w->cutoff) {
+    free(dist);
+    return 0;
+  }
+  if (!w->equivalent && w->cutoff == INFINITY) {
+    free(dist);
+    return push_particles(w->send, c->begin, c->end);
+  }
+  if (w->equivalent && c->radius < w->separation * dmin) {
     int p = mpi_equivalent_order(c->radius, dmin, w->eps);
     free(dist);
     if (mpi_equivalent_count(p) < count) return push_cell(w->send, ci, p);
@@ -104,15 +117,15 @@ static int visit(const let_walk *w, int ci, const size_t *list, size_t n, double
   return err;
 }
 
-int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, double eps,
-                   mpi_let_send *send) {
+int mpi_let_select(const mpi_tree *tree, const double *boxes, size_t n_boxes, double eps, int equivalent,
+                   double cutoff, mpi_let_send *send) {
   if (tree->n_cells == 0 || n_boxes == 0) return 0;
   size_t *list = malloc(n_boxes * sizeof *list);
   if (!list) return -1;
   for (size_t i = 0; i < n_boxes; i++) list[i] = i;
   /* The order is capped at 40: the separation must let that meet eps. */
   double sep = pow(eps, 1.0 / 41) / 0.8;
-  let_walk w = {tree, boxes, eps, sep < 0.7 ? sep : 0.7, send};
+  let_walk w = {tree, boxes, eps, sep < 0.7 ? sep : 0.7, equivalent, cutoff, send};
   int err = visit(&w, 0, list, n_boxes, INFINITY);
   free(list);
   return err;

@@ -25,10 +25,30 @@ static int all_finite(size_t n, const double *x) {
   return 1;
 }
 
+/* Scalar charges and potentials in 3D: Laplace (softened too), Yukawa, the
+ * Gaussian in 3D and every BBFMM function; not 2D, complex, vector or
+ * dipole sources, nor the Hessian (their charges and results are not one
+ * number a point). */
 static fmmcl_status check_options(const fmmcl_plan_options *opt) {
-  if (opt->kernel != FMMCL_LAPLACE_3D || opt->dim != 3) return FMMCL_ERROR_UNSUPPORTED;
-  if (opt->softening != 0) return FMMCL_ERROR_UNSUPPORTED; /* equivalent charges are 1/r's */
+  int k = opt->kernel;
+  if (k != FMMCL_LAPLACE_3D && k != FMMCL_YUKAWA_3D && k != FMMCL_GAUSSIAN) return FMMCL_ERROR_UNSUPPORTED;
+  if (opt->dim != 3 || opt->dipoles || opt->hessian) return FMMCL_ERROR_UNSUPPORTED;
   return FMMCL_SUCCESS;
+}
+
+/* What the local plans sum, for the LET: *equivalent when it is 1/r (far
+ * cells then travel as equivalent charges), *cutoff the distance beyond
+ * which a source adds less than eps / 100 of its charge (the Gaussian's;
+ * INFINITY for the functions that decay slowly or not at all). */
+static void let_mode(const fmmcl_plan_options *opt, double eps, int *equivalent, double *cutoff) {
+  fmmcl_bbfmm_kernel b = opt->method == FMMCL_BBFMM || opt->method == FMMCL_DIRECT ? opt->bbfmm_kernel
+                                                                                  : FMMCL_BBFMM_PLAN_KERNEL;
+  int laplace, gaussian;
+  if (b == FMMCL_BBFMM_PLAN_KERNEL)
+    laplace = opt->kernel == FMMCL_LAPLACE_3D && opt->softening == 0, gaussian = opt->kernel == FMMCL_GAUSSIAN;
+  else laplace = b == FMMCL_BBFMM_LAPLACE, gaussian = b == FMMCL_BBFMM_GAUSSIAN;
+  *equivalent = laplace;
+  *cutoff = gaussian ? opt->sigma * sqrt(2 * log(100 / eps)) : INFINITY;
 }
 
 /* The cube every rank takes keys in: the bounding box of all points. */
@@ -236,12 +256,19 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
     free(boxes), free(bc), free(bd);
     return FMMCL_ERROR_OUT_OF_MEMORY;
   }
-  double eps = tolerance_of(opt);
+  double eps = tolerance_of(opt), cutoff;
+  int equivalent;
+  let_mode(opt, eps, &equivalent, &cutoff);
   for (int r = 0; r < pl->ranks && !err; r++)
-    if (r != pl->rank) err = mpi_let_select(&pl->tree, boxes + bd[r], (size_t)bc[r] / 6, eps, &pl->let[r]);
+    if (r != pl->rank)
+      err = mpi_let_select(&pl->tree, boxes + bd[r], (size_t)bc[r] / 6, eps, equivalent, cutoff, &pl->let[r]);
   free(boxes), free(bc), free(bd);
   if (err) return FMMCL_ERROR_OUT_OF_MEMORY;
   if (collect_far_cells(pl)) return FMMCL_ERROR_OUT_OF_MEMORY;
+  mpi_device_cells cells = {&pl->tree,     pl->src.coords, pl->src.n_owned, pl->n_far,
+                            pl->far_cells, pl->far_orders, pl->far_offset};
+  fmmcl_status dst = mpi_device_init(&pl->device, ctx, &cells);
+  if (dst) return dst;
   let_counts(pl);
   pl->n_local_sources = pl->src.n_owned + pl->n_let;
   double *local = malloc((pl->n_local_sources ? 3 * pl->n_local_sources : 1) * sizeof *local);
@@ -270,6 +297,7 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
 static void plan_free(fmmcl_mpi_plan pl) {
   if (!pl) return;
   if (pl->local) fmmcl_plan_destroy(pl->local);
+  mpi_device_free(&pl->device);
   mpi_route_free(&pl->src), mpi_route_free(&pl->tgt);
   mpi_tree_free(&pl->tree);
   free(pl->far_index), free(pl->far_cells), free(pl->far_orders), free(pl->far_offset);
@@ -323,7 +351,8 @@ fmmcl_status fmmcl_mpi_plan_create(MPI_Comm comm, fmmcl_context ctx, const fmmcl
 }
 
 /* Charges of what each rank receives, in the order of its positions: the
- * far cells' moments once each, then every rank's equivalent charges from
+ * far cells' moments once each (on the device, or on the host where it has
+ * no double precision), then every rank's equivalent charges from
  * them, cells in parallel (the host is idle while the device works). */
 static int let_charges(fmmcl_mpi_plan pl, const double *owned_q, double *local_q) {
   size_t total = (size_t)pl->let_send_displs[pl->ranks - 1] + (size_t)pl->let_send_counts[pl->ranks - 1];
@@ -335,7 +364,11 @@ static int let_charges(fmmcl_mpi_plan pl, const double *owned_q, double *local_q
     return -1;
   }
   double t0 = MPI_Wtime();
-  long nf = (long)pl->n_far;
+  long nf = pl->device.ready ? 0 : (long)pl->n_far;
+  if (pl->device.ready && mpi_device_moments(&pl->device, owned_q, re, im)) {
+    free(out), free(re), free(im);
+    return -1;
+  }
 #pragma omp parallel for schedule(dynamic)
   for (long f = 0; f < nf; f++) {
     const mpi_cell *cell = &pl->tree.cells[pl->far_cells[f]];
@@ -390,7 +423,9 @@ static fmmcl_status run_local(fmmcl_mpi_plan pl, const double *local_q, double *
     memset(pot, 0, m * sizeof *pot);
     if (grad) memset(grad, 0, 3 * m * sizeof *grad);
   }
-  for (size_t i = 0; i < m; i++) {
+  long mm = (long)m;
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < mm; i++) {
     res[w * i] = pot[i];
     if (grad) memcpy(res + w * i + 1, grad + 3 * i, 3 * sizeof(double));
   }
@@ -431,11 +466,12 @@ fmmcl_status fmmcl_mpi_plan_execute(fmmcl_mpi_plan pl, const double *charges, do
   if (!st && mpi_route_backward(pl->comm, &pl->tgt, w, res, back, &s->execute_bytes))
     st = FMMCL_ERROR_OUT_OF_MEMORY;
   st = agree(pl->comm, st);
-  if (!st)
-    for (size_t i = 0; i < pl->tgt.n_in; i++) {
-      potential[i] = back[w * i];
-      if (gradient) memcpy(gradient + 3 * i, back + w * i + 1, 3 * sizeof(double));
-    }
+  long nin = st ? 0 : (long)pl->tgt.n_in;
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < nin; i++) {
+    potential[i] = back[w * i];
+    if (gradient) memcpy(gradient + 3 * i, back + w * i + 1, 3 * sizeof(double));
+  }
   s->results_s = MPI_Wtime() - t2;
   imbalance(pl->comm, pl->ranks, s->local_execute_s, &s->local_imbalance);
   free(local_q), free(res), free(back);
