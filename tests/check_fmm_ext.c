@@ -19,16 +19,6 @@
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 /* Relative L2 errors of one evaluation: potential, gradient, Hessian. */
 typedef struct {
   double pot, grad, hess;
@@ -428,7 +418,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("fmm_ext");
   TCase *tc = tcase_create("laplace");
   /* per test, in its own process: an OpenCL context does not survive fork */
-  tcase_add_checked_fixture(tc, open_device, close_device);
+  fmmcl_test_context_fixture(tc, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(tc, 300);
   tcase_add_loop_test(tc, test_fmm_float, 0, 3);
   tcase_add_loop_test(tc, test_fmm_double, 0, 3);
@@ -440,13 +430,13 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_execute_charges);
   suite_add_tcase(s, tc);
   TCase *op = tcase_create("operators");
-  tcase_add_checked_fixture(op, open_device, close_device);
+  fmmcl_test_context_fixture(op, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(op, 300);
   tcase_add_test(op, test_operator_sources);
   tcase_add_test(op, test_operator_hessians);
   suite_add_tcase(s, op);
   TCase *st = tcase_create("stokes");
-  tcase_add_checked_fixture(st, open_device, close_device);
+  fmmcl_test_context_fixture(st, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(st, 300);
   tcase_add_loop_test(st, test_stresslet_fmm, 0, 2);
   suite_add_tcase(s, st);

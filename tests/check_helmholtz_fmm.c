@@ -19,16 +19,6 @@
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 static double *values(size_t n, unsigned seed) {
   double *p = malloc(n * sizeof *p);
   ck_assert_ptr_nonnull(p);
@@ -230,7 +220,7 @@ END_TEST
 static Suite *helmholtz_fmm_suite(void) {
   Suite *s = suite_create("helmholtz_fmm");
   TCase *dev = tcase_create("device");
-  tcase_add_checked_fixture(dev, open_device, close_device);
+  fmmcl_test_context_fixture(dev, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(dev, 300);
   tcase_add_loop_test(dev, test_double, 0, 9);
   tcase_add_loop_test(dev, test_float, 0, 9);
@@ -238,7 +228,7 @@ static Suite *helmholtz_fmm_suite(void) {
   tcase_add_test(dev, test_imaginary_k_is_yukawa);
   suite_add_tcase(s, dev);
   TCase *bad = tcase_create("refused");
-  tcase_add_checked_fixture(bad, open_device, close_device);
+  fmmcl_test_context_fixture(bad, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(bad, 300);
   tcase_add_test(bad, test_refused);
   suite_add_tcase(s, bad);

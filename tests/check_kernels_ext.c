@@ -31,16 +31,6 @@ static double tolerance(fmmcl_precision prec, int p, double h, double r_min) {
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 static double *doubles(size_t n, unsigned seed) {
   double *p = malloc(n * sizeof *p);
   ck_assert_ptr_nonnull(p);
@@ -616,7 +606,7 @@ END_TEST
 
 static TCase *device_case(const char *name) {
   TCase *tc = tcase_create(name);
-  tcase_add_checked_fixture(tc, open_device, close_device);
+  fmmcl_test_context_fixture(tc, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(tc, 300);
   return tc;
 }

@@ -11,16 +11,6 @@
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 static fmmcl_plan make_plan(fmmcl_method m, fmmcl_precision prec, double tol, size_t n, const double *x) {
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
@@ -132,7 +122,7 @@ END_TEST
 static Suite *describe_suite(void) {
   Suite *s = suite_create("plan_describe");
   TCase *tc = tcase_create("describe");
-  tcase_add_checked_fixture(tc, open_device, close_device);
+  fmmcl_test_context_fixture(tc, &ctx);
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_describe);
   tcase_add_loop_test(tc, test_rounding_estimate, 0, 3);

@@ -26,16 +26,6 @@
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 /* A point set with its double reference, computed once for both methods. */
 typedef struct reference_set {
   double *x, *q, *pot, *grad;
@@ -221,7 +211,7 @@ END_TEST
 static Suite *precision_suite(void) {
   Suite *s = suite_create("precision");
   TCase *tc = tcase_create("fmm3d");
-  tcase_add_checked_fixture(tc, open_device, close_device);
+  fmmcl_test_context_fixture(tc, &ctx);
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, 2 * FMMCL_DIST_COUNT);
   tcase_add_test(tc, test_rounding_estimate_local_frames);

@@ -28,16 +28,6 @@
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 typedef struct precision_case {
   fmmcl_kernel kernel;
   fmmcl_distribution dist;
@@ -246,7 +236,7 @@ END_TEST
 static Suite *precision_suite(void) {
   Suite *s = suite_create("precision_direct");
   TCase *tc = tcase_create("single");
-  tcase_add_checked_fixture(tc, open_device, close_device);
+  fmmcl_test_context_fixture(tc, &ctx);
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, (int)N_CASES);
   tcase_add_test(tc, test_rounding_estimate_frames);

@@ -11,16 +11,6 @@
 
 static fmmcl_context ctx;
 
-static void open_device(void) {
-  ctx = fmmcl_test_context();
-  ck_assert_msg(ctx != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
-}
-
-static void close_device(void) {
-  fmmcl_context_destroy(ctx);
-  ctx = NULL;
-}
-
 typedef struct {
   fmmcl_kernel kernel;
   fmmcl_method method;
@@ -243,13 +233,13 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("update");
   TCase *tc = tcase_create("positions");
-  tcase_add_checked_fixture(tc, open_device, close_device);
+  fmmcl_test_context_fixture(tc, &ctx);
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_moved_equals_fresh, 0, (int)(sizeof cases / sizeof *cases));
   tcase_add_test(tc, test_refused_keeps_plan);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("in place");
-  tcase_add_checked_fixture(tp, open_device, close_device);
+  fmmcl_test_context_fixture(tp, &ctx);
   tcase_set_timeout(tp, 600);
   tcase_add_loop_test(tp, test_in_place_steps, 0, (int)(sizeof in_place_cases / sizeof *in_place_cases));
   suite_add_tcase(s, tp);

@@ -71,6 +71,23 @@ fmmcl_context fmmcl_test_context(void) {
   return ctx;
 }
 
+static fmmcl_context *fixture_slot;
+
+static void fixture_open(void) {
+  *fixture_slot = fmmcl_test_context();
+  ck_assert_msg(*fixture_slot != NULL, "no OpenCL context: %s", fmmcl_last_error(NULL));
+}
+
+static void fixture_close(void) {
+  fmmcl_context_destroy(*fixture_slot);
+  *fixture_slot = NULL;
+}
+
+void fmmcl_test_context_fixture(TCase *tc, fmmcl_context *slot) {
+  fixture_slot = slot;
+  tcase_add_checked_fixture(tc, fixture_open, fixture_close);
+}
+
 fmmcl_test_errors fmmcl_test_plan_errors(fmmcl_context ctx, const fmmcl_plan_options *o, size_t ns,
                                          const double *src, const double *q, size_t nt, const double *tgt) {
   const size_t m = tgt ? nt : ns, d = (size_t)o->dim;

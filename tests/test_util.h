@@ -2,6 +2,7 @@
  * random point sets, temporary directories. */
 #ifndef FMMCL_TEST_UTIL_H
 #define FMMCL_TEST_UTIL_H
+#include <check.h>
 #include <stddef.h>
 
 #include "fmmcl.h"
@@ -32,4 +33,8 @@ char *fmmcl_test_tempdir(const char *tag);
 void fmmcl_test_rmtree(const char *path);
 /* Opens a context on the CI device: FMMCL_TEST_DEVICE, else "cpu", else default. */
 fmmcl_context fmmcl_test_context(void);
+/* The checked fixture of suites whose tests share one context: before each
+ * test of tc, *slot = fmmcl_test_context() (the test fails without one);
+ * after it, the context is destroyed and *slot NULL. One slot per process. */
+void fmmcl_test_context_fixture(TCase *tc, fmmcl_context *slot);
 #endif
