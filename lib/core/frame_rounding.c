@@ -16,7 +16,7 @@
  * stand-in for the closest distance it meets: not a bound, a closer pair may
  * straddle the order). Coincident points (r = 0) are the guards' concern,
  * not this count's. O(n). */
-size_t fmmcl_frame_rounding_close(const fmmcl_frame_groups *fg, double u, double ratio, size_t *total) {
+static size_t count_close(const fmmcl_frame_groups *fg, double u, double ratio, size_t *total) {
   size_t close = 0, all = 0;
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : close, all) if (fg->n_groups > 64)
   for (size_t g = 0; g < fg->n_groups; g++) {
@@ -51,6 +51,6 @@ size_t fmmcl_frame_rounding_close(const fmmcl_frame_groups *fg, double u, double
 
 int fmmcl_frame_rounding_needs_low_parts(const fmmcl_frame_groups *fg, double u, double ratio, double share) {
   size_t total = 0;
-  const size_t close = fmmcl_frame_rounding_close(fg, u, ratio, &total);
+  const size_t close = count_close(fg, u, ratio, &total);
   return close > 0 && (double)close > share * (double)total;
 }

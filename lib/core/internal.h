@@ -335,13 +335,11 @@ typedef struct {
   void (*group)(const void *arg, size_t g, size_t *begin, size_t *end, double *centre);
   const void *arg;
 } fmmcl_frame_groups;
-/* How many points have a neighbour in their group closer than E / ratio, E
- * the group's largest offset rounding at unit roundoff u (frame_rounding.c
- * says why that bounds what dropping the low parts changes); *total gets
- * the number of points. */
-size_t fmmcl_frame_rounding_close(const fmmcl_frame_groups *fg, double u, double ratio, size_t *total);
-/* Whether more than share of the points (share 0: any one) are close in
- * that sense, so the near field must add the offsets' low parts. */
+/* Whether more than share of the points (share 0: any one) have a
+ * neighbour in their group closer than E / ratio, E the group's largest
+ * offset rounding at unit roundoff u (frame_rounding.c says why that bounds
+ * what dropping the low parts changes), so the near field must add the
+ * offsets' low parts. */
 int fmmcl_frame_rounding_needs_low_parts(const fmmcl_frame_groups *fg, double u, double ratio, double share);
 
 #endif /* FMMCL_INTERNAL_H */

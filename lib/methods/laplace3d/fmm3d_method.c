@@ -126,42 +126,18 @@ double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
   return sqrt(3.0) * t->cells[0].half_width; /* not reached for a valid index */
 }
 
-const fmmcl_method_ops fmmcl_fmm3d_ops = {.name = "fmm3d",
-                                          .create = fmm_create,
-                                          .execute = fmm3d_execute,
-                                          .destroy = fmm3d_destroy,
-                                          .counts = fmmcl_fmm3d_counts,
-                                          .order = fmm3d_order,
-                                          .frame_size = fmmcl_fmm3d_frame_size,
-                                          .offset_rounding = fmm3d_offset_rounding,
-                                          .resident = 1,
+/* What the FMM and the treecode, with charges or with dipoles and
+ * Hessians, share: one state, execution, counts and frames. */
+#define FMM3D_OPS(name_, create_)                                                                  \
+  .name = name_, .create = create_, .execute = fmm3d_execute, .destroy = fmm3d_destroy,           \
+  .counts = fmmcl_fmm3d_counts, .order = fmm3d_order, .frame_size = fmmcl_fmm3d_frame_size,       \
+  .offset_rounding = fmm3d_offset_rounding
+
+const fmmcl_method_ops fmmcl_fmm3d_ops = {FMM3D_OPS("fmm3d", fmm_create), .resident = 1,
                                           .update = fmmcl_fmm3d_update};
+const fmmcl_method_ops fmmcl_treecode3d_ops = {FMM3D_OPS("treecode3d", treecode_create), .resident = 1};
 /* The same methods for plans with dipoles or a Hessian: evaluate, and no
  * execution on device buffers (those carry charges only). */
-const fmmcl_method_ops fmmcl_fmm3d_ext_ops = {.name = "fmm3d_ext",
-                                              .create = fmm_create,
-                                              .execute = fmm3d_execute,
-                                              .destroy = fmm3d_destroy,
-                                              .counts = fmmcl_fmm3d_counts,
-                                              .order = fmm3d_order,
-                                              .frame_size = fmmcl_fmm3d_frame_size,
-                                              .offset_rounding = fmm3d_offset_rounding,
-                                              .evaluate = fmm3d_evaluate};
-const fmmcl_method_ops fmmcl_treecode3d_ext_ops = {.name = "treecode3d_ext",
-                                                   .create = treecode_create,
-                                                   .execute = fmm3d_execute,
-                                                   .destroy = fmm3d_destroy,
-                                                   .counts = fmmcl_fmm3d_counts,
-                                                   .order = fmm3d_order,
-                                                   .frame_size = fmmcl_fmm3d_frame_size,
-                                                   .offset_rounding = fmm3d_offset_rounding,
+const fmmcl_method_ops fmmcl_fmm3d_ext_ops = {FMM3D_OPS("fmm3d_ext", fmm_create), .evaluate = fmm3d_evaluate};
+const fmmcl_method_ops fmmcl_treecode3d_ext_ops = {FMM3D_OPS("treecode3d_ext", treecode_create),
                                                    .evaluate = fmm3d_evaluate};
-const fmmcl_method_ops fmmcl_treecode3d_ops = {.name = "treecode3d",
-                                               .create = treecode_create,
-                                               .execute = fmm3d_execute,
-                                               .destroy = fmm3d_destroy,
-                                               .counts = fmmcl_fmm3d_counts,
-                                               .order = fmm3d_order,
-                                               .frame_size = fmmcl_fmm3d_frame_size,
-                                               .offset_rounding = fmm3d_offset_rounding,
-                                               .resident = 1};
