@@ -68,6 +68,17 @@ typedef struct fmmcl_mpi_stats {
 } fmmcl_mpi_stats;
 FMMCL_EXPORT fmmcl_status fmmcl_mpi_plan_stats(fmmcl_mpi_plan plan, fmmcl_mpi_stats *stats);
 
+/* Collective. How well single precision resolves the closest source-target
+ * pair of the whole set (fmmcl_plan_rounding_estimate over every rank's
+ * local plan, taken at create): *estimate the largest typical relative
+ * error of a pair's gradient term on any rank, *distance the closest pair
+ * of distinct points (NAN when there is none). An estimate above the
+ * tolerance means targets that close miss it: use FMMCL_DOUBLE. Plans in
+ * double precision give 0 (their rounding is far below any tolerance
+ * they take). */
+FMMCL_EXPORT fmmcl_status fmmcl_mpi_plan_rounding_estimate(fmmcl_mpi_plan plan, double *estimate,
+                                                           double *distance);
+
 /* The local plan (NULL on a rank that owns no targets), e.g. for
  * fmmcl_plan_timings. It belongs to the MPI plan. */
 FMMCL_EXPORT fmmcl_status fmmcl_mpi_plan_local(fmmcl_mpi_plan plan, fmmcl_plan *local);

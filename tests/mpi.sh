@@ -18,4 +18,30 @@ for n in 1 2 3 4; do
   echo "== mpirun -n $n"
   "$mpirun" -n "$n" "$check" || { echo "FAIL: $n ranks"; status=1; }
 done
+# fmmcl-mpi warns (rank 0, whatever --quiet says) when single precision
+# cannot resolve the closest pair, here 1e-9 apart at 0.2, and not otherwise.
+prog=$(pwd)/host/fmmcl-mpi
+if [ -x "$prog" ]; then
+  dir=$(mktemp -d)
+  for with_pair in 1 0; do
+    { echo "x,y,z,q"
+      i=0
+      while [ $i -lt 40 ]; do
+        awk -v i=$i 'BEGIN { printf "%.17g,%.17g,%.17g,1\n", 0.5 + 0.01 * i, 0.3 + 0.007 * i, 0.1 * (i % 7) }'
+        i=$((i + 1))
+      done
+      [ $with_pair = 1 ] && printf '0.2,0.2,0.2,1\n0.200000001,0.2,0.2,1\n'
+    } > "$dir/close.csv"
+    out=$("$mpirun" -n 2 "$prog" --quiet --precision single --input "$dir/close.csv" 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ]; then echo "FAIL: fmmcl-mpi exit $rc: $out"; status=1
+    elif [ $with_pair = 1 ] && ! echo "$out" | grep -q "warning.*1e-09.*--precision double"; then
+      echo "FAIL: fmmcl-mpi gave no resolution warning: $out"; status=1
+    elif [ $with_pair = 0 ] && echo "$out" | grep -q warning; then
+      echo "FAIL: fmmcl-mpi warned on a resolved set: $out"; status=1
+    else echo "fmmcl-mpi resolution warning (pair: $with_pair): ok"
+    fi
+  done
+  rm -rf "$dir"
+fi
 exit $status

@@ -189,6 +189,54 @@ static int run_case(MPI_Comm comm, fmmcl_context ctx, const test_case *tc, const
   return fail;
 }
 
+/* fmmcl_mpi_plan_rounding_estimate, on every rank alike: a pair 1e-9 apart
+ * (below a float's resolution in any frame wider than about 0.1) is
+ * flagged in single precision, whichever rank holds each point; the same
+ * set without it is not, and a double plan gives 0. Returns failures. */
+static int check_rounding(MPI_Comm comm, fmmcl_context ctx) {
+  int rank, ranks, failed = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  enum { N = 2000 };
+  double *all = malloc(3 * (N + 2) * sizeof *all), *mine = malloc(3 * (N + 2) * sizeof *mine);
+  if (!all || !mine) MPI_Abort(comm, 1);
+  points(UNIFORM, 77, N, all);
+  const double pair[6] = {0.2, 0.2, 0.2, 0.200000001, 0.2, 0.2};
+  memcpy(all + 3 * N, pair, sizeof pair);
+  for (int c = 0; c < 3; c++) {
+    const int with_pair = c != 1;
+    const fmmcl_precision prec = c == 2 ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    size_t n = 0;
+    /* the pair's two points on different ranks (the last and the first) */
+    for (size_t i = 0; i < N + 2 * (size_t)with_pair; i++)
+      if ((int)(i % (size_t)ranks) == rank) memcpy(mine + 3 * n++, all + 3 * i, 3 * sizeof *all);
+    fmmcl_plan_options o;
+    fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+    o.method = FMMCL_FMM, o.precision = prec, o.tolerance = prec == FMMCL_DOUBLE ? 1e-6 : 1e-4;
+    fmmcl_mpi_plan p;
+    fmmcl_status st = fmmcl_mpi_plan_create(comm, ctx, &o, n, mine, 0, NULL, &p);
+    double estimate = -1, distance = -1;
+    if (!st) st = fmmcl_mpi_plan_rounding_estimate(p, &estimate, &distance);
+    int bad = st != FMMCL_SUCCESS;
+    if (!bad && c == 0) bad = !(estimate > 1e-4) || !(fabs(distance - 1e-9) < 1e-15);
+    if (!bad && c == 1) bad = !(estimate < 1e-4) || !(distance > 1e-4);
+    if (!bad && c == 2) bad = estimate != 0;
+    /* every rank must see the same figures */
+    double mm[2] = {estimate, -estimate};
+    MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MAX, comm);
+    bad |= mm[0] != -mm[1];
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
+    if (bad && rank == 0)
+      printf("FAIL rounding estimate (%s, %s): %s, estimate %.3g, distance %.3g\n",
+             with_pair ? "with a pair 1e-9 apart" : "uniform", prec == FMMCL_DOUBLE ? "double" : "single",
+             fmmcl_strerror(st), estimate, distance);
+    failed += bad;
+    if (!st) fmmcl_mpi_plan_destroy(p);
+  }
+  free(all), free(mine);
+  return failed;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank;
@@ -237,6 +285,7 @@ int main(int argc, char **argv) {
     if (!extra[i].n || ranks == 4) failed += run_case(MPI_COMM_WORLD, ctx, extra + i, &laplace, ns, nt), cases++;
   for (size_t i = 0; i < sizeof other / sizeof *other; i++)
     if (!other[i].c.n || ranks == 4) failed += run_case(MPI_COMM_WORLD, ctx, &other[i].c, &other[i].f, ns, nt), cases++;
+  failed += check_rounding(MPI_COMM_WORLD, ctx), cases += 3;
   /* An empty input is refused on every rank alike. */
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);

@@ -154,6 +154,9 @@ struct fmmcl_mpi_plan_s {
   int *far_index;     /* [n_cells] position in far_cells, -1 when not sent */
   mpi_device device;
   fmmcl_plan local;
+  /* this rank's local plan's fmmcl_plan_rounding_estimate, taken at create
+   * while its points are at hand (0 and NAN where not single precision) */
+  double rounding_estimate, rounding_distance;
   fmmcl_mpi_stats stats;
 };
 

@@ -289,6 +289,12 @@ static fmmcl_status build(fmmcl_mpi_plan pl, fmmcl_context ctx, const fmmcl_plan
   if (pl->tgt.n_owned > 0 && pl->n_local_sources > 0)
     status =
         fmmcl_plan_create(ctx, opt, pl->n_local_sources, local, pl->tgt.n_owned, pl->tgt.coords, &pl->local);
+  /* Near sources reach the rank that owns the targets as particles, so the
+   * local plan sees every close pair; double resolves them (see fmmcl.h). */
+  pl->rounding_estimate = 0, pl->rounding_distance = NAN;
+  if (!status && pl->local && opt->precision == FMMCL_SINGLE)
+    status = fmmcl_plan_rounding_estimate(pl->local, local, pl->tgt.coords, &pl->rounding_estimate,
+                                          &pl->rounding_distance);
   free(local);
   st->local_create_s = MPI_Wtime() - t2;
   return status;
@@ -481,6 +487,17 @@ fmmcl_status fmmcl_mpi_plan_execute(fmmcl_mpi_plan pl, const double *charges, do
 fmmcl_status fmmcl_mpi_plan_stats(fmmcl_mpi_plan pl, fmmcl_mpi_stats *stats) {
   if (!pl || !stats) return FMMCL_ERROR_NULL_POINTER;
   *stats = pl->stats;
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_mpi_plan_rounding_estimate(fmmcl_mpi_plan pl, double *estimate, double *distance) {
+  if (!pl || !estimate || !distance) return FMMCL_ERROR_NULL_POINTER;
+  /* NAN (no pair on a rank) must not win the minimum: it compares false */
+  double e = pl->rounding_estimate, d = isnan(pl->rounding_distance) ? INFINITY : pl->rounding_distance;
+  if (MPI_Allreduce(&e, estimate, 1, MPI_DOUBLE, MPI_MAX, pl->comm) != MPI_SUCCESS ||
+      MPI_Allreduce(&d, distance, 1, MPI_DOUBLE, MPI_MIN, pl->comm) != MPI_SUCCESS)
+    return FMMCL_ERROR_INTERNAL;
+  if (isinf(*distance)) *distance = NAN;
   return FMMCL_SUCCESS;
 }
 
