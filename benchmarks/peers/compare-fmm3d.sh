@@ -11,8 +11,9 @@
 # OpenCL start, plan creation and writing included), and compare_rows gives
 # the relative L2 difference of every output group over all N targets.
 # Run on the GPU machine after `. benchmarks/gpu-env.sh BUILD` (fmmcl on
-# PATH) with the peers built into .dev/peers (build-fmm3d.sh). Prints one
-# line per case and writes OUTDIR/compare-fmm3d.csv.
+# PATH) with the peers built into .dev/peers (build-fmm3d.sh). CASES (e.g.
+# "laplace,stokes") runs only the cases it names. Prints one line per case
+# and writes OUTDIR/compare-fmm3d.csv.
 set -eu
 out=${1:?usage: compare-fmm3d.sh OUTDIR [N ...]}
 shift
@@ -34,6 +35,7 @@ stokes|stokes|--kernel stokes3d --pressure|--kernel stokes|4|0,3
 stokes-stresslets|stokes-stresslets|--kernel stokes3d --pressure --stresslets|--kernel stokes --stresslets|4|0,3'
 for n in "$@"; do
   echo "$cases" | while IFS='|' read -r name layout fopts dopts cols groups; do
+    case ",${CASES:-$name}," in *",$name,"*) ;; *) continue ;; esac
     pts="$out/$name-$n.pts" bin="$out/$name-$n.bin"
     "$peers/make_points" "$n" "$pts" --fmmcl "$bin" --fmmcl-columns "$layout"
     # shellcheck disable=SC2086
