@@ -10,8 +10,9 @@
 #define DIPOLES 1
 #include "kernels/helmholtz3d.h"
 
-/* PMAX sizes the arrays; the order p <= PMAX comes at run time, so that
- * one build serves every order */
+/* PMAX sizes the arrays (the host builds with the plan's order, so that
+ * private and local arrays are no larger than the order needs); the order
+ * p <= PMAX also comes at run time */
 #ifndef PMAX
 #define PMAX 8
 #endif
@@ -106,9 +107,45 @@ static void radial_h(REAL2 z, REAL s, int nmax, REAL2 *out) {
   for (int n = 1; n < nmax; n++) out[n + 1] = (REAL)(2 * n + 1) * cmul(sz, out[n]) - s * s * out[n - 1];
 }
 
+/* The orthonormal Legendre recurrence's factors up to degree nmax, filled
+ * by a work-group once (sqrt and division are dear in double): at
+ * LIDX(m, m) the diagonal's factor -sqrt((2m+1)/(2m)), at LIDX(m+1, m)
+ * sqrt(2m+3), above (a, b) of the three-term recurrence. */
+static void legendre_factors(__local REAL2 *f, int nmax, int lid, int wgs) {
+  for (int i = lid; i < (nmax + 1) * (nmax + 2) / 2; i += wgs) {
+    int n = (int)sqrt((float)(2 * i));
+    while (n * (n + 1) / 2 > i) n--;
+    while ((n + 1) * (n + 2) / 2 <= i) n++;
+    const int m = i - n * (n + 1) / 2;
+    REAL2 v;
+    if (n == m) v = (REAL2)(m > 0 ? -sqrt((REAL)(2 * m + 1) / (REAL)(2 * m)) : 0, 0);
+    else if (n == m + 1) v = (REAL2)(sqrt((REAL)(2 * m + 3)), 0);
+    else
+      v = (REAL2)(sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m)),
+                  sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1)));
+    f[i] = v;
+  }
+}
+
+/* Column m (n = m..nmax) of the orthonormal Legendre values at cos theta
+ * = x, sin theta = st, from legendre_factors' table f. */
+#define HFMM_LEGENDRE_COLUMN(x, st, m, nmax, f, leg)                               \
+  do {                                                                           \
+    REAL pmm_ = (REAL)0.28209479177387814; /* 1 / sqrt(4 pi) */                  \
+    for (int j_ = 1; j_ <= (m); j_++) pmm_ *= f[LIDX(j_, j_)].x * (st);          \
+    leg[LIDX(m, m)] = pmm_;                                                      \
+    if ((m) + 1 <= (nmax)) leg[LIDX((m) + 1, m)] = f[LIDX((m) + 1, m)].x * (x) * pmm_; \
+    for (int n_ = (m) + 2; n_ <= (nmax); n_++) {                                 \
+      const REAL2 ab_ = f[LIDX(n_, m)];                                          \
+      leg[LIDX(n_, m)] = ab_.x * ((x)*leg[LIDX(n_ - 1, m)] - ab_.y * leg[LIDX(n_ - 2, m)]); \
+    }                                                                            \
+  } while (0)
+
 /* The scaled basis at r: radial (regular or outgoing), orthonormal
- * Legendre values and e^(i m phi), up to degree nmax */
-static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, REAL2 *rad, REAL *leg, REAL2 *eim) {
+ * Legendre values (from the factor table f) and e^(i m phi), up to degree
+ * nmax */
+static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, __local const REAL2 *f, REAL2 *rad,
+                     REAL *leg, REAL2 *eim) {
   const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
   const REAL x = rr > 0 ? r.z / rr : 1, st = rr > 0 ? rho / rr : 0;
   const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
@@ -116,34 +153,9 @@ static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, REAL2 *ra
     radial_h(k * rr, s, nmax, rad);
   else
     radial_j(k * rr, s, nmax, rad);
-  leg[0] = (REAL)0.28209479177387814; /* 1 / sqrt(4 pi) */
   eim[0] = (REAL2)(1, 0);
-  for (int m = 0; m <= nmax; m++) {
-    if (m > 0) {
-      leg[LIDX(m, m)] = -sqrt((REAL)(2 * m + 1) / (REAL)(2 * m)) * st * leg[LIDX(m - 1, m - 1)];
-      eim[m] = cmul(eim[m - 1], e1);
-    }
-    if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * leg[LIDX(m, m)];
-    for (int n = m + 2; n <= nmax; n++) {
-      const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
-      const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
-      leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
-    }
-  }
-}
-
-/* Column m (n = m..nmax) of the orthonormal Legendre values at cos theta
- * = x, sin theta = st, as basis_at computes them. */
-static void legendre_column(REAL x, REAL st, int m, int nmax, __local REAL *leg) {
-  REAL pmm = (REAL)0.28209479177387814;
-  for (int j = 1; j <= m; j++) pmm *= -sqrt((REAL)(2 * j + 1) / (REAL)(2 * j)) * st;
-  leg[LIDX(m, m)] = pmm;
-  if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * pmm;
-  for (int n = m + 2; n <= nmax; n++) {
-    const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
-    const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
-    leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
-  }
+  for (int m = 1; m <= nmax; m++) eim[m] = cmul(eim[m - 1], e1);
+  for (int m = 0; m <= nmax; m++) HFMM_LEGENDRE_COLUMN(x, st, m, nmax, f, leg);
 }
 
 /* B_n^m = rad[n] Y_n^m from the arrays basis_at fills (in any address
@@ -189,75 +201,103 @@ static inline int2 nm_of(int idx) {
 /* Sources to expansions: group g adds, for every source of the cells
  * entries[begin[g] .. begin[g+1]), its regular (multipole, P2M) or outgoing
  * (local, P2L) coefficients about the centre of cell rows[g] to
- * E[rows[g]]. Records as kernels/helmholtz3d.h. */
+ * E[rows[g]]. Records as kernels/helmholtz3d.h. The sources go P2E_CHUNK
+ * at a time: their bases are made in parallel (a work-item's radial
+ * functions and e^(i m phi) per source, Legendre columns spread over the
+ * group) into local memory, then each work-item sums its coefficients over
+ * the chunk. */
+#ifdef FMMCL_DOUBLE
+#define HFMM_REAL_BYTES 8
+#else
+#define HFMM_REAL_BYTES 4
+#endif
+#define P2E_PER_SOURCE ((4 * NR + NL + 8) * HFMM_REAL_BYTES)
+#define P2E_CHUNK (32768 / P2E_PER_SOURCE < WGS ? 32768 / P2E_PER_SOURCE : WGS)
+#define P2E_OWN ((NCMAX + WGS - 1) / WGS)
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void hfmm_p2e(__global const int *rows, __global const int *begin, __global const int *entries,
               __global const int2 *cell_src, __global const REAL4 *centre, __global const REAL *scale,
               __global const REAL *src, __global REAL2 *E, REAL kr, REAL ki, int outgoing, int p, int dipoles) {
-  __local REAL2 lrad[NR], leim[NR];
-  __local REAL lleg[NL];
-  __local REAL lrec[HELMHOLTZ3D_RECORD];
+  __local REAL2 lrad[P2E_CHUNK * NR], leim[P2E_CHUNK * NR], lf[NL];
+  __local REAL lleg[P2E_CHUNK * NL];
+  __local REAL lq[P2E_CHUNK * 8];
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g], nc = (p + 1) * (p + 1);
+  const int nmax = dipoles ? p + 1 : p;
   const REAL4 c = centre[row];
   const REAL s = scale[row];
   const REAL2 k = (REAL2)(kr, ki);
   /* 4 pi i k / s */
   const REAL2 pref = (REAL)12.566370614359172 / s * (REAL2)(-ki, kr);
   const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
-  REAL2 acc[OWN];
-  for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
+  legendre_factors(lf, nmax, lid, WGS);
+  REAL2 acc[P2E_OWN];
+#pragma unroll
+  for (int o = 0; o < P2E_OWN; o++) acc[o] = (REAL2)(0, 0);
   for (int e = begin[g]; e < begin[g + 1]; e++) {
     const int2 range = cell_src[entries[e]];
     const REAL4 dc = centre[entries[e]] - c; /* exact: dyadic centres */
-    for (int j = range.x; j < range.y; j++) {
+    for (int base = range.x; base < range.y; base += P2E_CHUNK) {
+      const int nj = min(P2E_CHUNK, range.y - base);
       barrier(CLK_LOCAL_MEM_FENCE);
-      /* the source's basis, shared out: radial functions (work-item 0),
-       * e^(i m phi) (work-item 1), one Legendre column per work-item */
-      const REAL3 r = (REAL3)(src[12 * j] + dc.x, src[12 * j + 1] + dc.y, src[12 * j + 2] + dc.z);
-      const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
-      const int nmax = dipoles ? p + 1 : p;
-      if (lid == 0) {
+      if (lid < nj) {
+        __global const REAL *sj = src + (size_t)(base + lid) * HELMHOLTZ3D_RECORD;
+        const REAL3 r = (REAL3)(sj[0] + dc.x, sj[1] + dc.y, sj[2] + dc.z);
+        const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
         REAL2 rad[NR];
         if (outgoing)
           radial_h(k * rr, s, nmax, rad);
         else
           radial_j(k * rr, s, nmax, rad);
-        for (int i = 0; i <= nmax; i++) lrad[i] = rad[i];
-        for (int i = 0; i < HELMHOLTZ3D_RECORD; i++) lrec[i] = src[12 * j + i];
-      }
-      if (lid == 1 % WGS) {
         const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
-        leim[0] = (REAL2)(1, 0);
-        for (int m = 1; m <= nmax; m++) leim[m] = cmul(leim[m - 1], e1);
-      }
-      for (int m = lid; m <= nmax; m += WGS)
-        legendre_column(rr > 0 ? r.z / rr : 1, rr > 0 ? rho / rr : 0, m, nmax, lleg);
-      barrier(CLK_LOCAL_MEM_FENCE);
-      const REAL2 q = (REAL2)(lrec[3], lrec[4]);
-      const REAL2 dx = (REAL2)(lrec[5], lrec[6]), dy = (REAL2)(lrec[7], lrec[8]), dz = (REAL2)(lrec[9], lrec[10]);
-      /* d . grad = (dx - i dy)/2 d+ + (dx + i dy)/2 d- + dz d/dz */
-      const REAL2 cp = (dx - (REAL2)(-dy.y, dy.x)) / 2, cmn = (dx + (REAL2)(-dy.y, dy.x)) / 2;
-      for (int o = 0; o < OWN; o++) {
-        const int idx = lid + o * WGS;
-        if (idx >= nc) break;
-        const int2 nm = nm_of(idx);
-        const int n = nm.x, m = nm.y;
-        /* conj(Y_n^m) = (-1)^m Y_n^-m */
-        REAL2 b = HFMM_B(lrad, lleg, leim, n, -m);
-        if (m & 1) b = -b;
-        REAL2 v = cmul(q, b);
-        if (dipoles) {
-          REAL2 gz, gp, gm;
-          HFMM_GRAD(lrad, lleg, leim, n, -m, k, sd, su, gz, gp, gm);
-          REAL2 dv = cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
-          if (m & 1) dv = -dv;
-          v += dv;
+        REAL2 em = (REAL2)(1, 0);
+        for (int i = 0; i <= nmax; i++) {
+          lrad[lid * NR + i] = rad[i];
+          leim[lid * NR + i] = em;
+          em = cmul(em, e1);
         }
-        acc[o] += v;
+        for (int i = 0; i < 8; i++) lq[lid * 8 + i] = sj[3 + i];
+      }
+      barrier(CLK_LOCAL_MEM_FENCE); /* the factor table, on the first pass */
+      for (int it = lid; it < nj * (nmax + 1); it += WGS) {
+        const int j = it / (nmax + 1), m = it - j * (nmax + 1);
+        __global const REAL *sj = src + (size_t)(base + j) * HELMHOLTZ3D_RECORD;
+        const REAL3 r = (REAL3)(sj[0] + dc.x, sj[1] + dc.y, sj[2] + dc.z);
+        const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
+        const REAL x = rr > 0 ? r.z / rr : 1, st = rr > 0 ? rho / rr : 0;
+        __local REAL *leg = lleg + j * NL;
+        HFMM_LEGENDRE_COLUMN(x, st, m, nmax, lf, leg);
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+      for (int o = 0; o < P2E_OWN; o++) {
+        const int idx = lid + o * WGS;
+        if (idx < nc) {
+          const int2 nm = nm_of(idx);
+          const int n = nm.x, m = nm.y;
+          REAL2 sum = (REAL2)(0, 0);
+          for (int j = 0; j < nj; j++) {
+            __local const REAL2 *rad = lrad + j * NR, *eim = leim + j * NR;
+            __local const REAL *leg = lleg + j * NL, *q = lq + j * 8;
+            /* conj(Y_n^m) = (-1)^m Y_n^-m, the sign applied once below */
+            REAL2 v = cmul((REAL2)(q[0], q[1]), HFMM_B(rad, leg, eim, n, -m));
+            if (dipoles) {
+              /* d . grad = (dx - i dy)/2 d+ + (dx + i dy)/2 d- + dz d/dz */
+              const REAL2 dx = (REAL2)(q[2], q[3]), dy = (REAL2)(q[4], q[5]), dz = (REAL2)(q[6], q[7]);
+              const REAL2 cp = (dx - (REAL2)(-dy.y, dy.x)) / 2, cmn = (dx + (REAL2)(-dy.y, dy.x)) / 2;
+              REAL2 gz, gp, gm;
+              HFMM_GRAD(rad, leg, eim, n, -m, k, sd, su, gz, gp, gm);
+              v += cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
+            }
+            sum += v;
+          }
+          acc[o] += (m & 1) ? -sum : sum;
+        }
       }
     }
   }
-  for (int o = 0; o < OWN; o++) {
+#pragma unroll
+  for (int o = 0; o < P2E_OWN; o++) {
     const int idx = lid + o * WGS;
     if (idx < nc) E[(size_t)row * nc + idx] += cmul(pref, acc[o]);
   }
@@ -272,9 +312,12 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
               __global const int2 *cell_tgt, __global const REAL4 *centre, __global const REAL *scale,
               __global const REAL4 *tgt, __global const REAL2 *E, __global REAL *out, REAL kr, REAL ki,
               int outgoing, int p, int gradient) {
+  __local REAL2 lf[NL];
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 range = cell_tgt[row];
   const REAL2 k = (REAL2)(kr, ki);
+  legendre_factors(lf, gradient ? p + 1 : p, lid, WGS);
+  barrier(CLK_LOCAL_MEM_FENCE);
   for (int t = range.x + lid; t < range.y; t += WGS) {
     const REAL4 x = tgt[t];
     REAL2 pot = (REAL2)(0, 0), gx = (REAL2)(0, 0), gy = (REAL2)(0, 0), gzz = (REAL2)(0, 0);
@@ -285,7 +328,8 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
       const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
       REAL2 rad[NR], eim[NR];
       REAL leg[NL];
-      basis_at((REAL3)(x.x + dc.x, x.y + dc.y, x.z + dc.z), k, s, outgoing, gradient ? p + 1 : p, rad, leg, eim);
+      basis_at((REAL3)(x.x + dc.x, x.y + dc.y, x.z + dc.z), k, s, outgoing, gradient ? p + 1 : p, lf, rad,
+               leg, eim);
       __global const REAL2 *ea = E + (size_t)a * (p + 1) * (p + 1);
       for (int n = 0; n <= p; n++)
         for (int m = -n; m <= n; m++) {
@@ -374,6 +418,146 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
   for (int o = 0; o < OWN; o++) {
     const int idx = lid + o * WGS;
     if (idx < nc) Eout[(size_t)row * nc + idx] += acc[o];
+  }
+}
+
+/* M2L by batches: group g takes the M2L_B cells targets[g * M2L_B + b]
+ * (-1: none) of one level and one position in their parents, which share
+ * most of their V-list directions; entry e is one direction (rotation
+ * geo[e].x as hfmm_translate's, coaxial operator geo[e].y, azimuth table
+ * row geo[e].z of eim: e^(i m phi), m = 0..p) with one source cell per
+ * target (sources[e * M2L_B + b], -1: none). Each operator entry read
+ * serves M2L_B translations, where one pair per group read the operators
+ * once per pair. The expansions stage in local memory as S[idx * M2L_B +
+ * b]; the forward rotation takes M2L_SPLIT work-items per (m', b), each a
+ * share of the degrees, and keeps its results in registers. */
+#ifndef M2L_B
+#define M2L_B 4
+#endif
+#ifndef M2L_SPLIT
+#define M2L_SPLIT 1
+#endif
+#ifndef M2L_WGS
+#define M2L_WGS 160
+#endif
+#define M2L_OWN ((M2L_B * NCMAX + M2L_WGS - 1) / M2L_WGS)
+#define M2L_NA (PMAX / M2L_SPLIT + 1)
+
+__kernel __attribute__((reqd_work_group_size(M2L_WGS, 1, 1)))
+void hfmm_m2l_batched(__global const int *targets, __global const int *begin, __global const int *sources,
+                      __global const int4 *geo, __global const REAL2 *eim, __global const REAL *dmat,
+                      __global const REAL2 *coax, __global const REAL2 *M, __global REAL2 *L) {
+  __local REAL2 S[M2L_B * NCMAX];
+  const int g = get_group_id(0), lid = get_local_id(0);
+  const int p = PMAX, nc = NCMAX;
+  /* this work-item's share of the forward rotation: column m', target b,
+   * the degrees n = part (mod M2L_SPLIT) */
+  const int b23 = lid % M2L_B, mp23 = (lid / M2L_B) % (2 * PMAX + 1) - PMAX;
+  const int part = lid / (M2L_B * (2 * PMAX + 1));
+  const int active23 = part < M2L_SPLIT, amp23 = abs(mp23);
+  REAL2 acc[M2L_OWN];
+#pragma unroll
+  for (int o = 0; o < M2L_OWN; o++) acc[o] = (REAL2)(0, 0);
+  for (int e = begin[g]; e < begin[g + 1]; e++) {
+    const int4 ge = geo[e];
+    /* ge.x < 0: the rotation by pi - theta of rotation -ge.x - 1, by
+     * d_{m m'}(pi - theta) = (-1)^(n+m) d_{m,-m'}(theta) */
+    const int mirror = ge.x < 0;
+    __global const REAL *d = dmat + (size_t)(mirror ? -ge.x - 1 : ge.x) * DOFS(PMAX + 1);
+    __global const REAL2 *C = coax + (size_t)ge.y * CSIZE(PMAX);
+    __global const REAL2 *ph = eim + (size_t)ge.z * (PMAX + 1);
+    __global const int *se = sources + (size_t)e * M2L_B;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the sources' multipoles times e^(i m phi) */
+    for (int it = lid; it < M2L_B * NCMAX; it += M2L_WGS) {
+      const int idx = it / M2L_B, src = se[it % M2L_B];
+      REAL2 v = (REAL2)(0, 0);
+      if (src >= 0) {
+        const int m = nm_of(idx).y;
+        REAL2 w = ph[abs(m)];
+        if (m < 0) w.y = -w.y;
+        v = cmul(M[(size_t)src * NCMAX + idx], w);
+      }
+      S[it] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* rotation of the shift onto z: A[n] = sum_m d_n[m][m'] S[n, m] */
+    REAL2 A[M2L_NA];
+#pragma unroll
+    for (int n = 0; n <= PMAX; n++) {
+      if (n % M2L_SPLIT != part % M2L_SPLIT) continue;
+      A[n / M2L_SPLIT] = (REAL2)(0, 0);
+      if (active23 && n >= amp23) {
+        const int w = 2 * n + 1;
+        __global const REAL *dn = d + DOFS(n) + (mirror ? -mp23 : mp23) + n;
+        REAL2 sum = (REAL2)(0, 0);
+        for (int m = -n; m <= n; m++) {
+          const REAL2 v = S[IDX(n, m) * M2L_B + b23] * dn[(m + n) * w];
+          sum += mirror && ((n + m) & 1) ? -v : v;
+        }
+        A[n / M2L_SPLIT] = sum;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int n = 0; n <= PMAX; n++) {
+      if (n % M2L_SPLIT != part % M2L_SPLIT) continue;
+      if (active23 && n >= amp23) S[IDX(n, mp23) * M2L_B + b23] = A[n / M2L_SPLIT];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the coaxial shift: T[n, m] = sum_n2 C_|m|[n][n2] A[n2, m] */
+    REAL2 T[M2L_OWN];
+#pragma unroll
+    for (int o = 0; o < M2L_OWN; o++) {
+      const int it = lid + o * M2L_WGS;
+      T[o] = (REAL2)(0, 0);
+      if (M2L_OWN * M2L_WGS == M2L_B * NCMAX || it < M2L_B * NCMAX) {
+        const int idx = it / M2L_B, b = it % M2L_B;
+        const int2 nm = nm_of(idx);
+        const int n = nm.x, m = nm.y, am = abs(m);
+        __global const REAL2 *cr = C + COFS(PMAX, am) + (n - am) * (PMAX + 1 - am) - am;
+        REAL2 sum = (REAL2)(0, 0);
+        for (int n2 = am; n2 <= PMAX; n2++) sum += cmul(cr[n2], S[IDX(n2, m) * M2L_B + b]);
+        T[o] = sum;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int o = 0; o < M2L_OWN; o++) {
+      const int it = lid + o * M2L_WGS;
+      if (M2L_OWN * M2L_WGS == M2L_B * NCMAX || it < M2L_B * NCMAX) S[it] = T[o];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the rotation back and e^(-i m' phi) */
+#pragma unroll
+    for (int o = 0; o < M2L_OWN; o++) {
+      const int it = lid + o * M2L_WGS;
+      if (M2L_OWN * M2L_WGS == M2L_B * NCMAX || it < M2L_B * NCMAX) {
+        const int idx = it / M2L_B, b = it % M2L_B;
+        const int2 nm = nm_of(idx);
+        const int n = nm.x, mp = nm.y, w = 2 * n + 1;
+        __global const REAL *dn = d + DOFS(n) + (mp + n) * w + n;
+        __local const REAL2 *Sn = S + IDX(n, 0) * M2L_B + b;
+        REAL2 sum = (REAL2)(0, 0);
+        if (mirror) {
+          for (int m = -n; m <= n; m++) sum += Sn[m * M2L_B] * dn[-m];
+          if ((n + mp) & 1) sum = -sum;
+        } else {
+          for (int m = -n; m <= n; m++) sum += Sn[m * M2L_B] * dn[m];
+        }
+        REAL2 w2 = ph[abs(mp)];
+        if (mp > 0) w2.y = -w2.y;
+        acc[o] += cmul(sum, w2);
+      }
+    }
+  }
+#pragma unroll
+  for (int o = 0; o < M2L_OWN; o++) {
+    const int it = lid + o * M2L_WGS;
+    if (it < M2L_B * NCMAX) {
+      const int t = targets[g * M2L_B + it % M2L_B];
+      if (t >= 0) L[(size_t)t * NCMAX + it / M2L_B] += acc[o];
+    }
   }
 }
 

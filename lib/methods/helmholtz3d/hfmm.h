@@ -21,6 +21,29 @@ typedef struct hfmm_list {
   cl_mem rows, begin, entries, geo, phi;
 } hfmm_list;
 
+/* The V list for the batched M2L (hfmm_m2l_batch.c): group g's target
+ * cells targets[g * b ..] (-1: none), its entries begin[g] .. begin[g+1],
+ * one per direction: its key dir[e] ((dx + 3) 49 + (dy + 3) 7 + dz + 3
+ * of the target's anchor less the source's), one (source, target) pair
+ * pair[2e], pair[2e+1] of it, and each target's source sources[e * b ..]
+ * (-1: none). */
+typedef struct hfmm_batches {
+  size_t n_groups, n_entries;
+  int b;
+  int *targets, *begin, *sources, *dir, *pair;
+} hfmm_batches;
+/* 0, or -1 out of memory, -2 a V pair across levels. */
+int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, hfmm_batches *h);
+void hfmm_batches_free(hfmm_batches *h);
+
+/* The batched M2L on the device: groups of m2l_b target cells, work-groups
+ * of m2l_wgs, the forward rotation split m2l_split ways. */
+typedef struct hfmm_m2l_device {
+  size_t n_groups;
+  int b, wgs, split;
+  cl_mem targets, begin, sources, geo, eim;
+} hfmm_m2l_device;
+
 typedef struct hfmm_state {
   int order;
   size_t real_size, wgs;
@@ -35,9 +58,10 @@ typedef struct hfmm_state {
   fmmcl_tree3d *tree;
   fmmcl_tree3d_fmm_lists lists;
   cl_program program;
-  cl_kernel k_p2e, k_e2p, k_translate, k_p2p;
+  cl_kernel k_p2e, k_e2p, k_translate, k_p2p, k_m2l;
   cl_mem src, tgt, out, centre, scale, cell_src, cell_tgt, M, L, dmat, coax;
-  hfmm_list p2m, p2l, m2l, l2p, m2p, p2p;
+  hfmm_list p2m, p2l, l2p, m2p, p2p;
+  hfmm_m2l_device m2l;
   hfmm_list m2m[FMMCL_MORTON_LEVELS + 1], l2l[FMMCL_MORTON_LEVELS + 1]; /* by level of the rows */
   int n_levels;
   size_t n_thetas, n_coax; /* rotations and coaxial operators uploaded */
