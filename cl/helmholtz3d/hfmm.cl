@@ -4,10 +4,16 @@
  * expansions to points (L2P, M2P), translations by rotation to z, coaxial
  * shift and rotation back (M2M, M2L, L2L) with host-made operators, and
  * the near field (P2P) with the direct sum's pair body. */
-/* the pair body always sums gradients and dipoles (zero when the plan has
- * none), so that one build serves every plan of a precision and order */
-#define GRADIENT 1
-#define DIPOLES 1
+/* the near field's pair body sums gradients and dipoles where the plan
+ * has them (the host builds per plan) */
+#ifndef HFMM_GRADIENT
+#define HFMM_GRADIENT 1
+#endif
+#ifndef HFMM_DIPOLES
+#define HFMM_DIPOLES 1
+#endif
+#define GRADIENT HFMM_GRADIENT
+#define DIPOLES HFMM_DIPOLES
 #include "kernels/helmholtz3d.h"
 
 /* PMAX sizes the arrays (the host builds with the plan's order, so that
@@ -561,18 +567,21 @@ void hfmm_m2l_batched(__global const int *targets, __global const int *begin, __
   }
 }
 
+#ifndef P2P_WGS
+#define P2P_WGS WGS
+#endif
 /* Near field: group g adds, at every target of leaf rows[g], the sources
  * of the leaves entries[begin[g] .. begin[g+1]) (the U list). Points are
  * relative to their leaf's centre, so a close pair's difference keeps the
  * digits the leaf's scale allows, not the root's. */
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(P2P_WGS, 1, 1)))
 void hfmm_p2p(__global const int *rows, __global const int *begin, __global const int *entries,
               __global const int2 *cell_src, __global const int2 *cell_tgt, __global const REAL4 *centre,
               __global const REAL *src, __global const REAL4 *tgt, __global REAL *out, REAL kr, REAL ki) {
-  __local REAL tile[WGS * HELMHOLTZ3D_RECORD];
+  __local REAL tile[P2P_WGS * HELMHOLTZ3D_RECORD];
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 trange = cell_tgt[row];
-  for (int tb = trange.x; tb < trange.y; tb += WGS) {
+  for (int tb = trange.x; tb < trange.y; tb += P2P_WGS) {
     const int t = tb + lid;
     const int active = t < trange.y;
     const REAL4 x = active ? tgt[t] : (REAL4)(0, 0, 0, 0);
@@ -581,10 +590,10 @@ void hfmm_p2p(__global const int *rows, __global const int *begin, __global cons
     for (int e = begin[g]; e < begin[g + 1]; e++) {
       const int2 srange = cell_src[entries[e]];
       const REAL4 dc = centre[row] - centre[entries[e]]; /* exact: dyadic centres */
-      for (int base = srange.x; base < srange.y; base += WGS) {
-        const int nj = min(WGS, srange.y - base);
+      for (int base = srange.x; base < srange.y; base += P2P_WGS) {
+        const int nj = min(P2P_WGS, srange.y - base);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int c = lid; c < nj * HELMHOLTZ3D_RECORD; c += WGS)
+        for (int c = lid; c < nj * HELMHOLTZ3D_RECORD; c += P2P_WGS)
           tile[c] = src[(size_t)base * HELMHOLTZ3D_RECORD + c];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (active)

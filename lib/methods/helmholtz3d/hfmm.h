@@ -46,7 +46,7 @@ typedef struct hfmm_m2l_device {
 
 typedef struct hfmm_state {
   int order;
-  size_t real_size, wgs;
+  size_t real_size, wgs, p2p_wgs; /* work-group sizes: most kernels', the near field's */
   /* Device coordinates are in units of the root's half-side (unit),
    * relative to the root's centre (origin) for cell centres, exact dyadic
    * numbers, and to their leaf's centre for points; k_re, k_im are the
@@ -73,6 +73,11 @@ typedef struct hfmm_state {
  * static part plus the box size in wavelengths; the failure when it is
  * over the precision's limit (the plan's frequency is too high). */
 fmmcl_status hfmm_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, double d, int *order);
+/* What FMMCL_AUTO runs for a Helmholtz sum (targets NULL: the sources):
+ * the FMM above a number of pairs where its order rule accepts the
+ * points' bounding cube, else the direct sum. */
+fmmcl_method hfmm_auto_method(const fmmcl_plan_options *opt, size_t n_sources, const double *sources,
+                              size_t n_targets, const double *targets);
 /* Tree, lists, operators, kernels and buffers (hfmm_setup.c). */
 fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, const double *targets);
 void hfmm_release(hfmm_state *s);

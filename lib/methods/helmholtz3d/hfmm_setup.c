@@ -367,13 +367,20 @@ static fmmcl_status build_kernels(fmmcl_plan plan, hfmm_state *s) {
   const fmmcl_plan_options *o = &plan->opt;
   s->wgs = 64;
   if (s->wgs > ctx->dev.info.max_work_group_size) s->wgs = ctx->dev.info.max_work_group_size;
-  /* arrays for the plan's order: the batched M2L's unrolled loops and
+  /* the near field's leaves hold up to 20 p targets: wider groups take
+   * them in fewer passes over the sources */
+  s->p2p_wgs = 128;
+  if (s->p2p_wgs > ctx->dev.info.max_work_group_size) s->p2p_wgs = ctx->dev.info.max_work_group_size;
+  /* arrays for the plan's order (the batched M2L's unrolled loops and
    * registers need it at build time, and the other kernels' private arrays
-   * are no larger than it needs */
-  snprintf(plan->build_options, sizeof plan->build_options,
-           "%s -DPMAX=%d -DWGS=%zu -DM2L_B=%d -DM2L_SPLIT=%d -DM2L_WGS=%d",
-           o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->order, s->wgs, s->m2l.b,
-           s->m2l.split, s->m2l.wgs);
+   * are no larger than it needs), and the near field's pair body with only
+   * the gradient and dipole terms the plan has */
+  snprintf(
+      plan->build_options, sizeof plan->build_options,
+      "%s -DPMAX=%d -DHFMM_GRADIENT=%d -DHFMM_DIPOLES=%d -DWGS=%zu -DP2P_WGS=%zu -DM2L_B=%d -DM2L_SPLIT=%d "
+      "-DM2L_WGS=%d",
+      o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->order, o->gradient != 0,
+      o->dipoles != 0, s->wgs, s->p2p_wgs, s->m2l.b, s->m2l.split, s->m2l.wgs);
   const char *file = "helmholtz3d/hfmm.cl";
   fmmcl_status st = fmmcl_program_build(ctx, file, plan->build_options, &s->program, NULL);
   static const char *const names[] = {"hfmm_p2e", "hfmm_e2p", "hfmm_translate", "hfmm_p2p",
@@ -433,13 +440,22 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
   return st;
 }
 
+/* Leaves of up to 20 p points for the tolerance's order p: a leaf's near
+ * field (27 leaves of sources) against its V list (up to 189 translations
+ * of O(p^3)) balance about there on the H100 (benchmarks/README.md); a
+ * failing order rule fails again later with its message. */
+static size_t default_leaf_size(fmmcl_context ctx, const fmmcl_plan_options *o) {
+  int p;
+  return hfmm_choose_order(ctx, o, 0, &p) ? 64 : 20 * (size_t)p;
+}
+
 fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
   s->k_re = o->wavenumber_re;
   s->k_im = o->wavenumber_im;
-  const size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : 64;
+  const size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(ctx, o);
   fmmcl_status st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
                                        plan->targets_are_sources ? NULL : targets, q, 0, &s->tree);
   if (st) return fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
