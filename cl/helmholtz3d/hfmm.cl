@@ -58,6 +58,24 @@ static inline REAL cabs2(REAL2 a) { return a.x * a.x + a.y * a.y; }
 static inline REAL2 csin2(REAL2 z) { return (REAL2)(sin(z.x) * cosh(z.y), cos(z.x) * sinh(z.y)); }
 static inline REAL2 ccos2(REAL2 z) { return (REAL2)(cos(z.x) * cosh(z.y), -sin(z.x) * sinh(z.y)); }
 
+/* The series of j_n(z) (2n+1)!! / z^n in h = -z^2 / 2, to 20 terms (|z| < 1). */
+static REAL2 series_j(REAL2 h, int n) {
+  REAL2 t = (REAL2)(1, 0), sum = (REAL2)(1, 0);
+  for (int j = 1; j < 20; j++) {
+    t = cmul(t, h) / (REAL)(j * (2 * n + 2 * j + 1));
+    sum += t;
+  }
+  return sum;
+}
+
+/* j_n(z) / s^n for one n, |z| < 1, as radial_j computes it. */
+static REAL2 radial_j_one(REAL2 z, REAL s, int n) {
+  REAL2 c = (REAL2)(1, 0);
+  const REAL2 zs = z / s;
+  for (int i = 1; i <= n; i++) c = cmul(c, zs) / (REAL)(2 * i + 1);
+  return cmul(c, series_j(-cmul(z, z) / 2, n));
+}
+
 /* j_n(z) / s^n, n = 0..nmax (< NR): series below |z| = 1, Miller above,
  * rescaled as it grows and normalised by the larger of j_0, j_1 */
 static void radial_j(REAL2 z, REAL s, int nmax, REAL2 *out) {
@@ -72,12 +90,7 @@ static void radial_j(REAL2 z, REAL s, int nmax, REAL2 *out) {
     const REAL2 zs = z / s, h = -cmul(z, z) / 2;
     for (int n = 0; n <= nmax; n++) {
       if (n > 0) c = cmul(c, zs) / (REAL)(2 * n + 1);
-      REAL2 t = (REAL2)(1, 0), sum = (REAL2)(1, 0);
-      for (int j = 1; j < 20; j++) {
-        t = cmul(t, h) / (REAL)(j * (2 * n + 2 * j + 1));
-        sum += t;
-      }
-      out[n] = cmul(c, sum);
+      out[n] = cmul(c, series_j(h, n));
     }
     return;
   }
@@ -245,31 +258,39 @@ void hfmm_p2e(__global const int *rows, __global const int *begin, __global cons
     const REAL4 dc = centre[entries[e]] - c; /* exact: dyadic centres */
     for (int base = range.x; base < range.y; base += P2E_CHUNK) {
       const int nj = min(P2E_CHUNK, range.y - base);
-      barrier(CLK_LOCAL_MEM_FENCE);
+      barrier(CLK_LOCAL_MEM_FENCE); /* (and, on the first pass, the factor table's) */
       if (lid < nj) {
         __global const REAL *sj = src + (size_t)(base + lid) * HELMHOLTZ3D_RECORD;
         const REAL3 r = (REAL3)(sj[0] + dc.x, sj[1] + dc.y, sj[2] + dc.z);
-        const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
-        REAL2 rad[NR];
-        if (outgoing)
-          radial_h(k * rr, s, nmax, rad);
-        else
-          radial_j(k * rr, s, nmax, rad);
+        const REAL rho = sqrt(r.x * r.x + r.y * r.y);
         const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
         REAL2 em = (REAL2)(1, 0);
         for (int i = 0; i <= nmax; i++) {
-          lrad[lid * NR + i] = rad[i];
           leim[lid * NR + i] = em;
           em = cmul(em, e1);
         }
         for (int i = 0; i < 8; i++) lq[lid * 8 + i] = sj[3 + i];
       }
-      barrier(CLK_LOCAL_MEM_FENCE); /* the factor table, on the first pass */
+      /* per (source, degree): the regular radial function below |z| = 1 by
+       * its series; above it, and the outgoing ones (one upward
+       * recurrence), all of a source's on its degree 0; and the Legendre
+       * column of that order */
       for (int it = lid; it < nj * (nmax + 1); it += WGS) {
         const int j = it / (nmax + 1), m = it - j * (nmax + 1);
         __global const REAL *sj = src + (size_t)(base + j) * HELMHOLTZ3D_RECORD;
         const REAL3 r = (REAL3)(sj[0] + dc.x, sj[1] + dc.y, sj[2] + dc.z);
         const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
+        const REAL2 z = k * rr;
+        if (!outgoing && rr > 0 && cabs2(z) < 1) {
+          lrad[j * NR + m] = radial_j_one(z, s, m);
+        } else if (m == 0) {
+          REAL2 rad[NR];
+          if (outgoing)
+            radial_h(z, s, nmax, rad);
+          else
+            radial_j(z, s, nmax, rad);
+          for (int i = 0; i <= nmax; i++) lrad[j * NR + i] = rad[i];
+        }
         const REAL x = rr > 0 ? r.z / rr : 1, st = rr > 0 ? rho / rr : 0;
         __local REAL *leg = lleg + j * NL;
         HFMM_LEGENDRE_COLUMN(x, st, m, nmax, lf, leg);
