@@ -186,22 +186,34 @@ static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, __local c
                    : cmul(rad[n], (((-(m)) & 1) ? -leg[LIDX(n, -(m))] : leg[LIDX(n, -(m))]) *          \
                                       cconj(eim[-(m)]))))
 
-/* d/dz, d/dx + i d/dy, d/dx - i d/dy of B_n^m by the ladder relations: the
- * degree below has factor sd, above su (regular 1/s, s; outgoing s, 1/s) */
+/* The ladder relations' six factors for B_n^m (a1, a0, al, be, alm, bem
+ * below), 0 where the degree below does not exist. */
+static void ladder_factors(int n, int m, REAL *f) {
+  const REAL lo = (REAL)((2 * n - 1) * (2 * n + 1)), hi = (REAL)((2 * n + 1) * (2 * n + 3));
+  f[0] = n - abs(m) < 1 ? 0 : sqrt((REAL)(n + m) * (REAL)(n - m) / lo);
+  f[1] = sqrt((REAL)(n + 1 + m) * (REAL)(n + 1 - m) / hi);
+  f[2] = n - m - 1 < 0 ? 0 : sqrt((REAL)(n - m - 1) * (REAL)(n - m) / lo);
+  f[3] = sqrt((REAL)(n + m + 1) * (REAL)(n + m + 2) / hi);
+  f[4] = n + m - 1 < 0 ? 0 : sqrt((REAL)(n + m - 1) * (REAL)(n + m) / lo);
+  f[5] = sqrt((REAL)(n - m + 1) * (REAL)(n - m + 2) / hi);
+}
+
+/* d/dz, d/dx + i d/dy, d/dx - i d/dy of B_n^m by the ladder relations
+ * with factors f (ladder_factors; any address space): the degree below
+ * has factor sd, above su (regular 1/s, s; outgoing s, 1/s) */
+#define HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f, gz, gp, gm)                                       \
+  do {                                                                                                  \
+    gz = cmul(k, (f[0] * (sd)) * HFMM_B(rad, leg, eim, (n)-1, m) - (f[1] * (su)) * HFMM_B(rad, leg, eim, (n) + 1, m)); \
+    gp = cmul(k, (f[2] * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m) + 1) +                                \
+                     (f[3] * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m) + 1));                          \
+    gm = -cmul(k, (f[4] * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m)-1) +                                 \
+                      (f[5] * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m)-1));                           \
+  } while (0)
 #define HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, gz, gp, gm)                                           \
   do {                                                                                                  \
-    const REAL a1_ = sqrt((REAL)((n) + (m)) * (REAL)((n) - (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
-    const REAL a0_ = sqrt((REAL)((n) + 1 + (m)) * (REAL)((n) + 1 - (m)) /                              \
-                          (REAL)((2 * (n) + 1) * (2 * (n) + 3)));                                       \
-    gz = cmul(k, (a1_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, m) - (a0_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, m)); \
-    const REAL al_ = (n) - (m)-1 < 0 ? 0 : sqrt((REAL)((n) - (m)-1) * (REAL)((n) - (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
-    const REAL be_ = sqrt((REAL)((n) + (m) + 1) * (REAL)((n) + (m) + 2) / (REAL)((2 * (n) + 1) * (2 * (n) + 3))); \
-    gp = cmul(k, (al_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m) + 1) +                                 \
-                     (be_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m) + 1));                           \
-    const REAL alm_ = (n) + (m)-1 < 0 ? 0 : sqrt((REAL)((n) + (m)-1) * (REAL)((n) + (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
-    const REAL bem_ = sqrt((REAL)((n) - (m) + 1) * (REAL)((n) - (m) + 2) / (REAL)((2 * (n) + 1) * (2 * (n) + 3))); \
-    gm = -cmul(k, (alm_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m)-1) +                                 \
-                      (bem_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m)-1));                           \
+    REAL f_[6];                                                                                         \
+    ladder_factors(n, m, f_);                                                                           \
+    HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f_, gz, gp, gm);                                        \
   } while (0)
 
 /* (n, m) of coefficient idx */
@@ -340,10 +352,18 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
               __global const REAL4 *tgt, __global const REAL2 *E, __global REAL *out, REAL kr, REAL ki,
               int outgoing, int p, int gradient) {
   __local REAL2 lf[NL];
+  __local REAL lg[6 * NCMAX]; /* the ladder factors of every (n, m) */
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 range = cell_tgt[row];
   const REAL2 k = (REAL2)(kr, ki);
   legendre_factors(lf, gradient ? p + 1 : p, lid, WGS);
+  if (gradient)
+    for (int idx = lid; idx < (p + 1) * (p + 1); idx += WGS) {
+      const int2 nm = nm_of(idx);
+      REAL f[6];
+      ladder_factors(nm.x, nm.y, f);
+      for (int i = 0; i < 6; i++) lg[6 * idx + i] = f[i];
+    }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int t = range.x + lid; t < range.y; t += WGS) {
     const REAL4 x = tgt[t];
@@ -364,7 +384,8 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
           pot += cmul(cf, HFMM_B(rad, leg, eim, n, m));
           if (!gradient) continue;
           REAL2 dz, dp, dm;
-          HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, dz, dp, dm);
+          __local const REAL *f = lg + 6 * IDX(n, m);
+          HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f, dz, dp, dm);
           gx += cmul(cf, (dp + dm) / 2);
           const REAL2 dy = (dp - dm) / 2; /* i d/dy */
           gy += cmul(cf, (REAL2)(dy.y, -dy.x));
