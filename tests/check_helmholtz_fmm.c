@@ -2,7 +2,8 @@
  * against the plain-C double reference over all targets: real, complex
  * and imaginary wavenumbers, charges and dipoles, potential and gradient,
  * float and double, uniform, clustered and surface sets; the error falling
- * with the tolerance, what FMMCL_AUTO becomes, and the plans it refuses. */
+ * with the tolerance, the batched M2L against plain C, what FMMCL_AUTO
+ * becomes, and the plans it refuses. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +11,8 @@
 #include <string.h>
 
 #include "fmmcl.h"
-#include "model/model.h" /* fmmcl_model_resolve: what AUTO becomes */
+#include "methods/helmholtz3d/hfmm.h" /* fmmcl_hfmm_debug_m2l: the batched M2L under test */
+#include "model/model.h"              /* fmmcl_model_resolve: what AUTO becomes */
 #include "testing/distributions.h"
 #include "test_util.h"
 
@@ -183,6 +185,40 @@ START_TEST(test_imaginary_k_is_yukawa) {
 }
 END_TEST
 
+/* ---- the batched M2L against plain C ---------------------------------------------- */
+
+/* Every V pair of a clustered set (cells of several levels, every position
+ * in a parent, partial groups, polar angles either side of pi/2), k
+ * damped: the device's batched translations against the plain-C ones
+ * made per pair in double. What differs is rounding: the operators' and
+ * the sums' (a few hundred terms), about 1e-13 relative in double and
+ * 1e-6 in float. */
+START_TEST(test_m2l_batched) {
+  const size_t n = 1500;
+  double *src = malloc(3 * n * sizeof *src);
+  ck_assert_ptr_nonnull(src);
+  ck_assert_int_eq(fmmcl_distribution_points(FMMCL_DIST_CLUSTERS, 3, 7u, n, 0.0, src), 0);
+  for (int single = 0; single < 2; single++) {
+    fmmcl_plan_options o;
+    fmmcl_plan_options_init(&o, FMMCL_HELMHOLTZ_3D);
+    o.method = FMMCL_FMM;
+    o.precision = single ? FMMCL_SINGLE : FMMCL_DOUBLE;
+    o.wavenumber_re = 4, o.wavenumber_im = 1.5;
+    o.order = 10;
+    o.leaf_size = 32;
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, src, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+    double err;
+    ck_assert_msg(fmmcl_hfmm_debug_m2l(plan, 5u, &err) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+    fmmcl_plan_destroy(plan);
+    fprintf(stderr, "helmholtz batched m2l %s: %.2e\n", single ? "float" : "double", err);
+    ck_assert_msg(err <= (single ? 1e-4 : 1e-10), "batched M2L off by %g", err);
+  }
+  free(src);
+}
+END_TEST
+
 /* ---- what FMMCL_AUTO becomes ------------------------------------------------------ */
 
 /* The FMM above its pairs threshold where its order rule accepts the
@@ -274,6 +310,7 @@ static Suite *helmholtz_fmm_suite(void) {
   tcase_add_loop_test(dev, test_float, 0, 9);
   tcase_add_test(dev, test_error_falls);
   tcase_add_test(dev, test_imaginary_k_is_yukawa);
+  tcase_add_test(dev, test_m2l_batched);
   tcase_add_test(dev, test_auto);
   suite_add_tcase(s, dev);
   TCase *bad = tcase_create("refused");

@@ -4,6 +4,7 @@
 #define FMMCL_HFMM_H
 
 #include "core/internal.h"
+#include "core/launch.h"
 #include "tree/tree3d.h"
 
 /* Largest order: in double, the translation kernel's two staged expansions
@@ -78,6 +79,18 @@ fmmcl_status hfmm_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
  * points' bounding cube, else the direct sum. */
 fmmcl_method hfmm_auto_method(const fmmcl_plan_options *opt, size_t n_sources, const double *sources,
                               size_t n_targets, const double *targets);
+/* A cell's centre in the device's units (exact), and the scale of its
+ * level's expansions: min(1, |k| side), so that small cells and low
+ * frequencies neither underflow nor overflow (hfmm_math.h). */
+double hfmm_cell_centre(const fmmcl_tree3d_cell *c, int d);
+double hfmm_level_scale(const hfmm_state *s, int level);
+/* The M2L of every V pair, M to L, in batches (hfmm_method.c). */
+fmmcl_status hfmm_run_m2l(fmmcl_plan plan, hfmm_state *s, fmmcl_event_log *log);
+/* Test hook (lib/testing/hfmm_debug.c): the plan's multipoles set to seeded
+ * values, its M2L run alone, and *err the largest difference of the
+ * device's locals from the plain-C translations of every V pair, relative
+ * to their largest coefficient. */
+fmmcl_status fmmcl_hfmm_debug_m2l(fmmcl_plan plan, unsigned seed, double *err);
 /* Tree, lists, operators, kernels and buffers (hfmm_setup.c). */
 fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, const double *targets);
 void hfmm_release(hfmm_state *s);

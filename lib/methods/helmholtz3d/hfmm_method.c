@@ -188,7 +188,7 @@ static fmmcl_status run_translate(fmmcl_plan plan, hfmm_state *s, const hfmm_lis
   return st ? st : fmmcl_launch(ctx, s->k_translate, l->n_rows * s->wgs, s->wgs, log, phase);
 }
 
-static fmmcl_status run_m2l(fmmcl_plan plan, hfmm_state *s, fmmcl_event_log *log) {
+fmmcl_status hfmm_run_m2l(fmmcl_plan plan, hfmm_state *s, fmmcl_event_log *log) {
   const hfmm_m2l_device *m = &s->m2l;
   if (!m->n_groups) return FMMCL_SUCCESS;
   fmmcl_context ctx = plan->ctx;
@@ -236,7 +236,7 @@ static fmmcl_status hfmm_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in,
   if (!st) st = run_p2e(plan, s, &s->p2m, s->M, 0, &log, "p2m");
   for (int l = s->n_levels - 1; !st && l >= 0; l--)
     st = run_translate(plan, s, &s->m2m[l], s->M, s->M, &log, "m2m");
-  if (!st) st = run_m2l(plan, s, &log);
+  if (!st) st = hfmm_run_m2l(plan, s, &log);
   if (!st) st = run_p2e(plan, s, &s->p2l, s->L, 1, &log, "p2l");
   for (int l = 0; !st && l < s->n_levels; l++)
     st = run_translate(plan, s, &s->l2l[l], s->L, s->L, &log, "l2l");

@@ -103,13 +103,13 @@ static int coax_id(geometry *g, int kind, int level, double d, double w, double 
 
 /* A cell's side and centre in the device's units (exact). */
 static double side(int level) { return 2 / (double)(1 << level); }
-static double cell_centre(const fmmcl_tree3d_cell *c, int d) {
+double hfmm_cell_centre(const fmmcl_tree3d_cell *c, int d) {
   return -1 + (2 * (double)c->anchor[d] + 1) / (double)(1 << c->level);
 }
 
 /* min(1, |k| side): a cell's expansions are scaled so that small cells
  * and low frequencies neither underflow nor overflow (hfmm_math.h). */
-static double level_scale(const hfmm_state *s, int level) {
+double hfmm_level_scale(const hfmm_state *s, int level) {
   return fmin(1, hypot(s->k_re, s->k_im) * s->unit * side(level));
 }
 
@@ -120,14 +120,15 @@ static int translation_geometry(geometry *g, const fmmcl_tree3d *t, const hfmm_s
                                 int to, int *th, int *co, double *phi) {
   const fmmcl_tree3d_cell *a = &t->cells[from], *b = &t->cells[to];
   double v[3];
-  for (int i = 0; i < 3; i++) v[i] = cell_centre(b, i) - cell_centre(a, i);
+  for (int i = 0; i < 3; i++) v[i] = hfmm_cell_centre(b, i) - hfmm_cell_centre(a, i);
   const double d = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
   /* polar angles past pi/2 use the rotation of pi - theta (the kernel's
    * mirror), which halves the rotations the host makes */
   const double theta = acos(fmax(-1, fmin(1, v[2] / d)));
   const int id = theta_id(g, theta <= M_PI / 2 ? theta : M_PI - theta);
   *th = id < 0 ? -1 : theta <= M_PI / 2 ? id : -id - 1;
-  *co = coax_id(g, kind, a->level, d, side(a->level), level_scale(s, a->level), level_scale(s, b->level));
+  *co = coax_id(g, kind, a->level, d, side(a->level), hfmm_level_scale(s, a->level),
+                hfmm_level_scale(s, b->level));
   *phi = atan2(v[1], v[0]);
   return id < 0 || *co < 0 ? -1 : 0;
 }
@@ -402,8 +403,8 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t c = 0; !st && c < nc; c++) {
     const fmmcl_tree3d_cell *cell = &t->cells[c];
-    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, rs, 4 * c + (size_t)d, cell_centre(cell, d));
-    fmmcl_put_real(scale, rs, c, level_scale(s, cell->level));
+    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, rs, 4 * c + (size_t)d, hfmm_cell_centre(cell, d));
+    fmmcl_put_real(scale, rs, c, hfmm_level_scale(s, cell->level));
     cs[2 * c] = (int)cell->src_begin, cs[2 * c + 1] = (int)cell->src_end;
     ct[2 * c] = (int)cell->tgt_begin, ct[2 * c + 1] = (int)cell->tgt_end;
   }
@@ -412,7 +413,7 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
   for (size_t l = 0; !st && l < t->n_leaves; l++) {
     const fmmcl_tree3d_cell *leaf = &t->cells[t->leaves[l]];
     double c[3];
-    for (int d = 0; d < 3; d++) c[d] = cell_centre(leaf, d);
+    for (int d = 0; d < 3; d++) c[d] = hfmm_cell_centre(leaf, d);
     for (size_t i = leaf->tgt_begin; i < leaf->tgt_end; i++)
       for (int d = 0; d < 3; d++)
         fmmcl_put_real(tgt, rs, 4 * i + (size_t)d,
