@@ -243,7 +243,10 @@ static inline int2 nm_of(int idx) {
 #define HFMM_REAL_BYTES 4
 #endif
 #define P2E_PER_SOURCE ((4 * NR + NL + 8) * HFMM_REAL_BYTES)
-#define P2E_CHUNK (32768 / P2E_PER_SOURCE < WGS ? 32768 / P2E_PER_SOURCE : WGS)
+#ifndef P2E_BUDGET
+#define P2E_BUDGET 32768 /* bytes of local memory for a chunk's bases */
+#endif
+#define P2E_CHUNK (P2E_BUDGET / P2E_PER_SOURCE < WGS ? P2E_BUDGET / P2E_PER_SOURCE : WGS)
 #define P2E_OWN ((NCMAX + WGS - 1) / WGS)
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
@@ -342,6 +345,10 @@ void hfmm_p2e(__global const int *rows, __global const int *begin, __global cons
   }
 }
 
+/* The ladder factors' table where it and the Legendre factors fit in 32
+ * KiB of local memory (the highest double orders compute them in place) */
+#define E2P_LADDER_TABLE ((6 * NCMAX + 2 * NL) * HFMM_REAL_BYTES <= 32768)
+
 /* Expansions to targets: group g evaluates, at every target of leaf
  * rows[g], the expansions E of the cells entries[begin[g] .. begin[g+1])
  * (regular: local, L2P; outgoing: multipole, M2P) and adds potential and
@@ -352,11 +359,14 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
               __global const REAL4 *tgt, __global const REAL2 *E, __global REAL *out, REAL kr, REAL ki,
               int outgoing, int p, int gradient) {
   __local REAL2 lf[NL];
+#if E2P_LADDER_TABLE
   __local REAL lg[6 * NCMAX]; /* the ladder factors of every (n, m) */
+#endif
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 range = cell_tgt[row];
   const REAL2 k = (REAL2)(kr, ki);
   legendre_factors(lf, gradient ? p + 1 : p, lid, WGS);
+#if E2P_LADDER_TABLE
   if (gradient)
     for (int idx = lid; idx < (p + 1) * (p + 1); idx += WGS) {
       const int2 nm = nm_of(idx);
@@ -364,6 +374,7 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
       ladder_factors(nm.x, nm.y, f);
       for (int i = 0; i < 6; i++) lg[6 * idx + i] = f[i];
     }
+#endif
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int t = range.x + lid; t < range.y; t += WGS) {
     const REAL4 x = tgt[t];
@@ -384,8 +395,12 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
           pot += cmul(cf, HFMM_B(rad, leg, eim, n, m));
           if (!gradient) continue;
           REAL2 dz, dp, dm;
+#if E2P_LADDER_TABLE
           __local const REAL *f = lg + 6 * IDX(n, m);
           HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f, dz, dp, dm);
+#else
+          HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, dz, dp, dm);
+#endif
           gx += cmul(cf, (dp + dm) / 2);
           const REAL2 dy = (dp - dm) / 2; /* i d/dy */
           gy += cmul(cf, (REAL2)(dy.y, -dy.x));

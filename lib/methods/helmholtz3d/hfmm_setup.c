@@ -376,12 +376,18 @@ static fmmcl_status build_kernels(fmmcl_plan plan, hfmm_state *s) {
    * registers need it at build time, and the other kernels' private arrays
    * are no larger than it needs), and the near field's pair body with only
    * the gradient and dipole terms the plan has */
+  /* the P2M's chunk of source bases: 32 KiB, less where the device has
+   * less local memory than that and the Legendre factors' table */
+  const size_t nl = (size_t)(s->order + 2) * (size_t)(s->order + 3) / 2,
+               local = ctx->dev.info.local_mem_bytes;
+  const size_t spare = local > 2 * nl * s->real_size + 1024 ? local - 2 * nl * s->real_size - 1024 : 0;
+  const size_t p2e_budget = spare < 32768 ? spare : 32768;
   snprintf(
       plan->build_options, sizeof plan->build_options,
-      "%s -DPMAX=%d -DHFMM_GRADIENT=%d -DHFMM_DIPOLES=%d -DWGS=%zu -DP2P_WGS=%zu -DM2L_B=%d -DM2L_SPLIT=%d "
-      "-DM2L_WGS=%d",
+      "%s -DPMAX=%d -DHFMM_GRADIENT=%d -DHFMM_DIPOLES=%d -DWGS=%zu -DP2P_WGS=%zu -DP2E_BUDGET=%zu -DM2L_B=%d "
+      "-DM2L_SPLIT=%d -DM2L_WGS=%d",
       o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->order, o->gradient != 0,
-      o->dipoles != 0, s->wgs, s->p2p_wgs, s->m2l.b, s->m2l.split, s->m2l.wgs);
+      o->dipoles != 0, s->wgs, s->p2p_wgs, p2e_budget, s->m2l.b, s->m2l.split, s->m2l.wgs);
   const char *file = "helmholtz3d/hfmm.cl";
   fmmcl_status st = fmmcl_program_build(ctx, file, plan->build_options, &s->program, NULL);
   static const char *const names[] = {"hfmm_p2e", "hfmm_e2p", "hfmm_translate", "hfmm_p2p",
