@@ -75,13 +75,17 @@ fmmcl_status fmmcl_hfmm_debug_m2l(fmmcl_plan plan, unsigned seed, double *err) {
   }
   for (size_t i = 0; !st && i < n; i++)
     M[i] = fmmcl_get_real(buf, rs, 2 * i) + I * fmmcl_get_real(buf, rs, 2 * i + 1);
-  if (!st)
-    FMMCL_CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, s->M, CL_TRUE, 0, 2 * n * rs, buf, 0, NULL, NULL));
   const cl_uchar z = 0;
-  if (!st) FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, s->L, &z, 1, 0, 2 * n * rs, 0, NULL, NULL));
-  if (!st) st = hfmm_run_m2l(plan, s, NULL);
-  if (!st)
-    FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, s->L, CL_TRUE, 0, 2 * n * rs, buf, 0, NULL, NULL));
+  cl_int err_cl = CL_SUCCESS;
+  if (!st) err_cl = clEnqueueWriteBuffer(ctx->queue, s->M, CL_TRUE, 0, 2 * n * rs, buf, 0, NULL, NULL);
+  if (!st && err_cl == CL_SUCCESS)
+    err_cl = clEnqueueFillBuffer(ctx->queue, s->L, &z, 1, 0, 2 * n * rs, 0, NULL, NULL);
+  if (!st && err_cl == CL_SUCCESS) st = hfmm_run_m2l(plan, s, NULL);
+  if (!st && err_cl == CL_SUCCESS)
+    err_cl = clEnqueueReadBuffer(ctx->queue, s->L, CL_TRUE, 0, 2 * n * rs, buf, 0, NULL, NULL);
+  if (!st && err_cl != CL_SUCCESS)
+    st = fmmcl_fail(ctx, fmmcl_status_from_cl(err_cl), "the M2L check's transfers: %s",
+                    fmmcl_cl_error_name(err_cl));
   const fmmcl_tree3d_csr *v = &s->lists.v;
   for (size_t c = 0; !st && c < t->n_cells; c++)
     for (size_t i = v->offsets[c]; i < v->offsets[c + 1]; i++)

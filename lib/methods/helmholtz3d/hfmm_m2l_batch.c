@@ -24,6 +24,17 @@ static int octant(const fmmcl_tree3d_cell *c) {
   return (int)(c->anchor[0] & 1) | (int)(c->anchor[1] & 1) << 1 | (int)(c->anchor[2] & 1) << 2;
 }
 
+/* The end of the group that starts at order[i]: up to b cells of one
+ * level and octant. */
+static size_t group_end(const fmmcl_tree3d *t, const int *order, size_t n, size_t i, int b) {
+  const fmmcl_tree3d_cell *ci = &t->cells[order[i]];
+  size_t j = i + 1;
+  while (j < n && j - i < (size_t)b && t->cells[order[j]].level == ci->level &&
+         octant(&t->cells[order[j]]) == octant(ci))
+    j++;
+  return j;
+}
+
 int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, hfmm_batches *h) {
   memset(h, 0, sizeof *h);
   /* the cells with V entries, ordered by (level, octant), stably */
@@ -46,15 +57,7 @@ int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, 
     }
   /* groups of b cells of one (level, octant) */
   size_t n_groups = 0, cap_entries = 0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i + 1;
-    const fmmcl_tree3d_cell *ci = &t->cells[order[i]];
-    while (j < n && j - i < (size_t)b && t->cells[order[j]].level == ci->level &&
-           octant(&t->cells[order[j]]) == octant(ci))
-      j++;
-    n_groups++;
-    i = j;
-  }
+  for (size_t i = 0; i < n; i = group_end(t, order, n, i, b)) n_groups++;
   for (size_t i = 0; i < n; i++) cap_entries += v->offsets[order[i] + 1] - v->offsets[order[i]];
   h->targets = malloc((n_groups ? n_groups : 1) * (size_t)b * sizeof(int));
   h->begin = malloc((n_groups + 1) * sizeof(int));
@@ -69,11 +72,7 @@ int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, 
   int slot[343];
   size_t g = 0, e = 0;
   for (size_t i = 0; i < n; g++) {
-    size_t j = i + 1;
-    const fmmcl_tree3d_cell *ci = &t->cells[order[i]];
-    while (j < n && j - i < (size_t)b && t->cells[order[j]].level == ci->level &&
-           octant(&t->cells[order[j]]) == octant(ci))
-      j++;
+    const size_t j = group_end(t, order, n, i, b);
     h->begin[g] = (int)e;
     for (int k = 0; k < 343; k++) slot[k] = -1;
     for (int m = 0; m < b; m++)
