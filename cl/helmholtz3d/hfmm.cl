@@ -2,8 +2,9 @@
  * expansions (multipole in h_n(kr) Y_n^m, local in j_n(kr) Y_n^m; see
  * lib/methods/helmholtz3d/hfmm_math.h), points to expansions (P2M, P2L),
  * expansions to points (L2P, M2P), translations by rotation to z, coaxial
- * shift and rotation back (M2M, M2L, L2L) with host-made operators, and
- * the near field (P2P) with the direct sum's pair body. */
+ * shift and rotation back (M2M, L2L a pair at a time; M2L in batches of
+ * target cells sharing each direction's operators) with host-made
+ * operators, and the near field (P2P) with the direct sum's pair body. */
 /* the near field's pair body sums gradients and dipoles where the plan
  * has them (the host builds per plan) */
 #ifndef HFMM_GRADIENT
