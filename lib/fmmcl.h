@@ -141,7 +141,12 @@ typedef enum fmmcl_method {
                          YUKAWA_3D without gradient or softening), FMM for STOKES_3D
                          (Stokeslets and stresslets) in double (in single the FMM's
                          rounding at close pairs is magnified by its
-                         decomposition); DIRECT where none applies (HELMHOLTZ_3D) */
+                         decomposition); DIRECT where none applies. HELMHOLTZ_3D:
+                         DIRECT below 5e8 pairs (where the FMM overtook it on an
+                         H100), FMM above where its order rule accepts the points'
+                         bounding cube (low to moderate frequency: up to about 5.5
+                         wavelengths across it in double, 2.5 in single, less for
+                         damped k) and k is not 0, else DIRECT */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {

@@ -2,7 +2,8 @@
  * against the plain-C double reference over all targets: real, complex
  * and imaginary wavenumbers, charges and dipoles, potential and gradient,
  * float and double, uniform, clustered and surface sets; the error falling
- * with the tolerance, and the plans it refuses. */
+ * with the tolerance, the batched M2L against plain C, what FMMCL_AUTO
+ * becomes, and the plans it refuses. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include "fmmcl.h"
+#include "methods/helmholtz3d/hfmm.h" /* fmmcl_hfmm_debug_m2l: the batched M2L under test */
+#include "model/model.h"              /* fmmcl_model_resolve: what AUTO becomes */
 #include "testing/distributions.h"
 #include "test_util.h"
 
@@ -61,6 +64,9 @@ static result run_fmm(const run *r) {
   o.wavenumber_re = r->k_re;
   o.wavenumber_im = r->k_im;
   o.tolerance = r->tol;
+  /* small leaves, so that these small sets have every far-field list (the
+   * default leaves, 20 p points, would leave them mostly near field) */
+  o.leaf_size = 32;
   fmmcl_sources_data in = {0};
   in.complex_charges = values(2 * n, 13);
   if (r->dipoles) in.complex_dipoles = values(6 * n, 14);
@@ -152,6 +158,7 @@ START_TEST(test_imaginary_k_is_yukawa) {
   o.precision = FMMCL_DOUBLE;
   o.wavenumber_im = 3.0;
   o.tolerance = 1e-6;
+  o.leaf_size = 32;
   fmmcl_plan plan;
   ck_assert_msg(fmmcl_plan_create(ctx, &o, n, src, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
                 fmmcl_last_error(ctx));
@@ -175,6 +182,83 @@ START_TEST(test_imaginary_k_is_yukawa) {
   fprintf(stderr, "helmholtz fmm k = 3i against direct Yukawa: %.2e\n", sqrt(err / ref));
   ck_assert_msg(sqrt(err / ref) <= 1e-6, "against Yukawa: %g", sqrt(err / ref));
   free(src), free(q), free(cq), free(pot), free(ypot);
+}
+END_TEST
+
+/* ---- the batched M2L against plain C ---------------------------------------------- */
+
+/* Every V pair of a clustered set (cells of several levels, every position
+ * in a parent, partial groups, polar angles either side of pi/2), k
+ * damped: the device's batched translations against the plain-C ones
+ * made per pair in double. What differs is rounding: the operators' and
+ * the sums' (a few hundred terms), about 1e-13 relative in double and
+ * 1e-6 in float. */
+START_TEST(test_m2l_batched) {
+  const size_t n = 1500;
+  double *src = malloc(3 * n * sizeof *src);
+  ck_assert_ptr_nonnull(src);
+  ck_assert_int_eq(fmmcl_distribution_points(FMMCL_DIST_CLUSTERS, 3, 7u, n, 0.0, src), 0);
+  for (int single = 0; single < 2; single++) {
+    fmmcl_plan_options o;
+    fmmcl_plan_options_init(&o, FMMCL_HELMHOLTZ_3D);
+    o.method = FMMCL_FMM;
+    o.precision = single ? FMMCL_SINGLE : FMMCL_DOUBLE;
+    o.wavenumber_re = 4, o.wavenumber_im = 1.5;
+    o.order = 10;
+    o.leaf_size = 32;
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, src, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+    double err;
+    ck_assert_msg(fmmcl_hfmm_debug_m2l(plan, 5u, &err) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+    fmmcl_plan_destroy(plan);
+    fprintf(stderr, "helmholtz batched m2l %s: %.2e\n", single ? "float" : "double", err);
+    ck_assert_msg(err <= (single ? 1e-4 : 1e-10), "batched M2L off by %g", err);
+  }
+  free(src);
+}
+END_TEST
+
+/* ---- what FMMCL_AUTO becomes ------------------------------------------------------ */
+
+/* The FMM above its pairs threshold where its order rule accepts the
+ * points' cube; the direct sum below it, at k = 0 (the FMM's refusal) and
+ * at high frequency (the unit cube at 100 wavelengths). */
+START_TEST(test_auto) {
+  const size_t big = 1u << 15, small = 5000;
+  double *x = malloc(3 * big * sizeof *x);
+  ck_assert_ptr_nonnull(x);
+  fmmcl_test_random_points(41, big, 3, x);
+  fmmcl_plan_options o, r;
+  fmmcl_plan_options_init(&o, FMMCL_HELMHOLTZ_3D);
+  o.method = FMMCL_AUTO;
+  o.precision = FMMCL_DOUBLE;
+  const struct {
+    size_t n;
+    double k_re, k_im;
+    int dipoles;
+    fmmcl_method want;
+  } cases[] = {{big, 1, 0, 0, FMMCL_FMM},
+               {big, 1, 0.5, 1, FMMCL_FMM},
+               {small, 1, 0, 0, FMMCL_DIRECT},
+               {big, 2 * M_PI * 100, 0, 0, FMMCL_DIRECT},
+               {big, 0, 0, 0, FMMCL_DIRECT}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    o.wavenumber_re = cases[i].k_re, o.wavenumber_im = cases[i].k_im, o.dipoles = cases[i].dipoles;
+    ck_assert_int_eq(fmmcl_model_resolve(NULL, &o, cases[i].n, x, 0, NULL, &r), FMMCL_SUCCESS);
+    ck_assert_msg(r.method == cases[i].want, "N = %zu, k = %g%+gi: method %s", cases[i].n, cases[i].k_re,
+                  cases[i].k_im, fmmcl_method_name(r.method));
+  }
+  /* through the public API: a small plan is the direct sum, and says so */
+  o.wavenumber_re = 1, o.wavenumber_im = 0, o.dipoles = 0;
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, 500, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  fmmcl_plan_info info;
+  ck_assert_int_eq(fmmcl_plan_describe(plan, &info), FMMCL_SUCCESS);
+  ck_assert_int_eq(info.method, FMMCL_DIRECT);
+  fmmcl_plan_destroy(plan);
+  free(x);
 }
 END_TEST
 
@@ -226,6 +310,8 @@ static Suite *helmholtz_fmm_suite(void) {
   tcase_add_loop_test(dev, test_float, 0, 9);
   tcase_add_test(dev, test_error_falls);
   tcase_add_test(dev, test_imaginary_k_is_yukawa);
+  tcase_add_test(dev, test_m2l_batched);
+  tcase_add_test(dev, test_auto);
   suite_add_tcase(s, dev);
   TCase *bad = tcase_create("refused");
   fmmcl_test_context_fixture(bad, &ctx);

@@ -2,16 +2,24 @@
  * expansions (multipole in h_n(kr) Y_n^m, local in j_n(kr) Y_n^m; see
  * lib/methods/helmholtz3d/hfmm_math.h), points to expansions (P2M, P2L),
  * expansions to points (L2P, M2P), translations by rotation to z, coaxial
- * shift and rotation back (M2M, M2L, L2L) with host-made operators, and
- * the near field (P2P) with the direct sum's pair body. */
-/* the pair body always sums gradients and dipoles (zero when the plan has
- * none), so that one build serves every plan of a precision and order */
-#define GRADIENT 1
-#define DIPOLES 1
+ * shift and rotation back (M2M, L2L a pair at a time; M2L in batches of
+ * target cells sharing each direction's operators) with host-made
+ * operators, and the near field (P2P) with the direct sum's pair body. */
+/* the near field's pair body sums gradients and dipoles where the plan
+ * has them (the host builds per plan) */
+#ifndef HFMM_GRADIENT
+#define HFMM_GRADIENT 1
+#endif
+#ifndef HFMM_DIPOLES
+#define HFMM_DIPOLES 1
+#endif
+#define GRADIENT HFMM_GRADIENT
+#define DIPOLES HFMM_DIPOLES
 #include "kernels/helmholtz3d.h"
 
-/* PMAX sizes the arrays; the order p <= PMAX comes at run time, so that
- * one build serves every order */
+/* PMAX sizes the arrays (the host builds with the plan's order, so that
+ * private and local arrays are no larger than the order needs); the order
+ * p <= PMAX also comes at run time */
 #ifndef PMAX
 #define PMAX 8
 #endif
@@ -51,6 +59,24 @@ static inline REAL cabs2(REAL2 a) { return a.x * a.x + a.y * a.y; }
 static inline REAL2 csin2(REAL2 z) { return (REAL2)(sin(z.x) * cosh(z.y), cos(z.x) * sinh(z.y)); }
 static inline REAL2 ccos2(REAL2 z) { return (REAL2)(cos(z.x) * cosh(z.y), -sin(z.x) * sinh(z.y)); }
 
+/* The series of j_n(z) (2n+1)!! / z^n in h = -z^2 / 2, to 20 terms (|z| < 1). */
+static REAL2 series_j(REAL2 h, int n) {
+  REAL2 t = (REAL2)(1, 0), sum = (REAL2)(1, 0);
+  for (int j = 1; j < 20; j++) {
+    t = cmul(t, h) / (REAL)(j * (2 * n + 2 * j + 1));
+    sum += t;
+  }
+  return sum;
+}
+
+/* j_n(z) / s^n for one n, |z| < 1, as radial_j computes it. */
+static REAL2 radial_j_one(REAL2 z, REAL s, int n) {
+  REAL2 c = (REAL2)(1, 0);
+  const REAL2 zs = z / s;
+  for (int i = 1; i <= n; i++) c = cmul(c, zs) / (REAL)(2 * i + 1);
+  return cmul(c, series_j(-cmul(z, z) / 2, n));
+}
+
 /* j_n(z) / s^n, n = 0..nmax (< NR): series below |z| = 1, Miller above,
  * rescaled as it grows and normalised by the larger of j_0, j_1 */
 static void radial_j(REAL2 z, REAL s, int nmax, REAL2 *out) {
@@ -65,12 +91,7 @@ static void radial_j(REAL2 z, REAL s, int nmax, REAL2 *out) {
     const REAL2 zs = z / s, h = -cmul(z, z) / 2;
     for (int n = 0; n <= nmax; n++) {
       if (n > 0) c = cmul(c, zs) / (REAL)(2 * n + 1);
-      REAL2 t = (REAL2)(1, 0), sum = (REAL2)(1, 0);
-      for (int j = 1; j < 20; j++) {
-        t = cmul(t, h) / (REAL)(j * (2 * n + 2 * j + 1));
-        sum += t;
-      }
-      out[n] = cmul(c, sum);
+      out[n] = cmul(c, series_j(h, n));
     }
     return;
   }
@@ -106,9 +127,45 @@ static void radial_h(REAL2 z, REAL s, int nmax, REAL2 *out) {
   for (int n = 1; n < nmax; n++) out[n + 1] = (REAL)(2 * n + 1) * cmul(sz, out[n]) - s * s * out[n - 1];
 }
 
+/* The orthonormal Legendre recurrence's factors up to degree nmax, filled
+ * by a work-group once (sqrt and division are dear in double): at
+ * LIDX(m, m) the diagonal's factor -sqrt((2m+1)/(2m)), at LIDX(m+1, m)
+ * sqrt(2m+3), above (a, b) of the three-term recurrence. */
+static void legendre_factors(__local REAL2 *f, int nmax, int lid, int wgs) {
+  for (int i = lid; i < (nmax + 1) * (nmax + 2) / 2; i += wgs) {
+    int n = (int)sqrt((float)(2 * i));
+    while (n * (n + 1) / 2 > i) n--;
+    while ((n + 1) * (n + 2) / 2 <= i) n++;
+    const int m = i - n * (n + 1) / 2;
+    REAL2 v;
+    if (n == m) v = (REAL2)(m > 0 ? -sqrt((REAL)(2 * m + 1) / (REAL)(2 * m)) : 0, 0);
+    else if (n == m + 1) v = (REAL2)(sqrt((REAL)(2 * m + 3)), 0);
+    else
+      v = (REAL2)(sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m)),
+                  sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1)));
+    f[i] = v;
+  }
+}
+
+/* Column m (n = m..nmax) of the orthonormal Legendre values at cos theta
+ * = x, sin theta = st, from legendre_factors' table f. */
+#define HFMM_LEGENDRE_COLUMN(x, st, m, nmax, f, leg)                               \
+  do {                                                                           \
+    REAL pmm_ = (REAL)0.28209479177387814; /* 1 / sqrt(4 pi) */                  \
+    for (int j_ = 1; j_ <= (m); j_++) pmm_ *= f[LIDX(j_, j_)].x * (st);          \
+    leg[LIDX(m, m)] = pmm_;                                                      \
+    if ((m) + 1 <= (nmax)) leg[LIDX((m) + 1, m)] = f[LIDX((m) + 1, m)].x * (x) * pmm_; \
+    for (int n_ = (m) + 2; n_ <= (nmax); n_++) {                                 \
+      const REAL2 ab_ = f[LIDX(n_, m)];                                          \
+      leg[LIDX(n_, m)] = ab_.x * ((x)*leg[LIDX(n_ - 1, m)] - ab_.y * leg[LIDX(n_ - 2, m)]); \
+    }                                                                            \
+  } while (0)
+
 /* The scaled basis at r: radial (regular or outgoing), orthonormal
- * Legendre values and e^(i m phi), up to degree nmax */
-static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, REAL2 *rad, REAL *leg, REAL2 *eim) {
+ * Legendre values (from the factor table f) and e^(i m phi), up to degree
+ * nmax */
+static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, __local const REAL2 *f, REAL2 *rad,
+                     REAL *leg, REAL2 *eim) {
   const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
   const REAL x = rr > 0 ? r.z / rr : 1, st = rr > 0 ? rho / rr : 0;
   const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
@@ -116,34 +173,9 @@ static void basis_at(REAL3 r, REAL2 k, REAL s, int outgoing, int nmax, REAL2 *ra
     radial_h(k * rr, s, nmax, rad);
   else
     radial_j(k * rr, s, nmax, rad);
-  leg[0] = (REAL)0.28209479177387814; /* 1 / sqrt(4 pi) */
   eim[0] = (REAL2)(1, 0);
-  for (int m = 0; m <= nmax; m++) {
-    if (m > 0) {
-      leg[LIDX(m, m)] = -sqrt((REAL)(2 * m + 1) / (REAL)(2 * m)) * st * leg[LIDX(m - 1, m - 1)];
-      eim[m] = cmul(eim[m - 1], e1);
-    }
-    if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * leg[LIDX(m, m)];
-    for (int n = m + 2; n <= nmax; n++) {
-      const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
-      const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
-      leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
-    }
-  }
-}
-
-/* Column m (n = m..nmax) of the orthonormal Legendre values at cos theta
- * = x, sin theta = st, as basis_at computes them. */
-static void legendre_column(REAL x, REAL st, int m, int nmax, __local REAL *leg) {
-  REAL pmm = (REAL)0.28209479177387814;
-  for (int j = 1; j <= m; j++) pmm *= -sqrt((REAL)(2 * j + 1) / (REAL)(2 * j)) * st;
-  leg[LIDX(m, m)] = pmm;
-  if (m + 1 <= nmax) leg[LIDX(m + 1, m)] = sqrt((REAL)(2 * m + 3)) * x * pmm;
-  for (int n = m + 2; n <= nmax; n++) {
-    const REAL a = sqrt((REAL)(4 * n * n - 1) / (REAL)(n * n - m * m));
-    const REAL b = sqrt((REAL)((n - 1) * (n - 1) - m * m) / (REAL)(4 * (n - 1) * (n - 1) - 1));
-    leg[LIDX(n, m)] = a * (x * leg[LIDX(n - 1, m)] - b * leg[LIDX(n - 2, m)]);
-  }
+  for (int m = 1; m <= nmax; m++) eim[m] = cmul(eim[m - 1], e1);
+  for (int m = 0; m <= nmax; m++) HFMM_LEGENDRE_COLUMN(x, st, m, nmax, f, leg);
 }
 
 /* B_n^m = rad[n] Y_n^m from the arrays basis_at fills (in any address
@@ -155,22 +187,34 @@ static void legendre_column(REAL x, REAL st, int m, int nmax, __local REAL *leg)
                    : cmul(rad[n], (((-(m)) & 1) ? -leg[LIDX(n, -(m))] : leg[LIDX(n, -(m))]) *          \
                                       cconj(eim[-(m)]))))
 
-/* d/dz, d/dx + i d/dy, d/dx - i d/dy of B_n^m by the ladder relations: the
- * degree below has factor sd, above su (regular 1/s, s; outgoing s, 1/s) */
+/* The ladder relations' six factors for B_n^m (a1, a0, al, be, alm, bem
+ * below), 0 where the degree below does not exist. */
+static void ladder_factors(int n, int m, REAL *f) {
+  const REAL lo = (REAL)((2 * n - 1) * (2 * n + 1)), hi = (REAL)((2 * n + 1) * (2 * n + 3));
+  f[0] = n - abs(m) < 1 ? 0 : sqrt((REAL)(n + m) * (REAL)(n - m) / lo);
+  f[1] = sqrt((REAL)(n + 1 + m) * (REAL)(n + 1 - m) / hi);
+  f[2] = n - m - 1 < 0 ? 0 : sqrt((REAL)(n - m - 1) * (REAL)(n - m) / lo);
+  f[3] = sqrt((REAL)(n + m + 1) * (REAL)(n + m + 2) / hi);
+  f[4] = n + m - 1 < 0 ? 0 : sqrt((REAL)(n + m - 1) * (REAL)(n + m) / lo);
+  f[5] = sqrt((REAL)(n - m + 1) * (REAL)(n - m + 2) / hi);
+}
+
+/* d/dz, d/dx + i d/dy, d/dx - i d/dy of B_n^m by the ladder relations
+ * with factors f (ladder_factors; any address space): the degree below
+ * has factor sd, above su (regular 1/s, s; outgoing s, 1/s) */
+#define HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f, gz, gp, gm)                                       \
+  do {                                                                                                  \
+    gz = cmul(k, (f[0] * (sd)) * HFMM_B(rad, leg, eim, (n)-1, m) - (f[1] * (su)) * HFMM_B(rad, leg, eim, (n) + 1, m)); \
+    gp = cmul(k, (f[2] * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m) + 1) +                                \
+                     (f[3] * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m) + 1));                          \
+    gm = -cmul(k, (f[4] * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m)-1) +                                 \
+                      (f[5] * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m)-1));                           \
+  } while (0)
 #define HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, gz, gp, gm)                                           \
   do {                                                                                                  \
-    const REAL a1_ = sqrt((REAL)((n) + (m)) * (REAL)((n) - (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
-    const REAL a0_ = sqrt((REAL)((n) + 1 + (m)) * (REAL)((n) + 1 - (m)) /                              \
-                          (REAL)((2 * (n) + 1) * (2 * (n) + 3)));                                       \
-    gz = cmul(k, (a1_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, m) - (a0_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, m)); \
-    const REAL al_ = (n) - (m)-1 < 0 ? 0 : sqrt((REAL)((n) - (m)-1) * (REAL)((n) - (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
-    const REAL be_ = sqrt((REAL)((n) + (m) + 1) * (REAL)((n) + (m) + 2) / (REAL)((2 * (n) + 1) * (2 * (n) + 3))); \
-    gp = cmul(k, (al_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m) + 1) +                                 \
-                     (be_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m) + 1));                           \
-    const REAL alm_ = (n) + (m)-1 < 0 ? 0 : sqrt((REAL)((n) + (m)-1) * (REAL)((n) + (m)) / (REAL)((2 * (n)-1) * (2 * (n) + 1))); \
-    const REAL bem_ = sqrt((REAL)((n) - (m) + 1) * (REAL)((n) - (m) + 2) / (REAL)((2 * (n) + 1) * (2 * (n) + 3))); \
-    gm = -cmul(k, (alm_ * (sd)) * HFMM_B(rad, leg, eim, (n)-1, (m)-1) +                                 \
-                      (bem_ * (su)) * HFMM_B(rad, leg, eim, (n) + 1, (m)-1));                           \
+    REAL f_[6];                                                                                         \
+    ladder_factors(n, m, f_);                                                                           \
+    HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f_, gz, gp, gm);                                        \
   } while (0)
 
 /* (n, m) of coefficient idx */
@@ -189,79 +233,122 @@ static inline int2 nm_of(int idx) {
 /* Sources to expansions: group g adds, for every source of the cells
  * entries[begin[g] .. begin[g+1]), its regular (multipole, P2M) or outgoing
  * (local, P2L) coefficients about the centre of cell rows[g] to
- * E[rows[g]]. Records as kernels/helmholtz3d.h. */
+ * E[rows[g]]. Records as kernels/helmholtz3d.h. The sources go P2E_CHUNK
+ * at a time: their bases are made in parallel (a work-item's radial
+ * functions and e^(i m phi) per source, Legendre columns spread over the
+ * group) into local memory, then each work-item sums its coefficients over
+ * the chunk. */
+#ifdef FMMCL_DOUBLE
+#define HFMM_REAL_BYTES 8
+#else
+#define HFMM_REAL_BYTES 4
+#endif
+#define P2E_PER_SOURCE ((4 * NR + NL + 8) * HFMM_REAL_BYTES)
+#ifndef P2E_BUDGET
+#define P2E_BUDGET 32768 /* bytes of local memory for a chunk's bases */
+#endif
+#define P2E_CHUNK (P2E_BUDGET / P2E_PER_SOURCE < WGS ? P2E_BUDGET / P2E_PER_SOURCE : WGS)
+#define P2E_OWN ((NCMAX + WGS - 1) / WGS)
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void hfmm_p2e(__global const int *rows, __global const int *begin, __global const int *entries,
               __global const int2 *cell_src, __global const REAL4 *centre, __global const REAL *scale,
               __global const REAL *src, __global REAL2 *E, REAL kr, REAL ki, int outgoing, int p, int dipoles) {
-  __local REAL2 lrad[NR], leim[NR];
-  __local REAL lleg[NL];
-  __local REAL lrec[HELMHOLTZ3D_RECORD];
+  __local REAL2 lrad[P2E_CHUNK * NR], leim[P2E_CHUNK * NR], lf[NL];
+  __local REAL lleg[P2E_CHUNK * NL];
+  __local REAL lq[P2E_CHUNK * 8];
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g], nc = (p + 1) * (p + 1);
+  const int nmax = dipoles ? p + 1 : p;
   const REAL4 c = centre[row];
   const REAL s = scale[row];
   const REAL2 k = (REAL2)(kr, ki);
   /* 4 pi i k / s */
   const REAL2 pref = (REAL)12.566370614359172 / s * (REAL2)(-ki, kr);
   const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
-  REAL2 acc[OWN];
-  for (int o = 0; o < OWN; o++) acc[o] = (REAL2)(0, 0);
+  legendre_factors(lf, nmax, lid, WGS);
+  REAL2 acc[P2E_OWN];
+#pragma unroll
+  for (int o = 0; o < P2E_OWN; o++) acc[o] = (REAL2)(0, 0);
   for (int e = begin[g]; e < begin[g + 1]; e++) {
     const int2 range = cell_src[entries[e]];
     const REAL4 dc = centre[entries[e]] - c; /* exact: dyadic centres */
-    for (int j = range.x; j < range.y; j++) {
-      barrier(CLK_LOCAL_MEM_FENCE);
-      /* the source's basis, shared out: radial functions (work-item 0),
-       * e^(i m phi) (work-item 1), one Legendre column per work-item */
-      const REAL3 r = (REAL3)(src[12 * j] + dc.x, src[12 * j + 1] + dc.y, src[12 * j + 2] + dc.z);
-      const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
-      const int nmax = dipoles ? p + 1 : p;
-      if (lid == 0) {
-        REAL2 rad[NR];
-        if (outgoing)
-          radial_h(k * rr, s, nmax, rad);
-        else
-          radial_j(k * rr, s, nmax, rad);
-        for (int i = 0; i <= nmax; i++) lrad[i] = rad[i];
-        for (int i = 0; i < HELMHOLTZ3D_RECORD; i++) lrec[i] = src[12 * j + i];
-      }
-      if (lid == 1 % WGS) {
+    for (int base = range.x; base < range.y; base += P2E_CHUNK) {
+      const int nj = min(P2E_CHUNK, range.y - base);
+      barrier(CLK_LOCAL_MEM_FENCE); /* (and, on the first pass, the factor table's) */
+      if (lid < nj) {
+        __global const REAL *sj = src + (size_t)(base + lid) * HELMHOLTZ3D_RECORD;
+        const REAL3 r = (REAL3)(sj[0] + dc.x, sj[1] + dc.y, sj[2] + dc.z);
+        const REAL rho = sqrt(r.x * r.x + r.y * r.y);
         const REAL2 e1 = rho > 0 ? (REAL2)(r.x / rho, r.y / rho) : (REAL2)(1, 0);
-        leim[0] = (REAL2)(1, 0);
-        for (int m = 1; m <= nmax; m++) leim[m] = cmul(leim[m - 1], e1);
-      }
-      for (int m = lid; m <= nmax; m += WGS)
-        legendre_column(rr > 0 ? r.z / rr : 1, rr > 0 ? rho / rr : 0, m, nmax, lleg);
-      barrier(CLK_LOCAL_MEM_FENCE);
-      const REAL2 q = (REAL2)(lrec[3], lrec[4]);
-      const REAL2 dx = (REAL2)(lrec[5], lrec[6]), dy = (REAL2)(lrec[7], lrec[8]), dz = (REAL2)(lrec[9], lrec[10]);
-      /* d . grad = (dx - i dy)/2 d+ + (dx + i dy)/2 d- + dz d/dz */
-      const REAL2 cp = (dx - (REAL2)(-dy.y, dy.x)) / 2, cmn = (dx + (REAL2)(-dy.y, dy.x)) / 2;
-      for (int o = 0; o < OWN; o++) {
-        const int idx = lid + o * WGS;
-        if (idx >= nc) break;
-        const int2 nm = nm_of(idx);
-        const int n = nm.x, m = nm.y;
-        /* conj(Y_n^m) = (-1)^m Y_n^-m */
-        REAL2 b = HFMM_B(lrad, lleg, leim, n, -m);
-        if (m & 1) b = -b;
-        REAL2 v = cmul(q, b);
-        if (dipoles) {
-          REAL2 gz, gp, gm;
-          HFMM_GRAD(lrad, lleg, leim, n, -m, k, sd, su, gz, gp, gm);
-          REAL2 dv = cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
-          if (m & 1) dv = -dv;
-          v += dv;
+        REAL2 em = (REAL2)(1, 0);
+        for (int i = 0; i <= nmax; i++) {
+          leim[lid * NR + i] = em;
+          em = cmul(em, e1);
         }
-        acc[o] += v;
+        for (int i = 0; i < 8; i++) lq[lid * 8 + i] = sj[3 + i];
+      }
+      /* per (source, degree): the regular radial function below |z| = 1 by
+       * its series; above it, and the outgoing ones (one upward
+       * recurrence), all of a source's on its degree 0; and the Legendre
+       * column of that order */
+      for (int it = lid; it < nj * (nmax + 1); it += WGS) {
+        const int j = it / (nmax + 1), m = it - j * (nmax + 1);
+        __global const REAL *sj = src + (size_t)(base + j) * HELMHOLTZ3D_RECORD;
+        const REAL3 r = (REAL3)(sj[0] + dc.x, sj[1] + dc.y, sj[2] + dc.z);
+        const REAL rr = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), rho = sqrt(r.x * r.x + r.y * r.y);
+        const REAL2 z = k * rr;
+        if (!outgoing && rr > 0 && cabs2(z) < 1) {
+          lrad[j * NR + m] = radial_j_one(z, s, m);
+        } else if (m == 0) {
+          REAL2 rad[NR];
+          if (outgoing)
+            radial_h(z, s, nmax, rad);
+          else
+            radial_j(z, s, nmax, rad);
+          for (int i = 0; i <= nmax; i++) lrad[j * NR + i] = rad[i];
+        }
+        const REAL x = rr > 0 ? r.z / rr : 1, st = rr > 0 ? rho / rr : 0;
+        __local REAL *leg = lleg + j * NL;
+        HFMM_LEGENDRE_COLUMN(x, st, m, nmax, lf, leg);
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+      for (int o = 0; o < P2E_OWN; o++) {
+        const int idx = lid + o * WGS;
+        if (idx < nc) {
+          const int2 nm = nm_of(idx);
+          const int n = nm.x, m = nm.y;
+          REAL2 sum = (REAL2)(0, 0);
+          for (int j = 0; j < nj; j++) {
+            __local const REAL2 *rad = lrad + j * NR, *eim = leim + j * NR;
+            __local const REAL *leg = lleg + j * NL, *q = lq + j * 8;
+            /* conj(Y_n^m) = (-1)^m Y_n^-m, the sign applied once below */
+            REAL2 v = cmul((REAL2)(q[0], q[1]), HFMM_B(rad, leg, eim, n, -m));
+            if (dipoles) {
+              /* d . grad = (dx - i dy)/2 d+ + (dx + i dy)/2 d- + dz d/dz */
+              const REAL2 dx = (REAL2)(q[2], q[3]), dy = (REAL2)(q[4], q[5]), dz = (REAL2)(q[6], q[7]);
+              const REAL2 cp = (dx - (REAL2)(-dy.y, dy.x)) / 2, cmn = (dx + (REAL2)(-dy.y, dy.x)) / 2;
+              REAL2 gz, gp, gm;
+              HFMM_GRAD(rad, leg, eim, n, -m, k, sd, su, gz, gp, gm);
+              v += cmul(cp, gp) + cmul(cmn, gm) + cmul(dz, gz);
+            }
+            sum += v;
+          }
+          acc[o] += (m & 1) ? -sum : sum;
+        }
       }
     }
   }
-  for (int o = 0; o < OWN; o++) {
+#pragma unroll
+  for (int o = 0; o < P2E_OWN; o++) {
     const int idx = lid + o * WGS;
     if (idx < nc) E[(size_t)row * nc + idx] += cmul(pref, acc[o]);
   }
 }
+
+/* The ladder factors' table where it and the Legendre factors fit in 32
+ * KiB of local memory (the highest double orders compute them in place) */
+#define E2P_LADDER_TABLE ((6 * NCMAX + 2 * NL) * HFMM_REAL_BYTES <= 32768)
 
 /* Expansions to targets: group g evaluates, at every target of leaf
  * rows[g], the expansions E of the cells entries[begin[g] .. begin[g+1])
@@ -272,9 +359,24 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
               __global const int2 *cell_tgt, __global const REAL4 *centre, __global const REAL *scale,
               __global const REAL4 *tgt, __global const REAL2 *E, __global REAL *out, REAL kr, REAL ki,
               int outgoing, int p, int gradient) {
+  __local REAL2 lf[NL];
+#if E2P_LADDER_TABLE
+  __local REAL lg[6 * NCMAX]; /* the ladder factors of every (n, m) */
+#endif
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 range = cell_tgt[row];
   const REAL2 k = (REAL2)(kr, ki);
+  legendre_factors(lf, gradient ? p + 1 : p, lid, WGS);
+#if E2P_LADDER_TABLE
+  if (gradient)
+    for (int idx = lid; idx < (p + 1) * (p + 1); idx += WGS) {
+      const int2 nm = nm_of(idx);
+      REAL f[6];
+      ladder_factors(nm.x, nm.y, f);
+      for (int i = 0; i < 6; i++) lg[6 * idx + i] = f[i];
+    }
+#endif
+  barrier(CLK_LOCAL_MEM_FENCE);
   for (int t = range.x + lid; t < range.y; t += WGS) {
     const REAL4 x = tgt[t];
     REAL2 pot = (REAL2)(0, 0), gx = (REAL2)(0, 0), gy = (REAL2)(0, 0), gzz = (REAL2)(0, 0);
@@ -285,7 +387,8 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
       const REAL sd = outgoing ? s : 1 / s, su = outgoing ? 1 / s : s;
       REAL2 rad[NR], eim[NR];
       REAL leg[NL];
-      basis_at((REAL3)(x.x + dc.x, x.y + dc.y, x.z + dc.z), k, s, outgoing, gradient ? p + 1 : p, rad, leg, eim);
+      basis_at((REAL3)(x.x + dc.x, x.y + dc.y, x.z + dc.z), k, s, outgoing, gradient ? p + 1 : p, lf, rad,
+               leg, eim);
       __global const REAL2 *ea = E + (size_t)a * (p + 1) * (p + 1);
       for (int n = 0; n <= p; n++)
         for (int m = -n; m <= n; m++) {
@@ -293,7 +396,12 @@ void hfmm_e2p(__global const int *rows, __global const int *begin, __global cons
           pot += cmul(cf, HFMM_B(rad, leg, eim, n, m));
           if (!gradient) continue;
           REAL2 dz, dp, dm;
+#if E2P_LADDER_TABLE
+          __local const REAL *f = lg + 6 * IDX(n, m);
+          HFMM_GRAD_F(rad, leg, eim, n, m, k, sd, su, f, dz, dp, dm);
+#else
           HFMM_GRAD(rad, leg, eim, n, m, k, sd, su, dz, dp, dm);
+#endif
           gx += cmul(cf, (dp + dm) / 2);
           const REAL2 dy = (dp - dm) / 2; /* i d/dy */
           gy += cmul(cf, (REAL2)(dy.y, -dy.x));
@@ -377,18 +485,161 @@ void hfmm_translate(__global const int *rows, __global const int *begin, __globa
   }
 }
 
+/* M2L by batches: group g takes the M2L_B cells targets[g * M2L_B + b]
+ * (-1: none) of one level and one position in their parents, which share
+ * most of their V-list directions; entry e is one direction (rotation
+ * geo[e].x as hfmm_translate's, coaxial operator geo[e].y, azimuth table
+ * row geo[e].z of eim: e^(i m phi), m = 0..p) with one source cell per
+ * target (sources[e * M2L_B + b], -1: none). Each operator entry read
+ * serves M2L_B translations, where one pair per group read the operators
+ * once per pair. The expansions stage in local memory as S[idx * M2L_B +
+ * b]; the forward rotation takes M2L_SPLIT work-items per (m', b), each a
+ * share of the degrees, and keeps its results in registers. */
+#ifndef M2L_B
+#define M2L_B 4
+#endif
+#ifndef M2L_SPLIT
+#define M2L_SPLIT 1
+#endif
+#ifndef M2L_WGS
+#define M2L_WGS 160
+#endif
+#define M2L_OWN ((M2L_B * NCMAX + M2L_WGS - 1) / M2L_WGS)
+#define M2L_NA (PMAX / M2L_SPLIT + 1)
+
+__kernel __attribute__((reqd_work_group_size(M2L_WGS, 1, 1)))
+void hfmm_m2l_batched(__global const int *targets, __global const int *begin, __global const int *sources,
+                      __global const int4 *geo, __global const REAL2 *eim, __global const REAL *dmat,
+                      __global const REAL2 *coax, __global const REAL2 *M, __global REAL2 *L) {
+  __local REAL2 S[M2L_B * NCMAX];
+  const int g = get_group_id(0), lid = get_local_id(0);
+  const int p = PMAX, nc = NCMAX;
+  /* this work-item's share of the forward rotation: column m', target b,
+   * the degrees n = part (mod M2L_SPLIT) */
+  const int b23 = lid % M2L_B, mp23 = (lid / M2L_B) % (2 * PMAX + 1) - PMAX;
+  const int part = lid / (M2L_B * (2 * PMAX + 1));
+  const int active23 = part < M2L_SPLIT, amp23 = abs(mp23);
+  REAL2 acc[M2L_OWN];
+#pragma unroll
+  for (int o = 0; o < M2L_OWN; o++) acc[o] = (REAL2)(0, 0);
+  for (int e = begin[g]; e < begin[g + 1]; e++) {
+    const int4 ge = geo[e];
+    /* ge.x < 0: the rotation by pi - theta of rotation -ge.x - 1, by
+     * d_{m m'}(pi - theta) = (-1)^(n+m) d_{m,-m'}(theta) */
+    const int mirror = ge.x < 0;
+    __global const REAL *d = dmat + (size_t)(mirror ? -ge.x - 1 : ge.x) * DOFS(PMAX + 1);
+    __global const REAL2 *C = coax + (size_t)ge.y * CSIZE(PMAX);
+    __global const REAL2 *ph = eim + (size_t)ge.z * (PMAX + 1);
+    __global const int *se = sources + (size_t)e * M2L_B;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the sources' multipoles times e^(i m phi) */
+    for (int it = lid; it < M2L_B * NCMAX; it += M2L_WGS) {
+      const int idx = it / M2L_B, src = se[it % M2L_B];
+      REAL2 v = (REAL2)(0, 0);
+      if (src >= 0) {
+        const int m = nm_of(idx).y;
+        REAL2 w = ph[abs(m)];
+        if (m < 0) w.y = -w.y;
+        v = cmul(M[(size_t)src * NCMAX + idx], w);
+      }
+      S[it] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* rotation of the shift onto z: A[n] = sum_m d_n[m][m'] S[n, m] */
+    REAL2 A[M2L_NA];
+#pragma unroll
+    for (int n = 0; n <= PMAX; n++) {
+      if (n % M2L_SPLIT != part % M2L_SPLIT) continue;
+      A[n / M2L_SPLIT] = (REAL2)(0, 0);
+      if (active23 && n >= amp23) {
+        const int w = 2 * n + 1;
+        __global const REAL *dn = d + DOFS(n) + (mirror ? -mp23 : mp23) + n;
+        REAL2 sum = (REAL2)(0, 0);
+        for (int m = -n; m <= n; m++) {
+          const REAL2 v = S[IDX(n, m) * M2L_B + b23] * dn[(m + n) * w];
+          sum += mirror && ((n + m) & 1) ? -v : v;
+        }
+        A[n / M2L_SPLIT] = sum;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int n = 0; n <= PMAX; n++) {
+      if (n % M2L_SPLIT != part % M2L_SPLIT) continue;
+      if (active23 && n >= amp23) S[IDX(n, mp23) * M2L_B + b23] = A[n / M2L_SPLIT];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the coaxial shift: T[n, m] = sum_n2 C_|m|[n][n2] A[n2, m] */
+    REAL2 T[M2L_OWN];
+#pragma unroll
+    for (int o = 0; o < M2L_OWN; o++) {
+      const int it = lid + o * M2L_WGS;
+      T[o] = (REAL2)(0, 0);
+      if (M2L_OWN * M2L_WGS == M2L_B * NCMAX || it < M2L_B * NCMAX) {
+        const int idx = it / M2L_B, b = it % M2L_B;
+        const int2 nm = nm_of(idx);
+        const int n = nm.x, m = nm.y, am = abs(m);
+        __global const REAL2 *cr = C + COFS(PMAX, am) + (n - am) * (PMAX + 1 - am) - am;
+        REAL2 sum = (REAL2)(0, 0);
+        for (int n2 = am; n2 <= PMAX; n2++) sum += cmul(cr[n2], S[IDX(n2, m) * M2L_B + b]);
+        T[o] = sum;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int o = 0; o < M2L_OWN; o++) {
+      const int it = lid + o * M2L_WGS;
+      if (M2L_OWN * M2L_WGS == M2L_B * NCMAX || it < M2L_B * NCMAX) S[it] = T[o];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the rotation back and e^(-i m' phi) */
+#pragma unroll
+    for (int o = 0; o < M2L_OWN; o++) {
+      const int it = lid + o * M2L_WGS;
+      if (M2L_OWN * M2L_WGS == M2L_B * NCMAX || it < M2L_B * NCMAX) {
+        const int idx = it / M2L_B, b = it % M2L_B;
+        const int2 nm = nm_of(idx);
+        const int n = nm.x, mp = nm.y, w = 2 * n + 1;
+        __global const REAL *dn = d + DOFS(n) + (mp + n) * w + n;
+        __local const REAL2 *Sn = S + IDX(n, 0) * M2L_B + b;
+        REAL2 sum = (REAL2)(0, 0);
+        if (mirror) {
+          for (int m = -n; m <= n; m++) sum += Sn[m * M2L_B] * dn[-m];
+          if ((n + mp) & 1) sum = -sum;
+        } else {
+          for (int m = -n; m <= n; m++) sum += Sn[m * M2L_B] * dn[m];
+        }
+        REAL2 w2 = ph[abs(mp)];
+        if (mp > 0) w2.y = -w2.y;
+        acc[o] += cmul(sum, w2);
+      }
+    }
+  }
+#pragma unroll
+  for (int o = 0; o < M2L_OWN; o++) {
+    const int it = lid + o * M2L_WGS;
+    if (it < M2L_B * NCMAX) {
+      const int t = targets[g * M2L_B + it % M2L_B];
+      if (t >= 0) L[(size_t)t * NCMAX + it / M2L_B] += acc[o];
+    }
+  }
+}
+
+#ifndef P2P_WGS
+#define P2P_WGS WGS
+#endif
 /* Near field: group g adds, at every target of leaf rows[g], the sources
  * of the leaves entries[begin[g] .. begin[g+1]) (the U list). Points are
  * relative to their leaf's centre, so a close pair's difference keeps the
  * digits the leaf's scale allows, not the root's. */
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(P2P_WGS, 1, 1)))
 void hfmm_p2p(__global const int *rows, __global const int *begin, __global const int *entries,
               __global const int2 *cell_src, __global const int2 *cell_tgt, __global const REAL4 *centre,
               __global const REAL *src, __global const REAL4 *tgt, __global REAL *out, REAL kr, REAL ki) {
-  __local REAL tile[WGS * HELMHOLTZ3D_RECORD];
+  __local REAL tile[P2P_WGS * HELMHOLTZ3D_RECORD];
   const int g = get_group_id(0), lid = get_local_id(0), row = rows[g];
   const int2 trange = cell_tgt[row];
-  for (int tb = trange.x; tb < trange.y; tb += WGS) {
+  for (int tb = trange.x; tb < trange.y; tb += P2P_WGS) {
     const int t = tb + lid;
     const int active = t < trange.y;
     const REAL4 x = active ? tgt[t] : (REAL4)(0, 0, 0, 0);
@@ -397,10 +648,10 @@ void hfmm_p2p(__global const int *rows, __global const int *begin, __global cons
     for (int e = begin[g]; e < begin[g + 1]; e++) {
       const int2 srange = cell_src[entries[e]];
       const REAL4 dc = centre[row] - centre[entries[e]]; /* exact: dyadic centres */
-      for (int base = srange.x; base < srange.y; base += WGS) {
-        const int nj = min(WGS, srange.y - base);
+      for (int base = srange.x; base < srange.y; base += P2P_WGS) {
+        const int nj = min(P2P_WGS, srange.y - base);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int c = lid; c < nj * HELMHOLTZ3D_RECORD; c += WGS)
+        for (int c = lid; c < nj * HELMHOLTZ3D_RECORD; c += P2P_WGS)
           tile[c] = src[(size_t)base * HELMHOLTZ3D_RECORD + c];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (active)

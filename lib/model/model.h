@@ -218,8 +218,8 @@ void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, co
  * ctx's device in opt's precision, fmmcl_model_choose's method and (when
  * opt leaves it 0) leaf size; without one, DIRECT below 2^26 pairs and FMM
  * with the default leaf size above. YUKAWA_3D: DIRECT below 2^26 pairs,
- * BBFMM above where it can answer (no gradient, no softening). Other
- * kernels: UNSUPPORTED. */
+ * BBFMM above where it can answer (no gradient, no softening).
+ * HELMHOLTZ_3D: hfmm_auto_method. Other kernels: UNSUPPORTED. */
 fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                  const double *sources, size_t n_targets, const double *targets,
                                  fmmcl_plan_options *resolved);

@@ -2,6 +2,7 @@
  * and the FMM's leaf size, the smallest predicted time over candidates. */
 #include <string.h>
 
+#include "methods/helmholtz3d/hfmm.h"
 #include "methods/laplace3d/fmm3d.h"
 #include "model/model.h"
 
@@ -61,7 +62,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
     case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
     case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
     case FMMCL_HELMHOLTZ_3D:
-      return FMMCL_DIRECT; /* no fast method yet */
+      return FMMCL_DIRECT; /* fmmcl_model_resolve asks hfmm_auto_method */
     /* four Laplace FMMs; in float their rounding at close pairs is
      * magnified by the decomposition's cancellation (benchmarks/README.md) */
     case FMMCL_STOKES_3D: return opt->precision == FMMCL_SINGLE ? FMMCL_DIRECT : FMMCL_FMM;
@@ -83,7 +84,10 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
                    fmmcl_model_load(path, &ctx->dev.info, &m) == FMMCL_SUCCESS &&
                    m.prec[opt->precision].measured && m.prec[opt->precision].fitted;
   if (!have) {
-    resolved->method = fallback_method(opt, (double)n_sources * (double)nt);
+    /* the Helmholtz FMM's reach depends on the points' extent in wavelengths */
+    resolved->method = opt->kernel == FMMCL_HELMHOLTZ_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL
+                           ? hfmm_auto_method(opt, n_sources, sources, nt, targets)
+                           : fallback_method(opt, (double)n_sources * (double)nt);
     return FMMCL_SUCCESS;
   }
   fmmcl_model_choice c;

@@ -27,9 +27,25 @@ static double model_error(int p, const void *arg) {
   return *(const double *)arg * (0.5 * pow(0.35, p + 1) + 2e-4 * pow(0.64, p + 1));
 }
 
+/* The order_from_tolerance factor for cells d across (see model_error). */
+static double error_factor(const fmmcl_plan_options *opt, double d) {
+  return (opt->gradient ? (opt->dipoles ? 100 : 10) : 3) * exp(fmin(opt->wavenumber_im * d / 2, 50));
+}
+
+/* The excess-bandwidth order for cells d across (see model_error). */
+static int bandwidth_order(const fmmcl_plan_options *opt, double d) {
+  const double tol = opt->tolerance > 0 ? opt->tolerance : opt->precision == FMMCL_SINGLE ? 1e-4 : 1e-6;
+  const double kd = fabs(opt->wavenumber_re) * d, digits = -log10(tol);
+  return (int)ceil(kd + 1.8 * pow(digits, 2.0 / 3) * cbrt(kd));
+}
+
+static int max_order(const fmmcl_plan_options *opt) {
+  return opt->precision == FMMCL_SINGLE ? HFMM_MAX_ORDER_SINGLE : HFMM_MAX_ORDER_DOUBLE;
+}
+
 fmmcl_status hfmm_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, double d, int *order) {
   const int single = opt->precision == FMMCL_SINGLE;
-  const int max = single ? HFMM_MAX_ORDER_SINGLE : HFMM_MAX_ORDER_DOUBLE;
+  const int max = max_order(opt);
   const char *limit = single ? "single precision" : "double precision";
   if (opt->order > 0) {
     if (opt->order > max)
@@ -38,16 +54,15 @@ fmmcl_status hfmm_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
     *order = opt->order;
     return FMMCL_SUCCESS;
   }
-  const double factor =
-      (opt->gradient ? (opt->dipoles ? 100 : 10) : 3) * exp(fmin(opt->wavenumber_im * d / 2, 50));
+  const double factor = error_factor(opt, d);
   int p0;
   fmmcl_plan_options o = *opt;
   o.order = 0;
   fmmcl_status st = fmmcl_order_from_tolerance(ctx, &o, 200, model_error, &factor, NULL, &p0);
   if (st) return st;
   const double tol = opt->tolerance > 0 ? opt->tolerance : single ? 1e-4 : 1e-6;
-  const double kd = fabs(opt->wavenumber_re) * d, digits = -log10(tol);
-  const int p = (int)fmax(p0, ceil(kd + 1.8 * pow(digits, 2.0 / 3) * cbrt(kd)));
+  const double kd = fabs(opt->wavenumber_re) * d;
+  const int p = p0 > bandwidth_order(opt, d) ? p0 : bandwidth_order(opt, d);
   if (p > max)
     return fmmcl_fail(
         ctx, FMMCL_ERROR_UNSUPPORTED,
@@ -60,6 +75,40 @@ fmmcl_status hfmm_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt,
         max, single ? "2.5" : "5.5");
   *order = p < 1 ? 1 : p;
   return FMMCL_SUCCESS;
+}
+
+/* Below this many source-target pairs FMMCL_AUTO keeps the direct sum:
+ * where the FMM's execution overtook the direct sum's on the GPU measured
+ * (benchmarks/README.md, "Helmholtz FMM on the H100"). */
+#define HFMM_AUTO_PAIRS 5e8
+
+fmmcl_method hfmm_auto_method(const fmmcl_plan_options *opt, size_t n_sources, const double *sources,
+                              size_t n_targets, const double *targets) {
+  if ((double)n_sources * (double)n_targets < HFMM_AUTO_PAIRS) return FMMCL_DIRECT;
+  if (opt->wavenumber_re == 0 && opt->wavenumber_im == 0) return FMMCL_DIRECT; /* the FMM refuses k = 0 */
+  if (opt->order > max_order(opt)) return FMMCL_DIRECT;
+  /* the points' bounding cube; an FMM expands cells of level 2 at the
+   * coarsest, a quarter of it across */
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int set = 0; set < 2; set++) {
+    const double *x = set ? targets : sources;
+    const size_t n = set ? n_targets : n_sources;
+    for (size_t i = 0; x && i < n; i++)
+      for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], x[3 * i + d]), hi[d] = fmax(hi[d], x[3 * i + d]);
+  }
+  double side = 0;
+  for (int d = 0; d < 3; d++) side = fmax(side, hi[d] - lo[d]);
+  const double diameter = sqrt(3.0) * side / 4;
+  if (opt->order > 0) return bandwidth_order(opt, diameter) <= opt->order ? FMMCL_FMM : FMMCL_DIRECT;
+  const double factor = error_factor(opt, diameter);
+  const double tol = opt->tolerance > 0 ? opt->tolerance : opt->precision == FMMCL_SINGLE ? 1e-4 : 1e-6;
+  int p0 = max_order(opt) + 1;
+  for (int p = 1; p <= max_order(opt); p++)
+    if (model_error(p, &factor) <= tol) {
+      p0 = p;
+      break;
+    }
+  return p0 <= max_order(opt) && bandwidth_order(opt, diameter) <= max_order(opt) ? FMMCL_FMM : FMMCL_DIRECT;
 }
 
 static fmmcl_status hfmm_create(fmmcl_plan plan, const double *sources, const double *targets) {
@@ -139,6 +188,17 @@ static fmmcl_status run_translate(fmmcl_plan plan, hfmm_state *s, const hfmm_lis
   return st ? st : fmmcl_launch(ctx, s->k_translate, l->n_rows * s->wgs, s->wgs, log, phase);
 }
 
+fmmcl_status hfmm_run_m2l(fmmcl_plan plan, hfmm_state *s, fmmcl_event_log *log) {
+  const hfmm_m2l_device *m = &s->m2l;
+  if (!m->n_groups) return FMMCL_SUCCESS;
+  fmmcl_context ctx = plan->ctx;
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, s->k_m2l, 0, FMMCL_ARG_MEM(m->targets), FMMCL_ARG_MEM(m->begin),
+                                      FMMCL_ARG_MEM(m->sources), FMMCL_ARG_MEM(m->geo), FMMCL_ARG_MEM(m->eim),
+                                      FMMCL_ARG_MEM(s->dmat), FMMCL_ARG_MEM(s->coax), FMMCL_ARG_MEM(s->M),
+                                      FMMCL_ARG_MEM(s->L));
+  return st ? st : fmmcl_launch(ctx, s->k_m2l, m->n_groups * (size_t)m->wgs, (size_t)m->wgs, log, "m2l");
+}
+
 static fmmcl_status run_p2p(fmmcl_plan plan, hfmm_state *s, fmmcl_event_log *log) {
   const hfmm_list *l = &s->p2p;
   if (!l->n_rows) return FMMCL_SUCCESS;
@@ -150,7 +210,7 @@ static fmmcl_status run_p2p(fmmcl_plan plan, hfmm_state *s, fmmcl_event_log *log
                            FMMCL_ARG_MEM(s->centre), FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
                            FMMCL_ARG_MEM(s->out), FMMCL_ARG_REAL(s->k_re * s->unit, rs),
                            FMMCL_ARG_REAL(s->k_im * s->unit, rs));
-  return st ? st : fmmcl_launch(ctx, s->k_p2p, l->n_rows * s->wgs, s->wgs, log, "p2p");
+  return st ? st : fmmcl_launch(ctx, s->k_p2p, l->n_rows * s->p2p_wgs, s->p2p_wgs, log, "p2p");
 }
 
 static fmmcl_status zero(fmmcl_context ctx, cl_mem buf, size_t bytes) {
@@ -176,7 +236,7 @@ static fmmcl_status hfmm_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in,
   if (!st) st = run_p2e(plan, s, &s->p2m, s->M, 0, &log, "p2m");
   for (int l = s->n_levels - 1; !st && l >= 0; l--)
     st = run_translate(plan, s, &s->m2m[l], s->M, s->M, &log, "m2m");
-  if (!st) st = run_translate(plan, s, &s->m2l, s->M, s->L, &log, "m2l");
+  if (!st) st = hfmm_run_m2l(plan, s, &log);
   if (!st) st = run_p2e(plan, s, &s->p2l, s->L, 1, &log, "p2l");
   for (int l = 0; !st && l < s->n_levels; l++)
     st = run_translate(plan, s, &s->l2l[l], s->L, s->L, &log, "l2l");

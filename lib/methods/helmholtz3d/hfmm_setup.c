@@ -103,32 +103,43 @@ static int coax_id(geometry *g, int kind, int level, double d, double w, double 
 
 /* A cell's side and centre in the device's units (exact). */
 static double side(int level) { return 2 / (double)(1 << level); }
-static double cell_centre(const fmmcl_tree3d_cell *c, int d) {
+double hfmm_cell_centre(const fmmcl_tree3d_cell *c, int d) {
   return -1 + (2 * (double)c->anchor[d] + 1) / (double)(1 << c->level);
 }
 
 /* min(1, |k| side): a cell's expansions are scaled so that small cells
  * and low frequencies neither underflow nor overflow (hfmm_math.h). */
-static double level_scale(const hfmm_state *s, int level) {
+double hfmm_level_scale(const hfmm_state *s, int level) {
   return fmin(1, hypot(s->k_re, s->k_im) * s->unit * side(level));
 }
 
-/* Adds the translation of cell from to cell to (the shift to - from). */
-static int add_translation(host_list *h, geometry *g, const fmmcl_tree3d *t, const hfmm_state *s, int kind,
-                           int from, int to) {
+/* The geometry of the translation of cell from to cell to (the shift
+ * to - from): its rotation (th), coaxial operator (co) and azimuth; -1
+ * when the tables are full. */
+static int translation_geometry(geometry *g, const fmmcl_tree3d *t, const hfmm_state *s, int kind, int from,
+                                int to, int *th, int *co, double *phi) {
   const fmmcl_tree3d_cell *a = &t->cells[from], *b = &t->cells[to];
   double v[3];
-  for (int i = 0; i < 3; i++) v[i] = cell_centre(b, i) - cell_centre(a, i);
+  for (int i = 0; i < 3; i++) v[i] = hfmm_cell_centre(b, i) - hfmm_cell_centre(a, i);
   const double d = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
   /* polar angles past pi/2 use the rotation of pi - theta (the kernel's
    * mirror), which halves the rotations the host makes */
   const double theta = acos(fmax(-1, fmin(1, v[2] / d)));
   const int id = theta_id(g, theta <= M_PI / 2 ? theta : M_PI - theta);
-  const int th = id < 0 ? -1 : theta <= M_PI / 2 ? id : -id - 1;
-  const int co =
-      coax_id(g, kind, a->level, d, side(a->level), level_scale(s, a->level), level_scale(s, b->level));
-  if (id < 0 || co < 0) return -1;
-  return hl_add(h, from, th, co, atan2(v[1], v[0]));
+  *th = id < 0 ? -1 : theta <= M_PI / 2 ? id : -id - 1;
+  *co = coax_id(g, kind, a->level, d, side(a->level), hfmm_level_scale(s, a->level),
+                hfmm_level_scale(s, b->level));
+  *phi = atan2(v[1], v[0]);
+  return id < 0 || *co < 0 ? -1 : 0;
+}
+
+/* Adds the translation of cell from to cell to. */
+static int add_translation(host_list *h, geometry *g, const fmmcl_tree3d *t, const hfmm_state *s, int kind,
+                           int from, int to) {
+  int th, co;
+  double phi;
+  if (translation_geometry(g, t, s, kind, from, to, &th, &co, &phi)) return -1;
+  return hl_add(h, from, th, co, phi);
 }
 
 static fmmcl_status upload_list(fmmcl_plan plan, const host_list *h, int translation, hfmm_list *d) {
@@ -172,11 +183,14 @@ void hfmm_release(hfmm_state *s) {
   fmmcl_release(&s->k_e2p);
   fmmcl_release(&s->k_translate);
   fmmcl_release(&s->k_p2p);
+  fmmcl_release(&s->k_m2l);
   fmmcl_release(&s->program);
+  cl_mem *m2l[] = {&s->m2l.targets, &s->m2l.begin, &s->m2l.sources, &s->m2l.geo, &s->m2l.eim};
+  for (size_t i = 0; i < sizeof m2l / sizeof m2l[0]; i++) fmmcl_release(m2l[i]);
   cl_mem *mems[] = {&s->src,      &s->tgt, &s->out, &s->centre, &s->scale, &s->cell_src,
                     &s->cell_tgt, &s->M,   &s->L,   &s->dmat,   &s->coax};
   for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) fmmcl_release(mems[i]);
-  hfmm_list *lists[] = {&s->p2m, &s->p2l, &s->m2l, &s->l2p, &s->m2p, &s->p2p};
+  hfmm_list *lists[] = {&s->p2m, &s->p2l, &s->l2p, &s->m2p, &s->p2p};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) release_list(lists[i]);
   for (int l = 0; l <= FMMCL_MORTON_LEVELS; l++) release_list(&s->m2m[l]), release_list(&s->l2l[l]);
   fmmcl_pinned_free(&s->src_pin);
@@ -190,11 +204,11 @@ void hfmm_release(hfmm_state *s) {
 
 /* The host lists of every phase, with the translations' geometry. */
 typedef struct {
-  host_list p2m, p2l, m2l, l2p, m2p, p2p, m2m[FMMCL_MORTON_LEVELS + 1], l2l[FMMCL_MORTON_LEVELS + 1];
+  host_list p2m, p2l, l2p, m2p, p2p, m2m[FMMCL_MORTON_LEVELS + 1], l2l[FMMCL_MORTON_LEVELS + 1];
 } all_lists;
 
 static void free_all(all_lists *a) {
-  hl_free(&a->p2m), hl_free(&a->p2l), hl_free(&a->m2l), hl_free(&a->l2p), hl_free(&a->m2p), hl_free(&a->p2p);
+  hl_free(&a->p2m), hl_free(&a->p2l), hl_free(&a->l2p), hl_free(&a->m2p), hl_free(&a->p2p);
   for (int l = 0; l <= FMMCL_MORTON_LEVELS; l++) hl_free(&a->m2m[l]), hl_free(&a->l2l[l]);
 }
 
@@ -236,20 +250,80 @@ static int build_lists(hfmm_state *s, all_lists *a, geometry *g, double *coarses
       host_list *h = &a->l2l[cell->level];
       if (hl_row(h, (int)c) || add_translation(h, g, t, s, HFMM_L2L, cell->parent, (int)c)) return -1;
     }
+    /* the cells whose expansions carry far fields: V rows and entries (V
+     * pairs share a level), W entries, X rows; the V list itself goes in
+     * batches (m2l_batches) */
     const size_t vb = fl->v.offsets[c], ve = fl->v.offsets[c + 1];
-    if (vb < ve) {
-      if (hl_row(&a->m2l, (int)c)) return -1;
-      for (size_t i = vb; i < ve; i++)
-        if (add_translation(&a->m2l, g, t, s, HFMM_M2L, fl->v.indices[i], (int)c)) return -1;
-    }
-    /* the cells whose expansions carry far fields: V rows and entries, W
-     * entries, X rows */
     if (vb < ve || fl->x.offsets[c] < fl->x.offsets[c + 1]) lmin = cell->level < lmin ? cell->level : lmin;
     for (size_t i = fl->w.offsets[c]; i < fl->w.offsets[c + 1]; i++)
       lmin = t->cells[fl->w.indices[i]].level < lmin ? t->cells[fl->w.indices[i]].level : lmin;
   }
   *coarsest = lmin < (1 << 30) ? sqrt(3.0) * side(lmin) * s->unit : 0;
   return 0;
+}
+
+/* The batched M2L's shape for order p: as many targets per group as
+ * their staged expansions fit in local memory (at most 8), a work-item per
+ * (share of the degrees, m', target) in the forward rotation. */
+static void m2l_shape(fmmcl_context ctx, hfmm_state *s) {
+  const size_t nc = (size_t)(s->order + 1) * (size_t)(s->order + 1);
+  size_t budget = (size_t)ctx->dev.info.local_mem_bytes;
+  budget = budget > 4096 ? budget - 4096 : budget / 2;
+  if (budget > 45056) budget = 45056;
+  int b = (int)(budget / (nc * 2 * s->real_size));
+  b = b < 1 ? 1 : b > 8 ? 8 : b;
+  const int split = 2;
+  size_t maxwg = ctx->dev.info.max_work_group_size;
+  int wgs;
+  for (;;) {
+    wgs = (split * b * (2 * s->order + 1) + 31) / 32 * 32;
+    if ((size_t)wgs <= maxwg || b == 1) break;
+    b--;
+  }
+  s->m2l.b = b, s->m2l.split = split, s->m2l.wgs = wgs;
+}
+
+/* The V list in batches, each entry's geometry (rotation, coaxial
+ * operator, direction's azimuth table row) added to g, uploaded with the
+ * azimuth table e^(i m phi) of the 343 direction keys. */
+static fmmcl_status m2l_batches(fmmcl_plan plan, hfmm_state *s, geometry *g) {
+  fmmcl_context ctx = plan->ctx;
+  const fmmcl_tree3d *t = s->tree;
+  const size_t rs = s->real_size, np = (size_t)s->order + 1;
+  m2l_shape(ctx, s);
+  hfmm_batches h;
+  const int rc = hfmm_batches_build(t, &s->lists.v, s->m2l.b, &h);
+  if (rc)
+    return fmmcl_fail(ctx, rc == -1 ? FMMCL_ERROR_OUT_OF_MEMORY : FMMCL_ERROR_INTERNAL,
+                      rc == -1 ? "out of host memory for the Helmholtz FMM's M2L batches"
+                               : "Helmholtz FMM: a V-list pair across levels");
+  s->m2l.n_groups = h.n_groups;
+  fmmcl_status st = FMMCL_SUCCESS;
+  int *geo = malloc(4 * (h.n_entries ? h.n_entries : 1) * sizeof(int));
+  double phi[343] = {0};
+  void *eim = calloc(343 * np * 2, rs);
+  if (!geo || !eim) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t e = 0; !st && e < h.n_entries; e++) {
+    int th, co;
+    if (translation_geometry(g, t, s, HFMM_M2L, h.pair[2 * e], h.pair[2 * e + 1], &th, &co, &phi[h.dir[e]]))
+      st = fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "Helmholtz FMM: too many distinct translations");
+    geo[4 * e] = th, geo[4 * e + 1] = co, geo[4 * e + 2] = h.dir[e], geo[4 * e + 3] = 0;
+  }
+  for (size_t k = 0; !st && k < 343; k++)
+    for (size_t m = 0; m < np; m++) {
+      fmmcl_put_real(eim, rs, 2 * (k * np + m), cos((double)m * phi[k]));
+      fmmcl_put_real(eim, rs, 2 * (k * np + m) + 1, sin((double)m * phi[k]));
+    }
+  const cl_mem_flags ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+  const size_t b = (size_t)h.b, ne = h.n_entries ? h.n_entries : 1, ng = h.n_groups ? h.n_groups : 1;
+  if (!st) st = fmmcl_buffer_new(ctx, ro, ng * b * sizeof(int), h.targets, &s->m2l.targets);
+  if (!st) st = fmmcl_buffer_new(ctx, ro, (h.n_groups + 1) * sizeof(int), h.begin, &s->m2l.begin);
+  if (!st) st = fmmcl_buffer_new(ctx, ro, ne * b * sizeof(int), h.sources, &s->m2l.sources);
+  if (!st) st = fmmcl_buffer_new(ctx, ro, 4 * ne * sizeof(int), geo, &s->m2l.geo);
+  if (!st) st = fmmcl_buffer_new(ctx, ro, 343 * np * 2 * rs, eim, &s->m2l.eim);
+  free(geo), free(eim);
+  hfmm_batches_free(&h);
+  return st;
 }
 
 /* The rotations and coaxial operators, computed in double and rounded to
@@ -294,16 +368,32 @@ static fmmcl_status build_kernels(fmmcl_plan plan, hfmm_state *s) {
   const fmmcl_plan_options *o = &plan->opt;
   s->wgs = 64;
   if (s->wgs > ctx->dev.info.max_work_group_size) s->wgs = ctx->dev.info.max_work_group_size;
-  /* arrays for the precision's largest order: one build serves every plan
-   * of a precision (the order comes at run time) */
-  const int pmax = o->precision == FMMCL_DOUBLE ? HFMM_MAX_ORDER_DOUBLE : HFMM_MAX_ORDER_SINGLE;
-  snprintf(plan->build_options, sizeof plan->build_options, "%s -DPMAX=%d -DWGS=%zu",
-           o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", pmax, s->wgs);
+  /* the near field's leaves hold up to 20 p targets: wider groups take
+   * them in fewer passes over the sources */
+  s->p2p_wgs = 128;
+  if (s->p2p_wgs > ctx->dev.info.max_work_group_size) s->p2p_wgs = ctx->dev.info.max_work_group_size;
+  /* arrays for the plan's order (the batched M2L's unrolled loops and
+   * registers need it at build time, and the other kernels' private arrays
+   * are no larger than it needs), and the near field's pair body with only
+   * the gradient and dipole terms the plan has */
+  /* the P2M's chunk of source bases: 32 KiB, less where the device has
+   * less local memory than that and the Legendre factors' table */
+  const size_t nl = (size_t)(s->order + 2) * (size_t)(s->order + 3) / 2,
+               local = ctx->dev.info.local_mem_bytes;
+  const size_t spare = local > 2 * nl * s->real_size + 1024 ? local - 2 * nl * s->real_size - 1024 : 0;
+  const size_t p2e_budget = spare < 32768 ? spare : 32768;
+  snprintf(
+      plan->build_options, sizeof plan->build_options,
+      "%s -DPMAX=%d -DHFMM_GRADIENT=%d -DHFMM_DIPOLES=%d -DWGS=%zu -DP2P_WGS=%zu -DP2E_BUDGET=%zu -DM2L_B=%d "
+      "-DM2L_SPLIT=%d -DM2L_WGS=%d",
+      o->precision == FMMCL_DOUBLE ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->order, o->gradient != 0,
+      o->dipoles != 0, s->wgs, s->p2p_wgs, p2e_budget, s->m2l.b, s->m2l.split, s->m2l.wgs);
   const char *file = "helmholtz3d/hfmm.cl";
   fmmcl_status st = fmmcl_program_build(ctx, file, plan->build_options, &s->program, NULL);
-  static const char *const names[] = {"hfmm_p2e", "hfmm_e2p", "hfmm_translate", "hfmm_p2p"};
-  cl_kernel *const ks[] = {&s->k_p2e, &s->k_e2p, &s->k_translate, &s->k_p2p};
-  return st ? st : fmmcl_create_kernels(ctx, s->program, file, 4, names, ks);
+  static const char *const names[] = {"hfmm_p2e", "hfmm_e2p", "hfmm_translate", "hfmm_p2p",
+                                      "hfmm_m2l_batched"};
+  cl_kernel *const ks[] = {&s->k_p2e, &s->k_e2p, &s->k_translate, &s->k_p2p, &s->k_m2l};
+  return st ? st : fmmcl_create_kernels(ctx, s->program, file, 5, names, ks);
 }
 
 /* Per cell: centre (relative to the root's, REAL4), scale, source and
@@ -319,8 +409,8 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
     st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t c = 0; !st && c < nc; c++) {
     const fmmcl_tree3d_cell *cell = &t->cells[c];
-    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, rs, 4 * c + (size_t)d, cell_centre(cell, d));
-    fmmcl_put_real(scale, rs, c, level_scale(s, cell->level));
+    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, rs, 4 * c + (size_t)d, hfmm_cell_centre(cell, d));
+    fmmcl_put_real(scale, rs, c, hfmm_level_scale(s, cell->level));
     cs[2 * c] = (int)cell->src_begin, cs[2 * c + 1] = (int)cell->src_end;
     ct[2 * c] = (int)cell->tgt_begin, ct[2 * c + 1] = (int)cell->tgt_end;
   }
@@ -329,7 +419,7 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
   for (size_t l = 0; !st && l < t->n_leaves; l++) {
     const fmmcl_tree3d_cell *leaf = &t->cells[t->leaves[l]];
     double c[3];
-    for (int d = 0; d < 3; d++) c[d] = cell_centre(leaf, d);
+    for (int d = 0; d < 3; d++) c[d] = hfmm_cell_centre(leaf, d);
     for (size_t i = leaf->tgt_begin; i < leaf->tgt_end; i++)
       for (int d = 0; d < 3; d++)
         fmmcl_put_real(tgt, rs, 4 * i + (size_t)d,
@@ -357,13 +447,22 @@ static fmmcl_status upload_cells_and_points(fmmcl_plan plan, hfmm_state *s) {
   return st;
 }
 
+/* Leaves of up to 20 p points for the tolerance's order p: a leaf's near
+ * field (27 leaves of sources) against its V list (up to 189 translations
+ * of O(p^3)) balance about there on the H100 (benchmarks/README.md); a
+ * failing order rule fails again later with its message. */
+static size_t default_leaf_size(fmmcl_context ctx, const fmmcl_plan_options *o) {
+  int p;
+  return hfmm_choose_order(ctx, o, 0, &p) ? 64 : 20 * (size_t)p;
+}
+
 fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
   s->real_size = o->precision == FMMCL_DOUBLE ? 8 : 4;
   s->k_re = o->wavenumber_re;
   s->k_im = o->wavenumber_im;
-  const size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : 64;
+  const size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(ctx, o);
   fmmcl_status st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets,
                                        plan->targets_are_sources ? NULL : targets, q, 0, &s->tree);
   if (st) return fmmcl_fail(ctx, st, "%s", fmmcl_last_error(NULL));
@@ -381,7 +480,6 @@ fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, c
   if (!st) st = hfmm_choose_order(ctx, o, coarsest, &s->order);
   if (!st) st = upload_list(plan, &a.p2m, 0, &s->p2m);
   if (!st) st = upload_list(plan, &a.p2l, 0, &s->p2l);
-  if (!st) st = upload_list(plan, &a.m2l, 1, &s->m2l);
   if (!st) st = upload_list(plan, &a.l2p, 0, &s->l2p);
   if (!st) st = upload_list(plan, &a.m2p, 0, &s->m2p);
   if (!st) st = upload_list(plan, &a.p2p, 0, &s->p2p);
@@ -389,6 +487,7 @@ fmmcl_status hfmm_setup(fmmcl_plan plan, hfmm_state *s, const double *sources, c
     st = upload_list(plan, &a.m2m[l], 1, &s->m2m[l]);
     if (!st) st = upload_list(plan, &a.l2l[l], 1, &s->l2l[l]);
   }
+  if (!st) st = m2l_batches(plan, s, g);
   if (!st) st = upload_operators(plan, s, g);
   if (!st) st = build_kernels(plan, s);
   if (!st) st = upload_cells_and_points(plan, s);
