@@ -46,12 +46,17 @@ static int tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, 
   return 1;
 }
 
-/* p2p_laplace3d and fmm3d_p2p stage one REAL4 (x, y, z, q) per source */
-static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+/* fmm3d_p2p stages nothing in local memory: only the group size limits it */
+static int fmm3d_p2p_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                           const fmmcl_tuning_class *cls, fmmcl_precision precision,
                           const fmmcl_device_info *dev, char *why, size_t len) {
-  (void)cls;
-  return tile_fits(s, pt, 4, precision, dev, why, len);
+  (void)cls, (void)precision;
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1);
+  if (wgs > dev->max_work_group_size) {
+    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs, dev->max_work_group_size);
+    return 0;
+  }
+  return 1;
 }
 
 /* cl/direct/p2p.cl's REAL4 kernels: a near tile also stages the low parts
@@ -316,17 +321,18 @@ static const fmmcl_tuning_space spaces[] = {
      * (x, y, z, q) REAL4s like p2p_laplace3d, so the same space and limits */
     LAPLACE_P2P_SPACE("p2p_laplace2d", 2, FMMCL_LAPLACE_2D),
     LAPLACE_P2P_SPACE("p2p_yukawa3d", 3, FMMCL_YUKAWA_3D),
-    /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
-     * sources per tile and WGS x TPW targets per pass. Timed in a whole FMM (order
+    /* cl/fmm3d_p2p.cl, the FMM's U list: a chunk of WGS x TPW targets of
+     * one leaf per work-group, TPW per work-item, sources read from global
+     * memory, the loop over a source leaf unrolled UNROLL times. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
      * device (~0.1 s of kernels on 2 PoCL cores). */
     {.kernel = "fmm3d_p2p",
      .file = "laplace3d/fmm3d_p2p.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
                 {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},
-                {"TPW", FMMCL_TUNE_VALUES(1, 2, 4)}},
-     .fits = xyzq_tile_fits,
-     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+                {"TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8)}},
+     .fits = fmm3d_p2p_fits,
+     .constraints = "WGS <= max work-group size",
      .class_prefix = "dim",
      .class_min = 3,
      .class_max = 3,
