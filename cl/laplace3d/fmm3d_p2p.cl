@@ -35,6 +35,19 @@
 #ifndef TPW
 #define TPW 1        /* targets per work-item: a chunk holds WGS * TPW targets */
 #endif
+#ifndef TILE
+#define TILE 0       /* 1: the group stages WGS sources at a time in local memory */
+#endif
+
+/* Where the pair loop reads source j: the global arrays, or (TILE) the
+ * group's tile, j then counting within it. */
+#if TILE
+#define SRC_LO(j) tile_lo[j]
+#define SRC_DIP(j) dtile[j]
+#else
+#define SRC_LO(j) src_lo[j]
+#define SRC_DIP(j) dip[j]
+#endif
 
 #include "kernels/laplace3d.h"
 
@@ -75,7 +88,7 @@
     LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k]) \
   }
 #define MOVE_THRESHOLD(k)
-#define SOURCE_LOW const REAL4 sl = src_lo[j];
+#define SOURCE_LOW const REAL4 sl = SRC_LO(j);
 #else
 /* Float adds the low parts only where they matter: a pair closer than
  * 2^-5 of the source leaf's half-side plus its moved target's largest
@@ -89,7 +102,7 @@
     REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
     REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
     if (r2 < thr[k]) {                                                                      \
-      const REAL4 sl = src_lo[j];                                                           \
+      const REAL4 sl = SRC_LO(j);                                                           \
       dx += sl.x - tl[k].x, dy += sl.y - tl[k].y, dz += sl.z - tl[k].z;                     \
       r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
     }                                                                                       \
@@ -131,14 +144,14 @@
 #undef MOVE_THRESHOLD
 #define MOVE_THRESHOLD(k)
 #if COMPENSATE
-#define SOURCE_LOW const REAL4 sl = src_lo[j];
+#define SOURCE_LOW const REAL4 sl = SRC_LO(j);
 #define EXT_LOW rx += tl[0].x - sl.x, ry += tl[0].y - sl.y, rz += tl[0].z - sl.z;
 #else
 #define SOURCE_LOW
 #define EXT_LOW
 #endif
 #if DIPOLES
-#define EXT_DIPOLE const REAL4 d = dip[j];
+#define EXT_DIPOLE const REAL4 d = SRC_DIP(j);
 #else
 #define EXT_DIPOLE const REAL4 d = (REAL4)(0, 0, 0, 0);
 #endif
@@ -170,6 +183,49 @@
 #define EXT_STORE(i) out[i] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
 #endif
 
+/* TILE: each source staged once per group, with its low part and dipole
+ * where the pairs read them; a full tile runs the unrolled loop. */
+#if TILE
+#if COMPENSATE
+#define TILE_LOW_LOAD(js) tile_lo[lid] = src_lo[js];
+#else
+#define TILE_LOW_LOAD(js)
+#endif
+#if DIPOLES
+#define TILE_DIP_LOAD(js) dtile[lid] = dip[js];
+#else
+#define TILE_DIP_LOAD(js)
+#endif
+#define SOURCE_LOOP(sr)                                                                     \
+  for (int sb = sr.x; sb < sr.y; sb += WGS) {                                               \
+    const int js = min(sb + lid, sr.y - 1);                                                 \
+    tile[lid] = src[js];                                                                    \
+    TILE_LOW_LOAD(js)                                                                       \
+    TILE_DIP_LOAD(js)                                                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    const int jn = min(WGS, sr.y - sb);                                                     \
+    if (jn == WGS) {                                                                        \
+      FMMCL_UNROLL(UNROLL)                                                                  \
+      for (int j = 0; j < WGS; j++) PAIRS(tile[j], j)                                       \
+    } else {                                                                                \
+      for (int j = 0; j < jn; j++) PAIRS(tile[j], j)                                        \
+    }                                                                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+  }
+#else
+#define SOURCE_LOOP(sr)                                                                     \
+  FMMCL_UNROLL(UNROLL)                                                                      \
+  for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j)
+#endif
+/* source s (its index j) against the work-item's TPW targets */
+#define PAIRS(src_j, j)                                                                     \
+  {                                                                                         \
+    const REAL4 s = src_j;                                                                  \
+    SOURCE_LOW                                                                              \
+    FMMCL_UNROLL(TPW)                                                                       \
+    for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k)                                          \
+  }
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restrict rows,
                __global const int *restrict list_begin, __global const int *restrict entries,
@@ -180,9 +236,21 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
                __global REAL *restrict hess)
 {
   const int4 ch = chunks[get_group_id(0)];
-  const int first = ch.y + (int)get_local_id(0) * TPW;
+  const int lid = get_local_id(0), first = ch.y + lid * TPW;
+#if TILE
+  __local REAL4 tile[WGS];
+#if COMPENSATE
+  __local REAL4 tile_lo[WGS];
+#endif
+#if DIPOLES
+  __local REAL4 dtile[WGS];
+#endif
+  /* every work-item meets every barrier: one past the chunk's end works
+   * on its last target and writes nothing */
+#else
   /* no barrier below: a work-item past the chunk's end just leaves */
   if (first >= ch.z) return;
+#endif
   /* targets past the chunk's end repeat its last one (clamped) and are
    * not written */
   const int kk = min(TPW, ch.z - first);
@@ -213,13 +281,7 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
       MOVE_TARGET(k)
       MOVE_THRESHOLD(k)
     }
-    FMMCL_UNROLL(UNROLL)
-    for (int j = sr.x; j < sr.y; j++) {
-      const REAL4 s = src[j];
-      SOURCE_LOW
-      FMMCL_UNROLL(TPW)
-      for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k)
-    }
+    SOURCE_LOOP(sr)
   }
   FMMCL_UNROLL(TPW)
   for (int k = 0; k < TPW; k++)
