@@ -51,9 +51,9 @@
 
 #include "kernels/laplace3d.h"
 
-/* One source against the work-item's target k. The near list holds the
- * target leaf itself and coincident points may sit anywhere in it, so the
- * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
+/* One source against the work-item's target k, 1/r from RINV: in the
+ * target's own leaf LAPLACE3D_RINV_GUARDED (the target itself, coincident
+ * points: r = 0 contributes nothing, as in p2p.cl), elsewhere plain. */
 #ifndef COMPENSATE
 #define COMPENSATE 1 /* the host's -DCOMPENSATE (fmm3d_setup.c, needs_low_parts) */
 #endif
@@ -61,8 +61,8 @@
 #if !COMPENSATE
 /* No leaf's offsets round enough to matter against its points' distances
  * (the host checked): the plain pair, no low parts read. */
-#define FMM3D_PAIR(s, k)                                                                    \
-  LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k])
+#define FMM3D_PAIR(s, k, RINV)                                                                  \
+  LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, RINV, pot[k], gx[k], gy[k], gz[k])
 #define DECLARE_TARGET_LOW
 #define TARGET_LOW(k, i)
 #define MOVE_TARGET(k) t[k] = t0[k] - shift;
@@ -81,11 +81,11 @@
     tl[k] = tl0[k] + ((t0[k] - (t[k] - bb_)) + (-shift - bb_));                             \
   }
 #ifdef FMMCL_DOUBLE
-#define FMM3D_PAIR(s, k)                                                                    \
+#define FMM3D_PAIR(s, k, RINV)                                                                  \
   {                                                                                         \
     const REAL4 dd = (REAL4)((s.x - t[k].x) + (sl.x - tl[k].x), (s.y - t[k].y) + (sl.y - tl[k].y), \
                              (s.z - t[k].z) + (sl.z - tl[k].z), s.w);                       \
-    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k]) \
+    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, RINV, pot[k], gx[k], gy[k], gz[k])                 \
   }
 #define MOVE_THRESHOLD(k)
 #define SOURCE_LOW const REAL4 sl = SRC_LO(j);
@@ -97,7 +97,7 @@
  * The test is one compare, the low parts six adds and a load, so the far
  * majority of pairs skip them (a warp takes the branch when one of its
  * pairs is that close). */
-#define FMM3D_PAIR(s, k)                                                                    \
+#define FMM3D_PAIR(s, k, RINV)                                                                  \
   {                                                                                         \
     REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
     REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
@@ -106,7 +106,7 @@
       dx += sl.x - tl[k].x, dy += sl.y - tl[k].y, dz += sl.z - tl[k].z;                     \
       r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
     }                                                                                       \
-    const REAL rinv = LAPLACE3D_RINV_GUARDED(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;  \
+    const REAL rinv = RINV(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;                    \
     pot[k] += qr;                                                                           \
     gx[k] = fma(qr3, dx, gx[k]), gy[k] = fma(qr3, dy, gy[k]), gz[k] = fma(qr3, dz, gz[k]);  \
   }
@@ -155,13 +155,13 @@
 #else
 #define EXT_DIPOLE const REAL4 d = (REAL4)(0, 0, 0, 0);
 #endif
-#define FMM3D_PAIR(s, k)                                                                    \
+#define FMM3D_PAIR(s, k, RINV)                                                                  \
   {                                                                                         \
     REAL rx = t[0].x - s.x, ry = t[0].y - s.y, rz = t[0].z - s.z;                           \
     EXT_LOW                                                                                 \
     EXT_DIPOLE                                                                              \
     const REAL r2 = fma(rx, rx, fma(ry, ry, rz * rz));                                      \
-    laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, LAPLACE3D_RINV_GUARDED(r2), acc);   \
+    laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, RINV(r2), acc);                     \
   }
 #define EXT_DECLARE                                                                         \
   REAL acc[LAPLACE3D_EXT_OUT];                                                              \
@@ -196,7 +196,7 @@
 #else
 #define TILE_DIP_LOAD(js)
 #endif
-#define SOURCE_LOOP(sr)                                                                     \
+#define SOURCE_LOOP(sr, RINV)                                                               \
   for (int sb = sr.x; sb < sr.y; sb += WGS) {                                               \
     const int js = min(sb + lid, sr.y - 1);                                                 \
     tile[lid] = src[js];                                                                    \
@@ -206,24 +206,24 @@
     const int jn = min(WGS, sr.y - sb);                                                     \
     if (jn == WGS) {                                                                        \
       FMMCL_UNROLL(UNROLL)                                                                  \
-      for (int j = 0; j < WGS; j++) PAIRS(tile[j], j)                                       \
+      for (int j = 0; j < WGS; j++) PAIRS(tile[j], j, RINV)                                    \
     } else {                                                                                \
-      for (int j = 0; j < jn; j++) PAIRS(tile[j], j)                                        \
+      for (int j = 0; j < jn; j++) PAIRS(tile[j], j, RINV)                                     \
     }                                                                                       \
     barrier(CLK_LOCAL_MEM_FENCE);                                                           \
   }
 #else
-#define SOURCE_LOOP(sr)                                                                     \
+#define SOURCE_LOOP(sr, RINV)                                                               \
   FMMCL_UNROLL(UNROLL)                                                                      \
-  for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j)
+  for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j, RINV)
 #endif
 /* source s (its index j) against the work-item's TPW targets */
-#define PAIRS(src_j, j)                                                                     \
+#define PAIRS(src_j, j, RINV)                                                               \
   {                                                                                         \
     const REAL4 s = src_j;                                                                  \
     SOURCE_LOW                                                                              \
     FMMCL_UNROLL(TPW)                                                                       \
-    for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k)                                          \
+    for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k, RINV)                                    \
   }
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
@@ -254,7 +254,8 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
   /* targets past the chunk's end repeat its last one (clamped) and are
    * not written */
   const int kk = min(TPW, ch.z - first);
-  const REAL4 ct = center[rows[ch.x]];
+  const int own = rows[ch.x];
+  const REAL4 ct = center[own];
   REAL4 t0[TPW], t[TPW];
   REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
 #if COMPENSATE && !defined(FMMCL_DOUBLE) && !FMM3D_EXT
@@ -281,7 +282,17 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
       MOVE_TARGET(k)
       MOVE_THRESHOLD(k)
     }
-    SOURCE_LOOP(sr)
+    /* Only the target's own leaf can hold a source at distance 0 (itself,
+     * or a coincident point: same key, same leaf), so only its pairs pay
+     * for the guard (two instructions of about seventeen). Elsewhere a
+     * zero r2 takes distinct points that rounding merged, which the
+     * offsets' low parts prevent where the host asks for them; without
+     * them such a pair gives inf, where a guard would have dropped it. */
+    if (c == own) {
+      SOURCE_LOOP(sr, LAPLACE3D_RINV_GUARDED)
+    } else {
+      SOURCE_LOOP(sr, LAPLACE3D_RINV_PLAIN)
+    }
   }
   FMMCL_UNROLL(TPW)
   for (int k = 0; k < TPW; k++)
