@@ -1,8 +1,10 @@
 /* fmm3d_p2p.cl — list-driven P2P of the 3D Laplace FMM (U list) and treecode
  * (near list): each work-group takes a chunk of at most WGS * TPW targets
  * of one target leaf, each work-item TPW consecutive ones, and streams the
- * sources of the leaf's list straight from global memory; the rest of the
- * file: the charge and result permutations the FMM's execute runs.
+ * sources of the leaf's list, one source leaf at a time, from global
+ * memory (TILE=0) or staged WGS at a time in local memory (TILE=1); the
+ * rest of the file: the charge and result permutations the FMM's execute
+ * runs.
  *
  * Buffers as in expansions3d.cl: sources REAL4 (x, y, z, q), targets REAL4,
  * each relative to its own leaf's centre (local coordinates), out REAL4
@@ -11,14 +13,13 @@
  * is chunks[g] = (list row, first target, end target, 0); the row's leaf is
  * rows[row], its list entries[list_begin[row] .. list_begin[row + 1]) (source
  * leaves). Why this schedule: a chunk is independent of the leaf's size, so
- * every group is full but for one per leaf, and with no barrier nor local
- * tile the warps of a group never wait on one another; every work-item of
- * a group reads the same source at once, which the cache serves as one
- * broadcast (the source runs are contiguous: a leaf's points), and TPW
- * targets share each such load. Per list entry the targets are moved into
- * the source leaf's frame by the difference of the two centres, which is
- * exact (dyadic), so a pair's difference rounds only relative to the
- * leaves' size. src_lo and tgt_lo hold what rounding the exact offsets
+ * every group is full but for one per leaf, and small groups (a warp) keep
+ * barriers cheap or (TILE=0) absent; every work-item of a group reads the
+ * same source at once, which the cache (or local memory) serves as one
+ * broadcast, and TPW targets share each such load. Per list entry the
+ * targets are moved into the source leaf's frame by the difference of the
+ * two centres, which is exact (dyadic), so a pair's difference rounds only
+ * relative to the leaves' size. src_lo and tgt_lo hold what rounding the exact offsets
  * lost, and pairs add them (with the rounding of the move, kept by TwoSum):
  * pairs far closer than their leaf is wide (a surface's points in large
  * leaves, tight groups in a leaf at the depth limit) then keep their
@@ -30,7 +31,7 @@
 #define WGS 64       /* work-group size */
 #endif
 #ifndef UNROLL
-#define UNROLL 4     /* unroll of the loop over a source leaf */
+#define UNROLL 4     /* unroll of the loop over a source leaf (TILE: a full tile) */
 #endif
 #ifndef TPW
 #define TPW 1        /* targets per work-item: a chunk holds WGS * TPW targets */
