@@ -374,6 +374,8 @@ static size_t stage_bytes(const fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
   /* points packed here (not left on the device by its sort) */
   size_t b = s->dev_src.xyz ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
+  /* each point's leaf, for the device packing */
+  b = max_size(b, max_size(t->n_sources, t->n_targets) * sizeof(cl_int));
   const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
     if (lists[i]->offsets) b = max_size(b, list_entries(lists[i]) * sizeof(cl_int));
