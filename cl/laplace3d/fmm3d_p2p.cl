@@ -52,9 +52,9 @@
 
 #include "kernels/laplace3d.h"
 
-/* One source against the work-item's target k, 1/r from RINV: in the
- * target's own leaf LAPLACE3D_RINV_GUARDED (the target itself, coincident
- * points: r = 0 contributes nothing, as in p2p.cl), elsewhere plain. */
+/* One source against the work-item's target k, 1/r from RINV:
+ * LAPLACE3D_RINV_GUARDED where a pair can meet r = 0 (the target itself,
+ * coincident points: it contributes nothing, as in p2p.cl), else plain. */
 #ifndef COMPENSATE
 #define COMPENSATE 1 /* the host's -DCOMPENSATE (fmm3d_setup.c, needs_low_parts) */
 #endif
@@ -218,6 +218,19 @@
   FMMCL_UNROLL(UNROLL)                                                                      \
   for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j, RINV)
 #endif
+/* TILE: the loops hold barriers, so the group decides the guard as one
+ * (the first barrier: every work-item has read the last entry's flag) */
+#if TILE
+#define GROUP_TOUCH                                                                         \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+  if (lid == 0) any_touch = 0;                                                              \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+  if (touch) any_touch = 1;                                                                 \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+  touch = any_touch;
+#else
+#define GROUP_TOUCH
+#endif
 /* source s (its index j) against the work-item's TPW targets */
 #define PAIRS(src_j, j, RINV)                                                               \
   {                                                                                         \
@@ -240,6 +253,7 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
   const int lid = get_local_id(0), first = ch.y + lid * TPW;
 #if TILE
   __local REAL4 tile[WGS];
+  __local int any_touch;
 #if COMPENSATE
   __local REAL4 tile_lo[WGS];
 #endif
@@ -283,13 +297,20 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
       MOVE_TARGET(k)
       MOVE_THRESHOLD(k)
     }
-    /* Only the target's own leaf can hold a source at distance 0 (itself,
-     * or a coincident point: same key, same leaf), so only its pairs pay
-     * for the guard (two instructions of about seventeen). Elsewhere a
-     * zero r2 takes distinct points that rounding merged, which the
-     * offsets' low parts prevent where the host asks for them; without
-     * them such a pair gives inf, where a guard would have dropped it. */
-    if (c == own) {
+    /* The guard (two instructions of about seventeen a pair) only where a
+     * pair can meet r2 = 0: in the target's own leaf (itself, coincident
+     * points: same key, same leaf), and in a source leaf that a moved
+     * target touches to within rounding, where distinct points across the
+     * face may have rounded to one (without the offsets' low parts); a
+     * target elsewhere is farther from every source of the leaf than
+     * either rounds. Sources lie within the leaf's half-side 0.5 / cs.w. */
+    const REAL reach = (REAL)0.5 / cs.w * ((REAL)1 + (REAL)0x1p-20);
+    int touch = 0;
+    FMMCL_UNROLL(TPW)
+    for (int k = 0; k < TPW; k++)
+      touch |= fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z))) <= reach;
+    GROUP_TOUCH
+    if (c == own || touch) {
       SOURCE_LOOP(sr, LAPLACE3D_RINV_GUARDED)
     } else {
       SOURCE_LOOP(sr, LAPLACE3D_RINV_PLAIN)
