@@ -62,7 +62,7 @@
 #if !COMPENSATE
 /* No leaf's offsets round enough to matter against its points' distances
  * (the host checked): the plain pair, no low parts read. */
-#define FMM3D_PAIR(s, k, RINV)                                                                  \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, RINV, pot[k], gx[k], gy[k], gz[k])
 #define DECLARE_TARGET_LOW
 #define TARGET_LOW(k, i)
@@ -82,7 +82,7 @@
     tl[k] = tl0[k] + ((t0[k] - (t[k] - bb_)) + (-shift - bb_));                             \
   }
 #ifdef FMMCL_DOUBLE
-#define FMM3D_PAIR(s, k, RINV)                                                                  \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     const REAL4 dd = (REAL4)((s.x - t[k].x) + (sl.x - tl[k].x), (s.y - t[k].y) + (sl.y - tl[k].y), \
                              (s.z - t[k].z) + (sl.z - tl[k].z), s.w);                       \
@@ -98,7 +98,7 @@
  * The test is one compare, the low parts six adds and a load, so the far
  * majority of pairs skip them (a warp takes the branch when one of its
  * pairs is that close). */
-#define FMM3D_PAIR(s, k, RINV)                                                                  \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
     REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
@@ -156,7 +156,7 @@
 #else
 #define EXT_DIPOLE const REAL4 d = (REAL4)(0, 0, 0, 0);
 #endif
-#define FMM3D_PAIR(s, k, RINV)                                                                  \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     REAL rx = t[0].x - s.x, ry = t[0].y - s.y, rz = t[0].z - s.z;                           \
     EXT_LOW                                                                                 \
@@ -207,9 +207,9 @@
     const int jn = min(WGS, sr.y - sb);                                                     \
     if (jn == WGS) {                                                                        \
       FMMCL_UNROLL(UNROLL)                                                                  \
-      for (int j = 0; j < WGS; j++) PAIRS(tile[j], j, RINV)                                    \
+      for (int j = 0; j < WGS; j++) PAIRS(tile[j], j, RINV)                                 \
     } else {                                                                                \
-      for (int j = 0; j < jn; j++) PAIRS(tile[j], j, RINV)                                     \
+      for (int j = 0; j < jn; j++) PAIRS(tile[j], j, RINV)                                  \
     }                                                                                       \
     barrier(CLK_LOCAL_MEM_FENCE);                                                           \
   }
