@@ -10,6 +10,7 @@
 
 typedef struct config {
   const char *device, *out, *methods, *precision;
+  const char *override; /* --override KERNEL:PARAMETERS, or NULL */
   size_t nmin, nmax, direct_nmax, check;
   int repeat, leaf_size, resident, step;
   double tol, theta;
@@ -53,6 +54,8 @@ static void usage(void) {
       "  --tol T                  requested relative error (default 1e-4 single, 1e-7 double)\n"
       "  --theta T                treecode acceptance parameter (default 0.5)\n"
       "  --leaf-size Q            points per leaf (default 0: the device default)\n"
+      "  --override K:PARAMS      build kernel family K (fmmtune --list) with PARAMS, e.g.\n"
+      "                           'fmm3d_p2p:WGS=64 UNROLL=4 TPW=2' (fmmcl_tuning_override)\n"
       "  --nmin N --nmax N        sweep bounds (default 1000 .. 1e7 on a GPU, 1e5 on a CPU)\n"
       "  --direct-nmax N          largest N timed with direct (default 1e6 GPU, 2e4 CPU)\n"
       "  --repeat R               executions per point, median kept (default 5)\n"
@@ -168,7 +171,11 @@ static int parse_args(int argc, char **argv, config *c) {
     else if (strcmp(a, "--check") == 0) ok = parse_size(a, v, 0, &c->check);
     else if (strcmp(a, "--repeat") == 0) ok = parse_size(a, v, 1, &r), c->repeat = (int)r;
     else if (strcmp(a, "--leaf-size") == 0) ok = parse_size(a, v, 0, &r), c->leaf_size = (int)r;
-    else {
+    else if (strcmp(a, "--override") == 0) {
+      c->override = v;
+      ok = strchr(v, ':') != NULL;
+      if (!ok) fprintf(stderr, "bench-fmm3d: --override wants KERNEL:PARAMETERS, got '%s'\n", v);
+    } else {
       fprintf(stderr, "bench-fmm3d: unknown option %s (see --help)\n", a);
       return 2;
     }
@@ -262,6 +269,12 @@ int main(int argc, char **argv) {
   fmmcl_context ctx;
   bench_check(NULL, fmmcl_context_create(&ctx, c.device), "fmmcl_context_create");
   bench_print_device(ctx);
+  if (c.override) {
+    char kernel[64];
+    const size_t len = (size_t)(strchr(c.override, ':') - c.override);
+    snprintf(kernel, sizeof kernel, "%.*s", (int)(len < sizeof kernel ? len : sizeof kernel - 1), c.override);
+    bench_check(ctx, fmmcl_tuning_override(ctx, kernel, c.override + len + 1), "fmmcl_tuning_override");
+  }
   fmmcl_device_info info;
   fmmcl_context_device(ctx, &info);
   /* a CPU device would take hours at the GPU's sizes */

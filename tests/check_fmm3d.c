@@ -485,6 +485,38 @@ START_TEST(test_all_points_coincide) {
 }
 END_TEST
 
+/* Two points 2e-11 apart across a leaf face (x = 0.5, the root's centre,
+ * on every level), closer than float resolves there without the offsets'
+ * low parts: they round to one point, and the P2P, which guards r = 0 in
+ * the target's own leaf and where a moved target touches a source leaf,
+ * must drop that pair rather than give inf; with the sources streamed
+ * from global memory or staged in local memory (TILE). */
+START_TEST(test_pair_across_a_face) {
+  const size_t n = 3004;
+  double *x = malloc(3 * n * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot),
+         *grad = malloc(3 * n * sizeof *grad);
+  make_points(UNIFORM, n, 10, x);
+  const double fixed[4][3] = {{0, 0, 0}, {1, 1, 1}, {0.5 - 1e-11, 0.3, 0.3}, {0.5 + 1e-11, 0.3, 0.3}};
+  for (int k = 0; k < 4; k++)
+    for (int c = 0; c < 3; c++) x[3 * (n - 4 + k) + c] = fixed[k][c];
+  make_charges(n, 11, q);
+  static const char *const tilings[] = {"WGS=32 UNROLL=4 TPW=1 TILE=0", "WGS=32 UNROLL=4 TPW=2 TILE=1"};
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "fmm3d_p2p", tilings[_i]), FMMCL_SUCCESS);
+  fmmcl_plan_options o = laplace(FMMCL_FMM, FMMCL_SINGLE, 0);
+  o.leaf_size = 64;
+  fmmcl_plan plan;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(
+        isfinite(pot[i]) && isfinite(grad[3 * i]) && isfinite(grad[3 * i + 1]) && isfinite(grad[3 * i + 2]),
+        "%s: target %zu", tilings[_i], i);
+  fmmcl_plan_destroy(plan);
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "fmm3d_p2p", NULL), FMMCL_SUCCESS);
+  free(x), free(q), free(pot), free(grad);
+}
+END_TEST
+
 /* Two unit clusters 1000 apart: a tree deep on both sides and empty between. */
 START_TEST(test_two_far_clusters) {
   const size_t n = 3000;
@@ -635,6 +667,7 @@ static Suite *fmm3d_suite(void) {
   tcase_add_checked_fixture(deg, setup, teardown);
   tcase_add_test(deg, test_all_points_coincide);
   tcase_add_test(deg, test_two_far_clusters);
+  tcase_add_loop_test(deg, test_pair_across_a_face, 0, 2);
   tcase_add_test(deg, test_small_inputs);
   tcase_add_test(deg, test_separate_targets);
   tcase_add_test(deg, test_reexecute_new_charges);

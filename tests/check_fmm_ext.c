@@ -157,12 +157,15 @@ START_TEST(test_parts) {
 END_TEST
 
 /* A P2P tuned to several targets per work-item (as on GPUs in double):
- * the dipole and Hessian near field keeps one and sums the same. */
+ * the dipole and Hessian near field keeps one and sums the same; and one
+ * that stages sources, dipoles and low parts in local memory (TILE=1). */
 START_TEST(test_tiled_p2p) {
-  ck_assert_msg(fmmcl_tuning_override(ctx, "fmm3d_p2p", "WGS=64 UNROLL=8 TPW=2") == FMMCL_SUCCESS, "%s",
+  static const char *const tilings[] = {"WGS=64 UNROLL=8 TPW=2 TILE=0", "WGS=32 UNROLL=4 TPW=1 TILE=1"};
+  ck_assert_msg(fmmcl_tuning_override(ctx, "fmm3d_p2p", tilings[_i]) == FMMCL_SUCCESS, "%s",
                 fmmcl_last_error(ctx));
   const fmm_case c = {FMMCL_FMM, FMMCL_DOUBLE, FMMCL_DIST_SURFACE, 3000, 0, 1, 1, 1, 1e-7};
   expect_within(&c);
+  ck_assert_int_eq(fmmcl_tuning_override(ctx, "fmm3d_p2p", NULL), FMMCL_SUCCESS);
 }
 END_TEST
 
@@ -425,7 +428,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, test_treecode_float, 0, 3);
   tcase_add_loop_test(tc, test_treecode_double, 0, 3);
   tcase_add_test(tc, test_parts);
-  tcase_add_test(tc, test_tiled_p2p);
+  tcase_add_loop_test(tc, test_tiled_p2p, 0, 2);
   tcase_add_loop_test(tc, test_error_falls, 0, 2);
   tcase_add_test(tc, test_execute_charges);
   suite_add_tcase(s, tc);

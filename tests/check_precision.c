@@ -173,8 +173,12 @@ START_TEST(test_p2p_targets_per_item) {
   double *p1 = malloc(NP * sizeof *p1), *g1 = malloc(3 * NP * sizeof *g1);
   ck_assert(x && q && p0 && g0 && p1 && g1);
   fmmcl_test_random_values(15, NP, -1, 1, q);
-  static const char *const tilings[] = {"-DWGS=32 -DUNROLL=4 -DTPW=1", "-DWGS=32 -DUNROLL=4 -DTPW=3",
-                                        "-DWGS=64 -DUNROLL=8 -DTPW=2", "-DWGS=16 -DUNROLL=2 -DTPW=4"};
+  /* TILE=1: the sources (and their low parts) staged in local memory */
+  static const char *const tilings[] = {
+      "-DWGS=32 -DUNROLL=4 -DTPW=1",          "-DWGS=32 -DUNROLL=4 -DTPW=3",
+      "-DWGS=64 -DUNROLL=8 -DTPW=2",          "-DWGS=16 -DUNROLL=2 -DTPW=4",
+      "-DWGS=32 -DUNROLL=4 -DTPW=3 -DTILE=1", "-DWGS=16 -DUNROLL=2 -DTPW=1 -DTILE=1"};
+  const int n_tilings = (int)(sizeof tilings / sizeof tilings[0]);
   for (int c = 0; c < 4; c++) {
     const int surface = c & 1, dbl = c >> 1;
     ck_assert_int_eq(
@@ -188,7 +192,7 @@ START_TEST(test_p2p_targets_per_item) {
       ck_assert_int_eq(fmmcl_context_device(ctx, &dev), FMMCL_SUCCESS);
       if (!dev.has_fp64) continue;
     }
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < n_tilings; t++) {
       ck_assert_int_eq(fmmcl_context_override_defines(ctx, "fmm3d_p2p", tilings[t]), FMMCL_SUCCESS);
       fmmcl_plan plan;
       ck_assert_msg(fmmcl_plan_create(ctx, &o, NP, x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",

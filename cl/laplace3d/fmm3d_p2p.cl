@@ -1,41 +1,60 @@
 /* fmm3d_p2p.cl — list-driven P2P of the 3D Laplace FMM (U list) and treecode
- * (near list): one target leaf per work-group, its source leaves streamed
- * through local memory a tile at a time (Yokota & Barba, listing 2).
+ * (near list): each work-group takes a chunk of at most WGS * TPW targets
+ * of one target leaf, each work-item TPW consecutive ones, and streams the
+ * sources of the leaf's list, one source leaf at a time, from global
+ * memory (TILE=0) or staged WGS at a time in local memory (TILE=1); the
+ * rest of the file: the charge and result permutations the FMM's execute
+ * runs.
  *
  * Buffers as in expansions3d.cl: sources REAL4 (x, y, z, q), targets REAL4,
  * each relative to its own leaf's centre (local coordinates), out REAL4
- * (d/dx, d/dy, d/dz, phi), each cell's points contiguous; cell_tgt int2
- * [begin, end) per cell; center REAL4 per cell; src_leaf[j] the leaf of
- * sorted source j. Group g owns target leaf rows[g] and streams the source
- * ranges ranges[list_begin[g] .. list_begin[g+1]), each [begin, end) of
- * sorted sources: its list's cells, those contiguous in Morton order merged
- * by the host so that fewer tiles run short (a range may span leaves: hence
- * the leaf per source, not per range). Each source enters the tile moved
- * into the target leaf's frame by the difference of the two centres, which
- * is exact (dyadic), so a pair's difference rounds only relative to the
- * leaves' size. src_lo and tgt_lo hold what rounding the exact offsets
- * lost, and pairs add them (with the rounding of the move): pairs far
- * closer than their leaf is wide (a surface's points in large leaves, tight
- * groups in a leaf at the depth limit) then keep their digits, the high
- * parts' difference being exact for them (Sterbenz). Double adds them to
- * every pair, float to the close ones (FMM3D_PAIR). Adds to out. Needs
- * fmmcl_common.h prepended. */
+ * (d/dx, d/dy, d/dz, phi), each cell's points contiguous; cell_src int2
+ * [begin, end) per cell; center REAL4 (x, y, z, 1/side) per cell. Chunk g
+ * is chunks[g] = (list row, first target, end target, 0); the row's leaf is
+ * rows[row], its list entries[list_begin[row] .. list_begin[row + 1]) (source
+ * leaves). Why this schedule: a chunk is independent of the leaf's size, so
+ * every group is full but for one per leaf, and small groups (a warp) keep
+ * barriers cheap or (TILE=0) absent; every work-item of a group reads the
+ * same source at once, which the cache (or local memory) serves as one
+ * broadcast, and TPW targets share each such load. Per list entry the
+ * targets are moved into the source leaf's frame by the difference of the
+ * two centres, which is exact (dyadic), so a pair's difference rounds only
+ * relative to the leaves' size. src_lo and tgt_lo hold what rounding the exact offsets
+ * lost, and pairs add them (with the rounding of the move, kept by TwoSum):
+ * pairs far closer than their leaf is wide (a surface's points in large
+ * leaves, tight groups in a leaf at the depth limit) then keep their
+ * digits, the high parts' difference being exact for them (Sterbenz).
+ * Double adds them to every pair, float to the close ones (FMM3D_PAIR).
+ * Adds to out. Needs fmmcl_common.h prepended. */
 
 #ifndef WGS
-#define WGS 64       /* work-group size: targets per pass = sources per tile */
+#define WGS 64       /* work-group size */
 #endif
 #ifndef UNROLL
-#define UNROLL 4     /* unroll of the loop over a full tile */
+#define UNROLL 4     /* unroll of the loop over a source leaf (TILE: a full tile) */
 #endif
 #ifndef TPW
-#define TPW 1        /* targets per work-item: a pass covers WGS * TPW targets */
+#define TPW 1        /* targets per work-item: a chunk holds WGS * TPW targets */
+#endif
+#ifndef TILE
+#define TILE 0       /* 1: the group stages WGS sources at a time in local memory */
+#endif
+
+/* Where the pair loop reads source j: the global arrays, or (TILE) the
+ * group's tile, j then counting within it. */
+#if TILE
+#define SRC_LO(j) tile_lo[j]
+#define SRC_DIP(j) dtile[j]
+#else
+#define SRC_LO(j) src_lo[j]
+#define SRC_DIP(j) dip[j]
 #endif
 
 #include "kernels/laplace3d.h"
 
-/* One source against the work-item's target. The near list holds the
- * target leaf itself and coincident points may sit anywhere in it, so the
- * singular pair is always guarded: r = 0 contributes nothing (p2p.cl). */
+/* One source against the work-item's target k, 1/r from RINV:
+ * LAPLACE3D_RINV_GUARDED where a pair can meet r = 0 (the target itself,
+ * coincident points: it contributes nothing, as in p2p.cl), else plain. */
 #ifndef COMPENSATE
 #define COMPENSATE 1 /* the host's -DCOMPENSATE (fmm3d_setup.c, needs_low_parts) */
 #endif
@@ -43,82 +62,63 @@
 #if !COMPENSATE
 /* No leaf's offsets round enough to matter against its points' distances
  * (the host checked): the plain pair, no low parts read. */
-#define FMM3D_PAIR(s, k)                                                                    \
-  LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k])
-#define DECLARE_BOUND
-#define TARGET_BOUND(k)
-#define TILE_BOUND
-#define TILE_THRESHOLD
-#define DECLARE_LOW
+#define FMM3D_PAIR(s, k, RINV)                                                              \
+  LAPLACE3D_PAIR(s, t[k].x, t[k].y, t[k].z, (REAL)0, RINV, pot[k], gx[k], gy[k], gz[k])
 #define DECLARE_TARGET_LOW
 #define TARGET_LOW(k, i)
-#define TILE_LOW(a, b, sum)
+#define MOVE_TARGET(k) t[k] = t0[k] - shift;
+#define MOVE_THRESHOLD(k)
 #define SOURCE_LOW
 #else
+#define DECLARE_TARGET_LOW REAL4 tl0[TPW], tl[TPW];
+#define TARGET_LOW(k, i) tl0[k] = tgt_lo[i];
+/* the target's low part plus what its move into the source leaf's frame
+ * lost (TwoSum of t0 and -shift; no product, so contraction cannot fuse it
+ * away): t0 + tl0 - shift = t + tl */
+#define MOVE_TARGET(k)                                                                      \
+  {                                                                                         \
+    t[k] = t0[k] - shift;                                                                   \
+    const REAL4 bb_ = t[k] - t0[k];                                                         \
+    tl[k] = tl0[k] + ((t0[k] - (t[k] - bb_)) + (-shift - bb_));                             \
+  }
 #ifdef FMMCL_DOUBLE
-#define FMM3D_PAIR(s, k)                                                                    \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     const REAL4 dd = (REAL4)((s.x - t[k].x) + (sl.x - tl[k].x), (s.y - t[k].y) + (sl.y - tl[k].y), \
                              (s.z - t[k].z) + (sl.z - tl[k].z), s.w);                       \
-    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, LAPLACE3D_RINV_GUARDED, pot[k], gx[k], gy[k], gz[k]) \
+    LAPLACE3D_PAIR(dd, 0, 0, 0, (REAL)0, RINV, pot[k], gx[k], gy[k], gz[k])                 \
   }
-#define DECLARE_BOUND
-#define TARGET_BOUND(k)
-#define TILE_BOUND
-#define TILE_THRESHOLD
-#define SOURCE_LOW const REAL4 sl = tile_lo[j];
+#define MOVE_THRESHOLD(k)
+#define SOURCE_LOW const REAL4 sl = SRC_LO(j);
 #else
 /* Float adds the low parts only where they matter: a pair closer than
- * 2^-5 of the largest coordinate of its tile or of its target (thr); any
- * other pair's roundings cost it at most about 2^-18 of its terms. The
- * test is one compare, the low parts six adds and a load, so the far
+ * 2^-5 of the source leaf's half-side plus its moved target's largest
+ * coordinate (thr; every source of the leaf lies within the half-side);
+ * any other pair's roundings cost it at most about 2^-18 of its terms.
+ * The test is one compare, the low parts six adds and a load, so the far
  * majority of pairs skip them (a warp takes the branch when one of its
  * pairs is that close). */
-#define FMM3D_PAIR(s, k)                                                                    \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
     REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
     if (r2 < thr[k]) {                                                                      \
-      const REAL4 sl = tile_lo[j];                                                          \
+      const REAL4 sl = SRC_LO(j);                                                           \
       dx += sl.x - tl[k].x, dy += sl.y - tl[k].y, dz += sl.z - tl[k].z;                     \
       r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
     }                                                                                       \
-    const REAL rinv = LAPLACE3D_RINV_GUARDED(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;  \
+    const REAL rinv = RINV(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;                    \
     pot[k] += qr;                                                                           \
     gx[k] = fma(qr3, dx, gx[k]), gy[k] = fma(qr3, dy, gy[k]), gz[k] = fma(qr3, dz, gz[k]);  \
   }
-/* The largest coordinate of each tile's moved sources, as the bits of a
- * non-negative float (ordered as uints): two slots, so that the next
- * tile's is cleared while this one's is read. */
-#define DECLARE_BOUND                                                                       \
-  __local uint tile_mag[2];                                                                 \
-  uint parity = 0;                                                                          \
-  if (lid == 0) tile_mag[0] = tile_mag[1] = 0;                                              \
-  barrier(CLK_LOCAL_MEM_FENCE);
-#define TARGET_BOUND(k) tmag[k] = fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z)));
-#define TILE_BOUND                                                                          \
-  atomic_max(&tile_mag[parity], as_uint(fmax(fabs(m_.x), fmax(fabs(m_.y), fabs(m_.z)))));   \
-  if (lid == 0) tile_mag[parity ^ 1] = 0;
-#define TILE_THRESHOLD                                                                      \
-  REAL thr[TPW];                                                                            \
-  FMMCL_UNROLL(TPW)                                                                         \
-  for (int k = 0; k < TPW; k++) {                                                           \
-    const REAL sc_ = (as_float(tile_mag[parity]) + tmag[k]) * (REAL)0x1p-5;                 \
+#define MOVE_THRESHOLD(k)                                                                   \
+  {                                                                                         \
+    const REAL sc_ = ((REAL)0.5 / cs.w + fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z)))) \
+                     * (REAL)0x1p-5;                                                        \
     thr[k] = sc_ * sc_;                                                                     \
-  }                                                                                         \
-  parity ^= 1;
+  }
 #define SOURCE_LOW
 #endif
-#define DECLARE_LOW __local REAL4 tile_lo[WGS];
-#define DECLARE_TARGET_LOW REAL4 tl[TPW]; REAL tmag[TPW];
-#define TARGET_LOW(k, i) tl[k] = tgt_lo[i];
-/* the source's low part plus what its move into the target's frame lost
- * (TwoSum; no product, so contraction cannot fuse it away) */
-#define TILE_LOW(a, b, sum)                                                                 \
-  {                                                                                         \
-    const REAL4 bb_ = (sum) - (a);                                                          \
-    tile_lo[lid] = src_lo[js] + (((a) - ((sum) - bb_)) + ((b) - bb_));                      \
-  }
 #endif
 
 /* Dipoles and Hessians (-DDIPOLES=1, -DHESSIAN=1, compiled in only when a
@@ -142,27 +142,27 @@
 #include "kernels/laplace3d_ext.h"
 #undef FMM3D_PAIR
 #undef SOURCE_LOW
+#undef MOVE_THRESHOLD
+#define MOVE_THRESHOLD(k)
 #if COMPENSATE
-#define SOURCE_LOW const REAL4 sl = tile_lo[j];
+#define SOURCE_LOW const REAL4 sl = SRC_LO(j);
 #define EXT_LOW rx += tl[0].x - sl.x, ry += tl[0].y - sl.y, rz += tl[0].z - sl.z;
 #else
 #define SOURCE_LOW
 #define EXT_LOW
 #endif
 #if DIPOLES
-#define EXT_DIPOLE const REAL4 d = dtile[j];
-#define EXT_LOAD_DIPOLE dtile[lid] = dip[js];
+#define EXT_DIPOLE const REAL4 d = SRC_DIP(j);
 #else
 #define EXT_DIPOLE const REAL4 d = (REAL4)(0, 0, 0, 0);
-#define EXT_LOAD_DIPOLE
 #endif
-#define FMM3D_PAIR(s, k)                                                                    \
+#define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     REAL rx = t[0].x - s.x, ry = t[0].y - s.y, rz = t[0].z - s.z;                           \
     EXT_LOW                                                                                 \
     EXT_DIPOLE                                                                              \
     const REAL r2 = fma(rx, rx, fma(ry, ry, rz * rz));                                      \
-    laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, LAPLACE3D_RINV_GUARDED(r2), acc);   \
+    laplace3d_ext_terms(s.w, d.x, d.y, d.z, rx, ry, rz, RINV(r2), acc);                     \
   }
 #define EXT_DECLARE                                                                         \
   REAL acc[LAPLACE3D_EXT_OUT];                                                              \
@@ -180,86 +180,145 @@
     EXT_HESSIAN_STORE(i)                                                                    \
   }
 #else
-#define EXT_LOAD_DIPOLE
 #define EXT_DECLARE
 #define EXT_STORE(i) out[i] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
 #endif
 
+/* TILE: each source staged once per group, with its low part and dipole
+ * where the pairs read them; a full tile runs the unrolled loop. */
+#if TILE
+#if COMPENSATE
+#define TILE_LOW_LOAD(js) tile_lo[lid] = src_lo[js];
+#else
+#define TILE_LOW_LOAD(js)
+#endif
+#if DIPOLES
+#define TILE_DIP_LOAD(js) dtile[lid] = dip[js];
+#else
+#define TILE_DIP_LOAD(js)
+#endif
+#define SOURCE_LOOP(sr, RINV)                                                               \
+  for (int sb = sr.x; sb < sr.y; sb += WGS) {                                               \
+    const int js = min(sb + lid, sr.y - 1);                                                 \
+    tile[lid] = src[js];                                                                    \
+    TILE_LOW_LOAD(js)                                                                       \
+    TILE_DIP_LOAD(js)                                                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    const int jn = min(WGS, sr.y - sb);                                                     \
+    if (jn == WGS) {                                                                        \
+      FMMCL_UNROLL(UNROLL)                                                                  \
+      for (int j = 0; j < WGS; j++) PAIRS(tile[j], j, RINV)                                 \
+    } else {                                                                                \
+      for (int j = 0; j < jn; j++) PAIRS(tile[j], j, RINV)                                  \
+    }                                                                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+  }
+#else
+#define SOURCE_LOOP(sr, RINV)                                                               \
+  FMMCL_UNROLL(UNROLL)                                                                      \
+  for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j, RINV)
+#endif
+/* TILE: the loops hold barriers, so the group decides the guard as one
+ * (the first barrier: every work-item has read the last entry's flag) */
+#if TILE
+#define GROUP_TOUCH                                                                         \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+  if (lid == 0) any_touch = 0;                                                              \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+  if (touch) any_touch = 1;                                                                 \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+  touch = any_touch;
+#else
+#define GROUP_TOUCH
+#endif
+/* source s (its index j) against the work-item's TPW targets */
+#define PAIRS(src_j, j, RINV)                                                               \
+  {                                                                                         \
+    const REAL4 s = src_j;                                                                  \
+    SOURCE_LOW                                                                              \
+    FMMCL_UNROLL(TPW)                                                                       \
+    for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k, RINV)                                    \
+  }
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
-void fmm3d_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
-               __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
-               __global const REAL4 *restrict center, __global const int *restrict src_leaf,
-               __global const REAL4 *restrict src,
-               __global const REAL4 *restrict tgt, __global REAL4 *restrict out,
-               __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo,
-               __global const REAL4 *restrict dip, __global REAL *restrict hess)
+void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restrict rows,
+               __global const int *restrict list_begin, __global const int *restrict entries,
+               __global const int2 *restrict cell_src, __global const REAL4 *restrict center,
+               __global const REAL4 *restrict src, __global const REAL4 *restrict tgt,
+               __global REAL4 *restrict out, __global const REAL4 *restrict src_lo,
+               __global const REAL4 *restrict tgt_lo, __global const REAL4 *restrict dip,
+               __global REAL *restrict hess)
 {
+  const int4 ch = chunks[get_group_id(0)];
+  const int lid = get_local_id(0), first = ch.y + lid * TPW;
+#if TILE
   __local REAL4 tile[WGS];
+  __local int any_touch;
+#if COMPENSATE
+  __local REAL4 tile_lo[WGS];
+#endif
 #if DIPOLES
   __local REAL4 dtile[WGS];
 #endif
-  DECLARE_LOW
-  const int g = get_group_id(0), lid = get_local_id(0);
-  DECLARE_BOUND
-  const int2 tr = cell_tgt[rows[g]];
-  const REAL4 ct = (REAL4)(center[rows[g]].xyz, 0);
-  const int e0 = list_begin[g], e1 = list_begin[g + 1];
-  /* an overfull leaf (depth limit) takes several passes; the bounds are the
-   * same for the whole group, so every work-item meets every barrier */
-  for (int base = tr.x; base < tr.y; base += WGS * TPW) {
-    /* targets beyond the leaf repeat its last one (clamped) and are not
-     * written; kk, the same for the whole group, skips the passes' empty
-     * rows of TPW */
-    const int kk = min(TPW, (tr.y - base + WGS - 1) / WGS);
-    REAL4 t[TPW];
-    REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
-    DECLARE_TARGET_LOW
-    EXT_DECLARE
+  /* every work-item meets every barrier: one past the chunk's end works
+   * on its last target and writes nothing */
+#else
+  /* no barrier below: a work-item past the chunk's end just leaves */
+  if (first >= ch.z) return;
+#endif
+  /* targets past the chunk's end repeat its last one (clamped) and are
+   * not written */
+  const int kk = min(TPW, ch.z - first);
+  const int own = rows[ch.x];
+  const REAL4 ct = center[own];
+  REAL4 t0[TPW], t[TPW];
+  REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
+#if COMPENSATE && !defined(FMMCL_DOUBLE) && !FMM3D_EXT
+  REAL thr[TPW];
+#endif
+  DECLARE_TARGET_LOW
+  EXT_DECLARE
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++) {
+    const int i = min(first + k, ch.z - 1);
+    t0[k] = tgt[i];
+    TARGET_LOW(k, i)
+    pot[k] = gx[k] = gy[k] = gz[k] = 0;
+  }
+  const int e1 = list_begin[ch.x + 1];
+  for (int e = list_begin[ch.x]; e < e1; e++) {
+    const int c = entries[e];
+    const int2 sr = cell_src[c];
+    const REAL4 cs = center[c];
+    /* exact: both centres are dyadic with few bits */
+    const REAL4 shift = (REAL4)(cs.xyz - ct.xyz, 0);
     FMMCL_UNROLL(TPW)
     for (int k = 0; k < TPW; k++) {
-      const int i = min(base + lid + k * WGS, tr.y - 1);
-      t[k] = tgt[i];
-      TARGET_LOW(k, i)
-      TARGET_BOUND(k)
-      pot[k] = gx[k] = gy[k] = gz[k] = 0;
+      MOVE_TARGET(k)
+      MOVE_THRESHOLD(k)
     }
-    for (int e = e0; e < e1; e++) {
-      const int2 sr = ranges[e];
-      for (int sb = sr.x; sb < sr.y; sb += WGS) {
-        /* clamped load; a short tile's loop stops at the cell's end */
-        const int js = min(sb + lid, sr.y - 1);
-        const REAL4 a_ = src[js], b_ = (REAL4)(center[src_leaf[js]].xyz, 0) - ct, m_ = a_ + b_;
-        tile[lid] = m_;
-        EXT_LOAD_DIPOLE
-        TILE_LOW(a_, b_, m_)
-        TILE_BOUND
-        barrier(CLK_LOCAL_MEM_FENCE);
-        TILE_THRESHOLD
-        const int jn = min(WGS, sr.y - sb);
-        if (jn == WGS && kk == TPW) {
-          FMMCL_UNROLL(UNROLL)
-          for (int j = 0; j < WGS; j++) {
-            const REAL4 s = tile[j];
-            SOURCE_LOW
-            FMMCL_UNROLL(TPW)
-            for (int k = 0; k < TPW; k++) FMM3D_PAIR(s, k)
-          }
-        } else {
-          for (int j = 0; j < jn; j++) {
-            const REAL4 s = tile[j];
-            SOURCE_LOW
-            FMMCL_UNROLL(TPW)
-            for (int k = 0; k < TPW; k++)
-              if (k < kk) FMM3D_PAIR(s, k)
-          }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-      }
-    }
+    /* The guard (two instructions of about seventeen a pair) only where a
+     * pair can meet r2 = 0: in the target's own leaf (itself, coincident
+     * points: same key, same leaf), and in a source leaf that a moved
+     * target touches to within rounding, where distinct points across the
+     * face may have rounded to one (without the offsets' low parts); a
+     * target elsewhere is farther from every source of the leaf than
+     * either rounds. Sources lie within the leaf's half-side 0.5 / cs.w. */
+    const REAL reach = (REAL)0.5 / cs.w * ((REAL)1 + (REAL)0x1p-20);
+    int touch = 0;
     FMMCL_UNROLL(TPW)
     for (int k = 0; k < TPW; k++)
-      if (base + lid + k * WGS < tr.y) EXT_STORE(base + lid + k * WGS)
+      touch |= fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z))) <= reach;
+    GROUP_TOUCH
+    if (c == own || touch) {
+      SOURCE_LOOP(sr, LAPLACE3D_RINV_GUARDED)
+    } else {
+      SOURCE_LOOP(sr, LAPLACE3D_RINV_PLAIN)
+    }
   }
+  FMMCL_UNROLL(TPW)
+  for (int k = 0; k < TPW; k++)
+    if (k < kk) EXT_STORE(first + k)
 }
 
 /* Charges arrive in the caller's order: sorted source i takes

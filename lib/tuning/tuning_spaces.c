@@ -46,12 +46,24 @@ static int tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt, 
   return 1;
 }
 
-/* p2p_laplace3d and fmm3d_p2p stage one REAL4 (x, y, z, q) per source */
-static int xyzq_tile_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
+/* fmm3d_p2p reads its sources from global memory, or with TILE=1 stages
+ * WGS of them and their low parts (two REAL4s) in local memory */
+static int fmm3d_p2p_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                           const fmmcl_tuning_class *cls, fmmcl_precision precision,
                           const fmmcl_device_info *dev, char *why, size_t len) {
   (void)cls;
-  return tile_fits(s, pt, 4, precision, dev, why, len);
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1);
+  const size_t bytes = param_value(s, pt, "TILE", 0) ? wgs * 8 * (precision == FMMCL_DOUBLE ? 8 : 4) : 0;
+  if (wgs > dev->max_work_group_size) {
+    snprintf(why, len, "WGS=%zu exceeds the device's max work-group size %zu", wgs, dev->max_work_group_size);
+    return 0;
+  }
+  if (bytes > dev->local_mem_bytes) {
+    snprintf(why, len, "TILE=1 with WGS=%zu needs %zu bytes of local memory, the device has %llu", wgs, bytes,
+             dev->local_mem_bytes);
+    return 0;
+  }
+  return 1;
 }
 
 /* cl/direct/p2p.cl's REAL4 kernels: a near tile also stages the low parts
@@ -316,17 +328,20 @@ static const fmmcl_tuning_space spaces[] = {
      * (x, y, z, q) REAL4s like p2p_laplace3d, so the same space and limits */
     LAPLACE_P2P_SPACE("p2p_laplace2d", 2, FMMCL_LAPLACE_2D),
     LAPLACE_P2P_SPACE("p2p_yukawa3d", 3, FMMCL_YUKAWA_3D),
-    /* cl/fmm3d_p2p.cl, the FMM's U list: a target leaf per work-group, WGS
-     * sources per tile and WGS x TPW targets per pass. Timed in a whole FMM (order
+    /* cl/fmm3d_p2p.cl, the FMM's U list: a chunk of WGS x TPW targets of
+     * one leaf per work-group, TPW per work-item, sources read from global
+     * memory (TILE=0) or staged WGS at a time in local memory (TILE=1), the
+     * loop over a source leaf or tile unrolled UNROLL times. Timed in a whole FMM (order
      * from the default tolerance) of 2^20 points on a GPU, 20000 on a CPU
      * device (~0.1 s of kernels on 2 PoCL cores). */
     {.kernel = "fmm3d_p2p",
      .file = "laplace3d/fmm3d_p2p.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 128, 256, 512, 1024)},
                 {"UNROLL", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},
-                {"TPW", FMMCL_TUNE_VALUES(1, 2, 4)}},
-     .fits = xyzq_tile_fits,
-     .constraints = "WGS <= max work-group size; 4*WGS REALs of local memory; UNROLL divides WGS",
+                {"TPW", FMMCL_TUNE_VALUES(1, 2, 4, 8)},
+                {"TILE", FMMCL_TUNE_VALUES(0, 1)}},
+     .fits = fmm3d_p2p_fits,
+     .constraints = "WGS <= max work-group size; TILE=1: 8*WGS REALs of local memory",
      .class_prefix = "dim",
      .class_min = 3,
      .class_max = 3,

@@ -22,8 +22,8 @@
 #define FMMCL_FMM3D_TREECODE_PHASES (FMMCL_PHASE_P2M | FMMCL_PHASE_M2M | FMMCL_PHASE_M2P | FMMCL_PHASE_P2P)
 
 /* A list on the device: group g works on cell rows[g] with entries
- * entries[begin[g] .. begin[g+1]); only rows with entries are kept.
- * Entries are cell indices, except P2P's: int2 source ranges. */
+ * entries[begin[g] .. begin[g+1]) (cell indices); only rows with entries
+ * are kept. */
 typedef struct fmm3d_device_list {
   size_t n_rows;
   cl_mem rows, begin, entries;
@@ -67,18 +67,23 @@ typedef struct fmm3d_state {
   cl_program exp_program, p2p_program;
   cl_kernel k_p2m, k_m2m, k_m2l, k_p2l, k_l2l, k_l2p, k_m2p, k_p2p;
   size_t exp_wgs, p2p_wgs;
+  size_t p2p_tpw; /* targets per P2P work-item: a P2P chunk holds p2p_wgs * p2p_tpw */
 
   /* points (sorted), results, per-cell tables, expansions */
   cl_mem src, tgt, out, center, cell_src, cell_tgt, M, L;
   cl_mem src_lo, tgt_lo; /* what rounding the exact offsets lost (P2P adds them where compensate) */
   int compensate;        /* the P2P adds the low parts (-DCOMPENSATE=1; fmm3d_setup.c) */
-  cl_mem src_leaf;       /* int per sorted source: its leaf (P2P moves it into the target leaf's frame) */
   cl_mem leaves, leaf_src_begin, leaf_tgt_begin; /* P2M and L2P over all leaves */
   cl_mem m2m_parents, m2m_children;              /* non-leaf cells, deepest level first */
   fmm3d_level_groups m2m_levels;
   cl_mem l2l_pairs; /* (child, parent), level 1 first */
   fmm3d_level_groups l2l_levels;
   fmm3d_device_list m2l, p2l, m2p, p2p; /* V, X, W (or far), U (or near) */
+  /* the P2P's work-groups (fmm3d_p2p.cl): int4 (p2p row, first target,
+   * end target, 0), each row's target leaf cut into chunks of at most
+   * p2p_wgs * p2p_tpw targets; remade when the points move */
+  cl_mem p2p_chunks;
+  size_t n_p2p_chunks;
 
   /* execute moves charges and results in the caller's order, through
    * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
@@ -135,15 +140,17 @@ fmmcl_status fmmcl_fmm3d_upload_tables(fmmcl_plan plan, fmm3d_state *s);
 fmmcl_status fmmcl_fmm3d_buffer(fmmcl_plan plan, fmm3d_state *s, cl_mem_flags flags, size_t bytes,
                                 const void *host, cl_mem *buf);
 void fmmcl_fmm3d_release(fmm3d_state *s);
-/* The P2P list (U, or the treecode's near list) as merged source ranges of
- * cells (s->tree's, or those of new positions) into dl. */
-fmmcl_status fmmcl_fmm3d_upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
-                                       const fmmcl_tree3d_csr *csr, fmm3d_device_list *dl);
+/* The P2P chunks of the list csr (U, or the treecode's near list; its
+ * rows numbered as in the device list) for the cells' target ranges
+ * (s->tree's, or those of new positions) into *chunks, *n of them. */
+fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
+                                           const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n);
 void fmmcl_fmm3d_release_list(fmm3d_device_list *dl);
 /* The threshold of compensated offsets (fmm3d_setup.c): a point set needs
  * them when more than share of its points have a close neighbour, with
  * unit roundoff u and close meaning e > ratio r. */
-void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio, double *share);
+void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio,
+                                 double *share);
 /* New positions for an FMM plan (fmm3d_update.c) when its octree stays
  * the same: *done 1 then, else 0 and the plan untouched (a new tree, a
  * treecode or borrowed tree, no device sort, another compensation, points

@@ -110,7 +110,7 @@ static fmmcl_status upload_point_set(fmmcl_plan plan, fmm3d_state *s, int target
 }
 
 /* The leaf cell of every sorted point (targets when target, else sources)
- * as cl_int into buf: P2P's sources need theirs, the device packing both. */
+ * as cl_int into buf, for the device packing. */
 static fmmcl_status upload_point_leaves(fmmcl_plan plan, fmm3d_state *s, int target, cl_mem *buf) {
   const fmmcl_tree3d *t = s->tree;
   const size_t n = target ? t->n_targets : t->n_sources;
@@ -139,8 +139,8 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
  * frames (leaf: each sorted point's leaf) and adopted. */
 static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3d_device_points *p, size_t n,
                                     cl_mem leaf, cl_mem *buf, cl_mem *lo_buf, cl_mem *perm) {
-  fmmcl_status st =
-      fmmcl_tree3d_device_pack(plan->ctx, NULL, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
+  fmmcl_status st = fmmcl_tree3d_device_pack(plan->ctx, NULL, p, n, leaf, s->center, s->real_size, s->origin,
+                                             1.0 / s->unit);
   if (st) return st;
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -156,11 +156,14 @@ static fmmcl_status upload_points(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_tree3d *t = s->tree;
   /* the sources' charge column is filled on the device per execute */
-  fmmcl_status st = upload_point_leaves(plan, s, 0, &s->src_leaf);
-  if (st) return st;
-  if (s->dev_src.xyz)
-    st = adopt_point_set(plan, s, &s->dev_src, t->n_sources, s->src_leaf, &s->src, &s->src_lo, &s->src_perm);
-  else if (!(st = upload_point_set(plan, s, 0, t->n_sources, t->source_xyz, &s->src, &s->src_lo)))
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (s->dev_src.xyz) {
+    cl_mem src_leaf = NULL;
+    st = upload_point_leaves(plan, s, 0, &src_leaf);
+    if (!st)
+      st = adopt_point_set(plan, s, &s->dev_src, t->n_sources, src_leaf, &s->src, &s->src_lo, &s->src_perm);
+    fmmcl_release(&src_leaf);
+  } else if (!(st = upload_point_set(plan, s, 0, t->n_sources, t->source_xyz, &s->src, &s->src_lo)))
     st = upload_perm(plan, s, t->n_sources, t->source_perm, &s->src_perm);
   if (!st && t->targets_are_sources) {
     /* one buffer, the charge column ignored */
@@ -326,60 +329,39 @@ static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tre
   return st;
 }
 
-static int by_begin(const void *a, const void *b) {
-  const cl_int x = ((const cl_int *)a)[0], y = ((const cl_int *)b)[0];
-  return (x > y) - (x < y);
+/* Chunks rather than a group per leaf: a group's size no longer has to
+ * match the leaves' (fmm3d_p2p.cl), only one chunk per leaf runs part
+ * empty, and new positions change nothing here but the targets' ranges,
+ * O(leaves) on the host. */
+fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
+                                           const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n) {
+  const size_t per = s->p2p_wgs * s->p2p_tpw;
+  size_t count = 0;
+  for (size_t r = 0; r < csr->n_rows; r++)
+    if (csr->offsets[r + 1] > csr->offsets[r])
+      count += (cells[r].tgt_end - cells[r].tgt_begin + per - 1) / per;
+  cl_int *chunk = malloc(4 * (count ? count : 1) * sizeof *chunk);
+  if (!chunk) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  size_t k = 0, g = 0;
+  for (size_t r = 0; r < csr->n_rows; r++) {
+    if (csr->offsets[r + 1] == csr->offsets[r]) continue;
+    for (size_t i = cells[r].tgt_begin; i < cells[r].tgt_end; i += per, k++) {
+      const size_t end = i + per < cells[r].tgt_end ? i + per : cells[r].tgt_end;
+      chunk[4 * k] = (cl_int)g, chunk[4 * k + 1] = (cl_int)i, chunk[4 * k + 2] = (cl_int)end,
+                chunk[4 * k + 3] = 0;
+    }
+    g++;
+  }
+  *n = count;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * count * sizeof *chunk, chunk, chunks);
+  free(chunk);
+  return st;
 }
 
-/* The P2P list (U, or the treecode's near list) as source ranges: per row
- * its cells' [src_begin, src_end), sorted, those that abut merged (in
- * Morton order siblings do), empty ones dropped. Fewer, longer ranges mean
- * fewer short tiles in fmm3d_p2p; the pairs are the same. */
-fmmcl_status fmmcl_fmm3d_upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
-                                       const fmmcl_tree3d_csr *csr, fmm3d_device_list *dl) {
-  const size_t entries = csr->offsets[csr->n_rows];
-  if (entries > (size_t)INT32_MAX)
-    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "interaction list of %zu entries", entries);
-  cl_int *range = malloc(2 * (entries ? entries : 1) * sizeof *range);
-  cl_int *row = malloc((csr->n_rows ? csr->n_rows : 1) * sizeof *row);
-  cl_int *begin = malloc((csr->n_rows + 1) * sizeof *begin);
-  size_t *count = malloc((csr->n_rows ? csr->n_rows : 1) * sizeof *count);
-  if (!range || !row || !begin || !count) {
-    free(range), free(row), free(begin), free(count);
-    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  }
-/* each row merges in place within its own slice of range */
-#pragma omp parallel for schedule(dynamic, 64)
-  for (size_t r = 0; r < csr->n_rows; r++) {
-    cl_int *slice = range + 2 * csr->offsets[r];
-    size_t n = 0;
-    for (size_t e = csr->offsets[r]; e < csr->offsets[r + 1]; e++) {
-      const fmmcl_tree3d_cell *c = &cells[csr->indices[e]];
-      if (c->src_end > c->src_begin)
-        slice[2 * n] = (cl_int)c->src_begin, slice[2 * n + 1] = (cl_int)c->src_end, n++;
-    }
-    qsort(slice, n, 2 * sizeof *slice, by_begin);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (m && slice[2 * (m - 1) + 1] == slice[2 * i]) slice[2 * (m - 1) + 1] = slice[2 * i + 1];
-      else slice[2 * m] = slice[2 * i], slice[2 * m + 1] = slice[2 * i + 1], m++;
-    }
-    count[r] = m;
-  }
-  /* compact the non-empty rows' ranges to the front */
-  size_t g = 0, at = 0;
-  for (size_t r = 0; r < csr->n_rows; r++) {
-    if (!count[r]) continue;
-    memmove(range + 2 * at, range + 2 * csr->offsets[r], 2 * count[r] * sizeof *range);
-    row[g] = (cl_int)r, begin[g++] = (cl_int)at;
-    at += count[r];
-  }
-  begin[g] = (cl_int)at;
-  dl->n_rows = g;
-  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, g * sizeof *row, row, &dl->rows);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (g + 1) * sizeof *begin, begin, &dl->begin);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * at * sizeof *range, range, &dl->entries);
-  free(range), free(row), free(begin), free(count);
+/* The P2P list as a device list of source leaves and its chunks. */
+static fmmcl_status upload_p2p(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
+  fmmcl_status st = upload_list(plan, s, csr, &s->p2p);
+  if (!st) st = fmmcl_fmm3d_upload_p2p_chunks(plan, s, s->tree->cells, csr, &s->p2p_chunks, &s->n_p2p_chunks);
   return st;
 }
 
@@ -392,9 +374,11 @@ static size_t stage_bytes(const fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
   /* points packed here (not left on the device by its sort) */
   size_t b = s->dev_src.xyz ? 0 : 4 * max_size(t->n_sources, t->n_targets) * s->real_size;
+  /* each point's leaf, for the device packing */
+  b = max_size(b, max_size(t->n_sources, t->n_targets) * sizeof(cl_int));
   const fmmcl_tree3d_csr *lists[] = {&s->tc.far, &s->tc.near, &s->fmm.v, &s->fmm.x, &s->fmm.w, &s->fmm.u};
   for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-    if (lists[i]->offsets) b = max_size(b, 2 * list_entries(lists[i]) * sizeof(cl_int)); /* ranges: 2 */
+    if (lists[i]->offsets) b = max_size(b, list_entries(lists[i]) * sizeof(cl_int));
   return s->treecode ? b : max_size(b, fmmcl_fmm3d_m2l_table_bytes(s));
 }
 
@@ -406,14 +390,14 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
   if (st) return st;
   if (s->treecode) {
     if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
-    if (!st) st = fmmcl_fmm3d_upload_ranges(plan, s, s->tree->cells, &s->tc.near, &s->p2p);
+    if (!st) st = upload_p2p(plan, s, &s->tc.near);
     return st;
   }
   if (!st) st = upload_list(plan, s, &s->fmm.v, &s->m2l);
   if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
   if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
   if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
-  if (!st) st = fmmcl_fmm3d_upload_ranges(plan, s, s->tree->cells, &s->fmm.u, &s->p2p);
+  if (!st) st = upload_p2p(plan, s, &s->fmm.u);
   return st;
 }
 
@@ -460,6 +444,7 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->m2m_parents,
                  &s->m2m_children,
                  &s->l2l_pairs,
+                 &s->p2p_chunks,
                  &s->dip,
                  &s->dip_user,
                  &s->hess,

@@ -50,6 +50,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
    * NCOEF rounded up to a warp, and fmm3d_p2p.cl's own default */
   s->exp_wgs = (size_t)fmmcl_params_get(&exp_par, "WGS", (int)((s->ncoef + 31) / 32 * 32));
   s->p2p_wgs = (size_t)fmmcl_params_get(&p2p_par, "WGS", 64);
+  /* fmm3d_p2p.cl takes one target per work-item with dipoles or Hessians */
+  s->p2p_tpw = s->dipoles || s->hessian ? 1 : (size_t)fmmcl_params_get(&p2p_par, "TPW", 1);
   if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
   const size_t entry_bytes =
       fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
@@ -62,6 +64,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
                       "order %d, M2L batch %zu needs %zu bytes of local memory; %s has %llu", s->order,
                       s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
+  if (s->p2p_tpw < 1)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "laplace3d/fmm3d_p2p.cl: TPW %zu < 1", s->p2p_tpw);
   fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
   if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
   fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);

@@ -130,12 +130,16 @@ static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
                   FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }
 
+/* A work-group per chunk of a target leaf (fmm3d_p2p.cl), not per row. */
 static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  return RUN_LIST(plan, log, s->k_p2p, &s->p2p, s->p2p_wgs, "p2p", FMMCL_ARG_MEM(s->cell_tgt),
-                  FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->src_leaf), FMMCL_ARG_MEM(s->src),
-                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->src_lo ? s->src_lo : s->src),
-                  FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt), FMMCL_ARG_MEM(s->dip ? s->dip : s->src),
-                  FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
+  const fmm3d_device_list *l = &s->p2p;
+  fmmcl_status st = FMMCL_KERNEL_ARGS(
+      plan->ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->p2p_chunks), FMMCL_ARG_MEM(l->rows), FMMCL_ARG_MEM(l->begin),
+      FMMCL_ARG_MEM(l->entries), FMMCL_ARG_MEM(s->cell_src), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->src),
+      FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->src_lo ? s->src_lo : s->src),
+      FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt), FMMCL_ARG_MEM(s->dip ? s->dip : s->src),
+      FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
+  return st ? st : launch(plan, log, s->k_p2p, s->n_p2p_chunks, s->p2p_wgs, "p2p");
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {

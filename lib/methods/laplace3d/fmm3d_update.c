@@ -3,7 +3,7 @@
  * when the octree comes out the same (every split decided as before, the
  * same cells holding sources and targets: the usual time step) the lists,
  * level groups, M2L tables, kernels and expansion buffers stay; only the
- * cells' ranges, the leaves' first points, the P2P ranges and the packed
+ * cells' ranges, the leaves' first points, the P2P chunks and the packed
  * points are redone, on the device but for O(cells) host work. The device
  * frame is in units of the root cube, so the cell table does not change
  * either. Everything new is made beside the old state and swapped in at
@@ -31,7 +31,8 @@ typedef struct moved {
   fmmcl_tree3d_cell *cells;
   size_t n_overfull;
   cl_mem cell_src, cell_tgt;
-  fmm3d_device_list p2p;
+  cl_mem p2p_chunks;
+  size_t n_p2p_chunks;
 } moved;
 
 static void set_release(moved_set *m) {
@@ -46,7 +47,7 @@ static void moved_release(moved *m) {
   set_release(&m->src), set_release(&m->tgt);
   free(m->cells);
   fmmcl_release(&m->cell_src), fmmcl_release(&m->cell_tgt);
-  fmmcl_fmm3d_release_list(&m->p2p);
+  fmmcl_release(&m->p2p_chunks);
 }
 
 /* Keys, sort and the cells' ranges of one set (its coordinates uploaded
@@ -138,7 +139,7 @@ static void commit(fmm3d_state *s, moved *m, const double origin[3], double unit
   fmmcl_tree3d *t = s->tree;
   fmmcl_release(&s->tgt), fmmcl_release(&s->tgt_lo), fmmcl_release(&s->tgt_perm);
   swap_mem(&s->src, &m->src.dev.packed), swap_mem(&s->src_lo, &m->src.dev.packed_lo);
-  swap_mem(&s->src_perm, &m->src.dev.perm), swap_mem(&s->src_leaf, &m->src.leaf);
+  swap_mem(&s->src_perm, &m->src.dev.perm);
   swap_mem(&s->leaf_src_begin, &m->src.begin);
   if (t->targets_are_sources) {
     s->tgt = s->src, s->tgt_perm = s->src_perm, s->tgt_lo = s->src_lo;
@@ -153,9 +154,8 @@ static void commit(fmm3d_state *s, moved *m, const double origin[3], double unit
     swap_mem(&s->leaf_tgt_begin, &m->tgt.begin);
   }
   swap_mem(&s->cell_src, &m->cell_src), swap_mem(&s->cell_tgt, &m->cell_tgt);
-  fmmcl_fmm3d_release_list(&s->p2p);
-  s->p2p = m->p2p;
-  memset(&m->p2p, 0, sizeof m->p2p);
+  swap_mem(&s->p2p_chunks, &m->p2p_chunks);
+  s->n_p2p_chunks = m->n_p2p_chunks;
   /* the host tree: new ranges and geometry; its sorted keys, permutations
    * and points are those of the old positions, and the new ones stay on
    * the device (src_perm, tgt_perm) */
@@ -235,7 +235,8 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
   if (!st && same && separate) st = pack_set(plan, s, &m, origin, unit, &m.tgt);
   const double t_pack = fmmcl_wall_seconds();
   if (!st && same) st = upload_cell_ranges(plan, s, &m);
-  if (!st && same) st = fmmcl_fmm3d_upload_ranges(plan, s, m.cells, &s->fmm.u, &m.p2p);
+  if (!st && same)
+    st = fmmcl_fmm3d_upload_p2p_chunks(plan, s, m.cells, &s->fmm.u, &m.p2p_chunks, &m.n_p2p_chunks);
   if (!st && same) {
     commit(s, &m, origin, unit);
     s->sort_seconds = t1 - t0, s->tree_seconds = t2 - t1, s->lists_seconds = 0;
