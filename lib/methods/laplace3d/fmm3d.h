@@ -179,6 +179,17 @@ fmmcl_status fmmcl_fmm3d_download_hessian(fmmcl_plan plan, fmm3d_state *s, doubl
  * widens it into potential and gradient; records "download". */
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient);
 
+/* ---- the far field alone (fmm3d_far.c) ------------------------------------ */
+
+/* The state of a 3D Laplace FMM plan (charges, or dipoles and Hessians),
+ * NULL for any other plan (a treecode, another method). */
+fmm3d_state *fmmcl_fmm3d_state_of(fmmcl_plan plan);
+/* One execution of such a plan without its P2P: the far field of charges
+ * (and of dipoles, for a plan made with them; NULL: none) at every target,
+ * for a caller that sums the U list's pairs itself. */
+fmmcl_status fmmcl_fmm3d_far_field(fmmcl_plan plan, const double *charges, const double *dipoles,
+                                   double *potential, double *gradient);
+
 /* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
 
 /* The counts hook of both methods' ops (see fmmcl_plan_counts). */

@@ -1,0 +1,29 @@
+/* stokes3d.h — private to the Stokes FMM: its near field, summed with the
+ * Stokes pair over the U list of its internal Laplace FMM plan
+ * (stokes3d_near.c, cl/stokes3d/stokes_p2p.cl). */
+#ifndef FMMCL_STOKES3D_H
+#define FMMCL_STOKES3D_H
+
+#include "core/internal.h"
+
+typedef struct stokes_near {
+  cl_program program;
+  cl_kernel k_p2p, k_put, k_unsort;
+  cl_mem f, ss, sn;      /* REAL4 per sorted source (ss, sn: stresslet plans) */
+  cl_mem user;           /* 3 REALs per source in the caller's order, on their way in */
+  cl_mem out, out_user;  /* REAL4 (u, p) per sorted target; in the caller's order */
+  fmmcl_pinned stage;    /* host side of user and out_user */
+  size_t wgs;
+} stokes_near;
+
+/* Builds the kernels (with the laplace plan's compensation, and plan's
+ * stresslets and pressure) and the buffers for laplace's points. */
+fmmcl_status fmmcl_stokes3d_near_create(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr);
+/* The near field of forces f and stresslets (ss, sn), each 3 per source
+ * in the caller's order (NULL: none), into u (3 per target) and p (1 per
+ * target), both in the caller's order; recorded as plan's "near". */
+fmmcl_status fmmcl_stokes3d_near_run(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr, const double *f,
+                                     const double *ss, const double *sn, double *u, double *p);
+void fmmcl_stokes3d_near_release(stokes_near *nr);
+
+#endif /* FMMCL_STOKES3D_H */
