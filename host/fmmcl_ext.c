@@ -261,11 +261,17 @@ static int evaluate(const fmmcl_ext_args *a, fmmcl_context ctx, const fmmcl_plan
   fmmcl_targets_data out;
   targets_data(j->out, &out);
   double best = INFINITY;
+  fmmcl_phase_time phases[32];
+  size_t n_phases = 0;
   for (size_t r = 0; r < a->repeat && st == FMMCL_SUCCESS; r++) {
     double t0 = fmmcl_cli_now();
     st = fmmcl_plan_evaluate(plan, in, &out);
-    best = fmin(best, fmmcl_cli_now() - t0);
+    const double t = fmmcl_cli_now() - t0;
+    if (st == FMMCL_SUCCESS && t < best && fmmcl_plan_timings(plan, phases, 32, &n_phases) != FMMCL_SUCCESS)
+      n_phases = 0;
+    best = fmin(best, t);
   }
+  if (n_phases > 32) n_phases = 32;
   fmmcl_plan_info info = {0};
   if (st == FMMCL_SUCCESS) st = fmmcl_plan_describe(plan, &info);
   fmmcl_plan_destroy(plan);
@@ -275,6 +281,10 @@ static int evaluate(const fmmcl_ext_args *a, fmmcl_context ctx, const fmmcl_plan
            o->precision == FMMCL_DOUBLE ? "double" : "single", fmmcl_method_name(info.method));
     if (info.order > 0) printf(" (order %d)", info.order);
     printf(": %.4f s (best of %zu; %.3g pairs/s)\n", best, a->repeat, (double)j->n * (double)j->m / best);
+    if (n_phases) printf("phases (ms%s):", a->repeat > 1 ? ", fastest run" : "");
+    for (size_t i = 0; i < n_phases; i++)
+      printf(" %s %.3f", phases[i].name ? phases[i].name : "?", 1e3 * phases[i].seconds);
+    if (n_phases) printf("\n");
   }
   return FMMCL_CLI_EXIT_OK;
 }

@@ -112,6 +112,7 @@ static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1]
 static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f, const double *ss,
                                  const double *sn) {
   const size_t n = plan->n_sources, m = plan->n_targets;
+  fmmcl_plan_restart_phases(s->laplace);
   for (int k = 0; k < 4; k++) {
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t j = 0; j < n; j++) s->q[j] = !f ? 0 : k < 3 ? f[3 * j + k] : dot3(s->sources + 3 * j, f + 3 * j);
@@ -129,6 +130,10 @@ static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double 
     if (st) return st;
     fmmcl_plan_record(plan, "laplace_far", fmmcl_wall_seconds() - t0);
   }
+  /* the Laplace phases of all four, as this plan's (names are static) */
+  for (size_t i = 0; i < s->laplace->n_phases; i++)
+    if (strcmp(s->laplace->phases[i].name, "build") != 0 && strcmp(s->laplace->phases[i].name, "update") != 0)
+      fmmcl_plan_record(plan, s->laplace->phases[i].name, s->laplace->phases[i].seconds);
   return FMMCL_SUCCESS;
 }
 
