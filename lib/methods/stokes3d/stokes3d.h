@@ -1,6 +1,8 @@
 /* stokes3d.h — private to the Stokes FMM: its near field, summed with the
  * Stokes pair over the U list of its internal Laplace FMM plan
- * (stokes3d_near.c, cl/stokes3d/stokes_p2p.cl). */
+ * (stokes3d_near.c, cl/stokes3d/stokes_p2p.cl), and the four Laplace
+ * densities' expansions with their joint M2L (stokes3d_far.c,
+ * cl/stokes3d/stokes_m2l.cl). */
 #ifndef FMMCL_STOKES3D_H
 #define FMMCL_STOKES3D_H
 
@@ -25,5 +27,20 @@ fmmcl_status fmmcl_stokes3d_near_create(fmmcl_plan plan, fmmcl_plan laplace, sto
 fmmcl_status fmmcl_stokes3d_near_run(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr, const double *f,
                                      const double *ss, const double *sn, double *u, double *p);
 void fmmcl_stokes3d_near_release(stokes_near *nr);
+
+/* The four densities' expansions on the Laplace plan's cells, and the M2L
+ * that translates them together (NULL where the device's local memory
+ * cannot stage four multipoles beside a shift: then one M2L each). */
+typedef struct stokes_far {
+  cl_program program;
+  cl_kernel k_m2l;
+  cl_mem M[4], L[4];
+  size_t wgs;
+} stokes_far;
+
+fmmcl_status fmmcl_stokes3d_far_create(fmmcl_plan plan, fmmcl_plan laplace, stokes_far *fr);
+/* The M2L of all four densities; recorded as plan's "m2l". */
+fmmcl_status fmmcl_stokes3d_far_m2l(fmmcl_plan plan, fmmcl_plan laplace, stokes_far *fr);
+void fmmcl_stokes3d_far_release(stokes_far *fr);
 
 #endif /* FMMCL_STOKES3D_H */

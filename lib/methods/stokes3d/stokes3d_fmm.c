@@ -36,6 +36,7 @@ typedef struct {
   double *grad;    /* 4 gradients of m x 3 */
   double *near_u, *near_p; /* the near field: m x 3, m */
   stokes_near near;
+  stokes_far far;
 } stokes_state;
 
 /* The far field's error in u at a target x is the Laplace FMMs' error for
@@ -101,19 +102,23 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   lo.dipoles = plan->opt.stresslets;
   fmmcl_status st = fmmcl_plan_create(ctx, &lo, n, s->sources, m, plan->targets_are_sources ? NULL : s->targets,
                                       &s->laplace);
-  return st ? st : fmmcl_stokes3d_near_create(plan, s->laplace, &s->near);
+  if (!st) st = fmmcl_stokes3d_near_create(plan, s->laplace, &s->near);
+  return st ? st : fmmcl_stokes3d_far_create(plan, s->laplace, &s->far);
 }
 
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 /* The far fields of the four Laplace sums: phi_k (k = 0, 1, 2) from f_k,
  * psi from y . f, with the stresslets' dipoles (see the top of the file)
- * where there are any (sn: strengths, orientations). */
+ * where there are any (sn: strengths, orientations): each density's
+ * upward pass, the four translated together, each one's downward pass. */
 static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f, const double *ss,
                                  const double *sn) {
   const size_t n = plan->n_sources, m = plan->n_targets;
   fmmcl_plan_restart_phases(s->laplace);
-  for (int k = 0; k < 4; k++) {
+  double t0 = fmmcl_wall_seconds();
+  fmmcl_status st = FMMCL_SUCCESS;
+  for (int k = 0; k < 4 && !st; k++) {
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t j = 0; j < n; j++) s->q[j] = !f ? 0 : k < 3 ? f[3 * j + k] : dot3(s->sources + 3 * j, f + 3 * j);
     if (ss) {
@@ -124,12 +129,14 @@ static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double 
         for (int c = 0; c < 3; c++) s->dip[3 * j + c] = -(wb * b[c] + wa * a[c]);
       }
     }
-    double t0 = fmmcl_wall_seconds();
-    fmmcl_status st = fmmcl_fmm3d_far_field(s->laplace, s->q, ss ? s->dip : NULL, s->pot + (size_t)k * m,
-                                            s->grad + (size_t)k * 3 * m);
-    if (st) return st;
-    fmmcl_plan_record(plan, "laplace_far", fmmcl_wall_seconds() - t0);
+    st = fmmcl_fmm3d_far_up(s->laplace, s->q, ss ? s->dip : NULL, s->far.M[k], s->far.L[k]);
   }
+  if (!st) st = fmmcl_stokes3d_far_m2l(plan, s->laplace, &s->far);
+  for (int k = 0; k < 4 && !st; k++)
+    st = fmmcl_fmm3d_far_down(s->laplace, s->far.M[k], s->far.L[k], s->pot + (size_t)k * m,
+                              s->grad + (size_t)k * 3 * m);
+  if (st) return st;
+  fmmcl_plan_record(plan, "laplace_far", fmmcl_wall_seconds() - t0);
   /* the Laplace phases of all four, as this plan's (names are static) */
   for (size_t i = 0; i < s->laplace->n_phases; i++)
     if (strcmp(s->laplace->phases[i].name, "build") != 0 && strcmp(s->laplace->phases[i].name, "update") != 0)
@@ -172,6 +179,7 @@ static void stokes_destroy(fmmcl_plan plan) {
   stokes_state *s = plan->impl;
   if (!s) return;
   fmmcl_stokes3d_near_release(&s->near);
+  fmmcl_stokes3d_far_release(&s->far);
   fmmcl_plan_destroy(s->laplace);
   free(s->near_u), free(s->near_p);
   free(s->sources), free(s->targets), free(s->q), free(s->pot), free(s->grad), free(s->dip);
