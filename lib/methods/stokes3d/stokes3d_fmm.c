@@ -201,13 +201,19 @@ static fmmcl_status stokes_counts(fmmcl_plan plan, const char *phase, double *wo
   return st;
 }
 
-/* The rounding that matters is the cancellation of x_k d_i phi_k against
- * d_i psi, which grows with the point's distance from the centre: that
- * distance is the frame's size (fmmcl_plan_rounding_estimate). */
+/* Close pairs, where rounding matters (fmmcl_plan_rounding_estimate), are
+ * the near field's, summed in the Laplace plan's leaf frames with its
+ * offsets' low parts: its frames and its offsets' rounding. The far
+ * field's cancellation of x_k d_i phi_k against d_i psi loses only |x| / R
+ * to rounding, R at least a leaf's width. */
 static double stokes_frame_size(fmmcl_plan plan, int target, size_t index) {
   const stokes_state *s = plan->impl;
-  const double *x = (target ? s->targets : s->sources) + 3 * index;
-  return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+  return s->laplace->ops->frame_size(s->laplace, target, index);
+}
+
+static double stokes_offset_rounding(fmmcl_plan plan) {
+  const stokes_state *s = plan->impl;
+  return s->laplace->ops->offset_rounding(s->laplace);
 }
 
 const fmmcl_method_ops fmmcl_stokes3d_fmm_ops = {.name = "stokes3d_fmm",
@@ -217,4 +223,5 @@ const fmmcl_method_ops fmmcl_stokes3d_fmm_ops = {.name = "stokes3d_fmm",
                                                  .counts = stokes_counts,
                                                  .order = stokes_order,
                                                  .evaluate = stokes_evaluate,
-                                                 .frame_size = stokes_frame_size};
+                                                 .frame_size = stokes_frame_size,
+                                                 .offset_rounding = stokes_offset_rounding};
