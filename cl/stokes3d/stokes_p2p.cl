@@ -1,16 +1,18 @@
-/* stokes_p2p.cl — the Stokes FMM's near field: Stokeslets and stresslets
- * summed exactly over the U list of its Laplace FMM plan, with the pair
- * body of the direct sum (kernels/stokes3d.h), and the permutations that
- * bring strengths in and results out.
+/* stokes_p2p.cl — the Stokes FMM's work on the points: the near field,
+ * Stokeslets and stresslets summed exactly over the U list of its Laplace
+ * FMM plan with the pair body of the direct sum (kernels/stokes3d.h); the
+ * four Laplace densities put into that plan's sources; the far fields
+ * combined with the near field; the permutations that bring strengths
+ * in and results out.
  *
  * Layouts are the Laplace plan's (cl/laplace3d/fmm3d_p2p.cl): sorted
  * sources and targets REAL4 relative to their leaf's centre in units of
- * the root's half-side, center REAL4 per cell, src_leaf per sorted
+ * the root's half-side U, center REAL4 per cell, src_leaf per sorted
  * source, cell_tgt [begin, end) per cell, the U list as rows of target
  * leaves with merged source ranges. Strengths beside them: f, s, n REAL4
- * per sorted source (s already in the frame's units, as a dipole). out:
- * REAL4 (u, p) per sorted target, written, not added to. Needs
- * fmmcl_common.h prepended. */
+ * per sorted source (s in units of U, as a dipole). out: REAL4 (u, p) per
+ * sorted target in units of 1/U and 1/U^2. Needs fmmcl_common.h
+ * prepended. */
 
 #ifndef WGS
 #define WGS 128 /* work-group size: targets per pass = sources per tile */
@@ -109,6 +111,48 @@ __kernel void stokes_put_vectors(__global const REAL *restrict v, __global const
     const uint j = i / 3, c = i - 3 * j;
     dst[4 * j + c] = v[3 * perm[j] + c] * scale;
   }
+}
+
+/* Component k (0, 1, 2) of v. */
+static inline REAL component(REAL4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : v.z; }
+
+/* Density k of the four Laplace sums (lib/methods/stokes3d/stokes3d_fmm.c
+ * says why these): charge f_k (k < 3) or y . f (k = 3) into the w of the
+ * Laplace plan's sorted sources (src, read as REALs), and for stresslets
+ * the dipole -(wb n + wa s) into dip, with wa = n_k or y . n and wb = s_k
+ * or y . s. y: the sources relative to the plan's centre, in world units
+ * (s in units of U makes the dipole so too). */
+__kernel void stokes_densities(const uint n, const int k, __global const REAL4 *restrict y,
+                               __global const REAL4 *restrict f, __global const REAL4 *restrict ss,
+                               __global const REAL4 *restrict sn, __global REAL *restrict src,
+                               __global REAL4 *restrict dip)
+{
+  const uint j = get_global_id(0);
+  if (j >= n) return;
+  const REAL4 yj = (REAL4)(y[j].xyz, 0), fj = f[j];
+  src[4 * j + 3] = k < 3 ? component(fj, k) : dot(yj, (REAL4)(fj.xyz, 0));
+#if STRESSLETS
+  const REAL4 a = (REAL4)(ss[j].xyz, 0), b = (REAL4)(sn[j].xyz, 0);
+  const REAL wa = k < 3 ? component(b, k) : dot(yj, b), wb = k < 3 ? component(a, k) : dot(yj, a);
+  dip[j] = -(wb * b + wa * a);
+#endif
+}
+
+/* The far fields of the four densities (o0..o3: REAL4 (gradient,
+ * potential) per sorted target, in units of 1/U^2 and 1/U) combined,
+ *   u_i = phi_i - x_k d_i phi_k + d_i psi,  p = -2 d_k phi_k,
+ * with xs the targets relative to the plan's centre in units of U, and
+ * added to the near field in out (units as out's). */
+__kernel void stokes_combine(const uint n, __global const REAL4 *restrict xs, __global const REAL4 *restrict o0,
+                             __global const REAL4 *restrict o1, __global const REAL4 *restrict o2,
+                             __global const REAL4 *restrict o3, const REAL inv_unit,
+                             __global REAL4 *restrict out)
+{
+  const uint i = get_global_id(0);
+  if (i >= n) return;
+  const REAL4 x = xs[i], a = o0[i], b = o1[i], c = o2[i], d = o3[i];
+  const REAL4 g = inv_unit * d - x.x * a - x.y * b - x.z * c;
+  out[i] += (REAL4)(a.w + g.x, b.w + g.y, c.w + g.z, -2 * (a.x + b.y + c.z));
 }
 
 /* Results into the caller's order, velocity times vel_scale and pressure

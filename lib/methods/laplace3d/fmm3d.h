@@ -186,15 +186,16 @@ fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *poten
 fmm3d_state *fmmcl_fmm3d_state_of(fmmcl_plan plan);
 /* One execution of such a plan without its P2P, for a caller that sums
  * the U list's pairs itself, in three steps on expansion buffers M and L
- * (n_cells * ncoef REAL2 each) of the caller's: up (charges, and dipoles
- * for a plan made with them (NULL: none), in; M and L zeroed; P2M, M2M,
- * P2L), the M2L, and down (L2L, L2P, M2P, the far field's potential and
- * gradient at every target out). A caller may translate several
- * densities' expansions at once in place of far_m2l. */
-fmmcl_status fmmcl_fmm3d_far_up(fmmcl_plan plan, const double *charges, const double *dipoles, cl_mem M,
-                                cl_mem L);
+ * (n_cells * ncoef REAL2 each) of the caller's: up (M and L zeroed, then
+ * P2M, M2M, P2L of the charges in src's w and, for a plan made with
+ * dipoles, dip: what the caller put there, sorted, in the device frame),
+ * the M2L, and down (out zeroed, then L2L, L2P, M2P: the far field's
+ * REAL4 (gradient, potential) per sorted target in the device frame's
+ * units, as s->out). A caller may translate several densities'
+ * expansions at once in place of far_m2l. */
+fmmcl_status fmmcl_fmm3d_far_up(fmmcl_plan plan, cl_mem M, cl_mem L);
 fmmcl_status fmmcl_fmm3d_far_m2l(fmmcl_plan plan, cl_mem M, cl_mem L);
-fmmcl_status fmmcl_fmm3d_far_down(fmmcl_plan plan, cl_mem M, cl_mem L, double *potential, double *gradient);
+fmmcl_status fmmcl_fmm3d_far_down(fmmcl_plan plan, cl_mem M, cl_mem L, cl_mem out);
 
 /* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
 

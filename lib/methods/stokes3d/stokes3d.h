@@ -8,24 +8,36 @@
 
 #include "core/internal.h"
 
+/* The points' side: the Stokes pair over the U list, the densities put
+ * into the Laplace plan's sources, the combination of the far fields. */
 typedef struct stokes_near {
   cl_program program;
-  cl_kernel k_p2p, k_put, k_unsort;
+  cl_kernel k_p2p, k_put, k_unsort, k_densities, k_combine;
   cl_mem f, ss, sn;      /* REAL4 per sorted source (ss, sn: stresslet plans) */
-  cl_mem user;           /* 3 REALs per source in the caller's order, on their way in */
+  cl_mem y, xs;          /* sorted sources (world units), targets (units of U), both centred */
+  cl_mem user;           /* 3 REALs per point in the caller's order, on their way in */
   cl_mem out, out_user;  /* REAL4 (u, p) per sorted target; in the caller's order */
   fmmcl_pinned stage;    /* host side of user and out_user */
   size_t wgs;
 } stokes_near;
 
 /* Builds the kernels (with the laplace plan's compensation, and plan's
- * stresslets and pressure) and the buffers for laplace's points. */
-fmmcl_status fmmcl_stokes3d_near_create(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr);
-/* The near field of forces f and stresslets (ss, sn), each 3 per source
- * in the caller's order (NULL: none), into u (3 per target) and p (1 per
- * target), both in the caller's order; recorded as plan's "near". */
+ * stresslets and pressure) and the buffers for laplace's points, and
+ * uploads those points (centred, 3 per point in the caller's order;
+ * targets NULL: the sources). */
+fmmcl_status fmmcl_stokes3d_near_create(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr,
+                                        const double *sources, const double *targets);
+/* Forces f and stresslets (ss, sn), 3 per source in the caller's order
+ * (NULL: zeros), onto the device; then the near field into out. */
 fmmcl_status fmmcl_stokes3d_near_run(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr, const double *f,
-                                     const double *ss, const double *sn, double *u, double *p);
+                                     const double *ss, const double *sn);
+/* Density k (0..3) of the far field into the Laplace plan's sources. */
+fmmcl_status fmmcl_stokes3d_densities(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr, int k);
+/* The far fields far[0..3] (as fmmcl_fmm3d_far_down leaves them) added
+ * to the near field; the sum into u (3 per target, may be NULL) and p (1
+ * per target), in the caller's order. */
+fmmcl_status fmmcl_stokes3d_results(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr, cl_mem const *far,
+                                    double *u, double *p);
 void fmmcl_stokes3d_near_release(stokes_near *nr);
 
 /* The four densities' expansions on the Laplace plan's cells, and the M2L
@@ -35,6 +47,7 @@ typedef struct stokes_far {
   cl_program program;
   cl_kernel k_m2l;
   cl_mem M[4], L[4];
+  cl_mem out[4]; /* each density's far field, REAL4 per sorted target */
   size_t wgs;
 } stokes_far;
 

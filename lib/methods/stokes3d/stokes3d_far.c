@@ -40,6 +40,7 @@ fmmcl_status fmmcl_stokes3d_far_create(fmmcl_plan plan, fmmcl_plan laplace, stok
   fmmcl_status st = FMMCL_SUCCESS;
   for (int d = 0; d < 4 && !st; d++) st = device_buffer(ctx, bytes, &fr->M[d]);
   for (int d = 0; d < 4 && !st; d++) st = device_buffer(ctx, bytes, &fr->L[d]);
+  for (int d = 0; d < 4 && !st; d++) st = device_buffer(ctx, 4 * s->tree->n_targets * s->real_size, &fr->out[d]);
   if (st) return st;
   int m2l_signed;
   const unsigned long long local = ctx->dev.info.local_mem_bytes;
@@ -79,7 +80,7 @@ fmmcl_status fmmcl_stokes3d_far_m2l(fmmcl_plan plan, fmmcl_plan laplace, stokes_
 }
 
 void fmmcl_stokes3d_far_release(stokes_far *fr) {
-  for (int d = 0; d < 4; d++) fmmcl_release(&fr->M[d]), fmmcl_release(&fr->L[d]);
+  for (int d = 0; d < 4; d++) fmmcl_release(&fr->M[d]), fmmcl_release(&fr->L[d]), fmmcl_release(&fr->out[d]);
   fmmcl_release(&fr->k_m2l);
   fmmcl_release(&fr->program);
 }

@@ -29,12 +29,7 @@
 typedef struct {
   fmmcl_plan laplace; /* LAPLACE_3D FMM with gradient on the centred points */
   double centre[3];
-  double *targets; /* centred targets (m x 3) */
-  double *sources; /* centred sources (n x 3) */
-  double *q, *pot; /* n charges; 4 potentials of m */
-  double *dip;     /* n dipoles (stresslet plans) */
-  double *grad;    /* 4 gradients of m x 3 */
-  double *near_u, *near_p; /* the near field: m x 3, m */
+  double *pressure; /* m: where the caller asks for the velocity alone */
   stokes_near near;
   stokes_far far;
 } stokes_state;
@@ -67,20 +62,14 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
     s->centre[c] = fmmcl_median(v, n + m);
   }
   free(v);
-  s->sources = malloc(3 * n * sizeof(double));
-  s->targets = malloc(3 * m * sizeof(double));
-  s->q = malloc(n * sizeof(double));
-  s->pot = malloc(4 * m * sizeof(double));
-  s->grad = malloc(12 * m * sizeof(double));
-  s->dip = plan->opt.stresslets ? malloc(3 * n * sizeof(double)) : NULL;
-  if (!s->sources || !s->targets || !s->q || !s->pot || !s->grad || (plan->opt.stresslets && !s->dip))
+  double *y = malloc(3 * (n ? n : 1) * sizeof(double)), *x = malloc(3 * (m ? m : 1) * sizeof(double));
+  s->pressure = malloc((m ? m : 1) * sizeof(double));
+  if (!y || !x || !s->pressure) {
+    free(y), free(x);
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n + m);
-  for (size_t i = 0; i < 3 * n; i++) s->sources[i] = sources[i] - s->centre[i % 3];
-  for (size_t i = 0; i < 3 * m; i++) s->targets[i] = targets[i] - s->centre[i % 3];
-  s->near_u = malloc(3 * m * sizeof(double));
-  s->near_p = malloc(m * sizeof(double));
-  if (!s->near_u || !s->near_p)
-    return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", m);
+  }
+  for (size_t i = 0; i < 3 * n; i++) y[i] = sources[i] - s->centre[i % 3];
+  for (size_t i = 0; i < 3 * m; i++) x[i] = targets[i] - s->centre[i % 3];
   fmmcl_plan_options lo;
   fmmcl_plan_options_init(&lo, FMMCL_LAPLACE_3D);
   lo.method = FMMCL_FMM;
@@ -90,53 +79,40 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
                                                            : 1e-4;
   const int max = plan->opt.precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
   lo.order = plan->opt.order > 0 ? plan->opt.order : far_order(tol, max);
-  if (lo.order == 0)
+  if (lo.order == 0) {
+    free(y), free(x);
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "STOKES_3D FMM tolerance %g: its Laplace FMMs would need an order above %d, the most %s "
                       "precision allows; use %s",
                       tol, max, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
                       plan->opt.precision == FMMCL_SINGLE ? "FMMCL_DOUBLE or a tolerance >= 1e-4"
                                                           : "a larger tolerance");
+  }
   lo.leaf_size = plan->opt.leaf_size;
   lo.gradient = 1;
   lo.dipoles = plan->opt.stresslets;
-  fmmcl_status st = fmmcl_plan_create(ctx, &lo, n, s->sources, m, plan->targets_are_sources ? NULL : s->targets,
-                                      &s->laplace);
-  if (!st) st = fmmcl_stokes3d_near_create(plan, s->laplace, &s->near);
-  return st ? st : fmmcl_stokes3d_far_create(plan, s->laplace, &s->far);
+  fmmcl_status st =
+      fmmcl_plan_create(ctx, &lo, n, y, m, plan->targets_are_sources ? NULL : x, &s->laplace);
+  if (!st) st = fmmcl_stokes3d_near_create(plan, s->laplace, &s->near, y, plan->targets_are_sources ? NULL : x);
+  if (!st) st = fmmcl_stokes3d_far_create(plan, s->laplace, &s->far);
+  free(y), free(x);
+  return st;
 }
 
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-/* The far fields of the four Laplace sums: phi_k (k = 0, 1, 2) from f_k,
- * psi from y . f, with the stresslets' dipoles (see the top of the file)
- * where there are any (sn: strengths, orientations): each density's
+/* The far fields of the four Laplace densities (see the top of the file),
+ * put on the device from the strengths already there: each density's
  * upward pass, the four translated together, each one's downward pass. */
-static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f, const double *ss,
-                                 const double *sn) {
-  const size_t n = plan->n_sources, m = plan->n_targets;
+static fmmcl_status far_fields(fmmcl_plan plan, stokes_state *s) {
   fmmcl_plan_restart_phases(s->laplace);
-  double t0 = fmmcl_wall_seconds();
   fmmcl_status st = FMMCL_SUCCESS;
   for (int k = 0; k < 4 && !st; k++) {
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t j = 0; j < n; j++) s->q[j] = !f ? 0 : k < 3 ? f[3 * j + k] : dot3(s->sources + 3 * j, f + 3 * j);
-    if (ss) {
-#pragma omp parallel for schedule(static) if (n > 65536)
-      for (size_t j = 0; j < n; j++) {
-        const double *a = ss + 3 * j, *b = sn + 3 * j, *y = s->sources + 3 * j;
-        const double wa = k < 3 ? b[k] : dot3(y, b), wb = k < 3 ? a[k] : dot3(y, a);
-        for (int c = 0; c < 3; c++) s->dip[3 * j + c] = -(wb * b[c] + wa * a[c]);
-      }
-    }
-    st = fmmcl_fmm3d_far_up(s->laplace, s->q, ss ? s->dip : NULL, s->far.M[k], s->far.L[k]);
+    st = fmmcl_stokes3d_densities(plan, s->laplace, &s->near, k);
+    if (!st) st = fmmcl_fmm3d_far_up(s->laplace, s->far.M[k], s->far.L[k]);
   }
   if (!st) st = fmmcl_stokes3d_far_m2l(plan, s->laplace, &s->far);
   for (int k = 0; k < 4 && !st; k++)
-    st = fmmcl_fmm3d_far_down(s->laplace, s->far.M[k], s->far.L[k], s->pot + (size_t)k * m,
-                              s->grad + (size_t)k * 3 * m);
+    st = fmmcl_fmm3d_far_down(s->laplace, s->far.M[k], s->far.L[k], s->far.out[k]);
   if (st) return st;
-  fmmcl_plan_record(plan, "laplace_far", fmmcl_wall_seconds() - t0);
   /* the Laplace phases of all four, as this plan's (names are static) */
   for (size_t i = 0; i < s->laplace->n_phases; i++)
     if (strcmp(s->laplace->phases[i].name, "build") != 0 && strcmp(s->laplace->phases[i].name, "update") != 0)
@@ -146,26 +122,13 @@ static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double 
 
 static fmmcl_status stokes_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
   stokes_state *s = plan->impl;
-  const size_t m = plan->n_targets;
   fmmcl_status st = fmmcl_stokes3d_near_run(plan, s->laplace, &s->near, in->forces, in->stresslet_strengths,
-                                            in->stresslet_orientations, s->near_u, s->near_p);
-  if (!st) st = laplace_sums(plan, s, in->forces, in->stresslet_strengths, in->stresslet_orientations);
-  if (st) return st;
-  double t0 = fmmcl_wall_seconds();
-  const double *phi = s->pot, *g = s->grad; /* g + 3 m k: d phi_k; g + 9 m: d psi */
-#pragma omp parallel for schedule(static) if (m > 65536)
-  for (size_t i = 0; i < m; i++) {
-    const double *x = s->targets + 3 * i;
-    for (int a = 0; a < 3 && out->velocity; a++) {
-      double u = s->near_u[3 * i + (size_t)a] + phi[(size_t)a * m + i] + g[9 * m + 3 * i + (size_t)a];
-      for (int k = 0; k < 3; k++) u -= x[k] * g[(size_t)k * 3 * m + 3 * i + (size_t)a];
-      out->velocity[3 * i + (size_t)a] = u;
-    }
-    if (out->pressure)
-      out->pressure[i] = s->near_p[i] - 2 * (g[3 * i] + g[3 * m + 3 * i + 1] + g[6 * m + 3 * i + 2]);
-  }
-  fmmcl_plan_record(plan, "combine", fmmcl_wall_seconds() - t0);
-  return FMMCL_SUCCESS;
+                                            in->stresslet_orientations);
+  if (!st) st = far_fields(plan, s);
+  if (!st)
+    st = fmmcl_stokes3d_results(plan, s->laplace, &s->near, s->far.out, out->velocity,
+                                out->pressure ? out->pressure : s->pressure);
+  return st;
 }
 
 static fmmcl_status stokes_execute(fmmcl_plan plan, const double *charges, double *potential,
@@ -181,8 +144,7 @@ static void stokes_destroy(fmmcl_plan plan) {
   fmmcl_stokes3d_near_release(&s->near);
   fmmcl_stokes3d_far_release(&s->far);
   fmmcl_plan_destroy(s->laplace);
-  free(s->near_u), free(s->near_p);
-  free(s->sources), free(s->targets), free(s->q), free(s->pot), free(s->grad), free(s->dip);
+  free(s->pressure);
   free(s);
   plan->impl = NULL;
 }
