@@ -179,23 +179,18 @@ fmmcl_status fmmcl_fmm3d_download_hessian(fmmcl_plan plan, fmm3d_state *s, doubl
  * widens it into potential and gradient; records "download". */
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient);
 
-/* ---- the far field alone (fmm3d_far.c) ------------------------------------ */
+/* ---- phases on the caller's buffers (fmm3d_far.c) -------------------------- */
 
 /* The state of a 3D Laplace FMM plan (charges, or dipoles and Hessians),
  * NULL for any other plan (a treecode, another method). */
 fmm3d_state *fmmcl_fmm3d_state_of(fmmcl_plan plan);
-/* One execution of such a plan without its P2P, for a caller that sums
- * the U list's pairs itself, in three steps on expansion buffers M and L
- * (n_cells * ncoef REAL2 each) of the caller's: up (M and L zeroed, then
- * P2M, M2M, P2L of the charges in src's w and, for a plan made with
- * dipoles, dip: what the caller put there, sorted, in the device frame),
- * the M2L, and down (out zeroed, then L2L, L2P, M2P: the far field's
- * REAL4 (gradient, potential) per sorted target in the device frame's
- * units, as s->out). A caller may translate several densities'
- * expansions at once in place of far_m2l. */
-fmmcl_status fmmcl_fmm3d_far_up(fmmcl_plan plan, cl_mem M, cl_mem L);
-fmmcl_status fmmcl_fmm3d_far_m2l(fmmcl_plan plan, cl_mem M, cl_mem L);
-fmmcl_status fmmcl_fmm3d_far_down(fmmcl_plan plan, cl_mem M, cl_mem L, cl_mem out);
+/* Runs the phases in mask but the P2P (fmmcl_fmm3d_run_phases) on
+ * expansion buffers M and L (n_cells * ncoef REAL2 each) and results out
+ * (REAL4 per sorted target; NULL: the plan's) of the caller's, which
+ * zeroes them first where it needs to: the far field of whatever charges
+ * (src's w) and dipoles (dip) the caller put into the plan's sorted
+ * sources, for a caller that sums the U list's pairs itself. */
+fmmcl_status fmmcl_fmm3d_far_phases(fmmcl_plan plan, unsigned mask, cl_mem M, cl_mem L, cl_mem out);
 
 /* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
 

@@ -2,7 +2,7 @@
  * Stokes pair over the U list of its internal Laplace FMM plan
  * (stokes3d_near.c, cl/stokes3d/stokes_p2p.cl), and the four Laplace
  * densities' expansions with their joint M2L (stokes3d_far.c,
- * cl/stokes3d/stokes_m2l.cl). */
+ * cl/stokes3d/stokes_far.cl). */
 #ifndef FMMCL_STOKES3D_H
 #define FMMCL_STOKES3D_H
 
@@ -40,20 +40,23 @@ fmmcl_status fmmcl_stokes3d_results(fmmcl_plan plan, fmmcl_plan laplace, stokes_
                                     double *u, double *p);
 void fmmcl_stokes3d_near_release(stokes_near *nr);
 
-/* The four densities' expansions on the Laplace plan's cells, and the M2L
- * that translates them together (NULL where the device's local memory
- * cannot stage four multipoles beside a shift: then one M2L each). */
+/* The four densities' expansions and far fields on the Laplace plan's
+ * cells and targets, and the operators that treat the four together (the
+ * M2L only where the device's local memory stages four multipoles beside
+ * a shift: else one M2L each, the Laplace plan's). */
 typedef struct stokes_far {
   cl_program program;
-  cl_kernel k_m2l;
+  cl_kernel k_p2m, k_m2l;
+  int joint_m2l;
   cl_mem M[4], L[4];
   cl_mem out[4]; /* each density's far field, REAL4 per sorted target */
   size_t wgs;
 } stokes_far;
 
 fmmcl_status fmmcl_stokes3d_far_create(fmmcl_plan plan, fmmcl_plan laplace, stokes_far *fr);
-/* The M2L of all four densities; recorded as plan's "m2l". */
-fmmcl_status fmmcl_stokes3d_far_m2l(fmmcl_plan plan, fmmcl_plan laplace, stokes_far *fr);
+/* The four far fields of the strengths in nr (fmmcl_stokes3d_near_run put
+ * them there) into out[0..3]; the phases recorded as plan's. */
+fmmcl_status fmmcl_stokes3d_far_run(fmmcl_plan plan, fmmcl_plan laplace, stokes_near *nr, stokes_far *fr);
 void fmmcl_stokes3d_far_release(stokes_far *fr);
 
 #endif /* FMMCL_STOKES3D_H */

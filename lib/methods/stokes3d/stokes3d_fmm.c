@@ -99,32 +99,11 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   return st;
 }
 
-/* The far fields of the four Laplace densities (see the top of the file),
- * put on the device from the strengths already there: each density's
- * upward pass, the four translated together, each one's downward pass. */
-static fmmcl_status far_fields(fmmcl_plan plan, stokes_state *s) {
-  fmmcl_plan_restart_phases(s->laplace);
-  fmmcl_status st = FMMCL_SUCCESS;
-  for (int k = 0; k < 4 && !st; k++) {
-    st = fmmcl_stokes3d_densities(plan, s->laplace, &s->near, k);
-    if (!st) st = fmmcl_fmm3d_far_up(s->laplace, s->far.M[k], s->far.L[k]);
-  }
-  if (!st) st = fmmcl_stokes3d_far_m2l(plan, s->laplace, &s->far);
-  for (int k = 0; k < 4 && !st; k++)
-    st = fmmcl_fmm3d_far_down(s->laplace, s->far.M[k], s->far.L[k], s->far.out[k]);
-  if (st) return st;
-  /* the Laplace phases of all four, as this plan's (names are static) */
-  for (size_t i = 0; i < s->laplace->n_phases; i++)
-    if (strcmp(s->laplace->phases[i].name, "build") != 0 && strcmp(s->laplace->phases[i].name, "update") != 0)
-      fmmcl_plan_record(plan, s->laplace->phases[i].name, s->laplace->phases[i].seconds);
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status stokes_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
   stokes_state *s = plan->impl;
   fmmcl_status st = fmmcl_stokes3d_near_run(plan, s->laplace, &s->near, in->forces, in->stresslet_strengths,
                                             in->stresslet_orientations);
-  if (!st) st = far_fields(plan, s);
+  if (!st) st = fmmcl_stokes3d_far_run(plan, s->laplace, &s->near, &s->far);
   if (!st)
     st = fmmcl_stokes3d_results(plan, s->laplace, &s->near, s->far.out, out->velocity,
                                 out->pressure ? out->pressure : s->pressure);
