@@ -1,8 +1,9 @@
-/* stokes3d_fmm.c — the Stokeslet and stresslet velocity and pressure: the
- * near field (U list) summed exactly with the Stokes pair
- * (stokes3d_near.c), the far field from four 3D Laplace FMMs with
+/* stokes3d_fmm.c — the Stokeslet and stresslet FMM: velocity and pressure
+ * from the near field (U list) summed exactly with the Stokes pair
+ * (stokes3d_near.c) and the far fields of four 3D Laplace densities with
  * gradients (harmonic decomposition; charges, and dipoles for
- * stresslets) run without their P2P, on one internal plan. */
+ * stresslets; stokes3d_far.c), all on one internal Laplace FMM plan and
+ * combined on the device; its order rule and its rounding. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
