@@ -31,14 +31,17 @@ static fmmcl_status zero(fmmcl_context ctx, cl_mem buf, size_t bytes) {
 }
 
 /* Staged per V entry: a shift's harmonics and four multipoles. Both signs
- * of m when that leaves half the local memory free (expansions3d.cl's
- * rule), else m >= 0 only; 0 when even that does not fit. */
+ * of m (the contraction without selects) wherever they fit in a group's
+ * local memory, else m >= 0 only; 0 when even that does not fit. Four
+ * multipoles beside the harmonics pass half the local memory sooner than
+ * expansions3d.cl's one, and keeping the selects out is worth more than a
+ * second group per compute unit (benchmarks/README.md). */
 static size_t entry_bytes(int order, size_t real_size, unsigned long long local, int *m2l_signed) {
   const size_t p = (size_t)order, ncoef = (p + 1) * (p + 2) / 2;
   const size_t ncoef2 = (2 * p + 1) * (2 * p + 2) / 2, nshift = (2 * p + 1) * (2 * p + 1);
   const size_t signed_bytes = (nshift + 4 * ncoef) * 2 * real_size;
   const size_t unsigned_bytes = (ncoef2 + 4 * ncoef) * 2 * real_size;
-  *m2l_signed = signed_bytes <= local / 2;
+  *m2l_signed = signed_bytes <= local;
   return *m2l_signed ? signed_bytes : unsigned_bytes <= local ? unsigned_bytes : 0;
 }
 
