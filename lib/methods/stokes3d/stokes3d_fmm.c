@@ -137,9 +137,11 @@ static int stokes_order(fmmcl_plan plan) {
 
 static fmmcl_status stokes_counts(fmmcl_plan plan, const char *phase, double *work) {
   stokes_state *s = plan->impl;
-  fmmcl_status st = fmmcl_plan_counts(s->laplace, phase, work);
-  /* four Laplace far fields per evaluation, one Stokes near field */
-  if (!st && strcmp(phase, "p2p") != 0) *work *= 4;
+  /* the near field sums the Laplace plan's P2P pairs once; every far
+   * phase treats four densities */
+  const int near = strcmp(phase, "near") == 0 || strcmp(phase, "p2p") == 0;
+  fmmcl_status st = fmmcl_plan_counts(s->laplace, near ? "p2p" : phase, work);
+  if (!st && !near) *work *= 4;
   return st;
 }
 
