@@ -39,12 +39,13 @@ typedef struct {
  * charges (y - x) . f (the four sums are one linear operator): |y - x|
  * times the error of a gradient, about p + 1 times the potential's error
  * that the Laplace order rule predicts (fmmcl_fmm3d_predicted_error), per
- * unit of the Stokeslet's own 1/|y - x|. So the order is the smallest p
- * with (p + 1) err(p) <= tol (measured in benchmarks/README.md); 0 when
- * none up to max is. */
+ * unit of the Stokeslet's own 1/|y - x|. That product alone has no room
+ * to spare (measured up to 0.8 of it), so the order is the smallest p with
+ * (p + 1) err(p) <= tol / 2, the margin of about 2 the Laplace rule keeps
+ * (benchmarks/README.md); 0 when none up to max is. */
 static int far_order(double tol, int max) {
   for (int p = 1; p <= max; p++)
-    if ((p + 1) * fmmcl_fmm3d_predicted_error(0, 0, p) <= tol) return p;
+    if (2 * (p + 1) * fmmcl_fmm3d_predicted_error(0, 0, p) <= tol) return p;
   return 0;
 }
 
