@@ -268,12 +268,11 @@ static int evaluate(const fmmcl_ext_args *a, fmmcl_context ctx, const fmmcl_plan
     double t0 = fmmcl_cli_now();
     st = fmmcl_plan_evaluate(plan, in, &out);
     const double t = fmmcl_cli_now() - t0;
-    if (st == FMMCL_SUCCESS && t < best) {
-      best = t;
-      st = fmmcl_plan_timings(plan, phases, 64, &n_phases);
-      if (n_phases > 64) n_phases = 64;
-    }
+    if (st == FMMCL_SUCCESS && t < best && fmmcl_plan_timings(plan, phases, 64, &n_phases) != FMMCL_SUCCESS)
+      n_phases = 0;
+    best = fmin(best, t);
   }
+  if (n_phases > 64) n_phases = 64;
   fmmcl_plan_info info = {0};
   if (st == FMMCL_SUCCESS) st = fmmcl_plan_describe(plan, &info);
   fmmcl_plan_destroy(plan);
@@ -283,7 +282,7 @@ static int evaluate(const fmmcl_ext_args *a, fmmcl_context ctx, const fmmcl_plan
            o->precision == FMMCL_DOUBLE ? "double" : "single", fmmcl_method_name(info.method));
     if (info.order > 0) printf(" (order %d)", info.order);
     printf(": %.4f s (best of %zu; %.3g pairs/s)\n", best, a->repeat, (double)j->n * (double)j->m / best);
-    printf("phases (ms%s):\n", a->repeat > 1 ? ", fastest run" : "");
+    if (n_phases) printf("phases (ms%s):\n", a->repeat > 1 ? ", fastest run" : "");
     for (size_t i = 0; i < n_phases; i++)
       printf("  %-20s %12.3f\n", phases[i].name ? phases[i].name : "?", 1e3 * phases[i].seconds);
   }

@@ -186,6 +186,19 @@ fmmcl_status fmmcl_fmm3d_download_hessian(fmmcl_plan plan, fmm3d_state *s, doubl
  * widens it into potential and gradient; records "download". */
 fmmcl_status fmmcl_fmm3d_download(fmmcl_plan plan, fmm3d_state *s, double *potential, double *gradient);
 
+/* ---- phases on the caller's buffers (fmm3d_far.c) -------------------------- */
+
+/* The state of a 3D Laplace FMM plan (charges, or dipoles and Hessians),
+ * NULL for any other plan (a treecode, another method). */
+fmm3d_state *fmmcl_fmm3d_state_of(fmmcl_plan plan);
+/* Runs the phases in mask but the P2P (fmmcl_fmm3d_run_phases) on
+ * expansion buffers M and L (n_cells * ncoef REAL2 each) and results out
+ * (REAL4 per sorted target; NULL: the plan's) of the caller's, which
+ * zeroes them first where it needs to: the far field of whatever charges
+ * (src's w) and dipoles (dip) the caller put into the plan's sorted
+ * sources, for a caller that sums the U list's pairs itself. */
+fmmcl_status fmmcl_fmm3d_far_phases(fmmcl_plan plan, unsigned mask, cl_mem M, cl_mem L, cl_mem out);
+
 /* ---- work counts (fmm3d_counts.c) ------------------------------------------ */
 
 /* The counts hook of both methods' ops (see fmmcl_plan_counts). */

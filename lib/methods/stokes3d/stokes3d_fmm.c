@@ -1,11 +1,16 @@
-/* stokes3d_fmm.c — the Stokeslet and stresslet velocity and pressure by
- * four 3D Laplace FMMs with gradients (harmonic decomposition; charges,
- * and dipoles for stresslets), on one internal plan. */
+/* stokes3d_fmm.c — the Stokeslet and stresslet FMM: velocity and pressure
+ * from the near field (U list) summed exactly with the Stokes pair
+ * (stokes3d_near.c) and the far fields of four 3D Laplace densities with
+ * gradients (harmonic decomposition; charges, and dipoles for
+ * stresslets; stokes3d_far.c), all on one internal Laplace FMM plan and
+ * combined on the device; its order rule and its rounding. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "methods/laplace3d/fmm3d.h"
+#include "methods/stokes3d/stokes3d.h"
 #include "plan/registry.h"
 
 /* With phi_k = sum_j f_jk / r and psi = sum_j (y_j . f_j) / r,
@@ -19,16 +24,30 @@
  *
  * x_k d_i phi_k and d_i psi each grow with |x| and cancel to the
  * Stokeslet's (x - y) . f term, so every coordinate is taken relative to
- * a centre among the points, which keeps |x| and |y| at the set's size. */
+ * a centre among the points, which keeps |x| and |y| at the set's size.
+ * Near pairs, where that cancellation would cost the most digits (|x| / r),
+ * never enter it: the Stokes pair sums them. */
 typedef struct {
   fmmcl_plan laplace; /* LAPLACE_3D FMM with gradient on the centred points */
   double centre[3];
-  double *targets; /* centred targets (m x 3) */
-  double *sources; /* centred sources (n x 3) */
-  double *q, *pot; /* n charges; 4 potentials of m */
-  double *dip;     /* n dipoles (stresslet plans) */
-  double *grad;    /* 4 gradients of m x 3 */
+  double *pressure; /* m: where the caller asks for the velocity alone */
+  stokes_near near;
+  stokes_far far;
 } stokes_state;
+
+/* The far field's error in u at a target x is the Laplace FMMs' error for
+ * charges (y - x) . f (the four sums are one linear operator): |y - x|
+ * times the error of a gradient, about p + 1 times the potential's error
+ * that the Laplace order rule predicts (fmmcl_fmm3d_predicted_error), per
+ * unit of the Stokeslet's own 1/|y - x|. That product alone has no room
+ * to spare (measured up to 0.8 of it), so the order is the smallest p with
+ * (p + 1) err(p) <= tol / 2, the margin of about 2 the Laplace rule keeps
+ * (benchmarks/README.md); 0 when none up to max is. */
+static int far_order(double tol, int max) {
+  for (int p = 1; p <= max; p++)
+    if (2 * (p + 1) * fmmcl_fmm3d_predicted_error(0, 0, p) <= tol) return p;
+  return 0;
+}
 
 static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const double *targets) {
   fmmcl_context ctx = plan->ctx;
@@ -45,86 +64,52 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
     s->centre[c] = fmmcl_median(v, n + m);
   }
   free(v);
-  s->sources = malloc(3 * n * sizeof(double));
-  s->targets = malloc(3 * m * sizeof(double));
-  s->q = malloc(n * sizeof(double));
-  s->pot = malloc(4 * m * sizeof(double));
-  s->grad = malloc(12 * m * sizeof(double));
-  s->dip = plan->opt.stresslets ? malloc(3 * n * sizeof(double)) : NULL;
-  if (!s->sources || !s->targets || !s->q || !s->pot || !s->grad || (plan->opt.stresslets && !s->dip))
+  double *y = malloc(3 * (n ? n : 1) * sizeof(double)), *x = malloc(3 * (m ? m : 1) * sizeof(double));
+  s->pressure = malloc((m ? m : 1) * sizeof(double));
+  if (!y || !x || !s->pressure) {
+    free(y), free(x);
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for %zu points", n + m);
-  for (size_t i = 0; i < 3 * n; i++) s->sources[i] = sources[i] - s->centre[i % 3];
-  for (size_t i = 0; i < 3 * m; i++) s->targets[i] = targets[i] - s->centre[i % 3];
+  }
+  for (size_t i = 0; i < 3 * n; i++) y[i] = sources[i] - s->centre[i % 3];
+  for (size_t i = 0; i < 3 * m; i++) x[i] = targets[i] - s->centre[i % 3];
   fmmcl_plan_options lo;
   fmmcl_plan_options_init(&lo, FMMCL_LAPLACE_3D);
   lo.method = FMMCL_FMM;
   lo.precision = plan->opt.precision;
-  lo.order = plan->opt.order;
-  /* the cancellation above magnifies the Laplace sums' errors in u by
-   * about h |grad phi| / |u|, which grows as points crowd (h over the
-   * typical nearest distance; measured in benchmarks/README.md): the
-   * Laplace FMMs get a hundredth of the tolerance */
   const double tol = plan->opt.tolerance > 0               ? plan->opt.tolerance
                      : plan->opt.precision == FMMCL_DOUBLE ? 1e-6
                                                            : 1e-4;
-  lo.tolerance = plan->opt.order > 0 ? 0 : tol / 100;
-  if (lo.tolerance > 0 && lo.tolerance < 1e-6 && lo.precision == FMMCL_SINGLE)
+  const int max = plan->opt.precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
+  lo.order = plan->opt.order > 0 ? plan->opt.order : far_order(tol, max);
+  if (lo.order == 0) {
+    free(y), free(x);
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "STOKES_3D FMM tolerance %g: its Laplace FMMs would need %g, below what single "
-                      "precision can deliver (1e-6); use FMMCL_DOUBLE or a tolerance >= 1e-4",
-                      tol, lo.tolerance);
+                      "STOKES_3D FMM tolerance %g: its Laplace FMMs would need an order above %d, the most %s "
+                      "precision allows; use %s",
+                      tol, max, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
+                      plan->opt.precision == FMMCL_SINGLE ? "FMMCL_DOUBLE or a tolerance >= 1e-4"
+                                                          : "a larger tolerance");
+  }
   lo.leaf_size = plan->opt.leaf_size;
   lo.gradient = 1;
   lo.dipoles = plan->opt.stresslets;
-  return fmmcl_plan_create(ctx, &lo, n, s->sources, m, plan->targets_are_sources ? NULL : s->targets,
-                           &s->laplace);
-}
-
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-/* The four Laplace sums: phi_k (k = 0, 1, 2) from f_k, psi from y . f,
- * with the stresslets' dipoles (see the top of the file) where there are
- * any (sn: strengths, orientations). */
-static fmmcl_status laplace_sums(fmmcl_plan plan, stokes_state *s, const double *f, const double *ss,
-                                 const double *sn) {
-  const size_t n = plan->n_sources, m = plan->n_targets;
-  for (int k = 0; k < 4; k++) {
-    for (size_t j = 0; j < n && f; j++) s->q[j] = k < 3 ? f[3 * j + k] : dot3(s->sources + 3 * j, f + 3 * j);
-    for (size_t j = 0; j < n && ss; j++) {
-      const double *a = ss + 3 * j, *b = sn + 3 * j, *y = s->sources + 3 * j;
-      const double wa = k < 3 ? b[k] : dot3(y, b), wb = k < 3 ? a[k] : dot3(y, a);
-      for (int c = 0; c < 3; c++) s->dip[3 * j + c] = -(wb * b[c] + wa * a[c]);
-    }
-    double t0 = fmmcl_wall_seconds();
-    const fmmcl_sources_data in = {.charges = f ? s->q : NULL, .dipoles = ss ? s->dip : NULL};
-    fmmcl_targets_data out = {.potential = s->pot + (size_t)k * m, .gradient = s->grad + (size_t)k * 3 * m};
-    fmmcl_status st = ss ? fmmcl_plan_evaluate(s->laplace, &in, &out)
-                         : fmmcl_plan_execute(s->laplace, s->q, out.potential, out.gradient);
-    if (st) return st;
-    fmmcl_plan_record(plan, "laplace_fmm", fmmcl_wall_seconds() - t0);
-  }
-  return FMMCL_SUCCESS;
+  fmmcl_status st =
+      fmmcl_plan_create(ctx, &lo, n, y, m, plan->targets_are_sources ? NULL : x, &s->laplace);
+  if (!st) st = fmmcl_stokes3d_near_create(plan, s->laplace, &s->near, y, plan->targets_are_sources ? NULL : x);
+  if (!st) st = fmmcl_stokes3d_far_create(plan, s->laplace, &s->far);
+  free(y), free(x);
+  return st;
 }
 
 static fmmcl_status stokes_evaluate(fmmcl_plan plan, const fmmcl_sources_data *in, fmmcl_targets_data *out) {
   stokes_state *s = plan->impl;
-  const size_t m = plan->n_targets;
-  fmmcl_status st = laplace_sums(plan, s, in->forces, in->stresslet_strengths, in->stresslet_orientations);
-  if (st) return st;
-  double t0 = fmmcl_wall_seconds();
-  const double *phi = s->pot, *g = s->grad; /* g + 3 m k: d phi_k; g + 9 m: d psi */
-#pragma omp parallel for schedule(static) if (m > 65536)
-  for (size_t i = 0; i < m; i++) {
-    const double *x = s->targets + 3 * i;
-    for (int a = 0; a < 3 && out->velocity; a++) {
-      double u = phi[(size_t)a * m + i] + g[9 * m + 3 * i + (size_t)a];
-      for (int k = 0; k < 3; k++) u -= x[k] * g[(size_t)k * 3 * m + 3 * i + (size_t)a];
-      out->velocity[3 * i + (size_t)a] = u;
-    }
-    if (out->pressure) out->pressure[i] = -2 * (g[3 * i] + g[3 * m + 3 * i + 1] + g[6 * m + 3 * i + 2]);
-  }
-  fmmcl_plan_record(plan, "combine", fmmcl_wall_seconds() - t0);
-  return FMMCL_SUCCESS;
+  fmmcl_status st = fmmcl_stokes3d_near_run(plan, s->laplace, &s->near, in->forces, in->stresslet_strengths,
+                                            in->stresslet_orientations);
+  if (!st) st = fmmcl_stokes3d_far_run(plan, s->laplace, &s->near, &s->far);
+  if (!st)
+    st = fmmcl_stokes3d_results(plan, s->laplace, &s->near, s->far.out, out->velocity,
+                                out->pressure ? out->pressure : s->pressure);
+  return st;
 }
 
 static fmmcl_status stokes_execute(fmmcl_plan plan, const double *charges, double *potential,
@@ -137,8 +122,10 @@ static fmmcl_status stokes_execute(fmmcl_plan plan, const double *charges, doubl
 static void stokes_destroy(fmmcl_plan plan) {
   stokes_state *s = plan->impl;
   if (!s) return;
+  fmmcl_stokes3d_near_release(&s->near);
+  fmmcl_stokes3d_far_release(&s->far);
   fmmcl_plan_destroy(s->laplace);
-  free(s->sources), free(s->targets), free(s->q), free(s->pot), free(s->grad), free(s->dip);
+  free(s->pressure);
   free(s);
   plan->impl = NULL;
 }
@@ -151,18 +138,27 @@ static int stokes_order(fmmcl_plan plan) {
 
 static fmmcl_status stokes_counts(fmmcl_plan plan, const char *phase, double *work) {
   stokes_state *s = plan->impl;
-  fmmcl_status st = fmmcl_plan_counts(s->laplace, phase, work);
-  if (!st) *work *= 4; /* four Laplace sums per evaluation */
+  /* the near field sums the Laplace plan's P2P pairs once; every far
+   * phase treats four densities */
+  const int near = strcmp(phase, "near") == 0 || strcmp(phase, "p2p") == 0;
+  fmmcl_status st = fmmcl_plan_counts(s->laplace, near ? "p2p" : phase, work);
+  if (!st && !near) *work *= 4;
   return st;
 }
 
-/* The rounding that matters is the cancellation of x_k d_i phi_k against
- * d_i psi, which grows with the point's distance from the centre: that
- * distance is the frame's size (fmmcl_plan_rounding_estimate). */
+/* Close pairs, where rounding matters (fmmcl_plan_rounding_estimate), are
+ * the near field's, summed in the Laplace plan's leaf frames with its
+ * offsets' low parts: its frames and its offsets' rounding. The far
+ * field's cancellation of x_k d_i phi_k against d_i psi loses only |x| / R
+ * to rounding, R at least a leaf's width. */
 static double stokes_frame_size(fmmcl_plan plan, int target, size_t index) {
   const stokes_state *s = plan->impl;
-  const double *x = (target ? s->targets : s->sources) + 3 * index;
-  return sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+  return s->laplace->ops->frame_size(s->laplace, target, index);
+}
+
+static double stokes_offset_rounding(fmmcl_plan plan) {
+  const stokes_state *s = plan->impl;
+  return s->laplace->ops->offset_rounding(s->laplace);
 }
 
 const fmmcl_method_ops fmmcl_stokes3d_fmm_ops = {.name = "stokes3d_fmm",
@@ -172,4 +168,5 @@ const fmmcl_method_ops fmmcl_stokes3d_fmm_ops = {.name = "stokes3d_fmm",
                                                  .counts = stokes_counts,
                                                  .order = stokes_order,
                                                  .evaluate = stokes_evaluate,
-                                                 .frame_size = stokes_frame_size};
+                                                 .frame_size = stokes_frame_size,
+                                                 .offset_rounding = stokes_offset_rounding};
