@@ -7,9 +7,9 @@
  *
  * Layouts are the Laplace plan's (cl/laplace3d/fmm3d_p2p.cl): sorted
  * sources and targets REAL4 relative to their leaf's centre in units of
- * the root's half-side U, center REAL4 per cell, src_leaf per sorted
- * source, cell_tgt [begin, end) per cell, the U list as rows of target
- * leaves with merged source ranges. Strengths beside them: f, s, n REAL4
+ * the root's half-side U, center REAL4 per cell, cell_src and cell_tgt
+ * [begin, end) per cell, the U list as rows of target leaves with their
+ * source leaves. Strengths beside them: f, s, n REAL4
  * per sorted source (s in units of U, as a dipole). out: REAL4 (u, p) per
  * sorted target in units of 1/U and 1/U^2. Needs fmmcl_common.h
  * prepended. */
@@ -32,14 +32,14 @@
 
 #include "kernels/stokes3d.h"
 
-/* Group g: target leaf rows[g] against the sources of its ranges, a tile
- * of WGS in local memory at a time, each moved into the target leaf's
- * frame by the exact difference of the two centres. The pair at r = 0 (a
+/* Group g: target leaf rows[g] against the sources of its list's leaves,
+ * a tile of WGS in local memory at a time, each moved into the target
+ * leaf's frame by the exact difference of the two centres. The pair at r = 0 (a
  * target on a source) is skipped, as the direct sum skips it. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void stokes_p2p(__global const int *restrict rows, __global const int *restrict list_begin,
-                __global const int2 *restrict ranges, __global const int2 *restrict cell_tgt,
-                __global const REAL4 *restrict center, __global const int *restrict src_leaf,
+                __global const int *restrict entries, __global const int2 *restrict cell_tgt,
+                __global const REAL4 *restrict center, __global const int2 *restrict cell_src,
                 __global const REAL4 *restrict src, __global const REAL4 *restrict tgt,
                 __global const REAL4 *restrict src_lo, __global const REAL4 *restrict tgt_lo,
                 __global const REAL4 *restrict f, __global const REAL4 *restrict ss,
@@ -62,10 +62,12 @@ void stokes_p2p(__global const int *restrict rows, __global const int *restrict 
 #endif
     REAL acc[STOKES3D_OUT] = {0, 0, 0, 0};
     for (int e = e0; e < e1; e++) {
-      const int2 sr = ranges[e];
+      const int leaf = entries[e];
+      const int2 sr = cell_src[leaf];
+      const REAL4 b = (REAL4)(center[leaf].xyz, 0) - ct;
       for (int sb = sr.x; sb < sr.y; sb += WGS) {
         const int js = min(sb + lid, sr.y - 1);
-        const REAL4 a = src[js], b = (REAL4)(center[src_leaf[js]].xyz, 0) - ct, m = a + b;
+        const REAL4 a = src[js], m = a + b;
         __local REAL *rec = tile + lid * STOKES3D_RECORD;
         const REAL4 fj = f[js];
         rec[0] = m.x, rec[1] = m.y, rec[2] = m.z, rec[3] = fj.x, rec[4] = fj.y, rec[5] = fj.z;

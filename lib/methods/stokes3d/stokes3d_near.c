@@ -108,7 +108,7 @@ fmmcl_status fmmcl_stokes3d_near_run(fmmcl_plan plan, fmmcl_plan laplace, stokes
   const fmm3d_device_list *l = &s->p2p;
   st = FMMCL_KERNEL_ARGS(ctx, nr->k_p2p, 0, FMMCL_ARG_MEM(l->rows), FMMCL_ARG_MEM(l->begin),
                          FMMCL_ARG_MEM(l->entries), FMMCL_ARG_MEM(s->cell_tgt), FMMCL_ARG_MEM(s->center),
-                         FMMCL_ARG_MEM(s->src_leaf), FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
+                         FMMCL_ARG_MEM(s->cell_src), FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->tgt),
                          FMMCL_ARG_MEM(s->src_lo ? s->src_lo : s->src), FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt),
                          FMMCL_ARG_MEM(nr->f), FMMCL_ARG_MEM(nr->ss ? nr->ss : nr->f),
                          FMMCL_ARG_MEM(nr->sn ? nr->sn : nr->f), FMMCL_ARG_MEM(nr->out));
