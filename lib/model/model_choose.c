@@ -1,7 +1,10 @@
 /* model_choose.c — decisions from the performance model: direct sum or FMM
- * and the FMM's leaf size, the smallest predicted time over candidates. */
+ * and the FMM's leaf size, the smallest predicted time over candidates; and
+ * the Gaussian's method from its methods' work models. */
+#include <math.h>
 #include <string.h>
 
+#include "methods/fgt/fgt.h"
 #include "methods/laplace3d/fmm3d.h"
 #include "model/model.h"
 
@@ -58,7 +61,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
     case FMMCL_LAPLACE_3D:
       return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM; /* dipoles and Hessians too */
     case FMMCL_LAPLACE_2D: return FMMCL_FMM;
-    case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
+    case FMMCL_GAUSSIAN: return FMMCL_DIRECT; /* gaussian_method: with a gradient only DIRECT */
     case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
     case FMMCL_HELMHOLTZ_3D:
       return FMMCL_DIRECT; /* no fast method yet */
@@ -67,6 +70,80 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
     case FMMCL_STOKES_3D: return opt->precision == FMMCL_SINGLE ? FMMCL_DIRECT : FMMCL_FMM;
   }
   return FMMCL_DIRECT;
+}
+
+/* ---- the Gaussian: direct, cut-off direct, FGT or bbFMM ----------------- */
+
+/* Rates of each Gaussian method on a device class in one precision, fitted
+ * to the runs benchmarks/bench-gauss-auto.sh prints (benchmarks/README.md):
+ * direct pairs per second; the cut-off sum's and the FGT's work-model units
+ * (direct pair evaluations, fmmcl_fgt_params.work) per second; the bbFMM's
+ * seconds per point; and each method's fixed seconds per execution
+ * (launches, permutations). */
+typedef struct gauss_rates {
+  double direct, cutoff, fgt, bbfmm_point;
+  double fixed_direct, fixed_cutoff, fixed_fgt, fixed_bbfmm;
+} gauss_rates;
+
+static const gauss_rates gauss_gpu[2] = {
+    /* single */ {1.5e12, 2.0e11, 1.0e11, 2.0e-8, 2e-5, 2e-4, 4e-4, 2e-3},
+    /* double */ {4.75e11, 1.0e11, 5.0e10, 4.0e-8, 2e-5, 2e-4, 4e-4, 2e-3}};
+static const gauss_rates gauss_cpu[2] = {
+    /* single */ {1.0e9, 3.0e8, 1.5e8, 4.0e-6, 1e-4, 1e-3, 2e-3, 1e-2},
+    /* double */ {5.0e8, 1.5e8, 7.5e7, 8.0e-6, 1e-4, 1e-3, 2e-3, 1e-2}};
+
+/* The bbFMM interpolates the kernel over a leaf: it is offered only where
+ * the Gaussian is smooth over the whole set (sigma at least this share of
+ * the widest extent), where its error was measured within the tolerance. */
+#define GAUSS_BBFMM_MIN_SIGMA 0.25
+
+fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                  const double *sources, size_t n_targets, const double *targets,
+                                  double seconds[FMMCL_GAUSS_METHODS]) {
+  const int dim = opt->dim;
+  const size_t nt = targets ? n_targets : n_sources;
+  const double *tgt = targets ? targets : sources;
+  double lo[FMMCL_MAX_DIM], hi[FMMCL_MAX_DIM], extent[FMMCL_MAX_DIM], widest = 0;
+  for (int k = 0; k < dim; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
+  for (int set = 0; set < 2; set++) {
+    const double *x = set ? tgt : sources;
+    const size_t n = set ? nt : n_sources;
+    for (size_t i = 0; i < n; i++)
+      for (int k = 0; k < dim; k++) lo[k] = fmin(lo[k], x[i * dim + k]), hi[k] = fmax(hi[k], x[i * dim + k]);
+  }
+  for (int k = 0; k < dim; k++) {
+    extent[k] = n_sources && nt ? (hi[k] - lo[k]) / (sqrt(2.0) * opt->sigma) : 0;
+    widest = fmax(widest, hi[k] - lo[k]);
+  }
+  const gauss_rates *r = &(ctx->dev.info.is_gpu ? gauss_gpu : gauss_cpu)[opt->precision == FMMCL_DOUBLE];
+  const double tol = opt->tolerance > 0 ? opt->tolerance : 1e-6;
+  for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) seconds[m] = -1;
+  seconds[FMMCL_GAUSS_DIRECT] = (double)n_sources * (double)nt / r->direct + r->fixed_direct;
+  fmmcl_fgt_params par;
+  if (fmmcl_fgt_choose_cutoff(NULL, dim, opt->sigma, tol, n_sources, extent, &par) == FMMCL_SUCCESS)
+    seconds[FMMCL_GAUSS_CUTOFF] = (double)nt * par.work / r->cutoff + r->fixed_cutoff;
+  const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
+  if (fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == FMMCL_SUCCESS)
+    seconds[FMMCL_GAUSS_FGT] = (double)nt * par.work / r->fgt + r->fixed_fgt;
+  if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest)
+    seconds[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * r->bbfmm_point + r->fixed_bbfmm;
+  fmmcl_clear_error(NULL);
+  return FMMCL_SUCCESS;
+}
+
+/* The Gaussian method of least predicted time (DIRECT with a gradient:
+ * the only one that computes it). */
+static fmmcl_method gaussian_method(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                    const double *sources, size_t n_targets, const double *targets) {
+  if (opt->gradient) return FMMCL_DIRECT;
+  static const fmmcl_method methods[FMMCL_GAUSS_METHODS] = {FMMCL_DIRECT, FMMCL_CUTOFF, FMMCL_FGT,
+                                                            FMMCL_BBFMM};
+  double t[FMMCL_GAUSS_METHODS];
+  fmmcl_model_gaussian(ctx, opt, n_sources, sources, n_targets, targets, t);
+  int best = FMMCL_GAUSS_DIRECT;
+  for (int m = 1; m < FMMCL_GAUSS_METHODS; m++)
+    if (t[m] >= 0 && t[m] < t[best]) best = m;
+  return methods[best];
 }
 
 fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
@@ -82,6 +159,10 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   const int have = modelled && fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
                    fmmcl_model_load(path, &ctx->dev.info, &m) == FMMCL_SUCCESS &&
                    m.prec[opt->precision].measured && m.prec[opt->precision].fitted;
+  if (opt->kernel == FMMCL_GAUSSIAN && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL) {
+    resolved->method = gaussian_method(ctx, opt, n_sources, sources, n_targets, targets);
+    return FMMCL_SUCCESS;
+  }
   if (!have) {
     resolved->method = fallback_method(opt, (double)n_sources * (double)nt);
     return FMMCL_SUCCESS;

@@ -35,6 +35,8 @@ typedef struct fmmcl_fgt_params {
   double cutoff; /* source boxes farther than this (scaled) from a target box are dropped */
   double bound;  /* |error(y)| <= bound * sum_i |q_i| for every target y:
                      * max(truncation bound of the kinds in use, exp(-cutoff^2)) */
+  double work;   /* the choice's work model per target, in direct pair evaluations
+                     * (uniform density over the extent; what AUTO compares) */
 } fmmcl_fgt_params;
 
 /* Bound per unit charge of one interaction kind truncated at p, for boxes of
@@ -50,6 +52,13 @@ double fmmcl_fgt_truncation_bound(int kind, int p, double side, int dim);
  * the precision allows (0: FMMCL_FGT_MAX_P). */
 fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double tol, int order, size_t n,
                               const double *extent, int max_p, fmmcl_fgt_params *out);
+
+/* The cut-off direct sum's geometry for tolerance tol (0: 1e-6): the
+ * FGT's cut-off (exp(-cutoff^2) <= tol, the same bound), no expansions
+ * (p = 1), and the box side that the work model finds cheapest for the
+ * neighbour boxes' direct pairs. */
+fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
+                                     const double *extent, fmmcl_fgt_params *out);
 
 /* The graded lexicographic multi-indices |alpha| < p in dim dimensions:
  * alpha[t * dim + k] for term t; malloc'ed, nterms entries. */

@@ -258,6 +258,7 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
       /* the model is crude: within 10% the shorter expansion wins (less
        * local memory, shorter builds, smaller h_n) */
       if (cost < best * (p < out->p ? 1.1 : 1 / 1.1) || best == HUGE_VAL) {
+        out->work = cost / (2 * dim + 12);
         best = cost;
         out->side = side;
         out->p = p;
@@ -273,6 +274,45 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
    * (weaker) bound happens to hold at this p anyway */
   out->h2t = best_h2t || fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, out->p, out->side, dim) <= goal;
   out->bound = fmax(worst_bound(out->p, out->side, dim, out->h2t), exp(-cutoff * cutoff));
+  return FMMCL_SUCCESS;
+}
+
+/* Visiting a source box from a tile of targets (list entry, frame
+ * difference, staging, barriers) costs about this many pair evaluations. */
+#define CUTOFF_VISIT_PAIRS 8.0
+
+fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
+                                     const double *extent, fmmcl_fgt_params *out) {
+  if (tol == 0) tol = 1e-6;
+  if (!(tol > 0) || !(tol < 1))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "the cut-off direct sum needs a tolerance in (0, 1), not %g",
+                      tol);
+  memset(out, 0, sizeof *out);
+  out->dim = dim;
+  out->h = sqrt(2.0) * sigma;
+  out->p = out->nterms = 1;
+  /* 1% of the tolerance kept for rounding, as the FGT does */
+  out->cutoff = sqrt(log(1.0 / (0.99 * tol)));
+  out->bound = exp(-out->cutoff * out->cutoff);
+  /* smaller boxes fit the ball tighter (fewer pairs beyond the cut-off) but
+   * cost more visits; sides in units of the cut-off */
+  static const double per_cutoff[] = {2.0, 1.0, 0.75, 0.5, 0.375, 0.25, 0.1875, 0.125};
+  double best = HUGE_VAL;
+  for (size_t c = 0; c < sizeof per_cutoff / sizeof *per_cutoff; c++) {
+    const double side = per_cutoff[c] * out->cutoff;
+    const int m = (int)ceil(out->cutoff / side) + 1;
+    double nb = ball_count(out->cutoff, side, dim), boxes = 1;
+    for (int k = 0; k < dim; k++) {
+      const double across = ceil(extent[k] / side) + 1;
+      if (across < 2 * m + 1) nb *= across / (2 * m + 1);
+      boxes *= across;
+    }
+    const double per_box = (double)n / boxes, occupied = boxes * -expm1(-per_box);
+    /* the host's lists hold one entry per pair of occupied boxes (see fmmcl_fgt_choose) */
+    if (occupied * nb > 5e7 && best < HUGE_VAL) continue;
+    const double cost = nb * (CUTOFF_VISIT_PAIRS + per_box);
+    if (cost < best) best = cost, out->side = side, out->work = cost;
+  }
   return FMMCL_SUCCESS;
 }
 
