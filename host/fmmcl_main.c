@@ -461,7 +461,7 @@ static int plan_options(const config *c, fmmcl_plan_options *opt) {
   if (opt->method == FMMCL_BBFMM || opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) opt->gradient = 0;
   /* the FGT and the cut-off direct sum compute the potential only */
   if (opt->method == FMMCL_FGT || opt->method == FMMCL_CUTOFF) opt->gradient = 0;
-  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM)    /* would size buffers below */
+  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM) /* would size buffers below */
     return fmmcl_cli_error("dimension %d out of range 1..%d", opt->dim, FMMCL_MAX_DIM);
   return FMMCL_CLI_EXIT_OK;
 }

@@ -75,27 +75,43 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
 /* ---- the Gaussian: direct, cut-off direct, FGT or bbFMM ----------------- */
 
 /* Rates of each Gaussian method on a device class in one precision, fitted
- * to the runs benchmarks/bench-gauss-auto.sh prints (benchmarks/README.md):
- * direct pairs per second; the cut-off sum's and the FGT's work-model units
- * (direct pair evaluations, fmmcl_fgt_params.work) per second; the bbFMM's
- * seconds per point; and each method's fixed seconds per execution
- * (launches, permutations). */
+ * to bench-gauss-auto's runs (benchmarks/README.md): direct pairs per
+ * second (reached from `direct_full` targets on, the device full); the
+ * cut-off sum's and the FGT's work-model units (fmmcl_fgt_params.work,
+ * direct pair evaluations) per second; the FGT's seconds per source of its
+ * fullest box and per term of that (its moments and Taylor coefficients
+ * loop over a box's sources in one work-item, which the work model does
+ * not see: it dominates where boxes hold 1e4 points and more); the bbFMM's
+ * seconds per point; each method's fixed seconds per execution (launches,
+ * permutations); and the bytes per second of charges in and results out. */
 typedef struct gauss_rates {
-  double direct, cutoff, fgt, bbfmm_point;
-  double fixed_direct, fixed_cutoff, fixed_fgt, fixed_bbfmm;
+  double direct, direct_full, cutoff, fgt, fgt_box_source, fgt_box_term, bbfmm_point;
+  double fixed_direct, fixed_cutoff, fixed_fgt, fixed_bbfmm, io;
+  double per_dim; /* pair rates at dim d are the d = 3 rates times (1 + 3 w) / (1 + d w): a CPU
+                     pays for each coordinate, a GPU's exponential hides them */
 } gauss_rates;
 
+/* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
+ * cores) for every CPU device: the choice depends on their ratios, which
+ * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.5e12, 2.0e11, 1.0e11, 2.0e-8, 2e-5, 2e-4, 4e-4, 2e-3},
-    /* double */ {4.75e11, 1.0e11, 5.0e10, 4.0e-8, 2e-5, 2e-4, 4e-4, 2e-3}};
+    /* single */ {1.48e12, 131072, 9.0e11, 1.5e11, 0.6e-6, 1e-8, 9e-8, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0},
+    /* double */ {4.75e11, 131072, 4.5e11, 1.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {1.0e9, 3.0e8, 1.5e8, 4.0e-6, 1e-4, 1e-3, 2e-3, 1e-2},
-    /* double */ {5.0e8, 1.5e8, 7.5e7, 8.0e-6, 1e-4, 1e-3, 2e-3, 1e-2}};
+    /* single */ {2.5e8, 64, 8e7, 2e8, 1e-5, 1e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1},
+    /* double */ {1.5e8, 64, 5e7, 1.5e8, 1.5e-5, 2e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
  * the widest extent), where its error was measured within the tolerance. */
 #define GAUSS_BBFMM_MIN_SIGMA 0.25
+
+/* Sources per occupied box of side `side` over extent (scaled), uniform. */
+static double per_box(size_t n, int dim, const double *extent, double side) {
+  double boxes = 1;
+  for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
+  return (double)n / boxes;
+}
 
 fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                   const double *sources, size_t n_targets, const double *targets,
@@ -117,16 +133,30 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   }
   const gauss_rates *r = &(ctx->dev.info.is_gpu ? gauss_gpu : gauss_cpu)[opt->precision == FMMCL_DOUBLE];
   const double tol = opt->tolerance > 0 ? opt->tolerance : 1e-6;
+  const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
+  const double io = (double)(n_sources + nt) * rs / r->io;
   for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) seconds[m] = -1;
-  seconds[FMMCL_GAUSS_DIRECT] = (double)n_sources * (double)nt / r->direct + r->fixed_direct;
+  const double fill = fmin(1.0, (double)nt / r->direct_full); /* fewer targets leave the device idle */
+  const double dims = (1 + 3 * r->per_dim) / (1 + dim * r->per_dim);
+  const double direct = r->direct * dims, cutoff = r->cutoff * dims, fgt_rate = r->fgt * dims;
+  seconds[FMMCL_GAUSS_DIRECT] = (double)n_sources * (double)nt / (direct * fill) + r->fixed_direct + io;
   fmmcl_fgt_params par;
   if (fmmcl_fgt_choose_cutoff(NULL, dim, opt->sigma, tol, n_sources, extent, &par) == FMMCL_SUCCESS)
-    seconds[FMMCL_GAUSS_CUTOFF] = (double)nt * par.work / r->cutoff + r->fixed_cutoff;
+    seconds[FMMCL_GAUSS_CUTOFF] = (double)nt * par.work / cutoff + r->fixed_cutoff + io;
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
-  if (fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == FMMCL_SUCCESS)
-    seconds[FMMCL_GAUSS_FGT] = (double)nt * par.work / r->fgt + r->fixed_fgt;
+  const int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
+  if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
+    /* the plan falls back to every pair within the cut-off, in its boxes */
+    seconds[FMMCL_GAUSS_FGT] =
+        (double)nt * fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL) / cutoff +
+        r->fixed_fgt + io;
+  } else if (fgt)
+    seconds[FMMCL_GAUSS_FGT] =
+        (double)nt * par.work / fgt_rate +
+        per_box(n_sources, dim, extent, par.side) * (r->fgt_box_source + r->fgt_box_term * par.nterms) +
+        r->fixed_fgt + io;
   if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest)
-    seconds[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * r->bbfmm_point + r->fixed_bbfmm;
+    seconds[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * r->bbfmm_point + r->fixed_bbfmm + io;
   fmmcl_clear_error(NULL);
   return FMMCL_SUCCESS;
 }

@@ -60,6 +60,17 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
                                      const double *extent, fmmcl_fgt_params *out);
 
+/* The cut-off sum's work model per target (direct pair evaluations, visits
+ * included) in boxes of side `side` (scaled), n sources uniform over
+ * extent; *occupied_pairs (may be NULL): the list entries it needs. */
+double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
+                             double *occupied_pairs);
+
+/* Whether an FGT of order p in dim dimensions keeps its expansions within
+ * local_bytes of local memory in REALs of real_size bytes (else the plan
+ * sums every pair within the cut-off directly). */
+int fmmcl_fgt_expansions_fit(int dim, int p, int nterms, size_t real_size, size_t local_bytes);
+
 /* The graded lexicographic multi-indices |alpha| < p in dim dimensions:
  * alpha[t * dim + k] for term t; malloc'ed, nterms entries. */
 unsigned char *fmmcl_fgt_multi_indices(int p, int dim, int *nterms);

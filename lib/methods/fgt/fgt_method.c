@@ -141,6 +141,16 @@ static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, siz
   return FMMCL_SUCCESS;
 }
 
+/* Local memory of fgt.cl's kernels: cpl clusters of P terms and dim
+ * coordinates, the multi-indices, and dim x p powers per work-item. */
+static size_t local_need(int dim, size_t p, size_t P, size_t rs, size_t cpl, size_t wgs) {
+  return cpl * (P + dim) * rs + P * dim + (size_t)dim * p * wgs * rs + 512;
+}
+
+int fmmcl_fgt_expansions_fit(int dim, int p, int nterms, size_t real_size, size_t local_bytes) {
+  return local_need(dim, (size_t)p, (size_t)nterms, real_size, 1, 8) <= local_bytes;
+}
+
 /* The tuned work-group size and clusters per load, lowered to what fits the
  * device's local memory; FMMCL_ERROR_UNSUPPORTED when even small
  * work-groups do not fit. */
@@ -162,8 +172,7 @@ static fmmcl_status choose_sizes(fmmcl_plan plan, fgt_state *st) {
   st->cpl = (local / 4) / (P * rs);
   st->cpl = st->cpl < 1 ? 1 : st->cpl > (size_t)cap ? (size_t)cap : st->cpl;
   for (;; wgs /= 2) {
-    size_t need = st->cpl * (P + par->dim) * rs + P * par->dim + (size_t)par->dim * p * wgs * rs + 512;
-    if (need <= local) break;
+    if (local_need(par->dim, p, P, rs, st->cpl, wgs) <= local) break;
     if (wgs <= 8)
       return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                         "FGT order %d in %d dimensions needs more local memory than %s has (%zu bytes)",
@@ -300,8 +309,9 @@ static fmmcl_status create_as(fmmcl_plan plan, const double *sources, const doub
   /* h_n grows like 2^(n/2) sqrt(n!): the H2T's h_{2p-2} leaves float's
    * range past p = 20 (and float cannot use the accuracy that needs it) */
   const int max_p = o->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P;
-  fmmcl_status e = cutoff ? fmmcl_fgt_choose_cutoff(ctx, dim, o->sigma, o->tolerance, plan->n_sources, extent, &par)
-                          : fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
+  fmmcl_status e =
+      cutoff ? fmmcl_fgt_choose_cutoff(ctx, dim, o->sigma, o->tolerance, plan->n_sources, extent, &par)
+             : fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
   const int force = cutoff ? FMMCL_FGT_DIRECT : fmmcl_fgt_forced_kind();
   /* binning on the device where it gives the host's boxes bit for bit
    * (fp64); FMMCL_FGT_HOST_BINNING=1 keeps it on the host (comparisons) */

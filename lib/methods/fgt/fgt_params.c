@@ -278,15 +278,40 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 }
 
 /* Visiting a source box from a tile of targets (list entry, frame
- * difference, staging, barriers) costs about this many pair evaluations. */
-#define CUTOFF_VISIT_PAIRS 8.0
+ * difference, staging, barriers) costs about this many pair evaluations;
+ * boxes of fewer targets than half a tile run one target per work-item
+ * (fgt_direct_points), at about half the pair rate (fitted on the H100,
+ * benchmarks/README.md). */
+#define CUTOFF_VISIT_PAIRS 4.0
+#define CUTOFF_SPARSE_TARGETS 32.0
+#define CUTOFF_SPARSE_FACTOR 2.0
+
+double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
+                             double *occupied_pairs) {
+  /* the lists reach M cells each way; where the grid is A cells across, an
+   * axis offers on average sum_{|o| <= M, |o| < A} (A - |o|) / A of the
+   * 2M + 1 offsets */
+  const int M = (int)floor(cutoff / side) + 1;
+  double nb = ball_count(cutoff, side, dim), boxes = 1;
+  for (int k = 0; k < dim; k++) {
+    const double A = ceil(extent[k] / side) + 1;
+    double offered = 0;
+    for (int o = -M; o <= M && A < 2 * M + 1; o++)
+      if (abs(o) < A) offered += (A - abs(o)) / A;
+    if (A < 2 * M + 1) nb *= offered / (2 * M + 1);
+    boxes *= A;
+  }
+  const double per_box = (double)n / boxes;
+  if (occupied_pairs) *occupied_pairs = boxes * -expm1(-per_box) * nb;
+  return nb * (CUTOFF_VISIT_PAIRS + per_box) * (per_box < CUTOFF_SPARSE_TARGETS ? CUTOFF_SPARSE_FACTOR : 1);
+}
 
 fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
                                      const double *extent, fmmcl_fgt_params *out) {
   if (tol == 0) tol = 1e-6;
   if (!(tol > 0) || !(tol < 1))
-    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "the cut-off direct sum needs a tolerance in (0, 1), not %g",
-                      tol);
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "the cut-off direct sum needs a tolerance in (0, 1), not %g", tol);
   memset(out, 0, sizeof *out);
   out->dim = dim;
   out->h = sqrt(2.0) * sigma;
@@ -300,17 +325,10 @@ fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, d
   double best = HUGE_VAL;
   for (size_t c = 0; c < sizeof per_cutoff / sizeof *per_cutoff; c++) {
     const double side = per_cutoff[c] * out->cutoff;
-    const int m = (int)ceil(out->cutoff / side) + 1;
-    double nb = ball_count(out->cutoff, side, dim), boxes = 1;
-    for (int k = 0; k < dim; k++) {
-      const double across = ceil(extent[k] / side) + 1;
-      if (across < 2 * m + 1) nb *= across / (2 * m + 1);
-      boxes *= across;
-    }
-    const double per_box = (double)n / boxes, occupied = boxes * -expm1(-per_box);
+    double entries;
+    const double cost = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, &entries);
     /* the host's lists hold one entry per pair of occupied boxes (see fmmcl_fgt_choose) */
-    if (occupied * nb > 5e7 && best < HUGE_VAL) continue;
-    const double cost = nb * (CUTOFF_VISIT_PAIRS + per_box);
+    if (entries > 5e7 && best < HUGE_VAL) continue;
     if (cost < best) best = cost, out->side = side, out->work = cost;
   }
   return FMMCL_SUCCESS;
