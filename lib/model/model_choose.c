@@ -95,8 +95,8 @@ typedef struct gauss_rates {
  * cores) for every CPU device: the choice depends on their ratios, which
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.48e12, 131072, 9.0e11, 1.5e11, 0.6e-6, 1e-8, 9e-8, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0},
-    /* double */ {4.75e11, 131072, 4.5e11, 1.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0}};
+    /* single */ {1.48e12, 131072, 7.5e11, 1.5e11, 0.6e-6, 1e-8, 9e-8, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0},
+    /* double */ {4.75e11, 131072, 3.0e11, 1.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0}};
 static const gauss_rates gauss_cpu[2] = {
     /* single */ {2.5e8, 64, 8e7, 2e8, 1e-5, 1e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1},
     /* double */ {1.5e8, 64, 5e7, 1.5e8, 1.5e-5, 2e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1}};

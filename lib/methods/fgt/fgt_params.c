@@ -286,21 +286,44 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 #define CUTOFF_SPARSE_TARGETS 32.0
 #define CUTOFF_SPARSE_FACTOR 2.0
 
+/* Source boxes within the cut-off of a target box, on average over a grid
+ * of A_k = ceil(extent_k / side) + 1 cells per axis: ball_count's sum over
+ * offsets with each axis offset o weighted by the share (A - |o|) / A of
+ * target cells that have a cell at o (0 past the grid's width). */
+static double ball_count_clipped(double cutoff, double side, int d, const double *extent) {
+  const int R = (int)floor(cutoff * cutoff / (side * side) + 1e-9);
+  double *cur = calloc((size_t)R + 1, sizeof *cur), *next = calloc((size_t)R + 1, sizeof *next);
+  if (!cur || !next) {
+    free(cur);
+    free(next);
+    return ball_count(cutoff, side, d);
+  }
+  cur[0] = 1;
+  for (int k = 0; k < d; k++) {
+    const double A = ceil(extent[k] / side) + 1;
+    /* |o| = j + 1 for j >= 1 (gap j), |o| <= 1 for gap 0 */
+    const double w0 = 1 + (A > 1 ? 2 * (A - 1) / A : 0);
+    for (int r = 0; r <= R; r++) {
+      double v = w0 * cur[r];
+      for (int j = 1; j * j <= r && j + 1 < A; j++) v += 2 * (A - j - 1) / A * cur[r - j * j];
+      next[r] = v;
+    }
+    double *t = cur;
+    cur = next;
+    next = t;
+  }
+  double total = 0;
+  for (int r = 0; r <= R; r++) total += cur[r];
+  free(cur);
+  free(next);
+  return total;
+}
+
 double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
                              double *occupied_pairs) {
-  /* the lists reach M cells each way; where the grid is A cells across, an
-   * axis offers on average sum_{|o| <= M, |o| < A} (A - |o|) / A of the
-   * 2M + 1 offsets */
-  const int M = (int)floor(cutoff / side) + 1;
-  double nb = ball_count(cutoff, side, dim), boxes = 1;
-  for (int k = 0; k < dim; k++) {
-    const double A = ceil(extent[k] / side) + 1;
-    double offered = 0;
-    for (int o = -M; o <= M && A < 2 * M + 1; o++)
-      if (abs(o) < A) offered += (A - abs(o)) / A;
-    if (A < 2 * M + 1) nb *= offered / (2 * M + 1);
-    boxes *= A;
-  }
+  const double nb = ball_count_clipped(cutoff, side, dim, extent);
+  double boxes = 1;
+  for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
   const double per_box = (double)n / boxes;
   if (occupied_pairs) *occupied_pairs = boxes * -expm1(-per_box) * nb;
   return nb * (CUTOFF_VISIT_PAIRS + per_box) * (per_box < CUTOFF_SPARSE_TARGETS ? CUTOFF_SPARSE_FACTOR : 1);
