@@ -75,31 +75,38 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
 /* ---- the Gaussian: direct, cut-off direct, FGT or bbFMM ----------------- */
 
 /* Rates of each Gaussian method on a device class in one precision, fitted
- * to bench-gauss-auto's runs (benchmarks/README.md): direct pairs per
- * second (reached from `direct_full` targets on, the device full); the
- * cut-off sum's and the FGT's work-model units (fmmcl_fgt_params.work,
- * direct pair evaluations) per second; the FGT's seconds per source of its
- * fullest box and per term of that (its moments and Taylor coefficients
- * loop over a box's sources in one work-item, which the work model does
- * not see: it dominates where boxes hold 1e4 points and more); the bbFMM's
- * seconds per point; each method's fixed seconds per execution (launches,
- * permutations); and the bytes per second of charges in and results out. */
+ * to bench-gauss-auto's runs (benchmarks/README.md). Pair rates count
+ * direct pair evaluations per second (the work models' unit,
+ * fmmcl_fgt_params.work): the direct sum's, reached from `direct_full`
+ * targets on; the cut-off sum's (reached from `tiles_full` tiles of
+ * targets); the FGT's direct part's, and its expansions'. The FGT's
+ * moments and Taylor coefficients loop over a box's sources in one
+ * work-item, which the work model does not see: seconds per source of the
+ * fullest box and per term of that (it dominates where boxes hold 1e4
+ * points and more). The bbFMM's seconds per point; each method's fixed
+ * seconds per execution (launches, permutations); the bytes per second of
+ * charges in and results out. */
 typedef struct gauss_rates {
-  double direct, direct_full, cutoff, fgt, fgt_box_source, fgt_box_term, bbfmm_point;
-  double fixed_direct, fixed_cutoff, fixed_fgt, fixed_bbfmm, io;
-  double per_dim; /* pair rates at dim d are the d = 3 rates times (1 + 3 w) / (1 + d w): a CPU
-                     pays for each coordinate, a GPU's exponential hides them */
+  double direct, direct_full, cutoff, tiles_full, fgt_direct, fgt_expansion, fgt_box_source, fgt_box_term;
+  double bbfmm_point, fixed_direct, fixed_cutoff, fixed_fgt, fixed_bbfmm, io;
+  /* pair rates at dim d are the d = 3 rates times (1 + 3 w) / (1 + d w), w
+   * for the binned sums and w_direct for the direct sum: a CPU pays for
+   * each coordinate, a GPU's exponential hides them in its tuned direct
+   * kernel more than in the binned ones */
+  double per_dim, per_dim_direct;
 } gauss_rates;
 
 /* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
  * cores) for every CPU device: the choice depends on their ratios, which
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.48e12, 131072, 7.5e11, 1.5e11, 0.6e-6, 1e-8, 9e-8, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0},
-    /* double */ {4.75e11, 131072, 3.0e11, 1.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 4e-4, 8e-4, 3e-3, 1.2e10, 0}};
+    /* single */ {1.48e12, 131072, 7.5e11, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
+                  1.2e10, 1.5, 0.1},
+    /* double */ {4.75e11, 131072, 3.0e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
+                  3e-3, 1.2e10, 0.5, 0.1}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {2.5e8, 64, 8e7, 2e8, 1e-5, 1e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1},
-    /* double */ {1.5e8, 64, 5e7, 1.5e8, 1.5e-5, 2e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1}};
+    /* single */ {2.5e8, 64, 8e7, 1, 8e7, 2e8, 1e-5, 1e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 1},
+    /* double */ {1.5e8, 64, 5e7, 1, 5e7, 1.5e8, 1.5e-5, 2e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 1}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
@@ -138,11 +145,19 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) seconds[m] = -1;
   const double fill = fmin(1.0, (double)nt / r->direct_full); /* fewer targets leave the device idle */
   const double dims = (1 + 3 * r->per_dim) / (1 + dim * r->per_dim);
-  const double direct = r->direct * dims, cutoff = r->cutoff * dims, fgt_rate = r->fgt * dims;
+  const double direct = r->direct * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
+  const double cutoff = r->cutoff * dims;
+  const double fgt_direct = r->fgt_direct * dims, fgt_expansion = r->fgt_expansion * dims;
   seconds[FMMCL_GAUSS_DIRECT] = (double)n_sources * (double)nt / (direct * fill) + r->fixed_direct + io;
   fmmcl_fgt_params par;
-  if (fmmcl_fgt_choose_cutoff(NULL, dim, opt->sigma, tol, n_sources, extent, &par) == FMMCL_SUCCESS)
-    seconds[FMMCL_GAUSS_CUTOFF] = (double)nt * par.work / cutoff + r->fixed_cutoff + io;
+  if (fmmcl_fgt_choose_cutoff(NULL, dim, opt->sigma, tol, n_sources, extent, &par) == FMMCL_SUCCESS) {
+    /* a work-group per tile of up to 64 targets of a box: below `tiles_full`
+     * tiles the device is part idle (the square root: fewer groups each
+     * run faster) */
+    const double pb = fmax(1.0, per_box(nt, dim, extent, par.side));
+    const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
+    seconds[FMMCL_GAUSS_CUTOFF] = (double)nt * par.work / (cutoff * fill) + r->fixed_cutoff + io;
+  }
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
   const int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
   if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
@@ -152,7 +167,7 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
         r->fixed_fgt + io;
   } else if (fgt)
     seconds[FMMCL_GAUSS_FGT] =
-        (double)nt * par.work / fgt_rate +
+        (double)nt * (par.direct_work / fgt_direct + (par.work - par.direct_work) / fgt_expansion) +
         per_box(n_sources, dim, extent, par.side) * (r->fgt_box_source + r->fgt_box_term * par.nterms) +
         r->fixed_fgt + io;
   if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest)

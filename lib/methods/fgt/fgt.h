@@ -27,16 +27,17 @@ typedef enum fmmcl_fgt_kind {
 /* The truncation and grid the tolerance chose, and the bound they give. */
 typedef struct fmmcl_fgt_params {
   int dim;
-  int p;         /* multi-indices |alpha| < p */
-  int nterms;    /* C(p - 1 + dim, dim) */
-  double h;      /* sqrt(2) sigma */
-  double side;   /* box side in scaled units */
-  int h2t;       /* 0: the H2T bound exceeds the tolerance at p, translations unused */
-  double cutoff; /* source boxes farther than this (scaled) from a target box are dropped */
-  double bound;  /* |error(y)| <= bound * sum_i |q_i| for every target y:
+  int p;              /* multi-indices |alpha| < p */
+  int nterms;         /* C(p - 1 + dim, dim) */
+  double h;           /* sqrt(2) sigma */
+  double side;        /* box side in scaled units */
+  int h2t;            /* 0: the H2T bound exceeds the tolerance at p, translations unused */
+  double cutoff;      /* source boxes farther than this (scaled) from a target box are dropped */
+  double bound;       /* |error(y)| <= bound * sum_i |q_i| for every target y:
                      * max(truncation bound of the kinds in use, exp(-cutoff^2)) */
-  double work;   /* the choice's work model per target, in direct pair evaluations
+  double work;        /* the choice's work model per target, in direct pair evaluations
                      * (uniform density over the extent; what AUTO compares) */
+  double direct_work; /* the part of work in direct pairs and box visits (the rest: expansions) */
 } fmmcl_fgt_params;
 
 /* Bound per unit charge of one interaction kind truncated at p, for boxes of

@@ -255,10 +255,12 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
       /* visiting a box costs about as much as 4 direct pairs (list entry,
        * staging, barriers), which keeps boxes from going nearly empty */
       const double cost = nb * (4 * (2 * dim + 12) + work);
+      const int direct = work == per_box * (2 * dim + 12);
       /* the model is crude: within 10% the shorter expansion wins (less
        * local memory, shorter builds, smaller h_n) */
       if (cost < best * (p < out->p ? 1.1 : 1 / 1.1) || best == HUGE_VAL) {
         out->work = cost / (2 * dim + 12);
+        out->direct_work = direct ? out->work : nb * 4;
         best = cost;
         out->side = side;
         out->p = p;
@@ -352,7 +354,7 @@ fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, d
     const double cost = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, &entries);
     /* the host's lists hold one entry per pair of occupied boxes (see fmmcl_fgt_choose) */
     if (entries > 5e7 && best < HUGE_VAL) continue;
-    if (cost < best) best = cost, out->side = side, out->work = cost;
+    if (cost < best) best = cost, out->side = side, out->work = out->direct_work = cost;
   }
   return FMMCL_SUCCESS;
 }
