@@ -94,6 +94,9 @@ typedef struct gauss_rates {
    * each coordinate, a GPU's exponential hides them in its tuned direct
    * kernel more than in the binned ones */
   double per_dim, per_dim_direct;
+  /* pair evaluations a visit of a source box costs beyond the work model's (a CPU's work-items
+   * pay more for the box's list entry, frame difference and barriers than a GPU's) */
+  double visit_pairs;
 } gauss_rates;
 
 /* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
@@ -101,12 +104,13 @@ typedef struct gauss_rates {
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
     /* single */ {1.48e12, 131072, 7.5e11, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
-                  1.2e10, 1.5, 0.1},
+                  1.2e10, 1.5, 0.1, 0},
     /* double */ {4.75e11, 131072, 3.0e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
-                  3e-3, 1.2e10, 0.5, 0.1}};
+                  3e-3, 1.2e10, 0.5, 0.1, 0}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {2.5e8, 64, 8e7, 1, 8e7, 2e8, 1e-5, 1e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 1},
-    /* double */ {1.5e8, 64, 5e7, 1, 5e7, 1.5e8, 1.5e-5, 2e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 1}};
+    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30},
+    /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
+                  30}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
@@ -156,14 +160,26 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
      * run faster) */
     const double pb = fmax(1.0, per_box(nt, dim, extent, par.side));
     const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
-    seconds[FMMCL_GAUSS_CUTOFF] = (double)nt * par.work / (cutoff * fill) + r->fixed_cutoff + io;
+    double visits;
+    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits);
+    seconds[FMMCL_GAUSS_CUTOFF] =
+        (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
   }
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
-  const int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
+  int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
+  /* past the FGT's own limit of list entries (its side choice keeps the
+   * largest side even then) the host's lists take minutes: not offered */
+  double entries = 0;
+  if (fgt) fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &entries, NULL);
+  fgt = fgt && entries <= FMMCL_FGT_MAX_LIST_ENTRIES;
   if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
     /* the plan falls back to every pair within the cut-off, in its boxes */
+    double visits;
     seconds[FMMCL_GAUSS_FGT] =
-        (double)nt * fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL) / cutoff +
+        (double)nt *
+            (fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits) +
+             r->visit_pairs * visits) /
+            cutoff +
         r->fixed_fgt + io;
   } else if (fgt)
     seconds[FMMCL_GAUSS_FGT] =

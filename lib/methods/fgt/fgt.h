@@ -61,11 +61,16 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
                                      const double *extent, fmmcl_fgt_params *out);
 
+/* The list entries (pairs of occupied boxes) past which a box side is not
+ * worth its savings: about 200 MB of lists and seconds of plan creation. */
+#define FMMCL_FGT_MAX_LIST_ENTRIES 5e7
+
 /* The cut-off sum's work model per target (direct pair evaluations, visits
  * included) in boxes of side `side` (scaled), n sources uniform over
- * extent; *occupied_pairs (may be NULL): the list entries it needs. */
+ * extent; *occupied_pairs: the list entries it needs, *visits: the
+ * occupied source boxes a target visits (either may be NULL). */
 double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
-                             double *occupied_pairs);
+                             double *occupied_pairs, double *visits);
 
 /* Whether an FGT of order p in dim dimensions keeps its expansions within
  * local_bytes of local memory in REALs of real_size bytes (else the plan

@@ -244,7 +244,7 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
        * creation) a side is not worth its small saving in direct pairs;
        * the largest side stays as the fallback */
       const double occupied = boxes * -expm1(-per_box);
-      if (occupied * nb > 5e7 && c + 1 < sizeof sides / sizeof *sides) continue;
+      if (occupied * nb > FMMCL_FGT_MAX_LIST_ENTRIES && c + 1 < sizeof sides / sizeof *sides) continue;
       /* fgt_method.c unrolls the term loops fully only up to 512 terms and
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
        * expansions run slower per term */
@@ -322,13 +322,15 @@ static double ball_count_clipped(double cutoff, double side, int d, const double
 }
 
 double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
-                             double *occupied_pairs) {
+                             double *occupied_pairs, double *visits) {
   const double nb = ball_count_clipped(cutoff, side, dim, extent);
   double boxes = 1;
   for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
-  const double per_box = (double)n / boxes;
-  if (occupied_pairs) *occupied_pairs = boxes * -expm1(-per_box) * nb;
-  return nb * (CUTOFF_VISIT_PAIRS + per_box) * (per_box < CUTOFF_SPARSE_TARGETS ? CUTOFF_SPARSE_FACTOR : 1);
+  const double per_box = (double)n / boxes, occupied = -expm1(-per_box); /* lists hold occupied boxes */
+  if (occupied_pairs) *occupied_pairs = boxes * occupied * nb;
+  if (visits) *visits = nb * occupied;
+  return nb * (CUTOFF_VISIT_PAIRS * occupied + per_box) *
+         (per_box < CUTOFF_SPARSE_TARGETS ? CUTOFF_SPARSE_FACTOR : 1);
 }
 
 fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
@@ -351,9 +353,9 @@ fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, d
   for (size_t c = 0; c < sizeof per_cutoff / sizeof *per_cutoff; c++) {
     const double side = per_cutoff[c] * out->cutoff;
     double entries;
-    const double cost = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, &entries);
+    const double cost = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, &entries, NULL);
     /* the host's lists hold one entry per pair of occupied boxes (see fmmcl_fgt_choose) */
-    if (entries > 5e7 && best < HUGE_VAL) continue;
+    if (entries > FMMCL_FGT_MAX_LIST_ENTRIES && best < HUGE_VAL) continue;
     if (cost < best) best = cost, out->side = side, out->work = out->direct_work = cost;
   }
   return FMMCL_SUCCESS;
