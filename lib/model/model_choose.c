@@ -61,7 +61,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
     case FMMCL_LAPLACE_3D:
       return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM; /* dipoles and Hessians too */
     case FMMCL_LAPLACE_2D: return FMMCL_FMM;
-    case FMMCL_GAUSSIAN: return FMMCL_DIRECT; /* gaussian_method: with a gradient only DIRECT */
+    case FMMCL_GAUSSIAN: return FMMCL_DIRECT; /* gaussian_method decides */
     case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
     case FMMCL_HELMHOLTZ_3D:
       return FMMCL_DIRECT; /* no fast method yet */
@@ -212,6 +212,10 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
                                  fmmcl_plan_options *resolved) {
   *resolved = *opt;
   const size_t nt = targets ? n_targets : n_sources;
+  if (opt->kernel == FMMCL_GAUSSIAN && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL) {
+    resolved->method = gaussian_method(ctx, opt, n_sources, sources, n_targets, targets);
+    return FMMCL_SUCCESS;
+  }
   /* the model times the 3D Laplace FMM only */
   const int modelled = opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL &&
                        opt->softening == 0 && !opt->dipoles && !opt->hessian;
@@ -220,10 +224,6 @@ fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *op
   const int have = modelled && fmmcl_model_file_path(&ctx->dev.info, path, sizeof path) == FMMCL_SUCCESS &&
                    fmmcl_model_load(path, &ctx->dev.info, &m) == FMMCL_SUCCESS &&
                    m.prec[opt->precision].measured && m.prec[opt->precision].fitted;
-  if (opt->kernel == FMMCL_GAUSSIAN && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL) {
-    resolved->method = gaussian_method(ctx, opt, n_sources, sources, n_targets, targets);
-    return FMMCL_SUCCESS;
-  }
   if (!have) {
     resolved->method = fallback_method(opt, (double)n_sources * (double)nt);
     return FMMCL_SUCCESS;
