@@ -44,11 +44,12 @@ typedef struct outcome {
 } outcome;
 
 /* Runs o's plan on (src, tgt) (tgt NULL: the sources) and compares every
- * target with fmmcl_reference_direct. */
+ * target with fmmcl_reference_direct. Charges of one sign: the dropped
+ * terms cannot cancel, so a cut-off short of its bound shows. */
 static outcome run(const fmmcl_plan_options *o, size_t ns, const double *src, size_t nt, const double *tgt) {
   const size_t m = tgt ? nt : ns;
   double *q = malloc(ns * sizeof *q), *pot = malloc(m * sizeof *pot), *ref = malloc(m * sizeof *ref);
-  fmmcl_test_random_values(9, ns, -1, 1, q);
+  fmmcl_test_random_values(9, ns, 0, 1, q);
   fmmcl_plan plan;
   fmmcl_status st = fmmcl_plan_create(ctx, o, ns, src, tgt ? nt : 0, tgt, &plan);
   ck_assert_msg(st == FMMCL_SUCCESS, "plan: %s", fmmcl_last_error(ctx));
@@ -104,6 +105,55 @@ START_TEST(test_cutoff_tolerance) {
   }
   free(src);
   free(tgt);
+}
+END_TEST
+
+/* The cut-off's radius itself: one unit charge among zero charges, and
+ * targets where its term is just above the bound (1.02 bound .. 100 bound)
+ * in every direction, so across box faces and corners: a pair dropped
+ * there costs more than the bound, so none may be; targets where its term
+ * is far below the bound may lose it. In double, at tolerances 1e-6 and
+ * 1e-10. */
+START_TEST(test_cutoff_radius) {
+  const int dim = 3;
+  /* zero charges fill the boxes; whole boxes within the cut-off are summed,
+   * so a radius short by less than about a box's side would not show */
+  const size_t ns = 4000, nt = 256;
+  const double sigma = 0.05;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  double *q = calloc(ns, sizeof *q), *pot = malloc(nt * sizeof *pot), *ref = malloc(nt * sizeof *ref);
+  make_points(UNIFORM, 21, ns, dim, src);
+  for (int k = 0; k < dim; k++) src[k] = 0.5;
+  q[0] = 1;
+  static const double tols[] = {1e-6, 1e-10};
+  for (int t = 0; t < 2; t++) {
+    fmmcl_plan_options o = gauss_options(FMMCL_CUTOFF, FMMCL_DOUBLE, dim, sigma, tols[t]);
+    double dir[3 * 256];
+    make_points(UNIFORM, 22, nt, dim, dir);
+    for (size_t i = 0; i < nt; i++) {
+      double len = 0;
+      for (int k = 0; k < dim; k++) len += (dir[i * dim + k] - 0.5) * (dir[i * dim + k] - 0.5);
+      /* the term exp(-r^2 / (2 sigma^2)) = c tol, c from 1.02 to 100 */
+      const double c = 1.02 * pow(100 / 1.02, (double)(i % 16) / 15);
+      const double r = sigma * sqrt(2 * log(1 / (c * tols[t])));
+      for (int k = 0; k < dim; k++) tgt[i * dim + k] = 0.5 + r * (dir[i * dim + k] - 0.5) / sqrt(len);
+    }
+    fmmcl_plan plan;
+    ck_assert_int_eq(fmmcl_plan_create(ctx, &o, ns, src, nt, tgt, &plan), FMMCL_SUCCESS);
+    double bound;
+    ck_assert_int_eq(fmmcl_plan_error_bound(plan, &bound), FMMCL_SUCCESS);
+    ck_assert_int_eq(fmmcl_plan_execute(plan, q, pot, NULL), FMMCL_SUCCESS);
+    fmmcl_plan_destroy(plan);
+    ck_assert_int_eq(fmmcl_reference_direct(&o, ns, src, q, nt, tgt, ref, NULL), FMMCL_SUCCESS);
+    for (size_t i = 0; i < nt; i++)
+      ck_assert_msg(fabs(pot[i] - ref[i]) <= bound + 1e-15, "tol %g target %zu: term %g, got %g (bound %g)",
+                    tols[t], i, ref[i], pot[i], bound);
+  }
+  free(src);
+  free(tgt);
+  free(q);
+  free(pot);
+  free(ref);
 }
 END_TEST
 
@@ -240,6 +290,7 @@ static Suite *cutoff_suite(void) {
   fmmcl_test_context_fixture(tc, &ctx);
   if (!getenv("CK_DEFAULT_TIMEOUT")) tcase_set_timeout(tc, 600); /* cold kernel builds under PoCL */
   tcase_add_loop_test(tc, test_cutoff_tolerance, 0, 8);
+  tcase_add_test(tc, test_cutoff_radius);
   tcase_add_test(tc, test_cutoff_empty_neighbourhood);
   tcase_add_test(tc, test_cutoff_all_pairs);
   tcase_add_test(tc, test_auto_gaussian);
