@@ -101,9 +101,12 @@ static void print_usage(FILE *out) {
       "                          yukawa3d (default 0; the bbfmm gaussian's width is\n"
       "                          --sigma)\n"
       "      --method M          auto (default: direct for small problems, else fmm,\n"
-      "                          fgt with --no-gradient, bbfmm; laplace3d: the\n"
-      "                          performance model's pick; yukawa3d: bbfmm with\n"
-      "                          --no-gradient), direct, treecode, fmm, fgt, bbfmm\n"
+      "                          bbfmm; laplace3d: the performance model's pick;\n"
+      "                          gaussian with --no-gradient: the cheapest of direct,\n"
+      "                          cutoff, fgt, bbfmm by their work models; yukawa3d:\n"
+      "                          bbfmm with --no-gradient), direct, treecode, fmm,\n"
+      "                          fgt, bbfmm, cutoff (gaussian: the direct sum within\n"
+      "                          the fgt's cut-off, potential only)\n"
       "      --precision P       single (default) or double (needs fp64)\n"
       "      --dim D             coordinates per point (gaussian: 1..8)\n"
       "      --sigma S           gaussian bandwidth (default 1)\n"
@@ -124,8 +127,8 @@ static void print_usage(FILE *out) {
       "      --no-gradient       potential only\n"
       "      --order P           expansion order (tree methods; bbfmm: Chebyshev nodes\n"
       "                          per dimension n, 2..10; 0: from --tol)\n"
-      "      --tol T             requested relative error (tree methods; fgt: absolute\n"
-      "                          error per unit of sum |q|, potential only)\n"
+      "      --tol T             requested relative error (tree methods; fgt, cutoff:\n"
+      "                          absolute error per unit of sum |q|, potential only)\n"
       "      --leaf Q            points per leaf (tree methods; 0: device default)\n"
       "      --theta T           treecode acceptance criterion (default 0.5)\n"
       "\n"
@@ -456,8 +459,9 @@ static int plan_options(const config *c, fmmcl_plan_options *opt) {
   opt->stresslets = c->stresslets, opt->pressure = c->pressure;
   /* the bbFMM and its functions give the potential only */
   if (opt->method == FMMCL_BBFMM || opt->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL) opt->gradient = 0;
-  if (opt->method == FMMCL_FGT) opt->gradient = 0; /* the FGT computes the potential only */
-  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM)    /* would size buffers below */
+  /* the FGT and the cut-off direct sum compute the potential only */
+  if (opt->method == FMMCL_FGT || opt->method == FMMCL_CUTOFF) opt->gradient = 0;
+  if (opt->dim < 1 || opt->dim > FMMCL_MAX_DIM) /* would size buffers below */
     return fmmcl_cli_error("dimension %d out of range 1..%d", opt->dim, FMMCL_MAX_DIM);
   return FMMCL_CLI_EXIT_OK;
 }
@@ -762,7 +766,7 @@ static int check_accuracy(const config *c, fmmcl_context ctx, const job *j) {
     rc = fmmcl_cli_error("--check: the reference potential is not finite at a checked target");
     goto done;
   }
-  if (j->opt.method == FMMCL_FGT) { /* the quantity the FGT's tolerance bounds */
+  if (j->opt.method == FMMCL_FGT || j->opt.method == FMMCL_CUTOFF) { /* what their tolerance bounds */
     double worst = 0, q = 0;
     for (size_t i = 0; i < k; i++) worst = fmax(worst, fabs(dev_pot[i] - pot[i]));
     for (size_t i = 0; i < j->n; i++) q += fabs(j->charges[i]);
@@ -855,7 +859,8 @@ static int evaluate(const config *c, fmmcl_context ctx, fmmcl_context ctx2, job 
   int rc = execute(c, ctx, plan, j, &best);
   if (!rc && !c->quiet) print_timing(c, j, &best);
   double bound;
-  if (!rc && !c->quiet && j->opt.method == FMMCL_FGT && fmmcl_plan_error_bound(plan, &bound) == FMMCL_SUCCESS)
+  if (!rc && !c->quiet && (j->opt.method == FMMCL_FGT || j->opt.method == FMMCL_CUTOFF) &&
+      fmmcl_plan_error_bound(plan, &bound) == FMMCL_SUCCESS)
     printf("error bound: |error| <= %.3e * sum |q|\n", bound);
   fmmcl_plan_destroy(plan);
   if (!rc && c->check > 0) rc = check_accuracy(c, ctx, j);

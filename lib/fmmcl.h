@@ -131,22 +131,28 @@ typedef enum fmmcl_method {
   FMMCL_FMM,      /* fast multipole method */
   FMMCL_FGT,      /* fast Gauss transform */
   FMMCL_BBFMM,    /* black-box Chebyshev FMM */
-  FMMCL_AUTO      /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
+  FMMCL_AUTO,     /* LAPLACE_3D: the performance model picks DIRECT or FMM and,
                          when leaf_size is 0, the FMM's leaf size, from the device's
-                         model file (fmmtune --fit); without a fitted model, and for
-                         the other kernels, DIRECT below 2^26 source-target pairs and
-                         above it the kernel's fast method: FMM (LAPLACE_3D without
-                         softening, with dipoles and Hessians too; LAPLACE_2D), FGT
-                         (GAUSSIAN without gradient), BBFMM (a bbfmm_kernel;
-                         YUKAWA_3D without gradient or softening), FMM for STOKES_3D
-                         (Stokeslets and stresslets) in double (in single the FMM's
-                         rounding at close pairs is magnified by its
-                         decomposition); DIRECT where none applies. HELMHOLTZ_3D:
-                         DIRECT below 5e8 pairs (where the FMM overtook it on an
-                         H100), FMM above where its order rule accepts the points'
-                         bounding cube (low to moderate frequency: up to about 5.5
-                         wavelengths across it in double, 2.5 in single, less for
-                         damped k) and k is not 0, else DIRECT */
+                         model file (fmmtune --fit); GAUSSIAN without gradient: the
+                         cheapest of DIRECT, CUTOFF, FGT and BBFMM (dim 3) by their
+                         work models and the device class's measured rates; without a
+                         fitted model, and for the other kernels, DIRECT below 2^26
+                         source-target pairs and above it the kernel's fast method:
+                         FMM (LAPLACE_3D without softening, with dipoles and Hessians
+                         too; LAPLACE_2D), BBFMM (a bbfmm_kernel; YUKAWA_3D without
+                         gradient or softening), FMM for STOKES_3D (Stokeslets and
+                         stresslets) in double (in single the FMM's rounding at close
+                         pairs is magnified by its decomposition); DIRECT where none
+                         applies (GAUSSIAN with gradient). HELMHOLTZ_3D: DIRECT below
+                         5e8 pairs (where the FMM overtook it on an H100), FMM above
+                         where its order rule accepts the points' bounding cube (low
+                         to moderate frequency: up to about 5.5 wavelengths across it
+                         in double, 2.5 in single, less for damped k) and k is not 0,
+                         else DIRECT */
+  FMMCL_CUTOFF    /* GAUSSIAN (potential only): the direct sum over the source points
+                         within the FGT's cut-off of each target (binned in boxes), so
+                         the dropped pairs add at most tolerance * sum |q_i| (see
+                         fmmcl_plan_error_bound) */
 } fmmcl_method;
 
 typedef enum fmmcl_precision {
@@ -342,7 +348,7 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_counts(fmmcl_plan plan, const char *phase, 
  * device's rounding comes on top). FGT: the larger of the expansions'
  * truncation bound and the neighbour cut-off's exp(-cutoff^2) (each source
  * meets a target through one of them), as chosen from opt.tolerance (or
- * opt.order); DIRECT:
+ * opt.order); CUTOFF: exp(-cutoff^2), the dropped pairs' share; DIRECT:
  * 0. Other methods: FMMCL_ERROR_UNSUPPORTED. */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound);
 
@@ -393,7 +399,7 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_build_options(fmmcl_plan plan, char *buf, s
 
 /* The names the fmmcl command line takes: kernels "laplace3d", "gaussian",
  * "laplace2d", "yukawa3d", "helmholtz3d", "stokes3d"; methods "direct",
- * "treecode", "fmm", "fgt", "bbfmm", "auto";
+ * "treecode", "fmm", "fgt", "bbfmm", "auto", "cutoff";
  * bbFMM functions "plan_kernel", "laplace", "inv_r2", "gaussian",
  * "multiquadric", "inverse_multiquadric", "yukawa", "user". A value that is
  * no member of its enum is named "unknown". */

@@ -438,7 +438,7 @@ START_TEST(test_cli_usage_errors) {
       "%s", out);
   free(out);
   ck_assert_int_eq(run_fmmcl("--demo 10 --method magic", &out), 2);
-  ck_assert_msg(strstr(out, "direct, treecode, fmm, fgt, bbfmm, auto"), "%s", out);
+  ck_assert_msg(strstr(out, "direct, treecode, fmm, fgt, bbfmm, auto, cutoff"), "%s", out);
   free(out);
   ck_assert_int_eq(run_program(NULL, "fmmcl-info", "--bogus", &out), 2);
   free(out);

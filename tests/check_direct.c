@@ -1083,7 +1083,8 @@ START_TEST(test_method_names) {
     fmmcl_method m;
     const char *name;
   } all[] = {{FMMCL_DIRECT, "direct"}, {FMMCL_TREECODE, "treecode"}, {FMMCL_FMM, "fmm"},
-             {FMMCL_FGT, "fgt"},       {FMMCL_BBFMM, "bbfmm"},       {FMMCL_AUTO, "auto"}};
+             {FMMCL_FGT, "fgt"},       {FMMCL_BBFMM, "bbfmm"},       {FMMCL_AUTO, "auto"},
+             {FMMCL_CUTOFF, "cutoff"}};
   const size_t n = sizeof all / sizeof all[0];
   for (size_t i = 0; i < n; i++) {
     ck_assert_str_eq(fmmcl_method_name(all[i].m), all[i].name);

@@ -454,7 +454,7 @@ START_TEST(test_choose_method) {
   ck_assert_int_eq(fmmcl_plan_counts(plan, "p2p", &work), FMMCL_SUCCESS);
   ck_assert(work == 100.0 * 100.0);
   fmmcl_plan_destroy(plan);
-  g.method = (fmmcl_method)(FMMCL_AUTO + 1);
+  g.method = (fmmcl_method)(FMMCL_CUTOFF + 1);
   ck_assert_int_eq(fmmcl_plan_create(ctx, &g, 100, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_test_rmtree(dir);
   free(dir);

@@ -214,11 +214,23 @@ fmmcl_status fmmcl_hybrid_tree_shared(fmmcl_plan plan, int *shared);
 void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, const double *add_pot,
                              const double *add_grad);
 
+/* The Gaussian's methods as fmmcl_model_gaussian indexes them. */
+enum { FMMCL_GAUSS_DIRECT, FMMCL_GAUSS_CUTOFF, FMMCL_GAUSS_FGT, FMMCL_GAUSS_BBFMM, FMMCL_GAUSS_METHODS };
+/* Predicted execution seconds of each Gaussian method for a plan of opt
+ * (potential only) on ctx's device, from the FGT's and the cut-off sum's
+ * work models over the points' bounding box and the device class's fitted
+ * rates; -1 where a method is not offered (bbFMM: dim 3 and a sigma wide
+ * against the data). What FMMCL_AUTO compares for GAUSSIAN. */
+fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                  const double *sources, size_t n_targets, const double *targets,
+                                  double seconds[FMMCL_GAUSS_METHODS]);
+
 /* What FMMCL_AUTO becomes for a plan (plan.c): with a fitted model of
  * ctx's device in opt's precision, fmmcl_model_choose's method and (when
  * opt leaves it 0) leaf size; without one, DIRECT below 2^26 pairs and FMM
  * with the default leaf size above. YUKAWA_3D: DIRECT below 2^26 pairs,
- * BBFMM above where it can answer (no gradient, no softening).
+ * BBFMM above where it can answer (no gradient, no softening). GAUSSIAN:
+ * the least of fmmcl_model_gaussian's times (DIRECT with a gradient).
  * HELMHOLTZ_3D: hfmm_auto_method. Other kernels: UNSUPPORTED. */
 fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                  const double *sources, size_t n_targets, const double *targets,

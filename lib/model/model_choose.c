@@ -1,8 +1,11 @@
 /* model_choose.c — decisions from the performance model: direct sum or FMM
- * and the FMM's leaf size, the smallest predicted time over candidates. */
+ * and the FMM's leaf size, the smallest predicted time over candidates; and
+ * the Gaussian's method from its methods' work models. */
+#include <math.h>
 #include <string.h>
 
 #include "methods/helmholtz3d/hfmm.h"
+#include "methods/fgt/fgt.h"
 #include "methods/laplace3d/fmm3d.h"
 #include "model/model.h"
 
@@ -59,7 +62,7 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
     case FMMCL_LAPLACE_3D:
       return opt->softening != 0 ? FMMCL_DIRECT : FMMCL_FMM; /* dipoles and Hessians too */
     case FMMCL_LAPLACE_2D: return FMMCL_FMM;
-    case FMMCL_GAUSSIAN: return opt->gradient ? FMMCL_DIRECT : FMMCL_FGT;
+    case FMMCL_GAUSSIAN: return FMMCL_DIRECT; /* gaussian_method decides */
     case FMMCL_YUKAWA_3D: return opt->gradient || opt->softening != 0 ? FMMCL_DIRECT : FMMCL_BBFMM;
     case FMMCL_HELMHOLTZ_3D:
       return FMMCL_DIRECT; /* fmmcl_model_resolve asks hfmm_auto_method */
@@ -70,11 +73,150 @@ static fmmcl_method fallback_method(const fmmcl_plan_options *opt, double pairs)
   return FMMCL_DIRECT;
 }
 
+/* ---- the Gaussian: direct, cut-off direct, FGT or bbFMM ----------------- */
+
+/* Rates of each Gaussian method on a device class in one precision, fitted
+ * to bench-gauss-auto's runs (benchmarks/README.md). Pair rates count
+ * direct pair evaluations per second (the work models' unit,
+ * fmmcl_fgt_params.work): the direct sum's, reached from `direct_full`
+ * targets on; the cut-off sum's (reached from `tiles_full` tiles of
+ * targets); the FGT's direct part's, and its expansions'. The FGT's
+ * moments and Taylor coefficients loop over a box's sources in one
+ * work-item, which the work model does not see: seconds per source of the
+ * fullest box and per term of that (it dominates where boxes hold 1e4
+ * points and more). The bbFMM's seconds per point; each method's fixed
+ * seconds per execution (launches, permutations); the bytes per second of
+ * charges in and results out. */
+typedef struct gauss_rates {
+  double direct, direct_full, cutoff, tiles_full, fgt_direct, fgt_expansion, fgt_box_source, fgt_box_term;
+  double bbfmm_point, fixed_direct, fixed_cutoff, fixed_fgt, fixed_bbfmm, io;
+  /* pair rates at dim d are the d = 3 rates times (1 + 3 w) / (1 + d w), w
+   * for the binned sums and w_direct for the direct sum: a CPU pays for
+   * each coordinate, a GPU's exponential hides them in its tuned direct
+   * kernel more than in the binned ones */
+  double per_dim, per_dim_direct;
+  /* pair evaluations a visit of a source box costs beyond the work model's (a CPU's work-items
+   * pay more for the box's list entry, frame difference and barriers than a GPU's) */
+  double visit_pairs;
+} gauss_rates;
+
+/* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
+ * cores) for every CPU device: the choice depends on their ratios, which
+ * move less between devices of a class than the rates do. */
+static const gauss_rates gauss_gpu[2] = {
+    /* single */ {1.48e12, 131072, 7.5e11, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
+                  1.2e10, 1.5, 0.1, 0},
+    /* double */ {4.75e11, 131072, 3.0e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
+                  3e-3, 1.2e10, 0.5, 0.1, 0}};
+static const gauss_rates gauss_cpu[2] = {
+    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30},
+    /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
+                  30}};
+
+/* The bbFMM interpolates the kernel over a leaf: it is offered only where
+ * the Gaussian is smooth over the whole set (sigma at least this share of
+ * the widest extent), where its error was measured within the tolerance. */
+#define GAUSS_BBFMM_MIN_SIGMA 0.25
+
+/* Sources per occupied box of side `side` over extent (scaled), uniform. */
+static double per_box(size_t n, int dim, const double *extent, double side) {
+  double boxes = 1;
+  for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
+  return (double)n / boxes;
+}
+
+fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                  const double *sources, size_t n_targets, const double *targets,
+                                  double seconds[FMMCL_GAUSS_METHODS]) {
+  const int dim = opt->dim;
+  const size_t nt = targets ? n_targets : n_sources;
+  const double *tgt = targets ? targets : sources;
+  double lo[FMMCL_MAX_DIM], hi[FMMCL_MAX_DIM], extent[FMMCL_MAX_DIM], widest = 0;
+  for (int k = 0; k < dim; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
+  for (int set = 0; set < 2; set++) {
+    const double *x = set ? tgt : sources;
+    const size_t n = set ? nt : n_sources;
+    for (size_t i = 0; i < n; i++)
+      for (int k = 0; k < dim; k++) lo[k] = fmin(lo[k], x[i * dim + k]), hi[k] = fmax(hi[k], x[i * dim + k]);
+  }
+  for (int k = 0; k < dim; k++) {
+    extent[k] = n_sources && nt ? (hi[k] - lo[k]) / (sqrt(2.0) * opt->sigma) : 0;
+    widest = fmax(widest, hi[k] - lo[k]);
+  }
+  const gauss_rates *r = &(ctx->dev.info.is_gpu ? gauss_gpu : gauss_cpu)[opt->precision == FMMCL_DOUBLE];
+  const double tol = opt->tolerance > 0 ? opt->tolerance : 1e-6;
+  const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
+  const double io = (double)(n_sources + nt) * rs / r->io;
+  for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) seconds[m] = -1;
+  const double fill = fmin(1.0, (double)nt / r->direct_full); /* fewer targets leave the device idle */
+  const double dims = (1 + 3 * r->per_dim) / (1 + dim * r->per_dim);
+  const double direct = r->direct * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
+  const double cutoff = r->cutoff * dims;
+  const double fgt_direct = r->fgt_direct * dims, fgt_expansion = r->fgt_expansion * dims;
+  seconds[FMMCL_GAUSS_DIRECT] = (double)n_sources * (double)nt / (direct * fill) + r->fixed_direct + io;
+  fmmcl_fgt_params par;
+  if (fmmcl_fgt_choose_cutoff(NULL, dim, opt->sigma, tol, n_sources, extent, &par) == FMMCL_SUCCESS) {
+    /* a work-group per tile of up to 64 targets of a box: below `tiles_full`
+     * tiles the device is part idle (the square root: fewer groups each
+     * run faster) */
+    const double pb = fmax(1.0, per_box(nt, dim, extent, par.side));
+    const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
+    double visits;
+    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits);
+    seconds[FMMCL_GAUSS_CUTOFF] =
+        (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
+  }
+  const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
+  int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
+  /* past the FGT's own limit of list entries (its side choice keeps the
+   * largest side even then) the host's lists take minutes: not offered */
+  double entries = 0;
+  if (fgt) fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &entries, NULL);
+  fgt = fgt && entries <= FMMCL_FGT_MAX_LIST_ENTRIES;
+  if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
+    /* the plan falls back to every pair within the cut-off, in its boxes */
+    double visits;
+    seconds[FMMCL_GAUSS_FGT] =
+        (double)nt *
+            (fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits) +
+             r->visit_pairs * visits) /
+            cutoff +
+        r->fixed_fgt + io;
+  } else if (fgt)
+    seconds[FMMCL_GAUSS_FGT] =
+        (double)nt * (par.direct_work / fgt_direct + (par.work - par.direct_work) / fgt_expansion) +
+        per_box(n_sources, dim, extent, par.side) * (r->fgt_box_source + r->fgt_box_term * par.nterms) +
+        r->fixed_fgt + io;
+  if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest)
+    seconds[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * r->bbfmm_point + r->fixed_bbfmm + io;
+  fmmcl_clear_error(NULL);
+  return FMMCL_SUCCESS;
+}
+
+/* The Gaussian method of least predicted time (DIRECT with a gradient:
+ * the only one that computes it). */
+static fmmcl_method gaussian_method(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                    const double *sources, size_t n_targets, const double *targets) {
+  if (opt->gradient) return FMMCL_DIRECT;
+  static const fmmcl_method methods[FMMCL_GAUSS_METHODS] = {FMMCL_DIRECT, FMMCL_CUTOFF, FMMCL_FGT,
+                                                            FMMCL_BBFMM};
+  double t[FMMCL_GAUSS_METHODS];
+  fmmcl_model_gaussian(ctx, opt, n_sources, sources, n_targets, targets, t);
+  int best = FMMCL_GAUSS_DIRECT;
+  for (int m = 1; m < FMMCL_GAUSS_METHODS; m++)
+    if (t[m] >= 0 && t[m] < t[best]) best = m;
+  return methods[best];
+}
+
 fmmcl_status fmmcl_model_resolve(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                  const double *sources, size_t n_targets, const double *targets,
                                  fmmcl_plan_options *resolved) {
   *resolved = *opt;
   const size_t nt = targets ? n_targets : n_sources;
+  if (opt->kernel == FMMCL_GAUSSIAN && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL) {
+    resolved->method = gaussian_method(ctx, opt, n_sources, sources, n_targets, targets);
+    return FMMCL_SUCCESS;
+  }
   /* the model times the 3D Laplace FMM only */
   const int modelled = opt->kernel == FMMCL_LAPLACE_3D && opt->bbfmm_kernel == FMMCL_BBFMM_PLAN_KERNEL &&
                        opt->softening == 0 && !opt->dipoles && !opt->hessian;

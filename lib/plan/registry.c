@@ -28,6 +28,7 @@ static const fmmcl_method_row rows[] = {
     {FMMCL_LAPLACE_3D, FMMCL_TREECODE, &fmmcl_treecode3d_ops, NULL},
     {FMMCL_LAPLACE_2D, FMMCL_FMM, &fmmcl_fmm2d_ops, NULL},
     {FMMCL_GAUSSIAN, FMMCL_FGT, &fmmcl_fgt_ops, NULL},
+    {FMMCL_GAUSSIAN, FMMCL_CUTOFF, &fmmcl_cutoff_ops, NULL},
 };
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
@@ -38,7 +39,7 @@ const fmmcl_method_row *fmmcl_method_rows(size_t *count) {
 }
 
 /* In fmmcl_method order. */
-static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm", "auto"};
+static const char *const method_names[] = {"direct", "treecode", "fmm", "fgt", "bbfmm", "auto", "cutoff"};
 
 #define N_METHODS (sizeof method_names / sizeof method_names[0])
 

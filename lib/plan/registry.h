@@ -61,6 +61,7 @@ extern const fmmcl_method_ops fmmcl_fmm3d_ext_ops;      /* fmm3d_method.c: with 
 extern const fmmcl_method_ops fmmcl_treecode3d_ext_ops; /* fmm3d_method.c: with dipoles or Hessians */
 extern const fmmcl_method_ops fmmcl_fmm2d_ops;          /* fmm2d_method.c */
 extern const fmmcl_method_ops fmmcl_fgt_ops;            /* fgt_method.c */
+extern const fmmcl_method_ops fmmcl_cutoff_ops;         /* fgt_method.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_ops;          /* bbfmm_plan.c */
 extern const fmmcl_method_ops fmmcl_bbfmm_direct_ops;   /* bbfmm_direct.c: DIRECT with opt.bbfmm_kernel set */
 extern const fmmcl_method_ops fmmcl_direct_ext_ops;   /* direct_ext.c: dipoles, Hessians, Helmholtz, Stokes */

@@ -399,7 +399,7 @@ class Plan(_Owned):
         return out
 
     def error_bound(self):
-        """The bound b with |error(y)| <= b * sum |q| at every target (FGT; 0 for direct);
+        """The bound b with |error(y)| <= b * sum |q| at every target (FGT, cutoff; 0 for direct);
         UnsupportedError for methods that promise none."""
         b = ctypes.c_double()
         _check(lib().fmmcl_plan_error_bound(self._live(), ctypes.byref(b)), self._ctx._handle)

@@ -37,8 +37,8 @@ KERNELS = {
 }
 
 # fmmcl_method, in enum order.
-METHODS = ("direct", "treecode", "fmm", "fgt", "bbfmm", "auto")
-DIRECT, TREECODE, FMM, FGT, BBFMM, AUTO = range(6)
+METHODS = ("direct", "treecode", "fmm", "fgt", "bbfmm", "auto", "cutoff")
+DIRECT, TREECODE, FMM, FGT, BBFMM, AUTO, CUTOFF = range(7)
 
 # fmmcl_precision
 PRECISIONS = ("single", "double")

@@ -123,6 +123,22 @@ def test_gaussian_fgt(ctx, fp64, dim):
     assert err <= bound + 1e-13
 
 
+def test_gaussian_cutoff(ctx, fp64):
+    y, q = points(1200, 2, 13), charges(1200, 13)
+    x = points(300, 2, 14)
+    tol = 1e-6
+    with fmmcl.Plan(ctx, y, x, kernel="gaussian", method="cutoff", sigma=0.02, tol=tol) as plan:
+        phi, grad = plan.execute(q)
+        bound = plan.error_bound()
+        assert plan.info()["method"] == "cutoff"
+    assert grad is None
+    ref_phi, _ = direct("gaussian", y, q, x, sigma=0.02)
+    # the cut-off's promise, the FGT's: |error| <= bound * sum |q| at every target
+    err = np.max(np.abs(phi - ref_phi)) / np.sum(np.abs(q))
+    assert 0 < bound <= tol
+    assert err <= bound + 1e-13
+
+
 BBFMM_CASES = [
     ("laplace3d", {}, {}),
     ("gaussian", {"sigma": 0.5}, {"sigma": 0.5}),

@@ -27,14 +27,17 @@ typedef enum fmmcl_fgt_kind {
 /* The truncation and grid the tolerance chose, and the bound they give. */
 typedef struct fmmcl_fgt_params {
   int dim;
-  int p;         /* multi-indices |alpha| < p */
-  int nterms;    /* C(p - 1 + dim, dim) */
-  double h;      /* sqrt(2) sigma */
-  double side;   /* box side in scaled units */
-  int h2t;       /* 0: the H2T bound exceeds the tolerance at p, translations unused */
-  double cutoff; /* source boxes farther than this (scaled) from a target box are dropped */
-  double bound;  /* |error(y)| <= bound * sum_i |q_i| for every target y:
+  int p;              /* multi-indices |alpha| < p */
+  int nterms;         /* C(p - 1 + dim, dim) */
+  double h;           /* sqrt(2) sigma */
+  double side;        /* box side in scaled units */
+  int h2t;            /* 0: the H2T bound exceeds the tolerance at p, translations unused */
+  double cutoff;      /* source boxes farther than this (scaled) from a target box are dropped */
+  double bound;       /* |error(y)| <= bound * sum_i |q_i| for every target y:
                      * max(truncation bound of the kinds in use, exp(-cutoff^2)) */
+  double work;        /* the choice's work model per target, in direct pair evaluations
+                     * (uniform density over the extent; what AUTO compares) */
+  double direct_work; /* the part of work in direct pairs and box visits (the rest: expansions) */
 } fmmcl_fgt_params;
 
 /* Bound per unit charge of one interaction kind truncated at p, for boxes of
@@ -50,6 +53,29 @@ double fmmcl_fgt_truncation_bound(int kind, int p, double side, int dim);
  * the precision allows (0: FMMCL_FGT_MAX_P). */
 fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double tol, int order, size_t n,
                               const double *extent, int max_p, fmmcl_fgt_params *out);
+
+/* The cut-off direct sum's geometry for tolerance tol (0: 1e-6): the
+ * FGT's cut-off (exp(-cutoff^2) <= tol, the same bound), no expansions
+ * (p = 1), and the box side that the work model finds cheapest for the
+ * neighbour boxes' direct pairs. */
+fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
+                                     const double *extent, fmmcl_fgt_params *out);
+
+/* The list entries (pairs of occupied boxes) past which a box side is not
+ * worth its savings: about 200 MB of lists and seconds of plan creation. */
+#define FMMCL_FGT_MAX_LIST_ENTRIES 5e7
+
+/* The cut-off sum's work model per target (direct pair evaluations, visits
+ * included) in boxes of side `side` (scaled), n sources uniform over
+ * extent; *occupied_pairs: the list entries it needs, *visits: the
+ * occupied source boxes a target visits (either may be NULL). */
+double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
+                             double *occupied_pairs, double *visits);
+
+/* Whether an FGT of order p in dim dimensions keeps its expansions within
+ * local_bytes of local memory in REALs of real_size bytes (else the plan
+ * sums every pair within the cut-off directly). */
+int fmmcl_fgt_expansions_fit(int dim, int p, int nterms, size_t real_size, size_t local_bytes);
 
 /* The graded lexicographic multi-indices |alpha| < p in dim dimensions:
  * alpha[t * dim + k] for term t; malloc'ed, nterms entries. */

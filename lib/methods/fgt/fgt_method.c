@@ -1,7 +1,8 @@
 /* fgt_method.c — the FGT method on the device: builds cl/fgt.cl for the
  * plan's order, uploads the sorted points, boxes and lists once, and per
  * execution runs moments, Taylor coefficients, H2T, direct, Hermite and
- * Taylor evaluation; and its error bound. */
+ * Taylor evaluation; and its error bound. The cut-off direct sum is the same
+ * plan with direct pairs only. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,16 @@ static fmmcl_status tiles_build(fmmcl_context ctx, const fmmcl_fgt_setup *s, siz
   return FMMCL_SUCCESS;
 }
 
+/* Local memory of fgt.cl's kernels: cpl clusters of P terms and dim
+ * coordinates, the multi-indices, and dim x p powers per work-item. */
+static size_t local_need(int dim, size_t p, size_t P, size_t rs, size_t cpl, size_t wgs) {
+  return cpl * (P + dim) * rs + P * dim + (size_t)dim * p * wgs * rs + 512;
+}
+
+int fmmcl_fgt_expansions_fit(int dim, int p, int nterms, size_t real_size, size_t local_bytes) {
+  return local_need(dim, (size_t)p, (size_t)nterms, real_size, 1, 8) <= local_bytes;
+}
+
 /* The tuned work-group size and clusters per load, lowered to what fits the
  * device's local memory; FMMCL_ERROR_UNSUPPORTED when even small
  * work-groups do not fit. */
@@ -161,8 +172,7 @@ static fmmcl_status choose_sizes(fmmcl_plan plan, fgt_state *st) {
   st->cpl = (local / 4) / (P * rs);
   st->cpl = st->cpl < 1 ? 1 : st->cpl > (size_t)cap ? (size_t)cap : st->cpl;
   for (;; wgs /= 2) {
-    size_t need = st->cpl * (P + par->dim) * rs + P * par->dim + (size_t)par->dim * p * wgs * rs + 512;
-    if (need <= local) break;
+    if (local_need(par->dim, p, P, rs, st->cpl, wgs) <= local) break;
     if (wgs <= 8)
       return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                         "FGT order %d in %d dimensions needs more local memory than %s has (%zu bytes)",
@@ -264,14 +274,17 @@ static fmmcl_status upload_geometry(fmmcl_plan plan, fgt_state *st) {
   return e;
 }
 
-static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const double *targets) {
+/* The FGT's plan, or (cutoff) the cut-off direct sum's: the same binning,
+ * lists and direct kernels, with boxes sized for direct pairs alone. */
+static fmmcl_status create_as(fmmcl_plan plan, const double *sources, const double *targets, int cutoff) {
   fmmcl_context ctx = plan->ctx;
   const fmmcl_plan_options *o = &plan->opt;
+  const char *what = cutoff ? "the cut-off direct sum" : "FGT";
   if (o->kernel != FMMCL_GAUSSIAN)
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "FGT needs the GAUSSIAN kernel");
+    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "%s needs the GAUSSIAN kernel", what);
   if (o->gradient)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "FGT computes the potential only: create the plan with gradient = 0");
+                      "%s computes the potential only: create the plan with gradient = 0", what);
   fgt_state *st = calloc(1, sizeof *st);
   if (!st) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   plan->impl = st;
@@ -296,8 +309,10 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
   /* h_n grows like 2^(n/2) sqrt(n!): the H2T's h_{2p-2} leaves float's
    * range past p = 20 (and float cannot use the accuracy that needs it) */
   const int max_p = o->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P;
-  fmmcl_status e = fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
-  const int force = fmmcl_fgt_forced_kind();
+  fmmcl_status e =
+      cutoff ? fmmcl_fgt_choose_cutoff(ctx, dim, o->sigma, o->tolerance, plan->n_sources, extent, &par)
+             : fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
+  const int force = cutoff ? FMMCL_FGT_DIRECT : fmmcl_fgt_forced_kind();
   /* binning on the device where it gives the host's boxes bit for bit
    * (fp64); FMMCL_FGT_HOST_BINNING=1 keeps it on the host (comparisons) */
   const char *hb = getenv("FMMCL_FGT_HOST_BINNING");
@@ -332,6 +347,14 @@ static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const dou
     if (!st->stage) e = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
   return e;
+}
+
+static fmmcl_status fgt_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  return create_as(plan, sources, targets, 0);
+}
+
+static fmmcl_status cutoff_create(fmmcl_plan plan, const double *sources, const double *targets) {
+  return create_as(plan, sources, targets, 1);
 }
 
 #define M_ FMMCL_ARG_MEM
@@ -500,9 +523,20 @@ const fmmcl_method_ops fmmcl_fgt_ops = {.name = "fgt",
                                         .order = fgt_order,
                                         .frame_size = fgt_frame_size};
 
+/* The cut-off direct sum: the FGT's plan without expansions (order 0). */
+const fmmcl_method_ops fmmcl_cutoff_ops = {.name = "cutoff",
+                                           .create = cutoff_create,
+                                           .execute = fgt_execute,
+                                           .destroy = fgt_destroy,
+                                           .counts = fgt_counts,
+                                           .error_bound = fgt_error_bound,
+                                           .frame_size = fgt_frame_size};
+
 /* The plan's geometry, for tests comparing the device with the reference. */
 const fmmcl_fgt_setup *fmmcl_fgt_plan_setup(fmmcl_plan plan) {
-  return fmmcl_plan_runs(plan, fmmcl_fgt_ops.name) ? &((fgt_state *)plan->impl)->s : NULL;
+  return fmmcl_plan_runs(plan, fmmcl_fgt_ops.name) || fmmcl_plan_runs(plan, fmmcl_cutoff_ops.name)
+             ? &((fgt_state *)plan->impl)->s
+             : NULL;
 }
 
 fmmcl_status fmmcl_fgt_plan_coefficients(fmmcl_plan plan, double *moments, double *taylor) {

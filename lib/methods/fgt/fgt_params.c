@@ -244,7 +244,7 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
        * creation) a side is not worth its small saving in direct pairs;
        * the largest side stays as the fallback */
       const double occupied = boxes * -expm1(-per_box);
-      if (occupied * nb > 5e7 && c + 1 < sizeof sides / sizeof *sides) continue;
+      if (occupied * nb > FMMCL_FGT_MAX_LIST_ENTRIES && c + 1 < sizeof sides / sizeof *sides) continue;
       /* fgt_method.c unrolls the term loops fully only up to 512 terms and
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
        * expansions run slower per term */
@@ -255,9 +255,12 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
       /* visiting a box costs about as much as 4 direct pairs (list entry,
        * staging, barriers), which keeps boxes from going nearly empty */
       const double cost = nb * (4 * (2 * dim + 12) + work);
+      const int direct = work == per_box * (2 * dim + 12);
       /* the model is crude: within 10% the shorter expansion wins (less
        * local memory, shorter builds, smaller h_n) */
       if (cost < best * (p < out->p ? 1.1 : 1 / 1.1) || best == HUGE_VAL) {
+        out->work = cost / (2 * dim + 12);
+        out->direct_work = direct ? out->work : nb * 4;
         best = cost;
         out->side = side;
         out->p = p;
@@ -273,6 +276,88 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
    * (weaker) bound happens to hold at this p anyway */
   out->h2t = best_h2t || fmmcl_fgt_truncation_bound(FMMCL_FGT_H2T, out->p, out->side, dim) <= goal;
   out->bound = fmax(worst_bound(out->p, out->side, dim, out->h2t), exp(-cutoff * cutoff));
+  return FMMCL_SUCCESS;
+}
+
+/* Visiting a source box from a tile of targets (list entry, frame
+ * difference, staging, barriers) costs about this many pair evaluations;
+ * boxes of fewer targets than half a tile run one target per work-item
+ * (fgt_direct_points), at about half the pair rate (fitted on the H100,
+ * benchmarks/README.md). */
+#define CUTOFF_VISIT_PAIRS 4.0
+#define CUTOFF_SPARSE_TARGETS 32.0
+#define CUTOFF_SPARSE_FACTOR 2.0
+
+/* Source boxes within the cut-off of a target box, on average over a grid
+ * of A_k = ceil(extent_k / side) + 1 cells per axis: ball_count's sum over
+ * offsets with each axis offset o weighted by the share (A - |o|) / A of
+ * target cells that have a cell at o (0 past the grid's width). */
+static double ball_count_clipped(double cutoff, double side, int d, const double *extent) {
+  const int R = (int)floor(cutoff * cutoff / (side * side) + 1e-9);
+  double *cur = calloc((size_t)R + 1, sizeof *cur), *next = calloc((size_t)R + 1, sizeof *next);
+  if (!cur || !next) {
+    free(cur);
+    free(next);
+    return ball_count(cutoff, side, d);
+  }
+  cur[0] = 1;
+  for (int k = 0; k < d; k++) {
+    const double A = ceil(extent[k] / side) + 1;
+    /* |o| = j + 1 for j >= 1 (gap j), |o| <= 1 for gap 0 */
+    const double w0 = 1 + (A > 1 ? 2 * (A - 1) / A : 0);
+    for (int r = 0; r <= R; r++) {
+      double v = w0 * cur[r];
+      for (int j = 1; j * j <= r && j + 1 < A; j++) v += 2 * (A - j - 1) / A * cur[r - j * j];
+      next[r] = v;
+    }
+    double *t = cur;
+    cur = next;
+    next = t;
+  }
+  double total = 0;
+  for (int r = 0; r <= R; r++) total += cur[r];
+  free(cur);
+  free(next);
+  return total;
+}
+
+double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
+                             double *occupied_pairs, double *visits) {
+  const double nb = ball_count_clipped(cutoff, side, dim, extent);
+  double boxes = 1;
+  for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
+  const double per_box = (double)n / boxes, occupied = -expm1(-per_box); /* lists hold occupied boxes */
+  if (occupied_pairs) *occupied_pairs = boxes * occupied * nb;
+  if (visits) *visits = nb * occupied;
+  return nb * (CUTOFF_VISIT_PAIRS * occupied + per_box) *
+         (per_box < CUTOFF_SPARSE_TARGETS ? CUTOFF_SPARSE_FACTOR : 1);
+}
+
+fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
+                                     const double *extent, fmmcl_fgt_params *out) {
+  if (tol == 0) tol = 1e-6;
+  if (!(tol > 0) || !(tol < 1))
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "the cut-off direct sum needs a tolerance in (0, 1), not %g", tol);
+  memset(out, 0, sizeof *out);
+  out->dim = dim;
+  out->h = sqrt(2.0) * sigma;
+  out->p = out->nterms = 1;
+  /* 1% of the tolerance kept for rounding, as the FGT does */
+  out->cutoff = sqrt(log(1.0 / (0.99 * tol)));
+  out->bound = exp(-out->cutoff * out->cutoff);
+  /* smaller boxes fit the ball tighter (fewer pairs beyond the cut-off) but
+   * cost more visits; sides in units of the cut-off */
+  static const double per_cutoff[] = {2.0, 1.0, 0.75, 0.5, 0.375, 0.25, 0.1875, 0.125};
+  double best = HUGE_VAL;
+  for (size_t c = 0; c < sizeof per_cutoff / sizeof *per_cutoff; c++) {
+    const double side = per_cutoff[c] * out->cutoff;
+    double entries;
+    const double cost = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, &entries, NULL);
+    /* the host's lists hold one entry per pair of occupied boxes (see fmmcl_fgt_choose) */
+    if (entries > FMMCL_FGT_MAX_LIST_ENTRIES && best < HUGE_VAL) continue;
+    if (cost < best) best = cost, out->side = side, out->work = out->direct_work = cost;
+  }
   return FMMCL_SUCCESS;
 }
 
