@@ -5,7 +5,7 @@
 # (Stokeslets with pressure; Stokeslets + stresslets). For each N (default
 # 1e5 1e6) and case: make_points writes the points once for both codes,
 # fmm3d_driver runs FMM3D (--eps $EPS, $THREADS threads, its tree build
-# included) and writes its results in libfmmcl's units, fmmcl runs
+# included, best of $FMM3D_REPEAT, default 2) and writes its results in libfmmcl's units, fmmcl runs
 # `--method $METHOD (fmm) --precision double --tol $EPS` on --device $DEVICE (best of
 # 3 executions; wall_s: the whole fmmcl process, reading the input, the
 # OpenCL start, plan creation and writing included), and compare_rows gives
@@ -39,7 +39,7 @@ for n in "$@"; do
     pts="$out/$name-$n.pts" bin="$out/$name-$n.bin"
     "$peers/make_points" "$n" "$pts" --fmmcl "$bin" --fmmcl-columns "$layout"
     # shellcheck disable=SC2086
-    d=$(OMP_NUM_THREADS=$THREADS "$peers/fmm3d_driver" "$pts" $dopts --eps "$EPS" --repeat 2 --out "$out/$name-$n.fmm3d")
+    d=$(OMP_NUM_THREADS=$THREADS "$peers/fmm3d_driver" "$pts" $dopts --eps "$EPS" --repeat "${FMM3D_REPEAT:-2}" --out "$out/$name-$n.fmm3d")
     t3=$(echo "$d" | sed -n 's/.*best_s=\([0-9.e+-]*\).*/\1/p')
     # shellcheck disable=SC2086
     w0=$(date +%s.%N)
