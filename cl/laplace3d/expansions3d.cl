@@ -251,6 +251,17 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
 
 /* ---- M2M: M'_n^m += sum_{k,u} R_k^u(c_child - c_parent) M_{n-k}^{m-u} --- */
 
+/* Coefficient (n, m) of an expansion shifted by R (regular harmonics of
+ * the shift) from Mc: sum_{k,u} R_k^u Mc_{n-k}^{m-u}, both staged. */
+REAL2 m2m_shift_sum(__local const REAL2 *R, __local const REAL2 *Mc, int n, int m)
+{
+  REAL2 acc = (REAL2)(0, 0);
+  for (int k = 0; k <= n; k++)
+    for (int u = max(-k, m - (n - k)); u <= min(k, m + (n - k)); u++)
+      acc += cmul(load_any(R, k, u), load_any(Mc, n - k, m - u));
+  return acc;
+}
+
 /* Group g: parent cell parents[first + g], children cells children[first + g].x
  * .. .x + .y - 1 (contiguous, as the octree stores them); one launch per
  * level, first = where that level's parents begin. The shift is in units of
@@ -273,13 +284,35 @@ void m2m(__global const int *restrict parents, __global const int2 *restrict chi
     stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cc.w, 0), T);
     stage_expansion(Mc, M + child * NCOEF);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k <= n; k++)
-      for (int u = max(-k, m - (n - k)); u <= min(k, m + (n - k)); u++)
-        acc += cmul(load_any(R, k, u), load_any(Mc, n - k, m - u));
+    acc += m2m_shift_sum(R, Mc, n, m);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid < NCOEF)
     M[parent * NCOEF + lid] += acc * pown((REAL)0.5, n);
+}
+
+/* The treecode's multipoles moved, in place, from the cell's centre to the
+ * centre of its sources' box (exp_center, the same units and scale: the
+ * cell's side), about which M2P converges however the sources sit in the
+ * cell. Exact: degree <= P about one centre gives degree <= P about the
+ * other. Group g: cell cells[g]. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2m_recentre(__global const int *restrict cells, __global const REAL4 *restrict center,
+                  __global const REAL4 *restrict exp_center, __global REAL2 *M)
+{
+  __local REAL2 R[NCOEF], Mc[NCOEF];
+  __local REAL T[NRECUR];
+  const int lid = get_local_id(0), cell = cells[get_group_id(0)];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const REAL4 c = center[cell], e = exp_center[cell];
+  stage_recurrence(T);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  stage_regular(R, (REAL4)((c.xyz - e.xyz) * c.w, 0), T);
+  stage_expansion(Mc, M + cell * NCOEF);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const REAL2 acc = m2m_shift_sum(R, Mc, nm.x, nm.y);
+  if (lid < NCOEF)
+    M[cell * NCOEF + lid] = acc;
 }
 
 /* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
@@ -567,26 +600,34 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
 
 /* ---- M2P: phi and grad phi of sum conj(M_n^m) I_n^m(x - c) --------------- */
 
-/* Each I_k^u(x - c), k <= P + 1, is generated in turn (m outer, n inner, as
+/* Each I_k^u(x - c), k <= q + 1, is generated in turn (m outer, n inner, as
  * in local_field) and feeds, from lib/expansions3d_evaluate.c,
- *   phi   += w Re(conj(M_k^u) I)                      k <= P,
+ *   phi   += w Re(conj(M_k^u) I)                      k <= q,
  *   phi_z -= w Re(conj(M_{k-1}^u) I)                  u <= k - 1,
  *   g      = phi_x + i phi_y += conj(M_{k-1}^{u-1}) I  u >= 1,
  *                            -= M_{k-1}^{u+1} conj(I)   u <= k - 2,
- * w = 1 for u = 0 and 2 otherwise. x - c is never 0: the lists keep targets
- * out of the source cell. */
-REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z)
+ * w = 1 for u = 0 and 2 otherwise: the field of the expansion truncated at
+ * degree q <= P. The loops unroll on P and stop early at q, which is the
+ * same for every work-item of a group (no divergence). x - c is never 0:
+ * the lists keep targets out of the source cell. */
+REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z, int q)
 {
-  const REAL inv_r2 = 1 / (x * x + y * y + z * z);
+  const REAL inv_r = RSQRT(x * x + y * y + z * z), inv_r2 = inv_r * inv_r;
   REAL phi = 0, dz = 0;
-  REAL2 g = (REAL2)(0, 0), diag = (REAL2)(sqrt(inv_r2), 0);
+  REAL2 g = (REAL2)(0, 0), diag = (REAL2)(inv_r, 0);
+#pragma unroll
   for (int u = 0; u <= P + 1; u++) {
+    if (u > q + 1)
+      break;
     if (u > 0)
       diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * u - 1) * inv_r2));
     const REAL w = (u == 0) ? 1 : 2;
     REAL2 below = (REAL2)(0, 0), I = diag;
+#pragma unroll
     for (int k = u; k <= P + 1; k++) {
-      if (k <= P) {
+      if (k > q + 1)
+        break;
+      if (k <= q) {
         const REAL2 mk = Ms[coef_index(k, u)];
         phi += w * (mk.x * I.x + mk.y * I.y);
       }
@@ -606,44 +647,102 @@ REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z)
   return (REAL4)(g.x, g.y, dz, phi);
 }
 
-/* Group g: target leaf rows[g], its list of source cells (FMM: W list;
- * treecode: far list). Targets one per work-item, WGS at a time; each
- * source cell's multipole is staged in local memory and read by all. */
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+/* The M2P groups (Bonsai-like): a group's M2P_WGS work-items each take one
+ * target of a target leaf and walk the leaf's list together, M2P_BATCH
+ * source multipoles staged in local memory per round, so a multipole is
+ * read from global memory once per group and then by every target in
+ * registers. `split` groups share a leaf, each taking every split-th run of
+ * M2P_WGS targets (enough groups to fill a GPU; leaves over-full at the
+ * depth limit still get all their targets). */
+#ifndef M2P_WGS
+#define M2P_WGS 128
+#endif
+#ifndef M2P_BATCH
+#ifdef FMMCL_DOUBLE
+#define M2P_BATCH_FIT (12288 / (NCOEF * 16))
+#else
+#define M2P_BATCH_FIT (12288 / (NCOEF * 8))
+#endif
+#define M2P_BATCH (M2P_BATCH_FIT < 1 ? 1 : M2P_BATCH_FIT > 32 ? 32 : M2P_BATCH_FIT)
+#endif
+
+/* The degree an entry needs: ratio is the largest |y - s| / |x - s| the
+ * entry's geometry allows; the smallest q with ratio^(q+1) <= bound gives
+ * each term the error the order rule allows the typical pair, and the
+ * pairs with a larger ratio keep P. bound = 0: always P (the FMM's W list). */
+int m2p_degree(REAL ratio, REAL bound)
+{
+  int q = 0;
+  REAL t = ratio;
+  while (q < P && t > bound) {
+    t *= ratio;
+    q++;
+  }
+  return q;
+}
+
+/* Group g / split: target leaf rows[g / split], its list of source cells
+ * (FMM: W list; treecode: far list); exp_center (x, y, z, b) the centre each
+ * cell's multipole is expanded about and the radius about it that holds the
+ * cell's sources (the FMM: the cell centres, bound 0). */
+__kernel __attribute__((reqd_work_group_size(M2P_WGS, 1, 1)))
 void m2p(__global const int *restrict rows, __global const int *restrict list_begin,
          __global const int *restrict list, __global const int2 *restrict cell_tgt,
          __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
-         __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess)
+         __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess,
+         __global const REAL4 *restrict exp_center, const REAL bound, const int split)
 {
-  __local REAL2 Ms[NCOEF];
-  const int g = get_group_id(0), lid = get_local_id(0);
-  const int2 tr = cell_tgt[rows[g]];
-  const REAL4 ct = center[rows[g]];
+  __local REAL2 Ms[M2P_BATCH * NCOEF];
+  __local REAL4 shift[M2P_BATCH]; /* leaf centre - expansion centre, and 1/s */
+  __local int degree[M2P_BATCH];
+  const int g = get_group_id(0) / split, part = get_group_id(0) % split, lid = get_local_id(0);
+  const int row = rows[g];
+  const int2 tr = cell_tgt[row];
+  const REAL4 ct = center[row];
+  const REAL leaf_radius = (REAL)0.8660254037844386 / ct.w; /* half-diagonal: sqrt(3) / 2 sides */
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
-  for (int base = tr.x; base < tr.y; base += WGS) {
+  for (int base = tr.x + part * M2P_WGS; base < tr.y; base += split * M2P_WGS) {
     const int i = min(base + lid, tr.y - 1);
     const REAL4 x = tgt[i];
     REAL4 acc = (REAL4)(0, 0, 0, 0);
 #if HESSIAN
     REAL2 hz = (REAL2)(0, 0), hp = (REAL2)(0, 0), hq = (REAL2)(0, 0);
 #endif
-    for (int e = e0; e < e1; e++) {
-      const int src = list[e];
-      const REAL4 c = center[src];
-      /* x - c from the target leaf's frame: its centre minus c is exact */
-      const REAL dx = x.x + (ct.x - c.x), dy = x.y + (ct.y - c.y), dz = x.z + (ct.z - c.z);
-      stage_expansion(Ms, M + src * NCOEF);
-      barrier(CLK_LOCAL_MEM_FENCE);
-      const REAL4 f = multipole_field(Ms, dx * c.w, dy * c.w, dz * c.w);
-      acc += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
-#if HESSIAN
-      {
-        REAL2 h[3];
-        const REAL c3 = c.w * c.w * c.w;
-        multipole_hessian(Ms, dx * c.w, dy * c.w, dz * c.w, h);
-        hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
+    for (int eb = e0; eb < e1; eb += M2P_BATCH) {
+      const int count = min(M2P_BATCH, e1 - eb);
+      for (int k = lid; k < count * NCOEF; k += M2P_WGS) {
+        const int b = k / NCOEF;
+        Ms[k] = M[list[eb + b] * NCOEF + (k - b * NCOEF)];
       }
+      if (lid < count) {
+        const int src = list[eb + lid];
+        const REAL4 e = exp_center[src];
+        /* from the target leaf's frame: its centre minus e (exact for the
+         * FMM's dyadic centres) */
+        const REAL4 d = (REAL4)(ct.xyz - e.xyz, center[src].w);
+        shift[lid] = d;
+#if HESSIAN
+        degree[lid] = P;
+#else
+        const REAL gap = length(d.xyz) - leaf_radius;
+        degree[lid] = (bound > 0 && gap > 0) ? m2p_degree(e.w / gap, bound) : P;
 #endif
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int b = 0; b < count; b++) {
+        const REAL4 d = shift[b];
+        const REAL dx = (x.x + d.x) * d.w, dy = (x.y + d.y) * d.w, dz = (x.z + d.z) * d.w;
+        const REAL4 f = multipole_field(Ms + b * NCOEF, dx, dy, dz, degree[b]);
+        acc += (REAL4)(f.xyz * (d.w * d.w), f.w * d.w);
+#if HESSIAN
+        {
+          REAL2 h[3];
+          const REAL c3 = d.w * d.w * d.w;
+          multipole_hessian(Ms + b * NCOEF, dx, dy, dz, h);
+          hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
+        }
+#endif
+      }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (base + lid < tr.y)

@@ -79,6 +79,20 @@ typedef struct fmm3d_state {
   cl_mem l2l_pairs; /* (child, parent), level 1 first */
   fmm3d_level_groups l2l_levels;
   fmm3d_device_list m2l, p2l, m2p, p2p; /* V, X, W (or far), U (or near) */
+  /* M2P (cl/expansions3d.cl m2p): m2p_wgs targets a group, m2p_split
+   * groups a target leaf; exp_center REAL4 (x, y, z, b) per cell, the
+   * centre its multipole is expanded about for M2P and the radius of its
+   * sources about it (treecode: the sources' box, tree3d.h; the FMM passes
+   * center); m2p_bound the error per term the entries' degrees aim at
+   * (0: all P) */
+  size_t m2p_wgs, m2p_split;
+  double m2p_bound;
+  cl_mem exp_center;
+  /* treecode: the far cells whose multipoles m2m_recentre moves from the
+   * cell's centre to exp_center before M2P */
+  cl_kernel k_recentre;
+  cl_mem recentre_cells;
+  size_t n_recentre;
 
   /* execute moves charges and results in the caller's order, through
    * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
@@ -118,6 +132,15 @@ fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_option
                                       int *order);
 /* Predicted relative L2 error of the potential at order p (the rule above). */
 double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
+
+/* The treecode's M2P error per term at the ratio of the pairs the rule
+ * above was fitted to, (0.7 theta)^(p+1): an entry whose geometry bounds
+ * the ratio lower needs only the degrees that reach it (cl/expansions3d.cl
+ * m2p_degree). */
+double fmmcl_fmm3d_m2p_term_bound(double theta, int p);
+/* The degree q <= p an M2P entry uses: the smallest with ratio^(q+1) <=
+ * bound (the kernel's m2p_degree, for the tests' reference). */
+int fmmcl_fmm3d_m2p_degree(double ratio, double bound, int p);
 
 /* ---- create and destroy (fmm3d_setup.c, fmm3d_buffers.c) ------------------ */
 

@@ -29,6 +29,9 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
 }
 
+/* Work-items of an M2P group (targets sharing its staged multipoles). */
+#define M2P_GROUP 128
+
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: work-group size %zu outside %zu..%zu on %s",
@@ -62,6 +65,9 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
                       "order %d, M2L batch %zu needs %zu bytes of local memory; %s has %llu", s->order,
                       s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
+  /* M2P runs a target a work-item: a group as wide as a few warps shares
+   * each staged multipole among that many targets */
+  s->m2p_wgs = ctx->dev.info.max_work_group_size < M2P_GROUP ? ctx->dev.info.max_work_group_size : M2P_GROUP;
   fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
   if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
   fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);
@@ -70,7 +76,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
    * exactly the kernels they always did */
   char ext[64] = "";
   snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s%s", real, s->order, exp_def, ext);
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu %s%s", real, s->order, s->m2p_wgs, exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);
@@ -89,6 +95,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   cl_kernel *const p2p_kernels[] = {&s->k_p2p, &s->k_charges, &s->k_unsort};
   st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, s->treecode ? 3 : 7, exp_names, exp_kernels);
   if (!st) st = fmmcl_create_kernels(ctx, s->p2p_program, p2p_file, 3, p2p_names, p2p_kernels);
+  if (!st && s->treecode)
+    st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m_recentre", &s->k_recentre);
   if (!st && s->dipoles)
     st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_put_dipoles", &s->k_dipoles);
   if (!st && s->hessian)
