@@ -198,7 +198,8 @@ int main(int argc, char **argv) {
       size_t n_ph = 0;
       if (fmmcl_plan_timings(plan, ph, 64, &n_ph) == FMMCL_SUCCESS) {
         fprintf(stderr, "%s %s phases (ms):", name, m);
-        for (size_t k = 0; k < n_ph && k < 64; k++) fprintf(stderr, " %s %.2f", ph[k].name, 1e3 * ph[k].seconds);
+        for (size_t k = 0; k < n_ph && k < 64; k++)
+          fprintf(stderr, " %s %.2f", ph[k].name, 1e3 * ph[k].seconds);
         double w_m2p = 0, w_p2p = 0;
         fmmcl_plan_counts(plan, "m2p", &w_m2p), fmmcl_plan_counts(plan, "p2p", &w_p2p);
         fprintf(stderr, "; m2p %.3g p2p %.3g\n", w_m2p, w_p2p);

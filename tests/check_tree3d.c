@@ -343,7 +343,8 @@ static void check_spheres(const fmmcl_tree3d *t, const double *sphere) {
   for (size_t c = 0; c < t->n_cells; c++) {
     const fmmcl_tree3d_cell *a = &t->cells[c];
     if (!fmmcl_tree3d_n_src(a)) continue;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, diag = 0, ulp = 0;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, diag = 0,
+           ulp = 0;
     for (size_t i = a->src_begin; i < a->src_end; i++)
       for (int d = 0; d < 3; d++)
         lo[d] = fmin(lo[d], t->source_xyz[3 * i + d]), hi[d] = fmax(hi[d], t->source_xyz[3 * i + d]);
@@ -354,7 +355,8 @@ static void check_spheres(const fmmcl_tree3d *t, const double *sphere) {
       ulp = fmax(ulp, 1e-15 * (fabs(lo[d]) + fabs(hi[d])));
     }
     /* the rounded midpoint may sit an ulp of the coordinates off centre */
-    REQUIRE(sphere[4 * c + 3] <= 0.5 * sqrt(diag) * (1 + 1e-14) + 2 * ulp, "cell %zu: radius beyond the box", c);
+    REQUIRE(sphere[4 * c + 3] <= 0.5 * sqrt(diag) * (1 + 1e-14) + 2 * ulp, "cell %zu: radius beyond the box",
+            c);
     for (size_t i = a->src_begin; i < a->src_end; i++)
       REQUIRE(distance(t->source_xyz + 3 * i, sphere + 4 * c) <= sphere[4 * c + 3] * (1 + 1e-14),
               "cell %zu: a source outside its sphere", c);
@@ -400,7 +402,8 @@ static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treeco
 
 static void check_treecode_lists(const fmmcl_tree3d *t, double theta) {
   fmmcl_tree3d_treecode_lists L;
-  REQUIRE(fmmcl_tree3d_treecode_lists_build(t, NULL, theta, &L) == FMMCL_SUCCESS, "%s", fmmcl_last_error(NULL));
+  REQUIRE(fmmcl_tree3d_treecode_lists_build(t, NULL, theta, &L) == FMMCL_SUCCESS, "%s",
+          fmmcl_last_error(NULL));
   check_csr_shape(t, &L.far, 1);
   check_csr_shape(t, &L.near, 1);
   check_spheres(t, L.sphere);

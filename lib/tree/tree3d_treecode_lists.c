@@ -55,7 +55,8 @@ static void source_boxes(const fmmcl_tree3d *t, const double *caller, double *bo
       double *b = box + 6 * i;
       for (int d = 0; d < 3; d++) b[d] = INFINITY, b[3 + d] = -INFINITY;
       for (int32_t k = c->child_begin; k < c->child_begin + c->n_children; k++)
-        for (int d = 0; d < 3; d++) b[d] = fmin(b[d], box[6 * k + d]), b[3 + d] = fmax(b[3 + d], box[6 * k + 3 + d]);
+        for (int d = 0; d < 3; d++)
+          b[d] = fmin(b[d], box[6 * k + d]), b[3 + d] = fmax(b[3 + d], box[6 * k + 3 + d]);
     }
   }
 }

@@ -139,8 +139,8 @@ static fmmcl_status upload_perm(fmmcl_plan plan, fmm3d_state *s, size_t n, const
  * frames (leaf: each sorted point's leaf) and adopted. */
 static fmmcl_status adopt_point_set(fmmcl_plan plan, fmm3d_state *s, fmmcl_tree3d_device_points *p, size_t n,
                                     cl_mem leaf, cl_mem *buf, cl_mem *lo_buf, cl_mem *perm) {
-  fmmcl_status st =
-      fmmcl_tree3d_device_pack(plan->ctx, NULL, p, n, leaf, s->center, s->real_size, s->origin, 1.0 / s->unit);
+  fmmcl_status st = fmmcl_tree3d_device_pack(plan->ctx, NULL, p, n, leaf, s->center, s->real_size, s->origin,
+                                             1.0 / s->unit);
   if (st) return st;
   if (!p->finite)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -421,7 +421,8 @@ static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
   for (size_t i = 0; i < n; i++)
     if (far[i]) cells[k++] = (cl_int)i;
   s->n_recentre = k;
-  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *cells, cells, &s->recentre_cells);
   free(centre), free(cells), free(far);
   return st;
@@ -486,8 +487,9 @@ void fmmcl_fmm3d_release_list(fmm3d_device_list *dl) {
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l,     &s->k_p2l,    &s->k_l2l,     &s->k_l2p,
-                    &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian,
+  cl_kernel *k[] = {&s->k_p2m,     &s->k_m2m,    &s->k_m2l,     &s->k_p2l,
+                    &s->k_l2l,     &s->k_l2p,    &s->k_m2p,     &s->k_p2p,
+                    &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian,
                     &s->k_recentre};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);

@@ -133,8 +133,9 @@ static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
                            FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->exp_center), FMMCL_ARG_MEM(s->M));
     if (!st) st = launch(plan, log, s->k_recentre, s->n_recentre, s->exp_wgs, "m2m");
   }
-  if (!st) st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 9, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
-                                  FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 9, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
+                           FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
   if (st) return st;
   /* m2p_split groups per row */
   fmm3d_device_list split = s->m2p;
