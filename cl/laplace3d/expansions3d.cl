@@ -600,6 +600,14 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
 
 /* ---- M2P: phi and grad phi of sum conj(M_n^m) I_n^m(x - c) --------------- */
 
+/* Fully unrolled on P where the compilers take it quickly (a CPU compiler
+ * spends minutes on long unrolled expansions). */
+#if P <= 12
+#define M2P_UNROLL FMMCL_PRAGMA(unroll)
+#else
+#define M2P_UNROLL
+#endif
+
 /* Each I_k^u(x - c), k <= q + 1, is generated in turn (m outer, n inner, as
  * in local_field) and feeds, from lib/expansions3d_evaluate.c,
  *   phi   += w Re(conj(M_k^u) I)                      k <= q,
@@ -608,25 +616,26 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
  *                            -= M_{k-1}^{u+1} conj(I)   u <= k - 2,
  * w = 1 for u = 0 and 2 otherwise: the field of the expansion truncated at
  * degree q <= P. The loops unroll on P and stop early at q, which is the
- * same for every work-item of a group (no divergence). x - c is never 0:
- * the lists keep targets out of the source cell. */
+ * same for a warp's work-items (no divergence). x - c is never 0: the
+ * lists keep targets out of the source cell. */
 REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z, int q)
 {
   const REAL inv_r = RSQRT(x * x + y * y + z * z), inv_r2 = inv_r * inv_r;
   REAL phi = 0, dz = 0;
   REAL2 g = (REAL2)(0, 0), diag = (REAL2)(inv_r, 0);
-#pragma unroll
+  /* guards rather than breaks, so that the compilers unroll: q is uniform */
+  M2P_UNROLL
   for (int u = 0; u <= P + 1; u++) {
     if (u > q + 1)
-      break;
+      continue;
     if (u > 0)
       diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * u - 1) * inv_r2));
     const REAL w = (u == 0) ? 1 : 2;
     REAL2 below = (REAL2)(0, 0), I = diag;
-#pragma unroll
+    M2P_UNROLL
     for (int k = u; k <= P + 1; k++) {
       if (k > q + 1)
-        break;
+        continue;
       if (k <= q) {
         const REAL2 mk = Ms[coef_index(k, u)];
         phi += w * (mk.x * I.x + mk.y * I.y);
@@ -647,15 +656,26 @@ REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z, int q)
   return (REAL4)(g.x, g.y, dz, phi);
 }
 
-/* The M2P groups (Bonsai-like): a group's M2P_WGS work-items each take one
- * target of a target leaf and walk the leaf's list together, M2P_BATCH
- * source multipoles staged in local memory per round, so a multipole is
- * read from global memory once per group and then by every target in
- * registers. `split` groups share a leaf, each taking every split-th run of
- * M2P_WGS targets (enough groups to fill a GPU; leaves over-full at the
+/* The M2P groups (Bonsai-like): a group of M2P_WGS work-items takes
+ * M2P_SPAN targets of one target leaf, M2P_LANES = M2P_WGS / M2P_SPAN
+ * work-items a target, and walks the leaf's list, M2P_BATCH source
+ * multipoles staged in local memory per round; lane j of a target takes
+ * entries j, j + M2P_LANES, ... of the round (a warp's work-items share
+ * one lane, so one entry and degree), and the lanes' sums meet in local
+ * memory at the end. A multipole is read from global memory once per
+ * group, then by every target in registers; few targets a group keep the
+ * work-items of small leaves busy. `split` groups share a leaf, each
+ * taking every split-th run of M2P_SPAN targets (leaves over-full at the
  * depth limit still get all their targets). */
 #ifndef M2P_WGS
 #define M2P_WGS 128
+#endif
+#ifndef M2P_SPAN
+#define M2P_SPAN 32
+#endif
+#define M2P_LANES (M2P_WGS / M2P_SPAN)
+#if M2P_LANES * M2P_SPAN != M2P_WGS
+#error "expansions3d.cl: M2P_WGS must be a multiple of M2P_SPAN"
 #endif
 #ifndef M2P_BATCH
 #ifdef FMMCL_DOUBLE
@@ -669,7 +689,8 @@ REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z, int q)
 /* The degree an entry needs: ratio is the largest |y - s| / |x - s| the
  * entry's geometry allows; the smallest q with ratio^(q+1) <= bound gives
  * each term the error the order rule allows the typical pair, and the
- * pairs with a larger ratio keep P. bound = 0: always P (the FMM's W list). */
+ * pairs with a larger ratio keep P. bound = 0: always P (the FMM's W list).
+ * fmmcl_fmm3d_m2p_degree is the host's copy. */
 int m2p_degree(REAL ratio, REAL bound)
 {
   int q = 0;
@@ -695,14 +716,21 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
   __local REAL2 Ms[M2P_BATCH * NCOEF];
   __local REAL4 shift[M2P_BATCH]; /* leaf centre - expansion centre, and 1/s */
   __local int degree[M2P_BATCH];
+#if M2P_LANES > 1
+  __local REAL4 lanes[M2P_WGS];
+#if HESSIAN
+  __local REAL2 hlanes[3 * M2P_WGS];
+#endif
+#endif
   const int g = get_group_id(0) / split, part = get_group_id(0) % split, lid = get_local_id(0);
+  const int t = lid % M2P_SPAN, lane = lid / M2P_SPAN;
   const int row = rows[g];
   const int2 tr = cell_tgt[row];
   const REAL4 ct = center[row];
   const REAL leaf_radius = (REAL)0.8660254037844386 / ct.w; /* half-diagonal: sqrt(3) / 2 sides */
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
-  for (int base = tr.x + part * M2P_WGS; base < tr.y; base += split * M2P_WGS) {
-    const int i = min(base + lid, tr.y - 1);
+  for (int base = tr.x + part * M2P_SPAN; base < tr.y; base += split * M2P_SPAN) {
+    const int i = min(base + t, tr.y - 1);
     const REAL4 x = tgt[i];
     REAL4 acc = (REAL4)(0, 0, 0, 0);
 #if HESSIAN
@@ -729,26 +757,41 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
 #endif
       }
       barrier(CLK_LOCAL_MEM_FENCE);
-      for (int b = 0; b < count; b++) {
+      for (int b = lane; b < count; b += M2P_LANES) {
         const REAL4 d = shift[b];
         const REAL dx = (x.x + d.x) * d.w, dy = (x.y + d.y) * d.w, dz = (x.z + d.z) * d.w;
         const REAL4 f = multipole_field(Ms + b * NCOEF, dx, dy, dz, degree[b]);
         acc += (REAL4)(f.xyz * (d.w * d.w), f.w * d.w);
 #if HESSIAN
-        {
-          REAL2 h[3];
-          const REAL c3 = d.w * d.w * d.w;
-          multipole_hessian(Ms + b * NCOEF, dx, dy, dz, h);
-          hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
-        }
+        REAL2 h[3];
+        const REAL c3 = d.w * d.w * d.w;
+        multipole_hessian(Ms + b * NCOEF, dx, dy, dz, h);
+        hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
 #endif
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (base + lid < tr.y)
+#if M2P_LANES > 1
+    /* the lanes' partial sums, added by lane 0 */
+    lanes[lid] = acc;
+#if HESSIAN
+    hlanes[3 * lid] = hz, hlanes[3 * lid + 1] = hp, hlanes[3 * lid + 2] = hq;
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0)
+      for (int j = 1; j < M2P_LANES; j++) {
+        acc += lanes[t + j * M2P_SPAN];
+#if HESSIAN
+        hz += hlanes[3 * (t + j * M2P_SPAN)], hp += hlanes[3 * (t + j * M2P_SPAN) + 1];
+        hq += hlanes[3 * (t + j * M2P_SPAN) + 2];
+#endif
+      }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    if (lane == 0 && base + t < tr.y)
       out[i] += acc;
 #if HESSIAN
-    if (base + lid < tr.y)
+    if (lane == 0 && base + t < tr.y)
       hessian_store(hess + 6 * i, hz, hp, hq, 1);
 #endif
   }

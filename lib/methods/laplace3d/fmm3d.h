@@ -79,13 +79,13 @@ typedef struct fmm3d_state {
   cl_mem l2l_pairs; /* (child, parent), level 1 first */
   fmm3d_level_groups l2l_levels;
   fmm3d_device_list m2l, p2l, m2p, p2p; /* V, X, W (or far), U (or near) */
-  /* M2P (cl/expansions3d.cl m2p): m2p_wgs targets a group, m2p_split
+  /* M2P (cl/expansions3d.cl m2p): m2p_wgs work-items a group, m2p_split
    * groups a target leaf; exp_center REAL4 (x, y, z, b) per cell, the
    * centre its multipole is expanded about for M2P and the radius of its
    * sources about it (treecode: the sources' box, tree3d.h; the FMM passes
    * center); m2p_bound the error per term the entries' degrees aim at
    * (0: all P) */
-  size_t m2p_wgs, m2p_split;
+  size_t m2p_wgs, m2p_span, m2p_split; /* span: targets a group takes a pass */
   double m2p_bound;
   cl_mem exp_center;
   /* treecode: the far cells whose multipoles m2m_recentre moves from the

@@ -384,7 +384,7 @@ fmmcl_status fmmcl_fmm3d_upload_ranges(fmmcl_plan plan, fmm3d_state *s, const fm
 }
 
 /* M2P's groups per target leaf: enough for the fullest leaf of the list
- * (a group takes m2p_wgs targets a pass), at most 16 (the rest loop). */
+ * (a group takes m2p_span targets a pass), at most 16 (the rest loop). */
 static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
   size_t most = 1;
   for (size_t r = 0; r < csr->n_rows; r++)
@@ -392,7 +392,7 @@ static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
       const size_t n = fmmcl_tree3d_n_tgt(&s->tree->cells[r]);
       most = n > most ? n : most;
     }
-  s->m2p_split = (most + s->m2p_wgs - 1) / s->m2p_wgs;
+  s->m2p_split = (most + s->m2p_span - 1) / s->m2p_span;
   if (s->m2p_split > 16) s->m2p_split = 16;
 }
 
