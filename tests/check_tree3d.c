@@ -348,8 +348,7 @@ static void check_spheres(const fmmcl_tree3d *t, int target, const double *spher
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, diag = 0,
            ulp = 0;
     for (size_t i = begin; i < end; i++)
-      for (int d = 0; d < 3; d++)
-        lo[d] = fmin(lo[d], xyz[3 * i + d]), hi[d] = fmax(hi[d], xyz[3 * i + d]);
+      for (int d = 0; d < 3; d++) lo[d] = fmin(lo[d], xyz[3 * i + d]), hi[d] = fmax(hi[d], xyz[3 * i + d]);
     for (int d = 0; d < 3; d++) {
       REQUIRE(fabs(sphere[4 * c + d] - 0.5 * (lo[d] + hi[d])) <= 1e-15 * (fabs(lo[d]) + fabs(hi[d])),
               "cell %zu: sphere centre off its sources' box", c);

@@ -602,10 +602,19 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
 
 /* Fully unrolled on P where the compilers take it quickly (a CPU compiler
  * spends minutes on long unrolled expansions). */
-#if P <= 12
+#ifndef M2P_UNROLL_MAX
+#define M2P_UNROLL_MAX 12
+#endif
+#if P <= M2P_UNROLL_MAX
 #define M2P_UNROLL FMMCL_PRAGMA(unroll)
 #else
 #define M2P_UNROLL
+#endif
+
+/* Targets per work-item of M2P: each coefficient read from local memory
+ * serves that many targets' recurrences in registers. */
+#ifndef M2P_TPT
+#define M2P_TPT 3
 #endif
 
 /* Each I_k^u(x - c), k <= q + 1, is generated in turn (m outer, n inner, as
@@ -615,57 +624,82 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
  *   g      = phi_x + i phi_y += conj(M_{k-1}^{u-1}) I  u >= 1,
  *                            -= M_{k-1}^{u+1} conj(I)   u <= k - 2,
  * w = 1 for u = 0 and 2 otherwise: the field of the expansion truncated at
- * degree q <= P. The loops unroll on P and stop early at q, which is the
- * same for a warp's work-items (no divergence). x - c is never 0: the
- * lists keep targets out of the source cell. */
-REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z, int q)
+ * degree q <= P, at the M2P_TPT points x[t] (in the cell's units), into
+ * f[t] = (d/dx, d/dy, d/dz, phi). The loops unroll on P and skip past q,
+ * which is the same for a warp's work-items (no divergence). x - c is
+ * never 0: the lists keep targets out of the source cell. */
+void multipole_fields(__local const REAL2 *Ms, const REAL4 *x, int q, REAL4 *f)
 {
-  const REAL inv_r = RSQRT(x * x + y * y + z * z), inv_r2 = inv_r * inv_r;
-  REAL phi = 0, dz = 0;
-  REAL2 g = (REAL2)(0, 0), diag = (REAL2)(inv_r, 0);
-  /* guards rather than breaks, so that the compilers unroll: q is uniform */
+  REAL inv_r2[M2P_TPT], phi[M2P_TPT], dz[M2P_TPT];
+  REAL2 g[M2P_TPT], diag[M2P_TPT], below[M2P_TPT], I[M2P_TPT];
+  FMMCL_PRAGMA(unroll)
+  for (int t = 0; t < M2P_TPT; t++) {
+    const REAL inv_r = RSQRT(x[t].x * x[t].x + x[t].y * x[t].y + x[t].z * x[t].z);
+    inv_r2[t] = inv_r * inv_r, phi[t] = 0, dz[t] = 0, g[t] = (REAL2)(0, 0), diag[t] = (REAL2)(inv_r, 0);
+  }
+  /* guards rather than breaks, so that the compilers unroll */
   M2P_UNROLL
   for (int u = 0; u <= P + 1; u++) {
     if (u > q + 1)
       continue;
-    if (u > 0)
-      diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * u - 1) * inv_r2));
     const REAL w = (u == 0) ? 1 : 2;
-    REAL2 below = (REAL2)(0, 0), I = diag;
+    FMMCL_PRAGMA(unroll)
+    for (int t = 0; t < M2P_TPT; t++) {
+      if (u > 0)
+        diag[t] = cmul(diag[t], (REAL2)(-x[t].x, -x[t].y) * ((REAL)(2 * u - 1) * inv_r2[t]));
+      below[t] = (REAL2)(0, 0), I[t] = diag[t];
+    }
     M2P_UNROLL
     for (int k = u; k <= P + 1; k++) {
       if (k > q + 1)
         continue;
       if (k <= q) {
         const REAL2 mk = Ms[coef_index(k, u)];
-        phi += w * (mk.x * I.x + mk.y * I.y);
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          phi[t] += w * (mk.x * I[t].x + mk.y * I[t].y);
       }
       if (k >= 1 && u <= k - 1) {
         const REAL2 mb = Ms[coef_index(k - 1, u)];
-        dz -= w * (mb.x * I.x + mb.y * I.y);
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          dz[t] -= w * (mb.x * I[t].x + mb.y * I[t].y);
       }
-      if (u >= 1)
-        g += cmulc(Ms[coef_index(k - 1, u - 1)], I);
-      if (u <= k - 2)
-        g -= cmul(Ms[coef_index(k - 1, u + 1)], conj2(I));
-      const REAL2 next = ((REAL)(2 * k + 1) * z * I - (REAL)((k + u) * (k - u)) * below) * inv_r2;
-      below = I;
-      I = next;
+      if (u >= 1) {
+        const REAL2 ml = Ms[coef_index(k - 1, u - 1)];
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          g[t] += cmulc(ml, I[t]);
+      }
+      if (u <= k - 2) {
+        const REAL2 mh = Ms[coef_index(k - 1, u + 1)];
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          g[t] -= cmul(mh, conj2(I[t]));
+      }
+      FMMCL_PRAGMA(unroll)
+      for (int t = 0; t < M2P_TPT; t++) {
+        const REAL2 next = ((REAL)(2 * k + 1) * x[t].z * I[t] - (REAL)((k + u) * (k - u)) * below[t]) * inv_r2[t];
+        below[t] = I[t];
+        I[t] = next;
+      }
     }
   }
-  return (REAL4)(g.x, g.y, dz, phi);
+  FMMCL_PRAGMA(unroll)
+  for (int t = 0; t < M2P_TPT; t++)
+    f[t] = (REAL4)(g[t].x, g[t].y, dz[t], phi[t]);
 }
 
 /* The M2P groups (Bonsai-like): a group of M2P_WGS work-items takes
- * M2P_SPAN targets of one target leaf, M2P_LANES = M2P_WGS / M2P_SPAN
- * work-items a target, and walks the leaf's list, M2P_BATCH source
- * multipoles staged in local memory per round; lane j of a target takes
- * entries j, j + M2P_LANES, ... of the round (a warp's work-items share
- * one lane, so one entry and degree), and the lanes' sums meet in local
- * memory at the end. A multipole is read from global memory once per
- * group, then by every target in registers; few targets a group keep the
- * work-items of small leaves busy. `split` groups share a leaf, each
- * taking every split-th run of M2P_SPAN targets (leaves over-full at the
+ * M2P_SPAN x M2P_TPT targets of one target leaf, M2P_TPT a work-item and
+ * M2P_LANES = M2P_WGS / M2P_SPAN work-items a target, and walks the leaf's
+ * list, M2P_BATCH source multipoles staged in local memory per round; lane
+ * j of a target takes entries j, j + M2P_LANES, ... of the round (a warp's
+ * work-items share one lane, so one entry and degree), and the lanes' sums
+ * meet in local memory at the end. A multipole is read from global memory
+ * once per group, then by every target in registers; few targets a group
+ * keep the work-items of small leaves busy. `split` groups share a leaf,
+ * each taking every split-th run of targets (leaves over-full at the
  * depth limit still get all their targets). */
 #ifndef M2P_WGS
 #define M2P_WGS 128
@@ -731,13 +765,19 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
   const REAL4 ct = center[row];
   const REAL4 ts = tgt_sphere[row];
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
-  for (int base = tr.x + part * M2P_SPAN; base < tr.y; base += split * M2P_SPAN) {
-    const int i = min(base + t, tr.y - 1);
-    const REAL4 x = tgt[i];
-    REAL4 acc = (REAL4)(0, 0, 0, 0);
+  for (int base = tr.x + part * M2P_SPAN * M2P_TPT; base < tr.y; base += split * M2P_SPAN * M2P_TPT) {
+    REAL4 x[M2P_TPT], acc[M2P_TPT];
 #if HESSIAN
-    REAL2 hz = (REAL2)(0, 0), hp = (REAL2)(0, 0), hq = (REAL2)(0, 0);
+    REAL2 hz[M2P_TPT], hp[M2P_TPT], hq[M2P_TPT];
 #endif
+    FMMCL_PRAGMA(unroll)
+    for (int j = 0; j < M2P_TPT; j++) {
+      x[j] = tgt[min(base + t + j * M2P_SPAN, tr.y - 1)];
+      acc[j] = (REAL4)(0, 0, 0, 0);
+#if HESSIAN
+      hz[j] = hp[j] = hq[j] = (REAL2)(0, 0);
+#endif
+    }
     for (int eb = e0; eb < e1; eb += M2P_BATCH) {
       const int count = min(M2P_BATCH, e1 - eb);
       for (int k = lid; k < count * NCOEF; k += M2P_WGS) {
@@ -761,41 +801,50 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
       barrier(CLK_LOCAL_MEM_FENCE);
       for (int b = lane; b < count; b += M2P_LANES) {
         const REAL4 d = shift[b];
-        const REAL dx = (x.x + d.x) * d.w, dy = (x.y + d.y) * d.w, dz = (x.z + d.z) * d.w;
-        const REAL4 f = multipole_field(Ms + b * NCOEF, dx, dy, dz, degree[b]);
-        acc += (REAL4)(f.xyz * (d.w * d.w), f.w * d.w);
+        REAL4 y[M2P_TPT], f[M2P_TPT];
+        FMMCL_PRAGMA(unroll)
+        for (int j = 0; j < M2P_TPT; j++)
+          y[j] = (REAL4)((x[j].xyz + d.xyz) * d.w, 0);
+        multipole_fields(Ms + b * NCOEF, y, degree[b], f);
+        FMMCL_PRAGMA(unroll)
+        for (int j = 0; j < M2P_TPT; j++) {
+          acc[j] += (REAL4)(f[j].xyz * (d.w * d.w), f[j].w * d.w);
 #if HESSIAN
-        REAL2 h[3];
-        const REAL c3 = d.w * d.w * d.w;
-        multipole_hessian(Ms + b * NCOEF, dx, dy, dz, h);
-        hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
+          REAL2 h[3];
+          const REAL c3 = d.w * d.w * d.w;
+          multipole_hessian(Ms + b * NCOEF, y[j].x, y[j].y, y[j].z, h);
+          hz[j] += h[0] * c3, hp[j] += h[1] * c3, hq[j] += h[2] * c3;
 #endif
+        }
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
+    for (int j = 0; j < M2P_TPT; j++) {
 #if M2P_LANES > 1
-    /* the lanes' partial sums, added by lane 0 */
-    lanes[lid] = acc;
+      /* the lanes' partial sums, added by lane 0 */
+      lanes[lid] = acc[j];
 #if HESSIAN
-    hlanes[3 * lid] = hz, hlanes[3 * lid + 1] = hp, hlanes[3 * lid + 2] = hq;
+      hlanes[3 * lid] = hz[j], hlanes[3 * lid + 1] = hp[j], hlanes[3 * lid + 2] = hq[j];
 #endif
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lane == 0)
-      for (int j = 1; j < M2P_LANES; j++) {
-        acc += lanes[t + j * M2P_SPAN];
+      barrier(CLK_LOCAL_MEM_FENCE);
+      if (lane == 0)
+        for (int l = 1; l < M2P_LANES; l++) {
+          acc[j] += lanes[t + l * M2P_SPAN];
 #if HESSIAN
-        hz += hlanes[3 * (t + j * M2P_SPAN)], hp += hlanes[3 * (t + j * M2P_SPAN) + 1];
-        hq += hlanes[3 * (t + j * M2P_SPAN) + 2];
+          hz[j] += hlanes[3 * (t + l * M2P_SPAN)], hp[j] += hlanes[3 * (t + l * M2P_SPAN) + 1];
+          hq[j] += hlanes[3 * (t + l * M2P_SPAN) + 2];
 #endif
-      }
-    barrier(CLK_LOCAL_MEM_FENCE);
+        }
+      barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-    if (lane == 0 && base + t < tr.y)
-      out[i] += acc;
+      const int i = base + t + j * M2P_SPAN;
+      if (lane == 0 && i < tr.y)
+        out[i] += acc[j];
 #if HESSIAN
-    if (lane == 0 && base + t < tr.y)
-      hessian_store(hess + 6 * i, hz, hp, hq, 1);
+      if (lane == 0 && i < tr.y)
+        hessian_store(hess + 6 * i, hz[j], hp[j], hq[j], 1);
 #endif
+    }
   }
 }
 

@@ -125,10 +125,13 @@ fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const d
                       "fmmcl_tree3d_treecode_lists_build: theta = %g must be positive and finite", theta);
   const size_t n = tree->n_cells ? tree->n_cells : 1;
   double *sphere = malloc(4 * n * sizeof *sphere), *target_sphere = malloc(4 * n * sizeof *target_sphere);
-  fmmcl_status st = sphere && target_sphere ? FMMCL_SUCCESS
-                                            : fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st = sphere && target_sphere
+                        ? FMMCL_SUCCESS
+                        : fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) st = fmmcl_tree3d_spheres(tree, 0, sources, sphere);
-  if (!st) st = fmmcl_tree3d_spheres(tree, 1, tree->targets_are_sources || !targets ? sources : targets, target_sphere);
+  if (!st)
+    st = fmmcl_tree3d_spheres(tree, 1, tree->targets_are_sources || !targets ? sources : targets,
+                              target_sphere);
   treecode_context ctx = {tree, sphere, target_sphere, theta};
   fmmcl_tree3d_csr csr[N_LISTS];
   if (!st) st = fmmcl_tree3d_csr_build(tree->n_cells, N_LISTS, emit_treecode_row, &ctx, csr);

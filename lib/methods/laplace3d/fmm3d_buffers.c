@@ -415,7 +415,8 @@ static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
     const double *sphere = k ? s->tc.target_sphere : s->tc.sphere;
     for (size_t i = 0; i < n; i++) {
       const double *sp = sphere + 4 * i;
-      for (int d = 0; d < 3; d++) fmmcl_put_real(centre, s->real_size, 4 * i + d, (sp[d] - s->origin[d]) * inv);
+      for (int d = 0; d < 3; d++)
+        fmmcl_put_real(centre, s->real_size, 4 * i + d, (sp[d] - s->origin[d]) * inv);
       fmmcl_put_real(centre, s->real_size, 4 * i + 3, sp[3] * inv);
     }
     if (!st)
