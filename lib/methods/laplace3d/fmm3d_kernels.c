@@ -29,16 +29,16 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
 }
 
-/* An M2P group takes M2P_TARGETS x M2P_PER_ITEM targets of a leaf: each
- * work-item M2P_PER_ITEM targets (a coefficient read from local memory
- * serves them all), M2P_LANES work-items each target (its list split among
- * them). Few targets a group keep small leaves' work-items busy, and all
- * of them share each staged multipole. On an H100, 32 x 4 lanes beat 64
- * and 128 targets by 1, 2 and 4 lanes, and 3 targets an item beat 1 and 2
- * (benchmarks/README.md). */
+/* An M2P group takes M2P_TARGETS x (targets an item) targets of a leaf:
+ * each work-item that many targets (a coefficient read from local memory
+ * serves them all; in double, registers allow one), M2P_LANES work-items
+ * each target (its list split among them). Few targets a group keep small
+ * leaves' work-items busy, and all of them share each staged multipole.
+ * On an H100, 32 x 4 lanes beat 64 and 128 targets by 1, 2 and 4 lanes,
+ * and in float 3 targets an item beat 1 and 2 (benchmarks/README.md). */
 #define M2P_TARGETS 32
 #define M2P_LANES 4
-#define M2P_PER_ITEM 3
+#define M2P_PER_ITEM(real_size) ((real_size) == 8 ? 1 : 3)
 
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
@@ -74,7 +74,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
                       s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
   /* fewer lanes where the device's groups are narrower */
-  s->m2p_span = M2P_TARGETS * M2P_PER_ITEM;
+  s->m2p_span = M2P_TARGETS * M2P_PER_ITEM(s->real_size);
   s->m2p_wgs = M2P_TARGETS * M2P_LANES;
   while (s->m2p_wgs > ctx->dev.info.max_work_group_size && s->m2p_wgs > M2P_TARGETS) s->m2p_wgs /= 2;
   fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
@@ -86,7 +86,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   char ext[64] = "";
   snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d %s%s", real, s->order,
-           s->m2p_wgs, M2P_TARGETS, M2P_PER_ITEM, exp_def, ext);
+           s->m2p_wgs, M2P_TARGETS, M2P_PER_ITEM(s->real_size), exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);
