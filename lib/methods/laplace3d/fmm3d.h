@@ -218,8 +218,10 @@ fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, 
 /* Runs only the phases in mask with the given charges. M_in / L_in (NULL:
  * zero) are unscaled expansions, 2 * ncoef doubles per cell as in
  * expansions3d.h, uploaded before the phases; M_out / L_out / out (may be
- * NULL) receive the expansions after them (about the tree's cell centres),
- * and out 4 doubles per sorted target (d/dx, d/dy, d/dz, phi). */
+ * NULL) receive the expansions after them (about the tree's cell centres;
+ * but a treecode's M2P first moves its far cells' multipoles to their
+ * sources' centres, the lists' spheres), and out 4 doubles per sorted
+ * target (d/dx, d/dy, d/dz, phi). */
 fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
                                    const double *L_in, double *M_out, double *L_out, double *out);
 /* The same for a plan with dipoles or a Hessian: dipoles (3 per source,
