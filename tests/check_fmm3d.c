@@ -139,7 +139,7 @@ static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
   f->Mr = calloc(ne, sizeof(double)), f->Lr = calloc(ne, sizeof(double)),
   f->outr = calloc(no, sizeof(double));
   ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(f->t, &f->lists), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(f->t, NULL, NULL, o.theta, &f->tc), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(f->t, NULL, o.theta, &f->tc), FMMCL_SUCCESS);
 }
 
 static void op_close(op_fixture *f) {
@@ -249,9 +249,8 @@ static void ref_m2p_treecode(op_fixture *f, const double *M, double *out) {
       const double *sp = f->tc.sphere + 4 * a;
       memset(Ms, 0, f->nc * sizeof *Ms);
       fmmcl_exp3d_m2m(f->p, f->t->cells[a].center, M + a * f->nc, sp, Ms);
-      const double *ts = f->tc.target_sphere + 4 * b;
-      const double d[3] = {ts[0] - sp[0], ts[1] - sp[1], ts[2] - sp[2]};
-      const double gap = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - ts[3];
+      const double d[3] = {c->center[0] - sp[0], c->center[1] - sp[1], c->center[2] - sp[2]};
+      const double gap = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - sqrt(3.0) * c->half_width;
       const int q = gap > 0 ? fmmcl_fmm3d_m2p_degree(sp[3] / gap, bound, f->p) : f->p;
       /* degree-major storage: the first ncoef(q) coefficients are degree <= q */
       fmmcl_exp3d_m2p(q, sp, Ms, n, f->t->target_xyz + 3 * c->tgt_begin, pot, grad);

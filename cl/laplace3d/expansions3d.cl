@@ -739,15 +739,13 @@ int m2p_degree(REAL ratio, REAL bound)
 /* Group g / split: target leaf rows[g / split], its list of source cells
  * (FMM: W list; treecode: far list); exp_center (x, y, z, b) the centre each
  * cell's multipole is expanded about and the radius about it that holds the
- * cell's sources, tgt_sphere the same of each leaf's targets (the FMM: the
- * cell centres both, bound 0). */
+ * cell's sources (the FMM: the cell centres, bound 0). */
 __kernel __attribute__((reqd_work_group_size(M2P_WGS, 1, 1)))
 void m2p(__global const int *restrict rows, __global const int *restrict list_begin,
          __global const int *restrict list, __global const int2 *restrict cell_tgt,
          __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
          __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess,
-         __global const REAL4 *restrict exp_center, __global const REAL4 *restrict tgt_sphere,
-         const REAL bound, const int split)
+         __global const REAL4 *restrict exp_center, const REAL bound, const int split)
 {
   __local REAL2 Ms[M2P_BATCH * NCOEF];
   __local REAL4 shift[M2P_BATCH]; /* leaf centre - expansion centre, and 1/s */
@@ -763,7 +761,7 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
   const int row = rows[g];
   const int2 tr = cell_tgt[row];
   const REAL4 ct = center[row];
-  const REAL4 ts = tgt_sphere[row];
+  const REAL leaf_radius = (REAL)0.8660254037844386 / ct.w; /* half-diagonal: sqrt(3) / 2 sides */
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
   for (int base = tr.x + part * M2P_SPAN * M2P_TPT; base < tr.y; base += split * M2P_SPAN * M2P_TPT) {
     REAL4 x[M2P_TPT], acc[M2P_TPT];
@@ -794,7 +792,7 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
 #if HESSIAN
         degree[lid] = P;
 #else
-        const REAL gap = length(ts.xyz - e.xyz) - ts.w;
+        const REAL gap = length(d.xyz) - leaf_radius;
         degree[lid] = (bound > 0 && gap > 0) ? m2p_degree(e.w / gap, bound) : P;
 #endif
       }

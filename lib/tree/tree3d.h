@@ -152,39 +152,33 @@ void fmmcl_tree3d_fmm_lists_free(fmmcl_tree3d_fmm_lists *lists);
 /* Treecode lists, one row per cell (n_cells rows), filled for leaves holding
  * targets. Each cell's multipole is expanded about the centre s_A of its
  * sources' bounding box, and b_A = |box| / 2 bounds |y - s_A| over its
- * sources y (the sphere, fmmcl_tree3d_spheres); a target leaf B's targets
- * lie within r_B of the centre t_B of their box, likewise. Acceptance of
+ * sources y (the sphere, fmmcl_tree3d_source_spheres). Acceptance of
  * source cell A for target leaf B:
- *     b_A + r_B < theta * |s_A - t_B|.
+ *     b_A + r_B < theta * |s_A - c_B|,   r_B = half-diagonal of B's cube.
  * For theta <= 1 this bounds, for every target x in B and source y in A,
  * |y - s_A| / |x - s_A| < theta: the pointwise Barnes-Hut ratio about the
- * expansion centre, wherever in the cells the points sit (a cube's centre
- * with all the charge at one corner converges at theta / (2 - theta) only;
- * a sparse leaf's targets need not be a whole cube away).
+ * expansion centre, wherever in the cell the sources sit (a cube's centre
+ * with all the charge at one corner converges at theta / (2 - theta) only).
  * The traversal from the root takes the first accepted cell on each path
  * (far: M2P) and the leaves never accepted (near: P2P), so every source is
  * counted once per target leaf. */
 typedef struct fmmcl_tree3d_treecode_lists {
   double theta;
-  double *sphere;        /* 4 per cell: s_A (x, y, z) and b_A, world units */
-  double *target_sphere; /* 4 per cell: t_B and r_B */
+  double *sphere; /* 4 per cell: s_A (x, y, z) and b_A, world units */
   fmmcl_tree3d_csr far, near;
 } fmmcl_tree3d_treecode_lists;
 
-/* theta > 0 and finite, else FMMCL_ERROR_INVALID_ARGUMENT. sources and
- * targets: the caller's coordinates, read through the tree's permutations
- * where the tree keeps no sorted copy (device sort); may be NULL otherwise
- * (targets: also when the targets are the sources). */
-fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources,
-                                               const double *targets, double theta,
+/* theta > 0 and finite, else FMMCL_ERROR_INVALID_ARGUMENT. sources: the
+ * caller's coordinates, read through the tree's permutation where the tree
+ * keeps no sorted copy (device sort); may be NULL otherwise. */
+fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources, double theta,
                                                fmmcl_tree3d_treecode_lists *lists);
 void fmmcl_tree3d_treecode_lists_free(fmmcl_tree3d_treecode_lists *lists);
-/* Each cell's sphere of its sources (target 0) or targets (1): 4 doubles
- * per cell, as in the lists above; cells without such points: their centre
- * and 0. points: the caller's coordinates, as above. */
-fmmcl_status fmmcl_tree3d_spheres(const fmmcl_tree3d *tree, int target, const double *points, double *sphere);
-/* The acceptance test above, for reuse by checks. */
-int fmmcl_tree3d_mac_accepts(const double *source_sphere, const double *target_sphere, double theta);
+/* Each cell's source sphere (4 doubles per cell, as in the lists above;
+ * cells without sources: their centre and 0). */
+fmmcl_status fmmcl_tree3d_source_spheres(const fmmcl_tree3d *tree, const double *sources, double *sphere);
+/* The acceptance test above (source_sphere: s_A and b_A), for reuse by checks. */
+int fmmcl_tree3d_mac_accepts(const double *source_sphere, const fmmcl_tree3d_cell *target, double theta);
 
 /* ---- statistics for the performance model ------------------------------- */
 

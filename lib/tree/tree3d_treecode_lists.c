@@ -1,7 +1,7 @@
 /* tree3d_treecode_lists.c — Barnes-Hut style near (P2P) and far (M2P) lists
  * of each target leaf under a multipole acceptance criterion that knows
- * where the points are: each cell's sources' bounding sphere (about whose
- * centre its multipole is expanded) and the target leaf's targets' one. */
+ * where each cell's sources are (their bounding sphere, about which the
+ * cell's multipole is expanded). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,41 +12,38 @@ enum { LIST_FAR, LIST_NEAR, N_LISTS };
 
 typedef struct treecode_context {
   const fmmcl_tree3d *tree;
-  const double *sphere, *target_sphere;
+  const double *sphere;
   double theta;
 } treecode_context;
 
-int fmmcl_tree3d_mac_accepts(const double *source_sphere, const double *target_sphere, double theta) {
+int fmmcl_tree3d_mac_accepts(const double *source_sphere, const fmmcl_tree3d_cell *target, double theta) {
   double d2 = 0.0;
   for (int k = 0; k < 3; k++) {
-    double dk = source_sphere[k] - target_sphere[k];
+    double dk = source_sphere[k] - target->center[k];
     d2 += dk * dk;
   }
-  return source_sphere[3] + target_sphere[3] < theta * sqrt(d2);
+  /* the target leaf's half-diagonal: its targets may be anywhere in it */
+  return source_sphere[3] + sqrt(3.0) * target->half_width < theta * sqrt(d2);
 }
 
-/* Sorted point i's coordinate d: the tree's copy, or the caller's through
+/* Sorted source i's coordinate d: the tree's copy, or the caller's through
  * the permutation where the device sort kept the sorted ones. */
-static double point_coord(const fmmcl_tree3d *t, int target, const double *caller, size_t i, int d) {
-  const double *xyz = target ? t->target_xyz : t->source_xyz;
-  const size_t *perm = target ? t->target_perm : t->source_perm;
-  return xyz ? xyz[3 * i + d] : caller[3 * perm[i] + d];
+static double source_coord(const fmmcl_tree3d *t, const double *caller, size_t i, int d) {
+  return t->source_xyz ? t->source_xyz[3 * i + d] : caller[3 * t->source_perm[i] + d];
 }
 
-/* Bounding boxes (lo[3], hi[3] per cell) of each cell's sources (or
- * targets): leaves from their points, then each level's parents from their
- * children, deepest first (children follow their parents in the cell
- * array). */
-static void point_boxes(const fmmcl_tree3d *t, int target, const double *caller, double *box) {
+/* Bounding boxes (lo[3], hi[3] per cell) of each cell's sources: leaves
+ * from their points, then each level's parents from their children,
+ * deepest first (children follow their parents in the cell array). */
+static void source_boxes(const fmmcl_tree3d *t, const double *caller, double *box) {
 #pragma omp parallel for schedule(dynamic, 64)
   for (size_t g = 0; g < t->n_leaves; g++) {
     const fmmcl_tree3d_cell *c = &t->cells[t->leaves[g]];
     double *b = box + 6 * t->leaves[g];
-    const size_t lo = target ? c->tgt_begin : c->src_begin, hi = target ? c->tgt_end : c->src_end;
     for (int d = 0; d < 3; d++) b[d] = INFINITY, b[3 + d] = -INFINITY;
-    for (size_t i = lo; i < hi; i++)
+    for (size_t i = c->src_begin; i < c->src_end; i++)
       for (int d = 0; d < 3; d++) {
-        const double v = point_coord(t, target, caller, i, d);
+        const double v = source_coord(t, caller, i, d);
         b[d] = fmin(b[d], v), b[3 + d] = fmax(b[3 + d], v);
       }
   }
@@ -64,20 +61,17 @@ static void point_boxes(const fmmcl_tree3d *t, int target, const double *caller,
   }
 }
 
-fmmcl_status fmmcl_tree3d_spheres(const fmmcl_tree3d *t, int target, const double *points, double *sphere) {
-  const double *xyz = target ? t->target_xyz : t->source_xyz;
-  const size_t *perm = target ? t->target_perm : t->source_perm;
-  if (!xyz && (!points || !perm))
-    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_spheres: no point coordinates");
+fmmcl_status fmmcl_tree3d_source_spheres(const fmmcl_tree3d *t, const double *sources, double *sphere) {
+  if (!t->source_xyz && (!sources || !t->source_perm))
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_source_spheres: no source coordinates");
   double *box = malloc(6 * (t->n_cells ? t->n_cells : 1) * sizeof *box);
   if (!box) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  point_boxes(t, target, points, box);
+  source_boxes(t, sources, box);
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < t->n_cells; i++) {
     const double *b = box + 6 * i;
     double *s = sphere + 4 * i, r2 = 0;
-    const fmmcl_tree3d_cell *c = &t->cells[i];
-    if (!(target ? fmmcl_tree3d_n_tgt(c) : fmmcl_tree3d_n_src(c))) { /* never used: any centre */
+    if (!fmmcl_tree3d_n_src(&t->cells[i])) { /* never accepted: any centre */
       for (int d = 0; d < 3; d++) s[d] = t->cells[i].center[d];
       s[3] = 0;
       continue;
@@ -107,41 +101,32 @@ static void emit_treecode_row(const void *vctx, size_t row, fmmcl_tree3d_row_sin
     int32_t a = stack[--top];
     const fmmcl_tree3d_cell *c = &cells[a];
     if (!fmmcl_tree3d_n_src(c)) continue;
-    if (fmmcl_tree3d_mac_accepts(ctx->sphere + 4 * a, ctx->target_sphere + 4 * row, ctx->theta))
-      fmmcl_tree3d_emit(sink, LIST_FAR, a);
+    if (fmmcl_tree3d_mac_accepts(ctx->sphere + 4 * a, b, ctx->theta)) fmmcl_tree3d_emit(sink, LIST_FAR, a);
     else if (fmmcl_tree3d_is_leaf(c)) fmmcl_tree3d_emit(sink, LIST_NEAR, a);
     else /* pushed in reverse so lists come out in Morton order */
       for (int32_t k = c->child_begin + c->n_children - 1; k >= c->child_begin; k--) stack[top++] = k;
   }
 }
 
-fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources,
-                                               const double *targets, double theta,
+fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources, double theta,
                                                fmmcl_tree3d_treecode_lists *lists) {
   if (!tree || !lists)
     return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_treecode_lists_build: NULL argument");
   if (!(theta > 0.0) || !isfinite(theta))
     return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT,
                       "fmmcl_tree3d_treecode_lists_build: theta = %g must be positive and finite", theta);
-  const size_t n = tree->n_cells ? tree->n_cells : 1;
-  double *sphere = malloc(4 * n * sizeof *sphere), *target_sphere = malloc(4 * n * sizeof *target_sphere);
-  fmmcl_status st = sphere && target_sphere
-                        ? FMMCL_SUCCESS
-                        : fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  if (!st) st = fmmcl_tree3d_spheres(tree, 0, sources, sphere);
-  if (!st)
-    st = fmmcl_tree3d_spheres(tree, 1, tree->targets_are_sources || !targets ? sources : targets,
-                              target_sphere);
-  treecode_context ctx = {tree, sphere, target_sphere, theta};
+  double *sphere = malloc(4 * (tree->n_cells ? tree->n_cells : 1) * sizeof *sphere);
+  if (!sphere) return fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st = fmmcl_tree3d_source_spheres(tree, sources, sphere);
+  treecode_context ctx = {tree, sphere, theta};
   fmmcl_tree3d_csr csr[N_LISTS];
   if (!st) st = fmmcl_tree3d_csr_build(tree->n_cells, N_LISTS, emit_treecode_row, &ctx, csr);
   if (st) {
-    free(sphere), free(target_sphere);
+    free(sphere);
     return st;
   }
   lists->theta = theta;
   lists->sphere = sphere;
-  lists->target_sphere = target_sphere;
   lists->far = csr[LIST_FAR];
   lists->near = csr[LIST_NEAR];
   return FMMCL_SUCCESS;
@@ -149,8 +134,8 @@ fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const d
 
 void fmmcl_tree3d_treecode_lists_free(fmmcl_tree3d_treecode_lists *lists) {
   if (!lists) return;
-  free(lists->sphere), free(lists->target_sphere);
-  lists->sphere = lists->target_sphere = NULL;
+  free(lists->sphere);
+  lists->sphere = NULL;
   fmmcl_tree3d_csr_free(&lists->far);
   fmmcl_tree3d_csr_free(&lists->near);
 }

@@ -87,7 +87,7 @@ typedef struct fmm3d_state {
    * (0: all P) */
   size_t m2p_wgs, m2p_span, m2p_split; /* span: targets a group takes a pass */
   double m2p_bound;
-  cl_mem exp_center, tgt_sphere; /* tgt_sphere: treecode, (t_B, r_B) per leaf */
+  cl_mem exp_center;
   /* treecode: the far cells whose multipoles m2m_recentre moves from the
    * cell's centre to exp_center before M2P */
   cl_kernel k_recentre;

@@ -396,9 +396,9 @@ static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
   if (s->m2p_split > 16) s->m2p_split = 16;
 }
 
-/* The treecode's expansion centres (exp_center: the sources' spheres in
- * the device frame), its target leaves' spheres (tgt_sphere) and the far
- * cells that M2P reads, whose multipoles m2m_recentre moves there. */
+/* The treecode's expansion centres (exp_center: its sources' sphere in the
+ * device frame) and the far cells that M2P reads, which m2m_recentre moves
+ * there. */
 static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
   const size_t n = t->n_cells;
@@ -410,18 +410,10 @@ static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
   const double inv = 1.0 / s->unit;
-  fmmcl_status st = FMMCL_SUCCESS;
-  for (int k = 0; k < 2; k++) { /* sources' spheres, then targets' */
-    const double *sphere = k ? s->tc.target_sphere : s->tc.sphere;
-    for (size_t i = 0; i < n; i++) {
-      const double *sp = sphere + 4 * i;
-      for (int d = 0; d < 3; d++)
-        fmmcl_put_real(centre, s->real_size, 4 * i + d, (sp[d] - s->origin[d]) * inv);
-      fmmcl_put_real(centre, s->real_size, 4 * i + 3, sp[3] * inv);
-    }
-    if (!st)
-      st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre,
-                              k ? &s->tgt_sphere : &s->exp_center);
+  for (size_t i = 0; i < n; i++) {
+    const double *sp = s->tc.sphere + 4 * i;
+    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, s->real_size, 4 * i + d, (sp[d] - s->origin[d]) * inv);
+    fmmcl_put_real(centre, s->real_size, 4 * i + 3, sp[3] * inv);
   }
   const fmmcl_tree3d_csr *f = &s->tc.far;
   for (size_t e = 0; e < f->offsets[f->n_rows]; e++) far[f->indices[e]] = 1;
@@ -429,6 +421,8 @@ static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
   for (size_t i = 0; i < n; i++)
     if (far[i]) cells[k++] = (cl_int)i;
   s->n_recentre = k;
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *cells, cells, &s->recentre_cells);
   free(centre), free(cells), free(far);
   return st;
@@ -523,7 +517,6 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->hess,
                  &s->hess_user,
                  &s->exp_center,
-                 &s->tgt_sphere,
                  &s->recentre_cells};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.packed_lo, &s->dev_src.perm,

@@ -135,7 +135,6 @@ static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   }
   if (!st)
     st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 9, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
-                           FMMCL_ARG_MEM(s->tgt_sphere ? s->tgt_sphere : s->center),
                            FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
   if (st) return st;
   /* m2p_split groups per row */

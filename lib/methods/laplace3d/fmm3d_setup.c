@@ -74,11 +74,10 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
   return FMMCL_SUCCESS;
 }
 
-static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s, const double *sources, const double *targets) {
+static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s, const double *sources) {
   double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = s->treecode
-                        ? fmmcl_tree3d_treecode_lists_build(s->tree, sources, targets, plan->opt.theta, &s->tc)
-                        : fmmcl_tree3d_fmm_lists_build(s->tree, &s->fmm);
+  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, sources, plan->opt.theta, &s->tc)
+                                : fmmcl_tree3d_fmm_lists_build(s->tree, &s->fmm);
   if (st) return fmmcl_fail(plan->ctx, st, "building interaction lists: %s", fmmcl_last_error(NULL));
   s->lists_seconds = fmmcl_wall_seconds() - t0;
   fmmcl_plan_record(plan, "lists", s->lists_seconds);
@@ -167,7 +166,7 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
-    if ((st = build_lists(plan, s, sources, targets))) return st;
+    if ((st = build_lists(plan, s, sources))) return st;
   }
   {
     const fmmcl_tree3d *t = s->tree;
