@@ -34,7 +34,7 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
  * serves them all; in double, registers allow one), M2P_LANES work-items
  * each target (its list split among them). Few targets a group keep small
  * leaves' work-items busy, and all of them share each staged multipole.
- * On an H100, 32 x 4 lanes beat 64 and 128 targets by 1, 2 and 4 lanes,
+ * On an H100, 32 targets by 4 lanes beat 64 by 2, 128 by 1 and 32 by 8,
  * and in float 3 targets an item beat 1 and 2 (benchmarks/README.md). */
 #define M2P_TARGETS 32
 #define M2P_LANES 4
