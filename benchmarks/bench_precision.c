@@ -193,6 +193,17 @@ int main(int argc, char **argv) {
         bench_check(ctx, fmmcl_plan_execute(plan, q, p, potential_only ? NULL : g), "fmmcl_plan_execute");
         best = fmin(best, now() - t);
       }
+      /* the last execute's phases, for where the time goes */
+      fmmcl_phase_time ph[64];
+      size_t n_ph = 0;
+      if (fmmcl_plan_timings(plan, ph, 64, &n_ph) == FMMCL_SUCCESS) {
+        fprintf(stderr, "%s %s phases (ms):", name, m);
+        for (size_t k = 0; k < n_ph && k < 64; k++)
+          fprintf(stderr, " %s %.2f", ph[k].name, 1e3 * ph[k].seconds);
+        double w_m2p = 0, w_p2p = 0;
+        fmmcl_plan_counts(plan, "m2p", &w_m2p), fmmcl_plan_counts(plan, "p2p", &w_p2p);
+        fprintf(stderr, "; m2p %.3g p2p %.3g\n", w_m2p, w_p2p);
+      }
       fmmcl_plan_info pi;
       bench_check(ctx, fmmcl_plan_describe(plan, &pi), "fmmcl_plan_describe");
       fmmcl_plan_destroy(plan);

@@ -265,6 +265,52 @@ START_TEST(test_two_clusters) {
 }
 END_TEST
 
+/* ---- the treecode on coincident clusters -------------------------------- */
+
+/* 1000 points at (0.2, 0.2, 0.2) and 1000 at (0.8, 0.8, 0.8), exactly
+ * coincident (c = 0) or in cubes 1e-6 wide (c = 1); charges in [-1, 1).
+ * Every cell holding a group has all its charge at one corner, where a
+ * multipole about the cell's centre converges at theta / (2 - theta) = 1/3
+ * only, beyond what the order rule assumes (before: potential 4.6e-4 at
+ * float tol 1e-4, 1.9e-6 at double tol 1e-6, with success). About the
+ * sources' own centre the far group is a point (or nearly). Potential and
+ * gradient over every target against the double direct sum; plain charges
+ * (fmmcl_plan_execute) and the dipole + Hessian treecode (evaluate). */
+START_TEST(test_treecode_coincident) {
+  const int c = _i;
+  const size_t n = 2000;
+  double *x = doubles(3 * n), *q = doubles(n);
+  double *jit = cube(n, 1e-6, 0, 53);
+  unsigned r = 12345;
+  for (size_t i = 0; i < n; i++) {
+    for (int d = 0; d < 3; d++) x[3 * i + d] = (i < n / 2 ? 0.2 : 0.8) + (c ? jit[3 * i + d] : 0);
+    r = r * 1103515245u + 12345u;
+    q[i] = 2.0 * (double)(r >> 8) / 16777216.0 - 1.0;
+  }
+  free(jit);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.gradient = 1, o.precision = FMMCL_DOUBLE;
+  double *rp = doubles(n), *rg = doubles(3 * n), *pot = doubles(n), *grad = doubles(3 * n);
+  ck_assert_int_eq(fmmcl_reference_direct(&o, n, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
+  for (int pp = 0; pp < 2; pp++) {
+    const fmmcl_precision p = pp ? FMMCL_DOUBLE : FMMCL_SINGLE;
+    if (p == FMMCL_DOUBLE && !dev.has_fp64) continue;
+    o.method = FMMCL_TREECODE, o.precision = p, o.tolerance = pp ? 1e-6 : 1e-4;
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+    ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+    fmmcl_plan_destroy(plan);
+    const double ep = fmmcl_test_rel_l2(pot, rp, n), eg = fmmcl_test_rel_l2(grad, rg, 3 * n);
+    ck_assert_msg(ep <= o.tolerance && eg <= o.tolerance,
+                  "treecode %s, %s: potential %.3g, gradient %.3g (tol %g)", pp ? "double" : "single",
+                  c ? "1e-6 groups" : "coincident", ep, eg, o.tolerance);
+  }
+  free(x), free(q), free(rp), free(rg), free(pot), free(grad);
+}
+END_TEST
+
 /* ---- the Stokes FMM ------------------------------------------------------------ */
 
 /* STOKES_3D by four Laplace FMMs: u_i = phi_i - x_k d_i phi_k + d_i psi
@@ -610,6 +656,7 @@ static Suite *hostile_ext_suite(void) {
   tcase_add_loop_test(ev, test_extents, 0, KINDS);
   tcase_add_loop_test(ev, test_outlier, 0, KINDS);
   tcase_add_loop_test(ev, test_two_clusters, 0, KINDS);
+  tcase_add_loop_test(ev, test_treecode_coincident, 0, 2);
   tcase_add_test(ev, test_stokes_fmm);
   tcase_add_test(ev, test_helmholtz_kr);
   tcase_add_test(ev, test_strengths);

@@ -330,19 +330,47 @@ static double distance(const double *x, const double *y) {
   return sqrt((x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1]) + (x[2] - y[2]) * (x[2] - y[2]));
 }
 
-static int mac_by_hand(const fmmcl_tree3d_cell *a, const fmmcl_tree3d_cell *b, double theta) {
-  return sqrt(3.0) * (a->half_width + b->half_width) < theta * distance(a->center, b->center);
+/* The acceptance test of tree3d.h, from the sphere the lists carry (which
+ * check_spheres holds to the sources by brute force). */
+static int mac_by_hand(const double *sphere, const fmmcl_tree3d_cell *b, double theta) {
+  return sphere[3] + sqrt(3.0) * b->half_width < theta * distance(sphere, b->center);
 }
 
-/* The pointwise Barnes-Hut ratio max|y - c_A| / min|x - c_A| over the actual
- * sources y of A and targets x of B. */
-static double convergence_ratio(const fmmcl_tree3d *t, const fmmcl_tree3d_cell *a,
+/* Every cell's sphere: the centre of the box of its sources, found here by
+ * brute force, and a radius that holds them all but is no larger than the
+ * box's half-diagonal. */
+static void check_spheres(const fmmcl_tree3d *t, const double *sphere) {
+  for (size_t c = 0; c < t->n_cells; c++) {
+    const fmmcl_tree3d_cell *a = &t->cells[c];
+    if (!fmmcl_tree3d_n_src(a)) continue;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, diag = 0,
+           ulp = 0;
+    for (size_t i = a->src_begin; i < a->src_end; i++)
+      for (int d = 0; d < 3; d++)
+        lo[d] = fmin(lo[d], t->source_xyz[3 * i + d]), hi[d] = fmax(hi[d], t->source_xyz[3 * i + d]);
+    for (int d = 0; d < 3; d++) {
+      REQUIRE(fabs(sphere[4 * c + d] - 0.5 * (lo[d] + hi[d])) <= 1e-15 * (fabs(lo[d]) + fabs(hi[d])),
+              "cell %zu: sphere centre off its sources' box", c);
+      diag += (hi[d] - lo[d]) * (hi[d] - lo[d]);
+      ulp = fmax(ulp, 1e-15 * (fabs(lo[d]) + fabs(hi[d])));
+    }
+    /* the rounded midpoint may sit an ulp of the coordinates off centre */
+    REQUIRE(sphere[4 * c + 3] <= 0.5 * sqrt(diag) * (1 + 1e-14) + 2 * ulp, "cell %zu: radius beyond the box",
+            c);
+    for (size_t i = a->src_begin; i < a->src_end; i++)
+      REQUIRE(distance(t->source_xyz + 3 * i, sphere + 4 * c) <= sphere[4 * c + 3] * (1 + 1e-14),
+              "cell %zu: a source outside its sphere", c);
+  }
+}
+
+/* The pointwise Barnes-Hut ratio max|y - s_A| / min|x - s_A| over the actual
+ * sources y of A and targets x of B, s_A the centre A's multipole is
+ * expanded about. */
+static double convergence_ratio(const fmmcl_tree3d *t, const fmmcl_tree3d_cell *a, const double *s,
                                 const fmmcl_tree3d_cell *b) {
   double rmax = 0.0, dmin = INFINITY;
-  for (size_t i = a->src_begin; i < a->src_end; i++)
-    rmax = fmax(rmax, distance(t->source_xyz + 3 * i, a->center));
-  for (size_t i = b->tgt_begin; i < b->tgt_end; i++)
-    dmin = fmin(dmin, distance(t->target_xyz + 3 * i, a->center));
+  for (size_t i = a->src_begin; i < a->src_end; i++) rmax = fmax(rmax, distance(t->source_xyz + 3 * i, s));
+  for (size_t i = b->tgt_begin; i < b->tgt_end; i++) dmin = fmin(dmin, distance(t->target_xyz + 3 * i, s));
   return rmax / dmin;
 }
 
@@ -352,16 +380,17 @@ static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treeco
   memset(diff, 0, (t->n_sources + 1) * sizeof(int));
   int32_t a;
   FOR_EACH_ENTRY(&L->far, (size_t)b, a) {
-    REQUIRE(mac_by_hand(&cells[a], B, theta), "far cell fails the MAC");
+    REQUIRE(mac_by_hand(L->sphere + 4 * a, B, theta), "far cell fails the MAC");
     for (int32_t p = cells[a].parent; p >= 0; p = cells[p].parent)
-      REQUIRE(!mac_by_hand(&cells[p], B, theta), "far cell whose ancestor was acceptable");
-    if (theta <= 1.0) REQUIRE(convergence_ratio(t, &cells[a], B) < theta, "pointwise ratio >= theta");
+      REQUIRE(!mac_by_hand(L->sphere + 4 * p, B, theta), "far cell whose ancestor was acceptable");
+    if (theta <= 1.0)
+      REQUIRE(convergence_ratio(t, &cells[a], L->sphere + 4 * a, B) < theta, "pointwise ratio >= theta");
     add_sources(diff, &cells[a]);
   }
   FOR_EACH_ENTRY(&L->near, (size_t)b, a) {
     REQUIRE(fmmcl_tree3d_is_leaf(&cells[a]), "fmmcl_tree3d_is_leaf(&cells[a])");
     for (int32_t p = a; p >= 0; p = cells[p].parent)
-      REQUIRE(!mac_by_hand(&cells[p], B, theta), "near leaf under an acceptable cell");
+      REQUIRE(!mac_by_hand(L->sphere + 4 * p, B, theta), "near leaf under an acceptable cell");
     add_sources(diff, &cells[a]);
   }
   int count = 0;
@@ -373,9 +402,11 @@ static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treeco
 
 static void check_treecode_lists(const fmmcl_tree3d *t, double theta) {
   fmmcl_tree3d_treecode_lists L;
-  REQUIRE(fmmcl_tree3d_treecode_lists_build(t, theta, &L) == FMMCL_SUCCESS, "%s", fmmcl_last_error(NULL));
+  REQUIRE(fmmcl_tree3d_treecode_lists_build(t, NULL, theta, &L) == FMMCL_SUCCESS, "%s",
+          fmmcl_last_error(NULL));
   check_csr_shape(t, &L.far, 1);
   check_csr_shape(t, &L.near, 1);
+  check_spheres(t, L.sphere);
   int *diff = malloc((t->n_sources + 1) * sizeof(int));
   ck_assert_ptr_nonnull(diff);
   for (size_t k = 0; k < t->n_leaves; k++)
@@ -572,7 +603,7 @@ START_TEST(test_stats) {
   fmmcl_tree3d_fmm_lists f;
   fmmcl_tree3d_treecode_lists tc;
   ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(t, &f), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, 0.5, &tc), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, 0.5, &tc), FMMCL_SUCCESS);
   fmmcl_tree3d_stats s;
   ck_assert_int_eq(fmmcl_tree3d_stats_compute(t, &f, &tc, &s), FMMCL_SUCCESS);
   ck_assert_uint_eq(s.n_source_leaves, t->n_leaves);
@@ -611,8 +642,8 @@ START_TEST(test_errors) {
   p[4] = 1.0;
   ck_assert_int_eq(fmmcl_tree3d_build(2, p, 0, NULL, 8, 0, &t), FMMCL_SUCCESS);
   fmmcl_tree3d_treecode_lists tc;
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, 0.0, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NAN, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, 0.0, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NAN, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_tree3d_destroy(t);
   fmmcl_tree3d_destroy(NULL);
 }

@@ -251,6 +251,17 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
 
 /* ---- M2M: M'_n^m += sum_{k,u} R_k^u(c_child - c_parent) M_{n-k}^{m-u} --- */
 
+/* Coefficient (n, m) of an expansion shifted by R (regular harmonics of
+ * the shift) from Mc: sum_{k,u} R_k^u Mc_{n-k}^{m-u}, both staged. */
+REAL2 m2m_shift_sum(__local const REAL2 *R, __local const REAL2 *Mc, int n, int m)
+{
+  REAL2 acc = (REAL2)(0, 0);
+  for (int k = 0; k <= n; k++)
+    for (int u = max(-k, m - (n - k)); u <= min(k, m + (n - k)); u++)
+      acc += cmul(load_any(R, k, u), load_any(Mc, n - k, m - u));
+  return acc;
+}
+
 /* Group g: parent cell parents[first + g], children cells children[first + g].x
  * .. .x + .y - 1 (contiguous, as the octree stores them); one launch per
  * level, first = where that level's parents begin. The shift is in units of
@@ -273,13 +284,35 @@ void m2m(__global const int *restrict parents, __global const int2 *restrict chi
     stage_regular(R, (REAL4)((cc.xyz - cp.xyz) * cc.w, 0), T);
     stage_expansion(Mc, M + child * NCOEF);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k <= n; k++)
-      for (int u = max(-k, m - (n - k)); u <= min(k, m + (n - k)); u++)
-        acc += cmul(load_any(R, k, u), load_any(Mc, n - k, m - u));
+    acc += m2m_shift_sum(R, Mc, n, m);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid < NCOEF)
     M[parent * NCOEF + lid] += acc * pown((REAL)0.5, n);
+}
+
+/* The treecode's multipoles moved, in place, from the cell's centre to the
+ * centre of its sources' box (exp_center, the same units and scale: the
+ * cell's side), about which M2P converges however the sources sit in the
+ * cell. Exact: degree <= P about one centre gives degree <= P about the
+ * other. Group g: cell cells[g]. */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2m_recentre(__global const int *restrict cells, __global const REAL4 *restrict center,
+                  __global const REAL4 *restrict exp_center, __global REAL2 *M)
+{
+  __local REAL2 R[NCOEF], Mc[NCOEF];
+  __local REAL T[NRECUR];
+  const int lid = get_local_id(0), cell = cells[get_group_id(0)];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const REAL4 c = center[cell], e = exp_center[cell];
+  stage_recurrence(T);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  stage_regular(R, (REAL4)((c.xyz - e.xyz) * c.w, 0), T);
+  stage_expansion(Mc, M + cell * NCOEF);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const REAL2 acc = m2m_shift_sum(R, Mc, nm.x, nm.y);
+  if (lid < NCOEF)
+    M[cell * NCOEF + lid] = acc;
 }
 
 /* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
@@ -567,91 +600,249 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
 
 /* ---- M2P: phi and grad phi of sum conj(M_n^m) I_n^m(x - c) --------------- */
 
-/* Each I_k^u(x - c), k <= P + 1, is generated in turn (m outer, n inner, as
+/* Fully unrolled on P where the compilers take it quickly (a CPU compiler
+ * spends minutes on long unrolled expansions). */
+#ifndef M2P_UNROLL_MAX
+#define M2P_UNROLL_MAX 12
+#endif
+#if P <= M2P_UNROLL_MAX
+#define M2P_UNROLL FMMCL_PRAGMA(unroll)
+#else
+#define M2P_UNROLL
+#endif
+
+/* Targets per work-item of M2P: each coefficient read from local memory
+ * serves that many targets' recurrences in registers. */
+#ifndef M2P_TPT
+#define M2P_TPT 3
+#endif
+
+/* Each I_k^u(x - c), k <= q + 1, is generated in turn (m outer, n inner, as
  * in local_field) and feeds, from lib/expansions3d_evaluate.c,
- *   phi   += w Re(conj(M_k^u) I)                      k <= P,
+ *   phi   += w Re(conj(M_k^u) I)                      k <= q,
  *   phi_z -= w Re(conj(M_{k-1}^u) I)                  u <= k - 1,
  *   g      = phi_x + i phi_y += conj(M_{k-1}^{u-1}) I  u >= 1,
  *                            -= M_{k-1}^{u+1} conj(I)   u <= k - 2,
- * w = 1 for u = 0 and 2 otherwise. x - c is never 0: the lists keep targets
- * out of the source cell. */
-REAL4 multipole_field(__local const REAL2 *Ms, REAL x, REAL y, REAL z)
+ * w = 1 for u = 0 and 2 otherwise: the field of the expansion truncated at
+ * degree q <= P, at the M2P_TPT points x[t] (in the cell's units), into
+ * f[t] = (d/dx, d/dy, d/dz, phi). The loops unroll on P and skip past q,
+ * which is the same for a warp's work-items (no divergence). x - c is
+ * never 0: the lists keep targets out of the source cell. */
+void multipole_fields(__local const REAL2 *Ms, const REAL4 *x, int q, REAL4 *f)
 {
-  const REAL inv_r2 = 1 / (x * x + y * y + z * z);
-  REAL phi = 0, dz = 0;
-  REAL2 g = (REAL2)(0, 0), diag = (REAL2)(sqrt(inv_r2), 0);
+  REAL inv_r2[M2P_TPT], phi[M2P_TPT], dz[M2P_TPT];
+  REAL2 g[M2P_TPT], diag[M2P_TPT], below[M2P_TPT], I[M2P_TPT];
+  FMMCL_PRAGMA(unroll)
+  for (int t = 0; t < M2P_TPT; t++) {
+    const REAL inv_r = RSQRT(x[t].x * x[t].x + x[t].y * x[t].y + x[t].z * x[t].z);
+    inv_r2[t] = inv_r * inv_r, phi[t] = 0, dz[t] = 0, g[t] = (REAL2)(0, 0), diag[t] = (REAL2)(inv_r, 0);
+  }
+  /* guards rather than breaks, so that the compilers unroll */
+  M2P_UNROLL
   for (int u = 0; u <= P + 1; u++) {
-    if (u > 0)
-      diag = cmul(diag, (REAL2)(-x, -y) * ((REAL)(2 * u - 1) * inv_r2));
+    if (u > q + 1)
+      continue;
     const REAL w = (u == 0) ? 1 : 2;
-    REAL2 below = (REAL2)(0, 0), I = diag;
+    FMMCL_PRAGMA(unroll)
+    for (int t = 0; t < M2P_TPT; t++) {
+      if (u > 0)
+        diag[t] = cmul(diag[t], (REAL2)(-x[t].x, -x[t].y) * ((REAL)(2 * u - 1) * inv_r2[t]));
+      below[t] = (REAL2)(0, 0), I[t] = diag[t];
+    }
+    M2P_UNROLL
     for (int k = u; k <= P + 1; k++) {
-      if (k <= P) {
+      if (k > q + 1)
+        continue;
+      if (k <= q) {
         const REAL2 mk = Ms[coef_index(k, u)];
-        phi += w * (mk.x * I.x + mk.y * I.y);
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          phi[t] += w * (mk.x * I[t].x + mk.y * I[t].y);
       }
       if (k >= 1 && u <= k - 1) {
         const REAL2 mb = Ms[coef_index(k - 1, u)];
-        dz -= w * (mb.x * I.x + mb.y * I.y);
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          dz[t] -= w * (mb.x * I[t].x + mb.y * I[t].y);
       }
-      if (u >= 1)
-        g += cmulc(Ms[coef_index(k - 1, u - 1)], I);
-      if (u <= k - 2)
-        g -= cmul(Ms[coef_index(k - 1, u + 1)], conj2(I));
-      const REAL2 next = ((REAL)(2 * k + 1) * z * I - (REAL)((k + u) * (k - u)) * below) * inv_r2;
-      below = I;
-      I = next;
+      if (u >= 1) {
+        const REAL2 ml = Ms[coef_index(k - 1, u - 1)];
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          g[t] += cmulc(ml, I[t]);
+      }
+      if (u <= k - 2) {
+        const REAL2 mh = Ms[coef_index(k - 1, u + 1)];
+        FMMCL_PRAGMA(unroll)
+        for (int t = 0; t < M2P_TPT; t++)
+          g[t] -= cmul(mh, conj2(I[t]));
+      }
+      FMMCL_PRAGMA(unroll)
+      for (int t = 0; t < M2P_TPT; t++) {
+        const REAL2 next = ((REAL)(2 * k + 1) * x[t].z * I[t] - (REAL)((k + u) * (k - u)) * below[t]) * inv_r2[t];
+        below[t] = I[t];
+        I[t] = next;
+      }
     }
   }
-  return (REAL4)(g.x, g.y, dz, phi);
+  FMMCL_PRAGMA(unroll)
+  for (int t = 0; t < M2P_TPT; t++)
+    f[t] = (REAL4)(g[t].x, g[t].y, dz[t], phi[t]);
 }
 
-/* Group g: target leaf rows[g], its list of source cells (FMM: W list;
- * treecode: far list). Targets one per work-item, WGS at a time; each
- * source cell's multipole is staged in local memory and read by all. */
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+/* The M2P groups (Bonsai-like): a group of M2P_WGS work-items takes
+ * M2P_SPAN x M2P_TPT targets of one target leaf, M2P_TPT a work-item and
+ * M2P_LANES = M2P_WGS / M2P_SPAN work-items a target, and walks the leaf's
+ * list, M2P_BATCH source multipoles staged in local memory per round; lane
+ * j of a target takes entries j, j + M2P_LANES, ... of the round (a warp's
+ * work-items share one lane, so one entry and degree), and the lanes' sums
+ * meet in local memory at the end. A multipole is read from global memory
+ * once per group, then by every target in registers; few targets a group
+ * keep the work-items of small leaves busy. `split` groups share a leaf,
+ * each taking every split-th run of targets (leaves over-full at the
+ * depth limit still get all their targets). */
+#ifndef M2P_WGS
+#define M2P_WGS 128
+#endif
+#ifndef M2P_SPAN
+#define M2P_SPAN 32
+#endif
+#define M2P_LANES (M2P_WGS / M2P_SPAN)
+#if M2P_LANES * M2P_SPAN != M2P_WGS
+#error "expansions3d.cl: M2P_WGS must be a multiple of M2P_SPAN"
+#endif
+#ifndef M2P_BATCH
+#ifdef FMMCL_DOUBLE
+#define M2P_BATCH_FIT (12288 / (NCOEF * 16))
+#else
+#define M2P_BATCH_FIT (12288 / (NCOEF * 8))
+#endif
+#define M2P_BATCH (M2P_BATCH_FIT < 1 ? 1 : M2P_BATCH_FIT > 32 ? 32 : M2P_BATCH_FIT)
+#endif
+
+/* The degree an entry needs: ratio is the largest |y - s| / |x - s| the
+ * entry's geometry allows; the smallest q with ratio^(q+1) <= bound gives
+ * each term the error the order rule allows the typical pair, and the
+ * pairs with a larger ratio keep P. bound = 0: always P (the FMM's W list).
+ * fmmcl_fmm3d_m2p_degree is the host's copy. */
+int m2p_degree(REAL ratio, REAL bound)
+{
+  int q = 0;
+  REAL t = ratio;
+  while (q < P && t > bound) {
+    t *= ratio;
+    q++;
+  }
+  return q;
+}
+
+/* Group g / split: target leaf rows[g / split], its list of source cells
+ * (FMM: W list; treecode: far list); exp_center (x, y, z, b) the centre each
+ * cell's multipole is expanded about and the radius about it that holds the
+ * cell's sources (the FMM: the cell centres, bound 0). */
+__kernel __attribute__((reqd_work_group_size(M2P_WGS, 1, 1)))
 void m2p(__global const int *restrict rows, __global const int *restrict list_begin,
          __global const int *restrict list, __global const int2 *restrict cell_tgt,
          __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
-         __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess)
+         __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess,
+         __global const REAL4 *restrict exp_center, const REAL bound, const int split)
 {
-  __local REAL2 Ms[NCOEF];
-  const int g = get_group_id(0), lid = get_local_id(0);
-  const int2 tr = cell_tgt[rows[g]];
-  const REAL4 ct = center[rows[g]];
+  __local REAL2 Ms[M2P_BATCH * NCOEF];
+  __local REAL4 shift[M2P_BATCH]; /* leaf centre - expansion centre, and 1/s */
+  __local int degree[M2P_BATCH];
+#if M2P_LANES > 1
+  __local REAL4 lanes[M2P_WGS];
+#if HESSIAN
+  __local REAL2 hlanes[3 * M2P_WGS];
+#endif
+#endif
+  const int g = get_group_id(0) / split, part = get_group_id(0) % split, lid = get_local_id(0);
+  const int t = lid % M2P_SPAN, lane = lid / M2P_SPAN;
+  const int row = rows[g];
+  const int2 tr = cell_tgt[row];
+  const REAL4 ct = center[row];
+  const REAL leaf_radius = (REAL)0.8660254037844386 / ct.w; /* half-diagonal: sqrt(3) / 2 sides */
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
-  for (int base = tr.x; base < tr.y; base += WGS) {
-    const int i = min(base + lid, tr.y - 1);
-    const REAL4 x = tgt[i];
-    REAL4 acc = (REAL4)(0, 0, 0, 0);
+  for (int base = tr.x + part * M2P_SPAN * M2P_TPT; base < tr.y; base += split * M2P_SPAN * M2P_TPT) {
+    REAL4 x[M2P_TPT], acc[M2P_TPT];
 #if HESSIAN
-    REAL2 hz = (REAL2)(0, 0), hp = (REAL2)(0, 0), hq = (REAL2)(0, 0);
+    REAL2 hz[M2P_TPT], hp[M2P_TPT], hq[M2P_TPT];
 #endif
-    for (int e = e0; e < e1; e++) {
-      const int src = list[e];
-      const REAL4 c = center[src];
-      /* x - c from the target leaf's frame: its centre minus c is exact */
-      const REAL dx = x.x + (ct.x - c.x), dy = x.y + (ct.y - c.y), dz = x.z + (ct.z - c.z);
-      stage_expansion(Ms, M + src * NCOEF);
-      barrier(CLK_LOCAL_MEM_FENCE);
-      const REAL4 f = multipole_field(Ms, dx * c.w, dy * c.w, dz * c.w);
-      acc += (REAL4)(f.xyz * (c.w * c.w), f.w * c.w);
+    FMMCL_PRAGMA(unroll)
+    for (int j = 0; j < M2P_TPT; j++) {
+      x[j] = tgt[min(base + t + j * M2P_SPAN, tr.y - 1)];
+      acc[j] = (REAL4)(0, 0, 0, 0);
 #if HESSIAN
-      {
-        REAL2 h[3];
-        const REAL c3 = c.w * c.w * c.w;
-        multipole_hessian(Ms, dx * c.w, dy * c.w, dz * c.w, h);
-        hz += h[0] * c3, hp += h[1] * c3, hq += h[2] * c3;
+      hz[j] = hp[j] = hq[j] = (REAL2)(0, 0);
+#endif
+    }
+    for (int eb = e0; eb < e1; eb += M2P_BATCH) {
+      const int count = min(M2P_BATCH, e1 - eb);
+      for (int k = lid; k < count * NCOEF; k += M2P_WGS) {
+        const int b = k / NCOEF;
+        Ms[k] = M[list[eb + b] * NCOEF + (k - b * NCOEF)];
       }
+      if (lid < count) {
+        const int src = list[eb + lid];
+        const REAL4 e = exp_center[src];
+        /* from the target leaf's frame: its centre minus e (exact for the
+         * FMM's dyadic centres) */
+        const REAL4 d = (REAL4)(ct.xyz - e.xyz, center[src].w);
+        shift[lid] = d;
+#if HESSIAN
+        degree[lid] = P;
+#else
+        const REAL gap = length(d.xyz) - leaf_radius;
+        degree[lid] = (bound > 0 && gap > 0) ? m2p_degree(e.w / gap, bound) : P;
 #endif
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int b = lane; b < count; b += M2P_LANES) {
+        const REAL4 d = shift[b];
+        REAL4 y[M2P_TPT], f[M2P_TPT];
+        FMMCL_PRAGMA(unroll)
+        for (int j = 0; j < M2P_TPT; j++)
+          y[j] = (REAL4)((x[j].xyz + d.xyz) * d.w, 0);
+        multipole_fields(Ms + b * NCOEF, y, degree[b], f);
+        FMMCL_PRAGMA(unroll)
+        for (int j = 0; j < M2P_TPT; j++) {
+          acc[j] += (REAL4)(f[j].xyz * (d.w * d.w), f[j].w * d.w);
+#if HESSIAN
+          REAL2 h[3];
+          const REAL c3 = d.w * d.w * d.w;
+          multipole_hessian(Ms + b * NCOEF, y[j].x, y[j].y, y[j].z, h);
+          hz[j] += h[0] * c3, hp[j] += h[1] * c3, hq[j] += h[2] * c3;
+#endif
+        }
+      }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (base + lid < tr.y)
-      out[i] += acc;
+    for (int j = 0; j < M2P_TPT; j++) {
+#if M2P_LANES > 1
+      /* the lanes' partial sums, added by lane 0 */
+      lanes[lid] = acc[j];
 #if HESSIAN
-    if (base + lid < tr.y)
-      hessian_store(hess + 6 * i, hz, hp, hq, 1);
+      hlanes[3 * lid] = hz[j], hlanes[3 * lid + 1] = hp[j], hlanes[3 * lid + 2] = hq[j];
 #endif
+      barrier(CLK_LOCAL_MEM_FENCE);
+      if (lane == 0)
+        for (int l = 1; l < M2P_LANES; l++) {
+          acc[j] += lanes[t + l * M2P_SPAN];
+#if HESSIAN
+          hz[j] += hlanes[3 * (t + l * M2P_SPAN)], hp[j] += hlanes[3 * (t + l * M2P_SPAN) + 1];
+          hq[j] += hlanes[3 * (t + l * M2P_SPAN) + 2];
+#endif
+        }
+      barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+      const int i = base + t + j * M2P_SPAN;
+      if (lane == 0 && i < tr.y)
+        out[i] += acc[j];
+#if HESSIAN
+      if (lane == 0 && i < tr.y)
+        hessian_store(hess + 6 * i, hz[j], hp[j], hq[j], 1);
+#endif
+    }
   }
 }
 

@@ -150,24 +150,35 @@ fmmcl_status fmmcl_tree3d_fmm_lists_build(const fmmcl_tree3d *tree, fmmcl_tree3d
 void fmmcl_tree3d_fmm_lists_free(fmmcl_tree3d_fmm_lists *lists);
 
 /* Treecode lists, one row per cell (n_cells rows), filled for leaves holding
- * targets. Acceptance of source cell A for target leaf B (cell-cell MAC):
- *     (r_A + r_B) < theta * |c_A - c_B|,   r = half-diagonal of the cube.
+ * targets. Each cell's multipole is expanded about the centre s_A of its
+ * sources' bounding box, and b_A = |box| / 2 bounds |y - s_A| over its
+ * sources y (the sphere, fmmcl_tree3d_source_spheres). Acceptance of
+ * source cell A for target leaf B:
+ *     b_A + r_B < theta * |s_A - c_B|,   r_B = half-diagonal of B's cube.
  * For theta <= 1 this bounds, for every target x in B and source y in A,
- * |y - c_A| / |x - c_A| < theta: the pointwise Barnes-Hut ratio, with the
- * expansion centre at the cell centre. The traversal from the root takes the
- * first accepted cell on each path (far: M2P) and the leaves never accepted
- * (near: P2P), so every source is counted once per target leaf. */
+ * |y - s_A| / |x - s_A| < theta: the pointwise Barnes-Hut ratio about the
+ * expansion centre, wherever in the cell the sources sit (a cube's centre
+ * with all the charge at one corner converges at theta / (2 - theta) only).
+ * The traversal from the root takes the first accepted cell on each path
+ * (far: M2P) and the leaves never accepted (near: P2P), so every source is
+ * counted once per target leaf. */
 typedef struct fmmcl_tree3d_treecode_lists {
   double theta;
+  double *sphere; /* 4 per cell: s_A (x, y, z) and b_A, world units */
   fmmcl_tree3d_csr far, near;
 } fmmcl_tree3d_treecode_lists;
 
-/* theta > 0 and finite, else FMMCL_ERROR_INVALID_ARGUMENT. */
-fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, double theta,
+/* theta > 0 and finite, else FMMCL_ERROR_INVALID_ARGUMENT. sources: the
+ * caller's coordinates, read through the tree's permutation where the tree
+ * keeps no sorted copy (device sort); may be NULL otherwise. */
+fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources, double theta,
                                                fmmcl_tree3d_treecode_lists *lists);
 void fmmcl_tree3d_treecode_lists_free(fmmcl_tree3d_treecode_lists *lists);
-/* The acceptance test above, for reuse by checks and the device build. */
-int fmmcl_tree3d_mac_accepts(const fmmcl_tree3d_cell *source, const fmmcl_tree3d_cell *target, double theta);
+/* Each cell's source sphere (4 doubles per cell, as in the lists above;
+ * cells without sources: their centre and 0). */
+fmmcl_status fmmcl_tree3d_source_spheres(const fmmcl_tree3d *tree, const double *sources, double *sphere);
+/* The acceptance test above (source_sphere: s_A and b_A), for reuse by checks. */
+int fmmcl_tree3d_mac_accepts(const double *source_sphere, const fmmcl_tree3d_cell *target, double theta);
 
 /* ---- statistics for the performance model ------------------------------- */
 

@@ -84,6 +84,20 @@ typedef struct fmm3d_state {
    * p2p_wgs * p2p_tpw targets; remade when the points move */
   cl_mem p2p_chunks;
   size_t n_p2p_chunks;
+  /* M2P (cl/expansions3d.cl m2p): m2p_wgs work-items a group, m2p_split
+   * groups a target leaf; exp_center REAL4 (x, y, z, b) per cell, the
+   * centre its multipole is expanded about for M2P and the radius of its
+   * sources about it (treecode: the sources' box, tree3d.h; the FMM passes
+   * center); m2p_bound the error per term the entries' degrees aim at
+   * (0: all P) */
+  size_t m2p_wgs, m2p_span, m2p_split; /* span: targets a group takes a pass */
+  double m2p_bound;
+  cl_mem exp_center;
+  /* treecode: the far cells whose multipoles m2m_recentre moves from the
+   * cell's centre to exp_center before M2P */
+  cl_kernel k_recentre;
+  cl_mem recentre_cells;
+  size_t n_recentre;
 
   /* execute moves charges and results in the caller's order, through
    * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
@@ -123,6 +137,15 @@ fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_option
                                       int *order);
 /* Predicted relative L2 error of the potential at order p (the rule above). */
 double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
+
+/* The treecode's M2P error per term at the ratio of the pairs the rule
+ * above was fitted to, (0.7 theta)^(p+1): an entry whose geometry bounds
+ * the ratio lower needs only the degrees that reach it (cl/expansions3d.cl
+ * m2p_degree). */
+double fmmcl_fmm3d_m2p_term_bound(double theta, int p);
+/* The degree q <= p an M2P entry uses: the smallest with ratio^(q+1) <=
+ * bound (the kernel's m2p_degree, for the tests' reference). */
+int fmmcl_fmm3d_m2p_degree(double ratio, double bound, int p);
 
 /* ---- create and destroy (fmm3d_setup.c, fmm3d_buffers.c) ------------------ */
 
@@ -215,8 +238,10 @@ fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, 
 /* Runs only the phases in mask with the given charges. M_in / L_in (NULL:
  * zero) are unscaled expansions, 2 * ncoef doubles per cell as in
  * expansions3d.h, uploaded before the phases; M_out / L_out / out (may be
- * NULL) receive the expansions after them (about the tree's cell centres),
- * and out 4 doubles per sorted target (d/dx, d/dy, d/dz, phi). */
+ * NULL) receive the expansions after them (about the tree's cell centres;
+ * but a treecode's M2P first moves its far cells' multipoles to their
+ * sources' centres, the lists' spheres), and out 4 doubles per sorted
+ * target (d/dx, d/dy, d/dz, phi). */
 fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
                                    const double *L_in, double *M_out, double *L_out, double *out);
 /* The same for a plan with dipoles or a Hessian: dipoles (3 per source,

@@ -365,6 +365,51 @@ static fmmcl_status upload_p2p(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree
   return st;
 }
 
+/* M2P's groups per target leaf: enough for the fullest leaf of the list
+ * (a group takes m2p_span targets a pass), at most 16 (the rest loop). */
+static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
+  size_t most = 1;
+  for (size_t r = 0; r < csr->n_rows; r++)
+    if (csr->offsets[r + 1] > csr->offsets[r]) {
+      const size_t n = fmmcl_tree3d_n_tgt(&s->tree->cells[r]);
+      most = n > most ? n : most;
+    }
+  s->m2p_split = (most + s->m2p_span - 1) / s->m2p_span;
+  if (s->m2p_split > 16) s->m2p_split = 16;
+}
+
+/* The treecode's expansion centres (exp_center: its sources' sphere in the
+ * device frame) and the far cells that M2P reads, which m2m_recentre moves
+ * there. */
+static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n = t->n_cells;
+  void *centre = malloc(4 * (n ? n : 1) * s->real_size);
+  cl_int *cells = malloc((n ? n : 1) * sizeof *cells);
+  char *far = calloc(n ? n : 1, 1);
+  if (!centre || !cells || !far) {
+    free(centre), free(cells), free(far);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  const double inv = 1.0 / s->unit;
+  for (size_t i = 0; i < n; i++) {
+    const double *sp = s->tc.sphere + 4 * i;
+    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, s->real_size, 4 * i + d, (sp[d] - s->origin[d]) * inv);
+    fmmcl_put_real(centre, s->real_size, 4 * i + 3, sp[3] * inv);
+  }
+  const fmmcl_tree3d_csr *f = &s->tc.far;
+  for (size_t e = 0; e < f->offsets[f->n_rows]; e++) far[f->indices[e]] = 1;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (far[i]) cells[k++] = (cl_int)i;
+  s->n_recentre = k;
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *cells, cells, &s->recentre_cells);
+  free(centre), free(cells), free(far);
+  return st;
+}
+
 static size_t list_entries(const fmmcl_tree3d_csr *csr) { return csr->offsets[csr->n_rows]; }
 
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
@@ -390,13 +435,18 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
   if (st) return st;
   if (s->treecode) {
     if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
+    if (!st) st = upload_treecode_centres(plan, s);
     if (!st) st = upload_p2p(plan, s, &s->tc.near);
+    m2p_split(s, &s->tc.far);
+    s->m2p_bound = fmmcl_fmm3d_m2p_term_bound(plan->opt.theta, s->order);
     return st;
   }
   if (!st) st = upload_list(plan, s, &s->fmm.v, &s->m2l);
   if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
   if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
   if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
+  m2p_split(s, &s->fmm.w);
+  s->m2p_bound = 0;
   if (!st) st = upload_p2p(plan, s, &s->fmm.u);
   return st;
 }
@@ -421,8 +471,10 @@ void fmmcl_fmm3d_release_list(fmm3d_device_list *dl) {
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m, &s->k_m2m, &s->k_m2l,     &s->k_p2l,    &s->k_l2l,     &s->k_l2p,
-                    &s->k_m2p, &s->k_p2p, &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian};
+  cl_kernel *k[] = {&s->k_p2m,     &s->k_m2m,    &s->k_m2l,     &s->k_p2l,
+                    &s->k_l2l,     &s->k_l2p,    &s->k_m2p,     &s->k_p2p,
+                    &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian,
+                    &s->k_recentre};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);
   fmmcl_release(&s->p2p_program);
@@ -448,7 +500,9 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->dip,
                  &s->dip_user,
                  &s->hess,
-                 &s->hess_user};
+                 &s->hess_user,
+                 &s->exp_center,
+                 &s->recentre_cells};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.packed_lo, &s->dev_src.perm,
                     &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.packed_lo, &s->dev_tgt.perm,

@@ -29,6 +29,17 @@ size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t 
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
 }
 
+/* An M2P group takes M2P_TARGETS x (targets an item) targets of a leaf:
+ * each work-item that many targets (a coefficient read from local memory
+ * serves them all; in double, registers allow one), M2P_LANES work-items
+ * each target (its list split among them). Few targets a group keep small
+ * leaves' work-items busy, and all of them share each staged multipole.
+ * On an H100, 32 targets by 4 lanes beat 64 by 2, 128 by 1 and 32 by 8,
+ * and in float 3 targets an item beat 1 and 2 (benchmarks/README.md). */
+#define M2P_TARGETS 32
+#define M2P_LANES 4
+#define M2P_PER_ITEM(real_size) ((real_size) == 8 ? 1 : 3)
+
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: work-group size %zu outside %zu..%zu on %s",
@@ -66,6 +77,10 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
   if (s->p2p_tpw < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "laplace3d/fmm3d_p2p.cl: TPW %zu < 1", s->p2p_tpw);
+  /* fewer lanes where the device's groups are narrower */
+  s->m2p_span = M2P_TARGETS * M2P_PER_ITEM(s->real_size);
+  s->m2p_wgs = M2P_TARGETS * M2P_LANES;
+  while (s->m2p_wgs > ctx->dev.info.max_work_group_size && s->m2p_wgs > M2P_TARGETS) s->m2p_wgs /= 2;
   fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
   if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
   fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);
@@ -74,7 +89,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
    * exactly the kernels they always did */
   char ext[64] = "";
   snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d %s%s", real, s->order, exp_def, ext);
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d %s%s", real, s->order,
+           s->m2p_wgs, M2P_TARGETS, M2P_PER_ITEM(s->real_size), exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);
@@ -93,6 +109,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   cl_kernel *const p2p_kernels[] = {&s->k_p2p, &s->k_charges, &s->k_unsort};
   st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, s->treecode ? 3 : 7, exp_names, exp_kernels);
   if (!st) st = fmmcl_create_kernels(ctx, s->p2p_program, p2p_file, 3, p2p_names, p2p_kernels);
+  if (!st && s->treecode)
+    st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m_recentre", &s->k_recentre);
   if (!st && s->dipoles)
     st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_put_dipoles", &s->k_dipoles);
   if (!st && s->hessian)

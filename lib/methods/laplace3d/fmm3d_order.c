@@ -25,6 +25,14 @@ double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p) {
   return 0.5 * pow(0.35, p + 1) + 2e-4 * pow(0.64, p + 1);
 }
 
+double fmmcl_fmm3d_m2p_term_bound(double theta, int p) { return pow(0.7 * theta, p + 1); }
+
+int fmmcl_fmm3d_m2p_degree(double ratio, double bound, int p) {
+  int q = 0;
+  for (double t = ratio; q < p && t > bound; t *= ratio) q++;
+  return q;
+}
+
 typedef struct {
   int treecode;
   double theta;

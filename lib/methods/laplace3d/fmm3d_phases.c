@@ -124,8 +124,23 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "l2p");
 }
 
+/* The treecode first moves its far cells' multipoles to their sources'
+ * centres (recorded with the other M2M shifts). */
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  return RUN_LIST(plan, log, s->k_m2p, &s->m2p, s->exp_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (s->treecode) {
+    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_recentre, 0, FMMCL_ARG_MEM(s->recentre_cells),
+                           FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->exp_center), FMMCL_ARG_MEM(s->M));
+    if (!st) st = launch(plan, log, s->k_recentre, s->n_recentre, s->exp_wgs, "m2m");
+  }
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 9, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
+                           FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
+  if (st) return st;
+  /* m2p_split groups per row */
+  fmm3d_device_list split = s->m2p;
+  split.n_rows *= s->m2p_split;
+  return RUN_LIST(plan, log, s->k_m2p, &split, s->m2p_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
                   FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out),
                   FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }

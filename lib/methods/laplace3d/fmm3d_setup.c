@@ -10,8 +10,12 @@
 /* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
  * launch overhead of its expansion work; wider devices like larger leaves
  * (the leaf-size runs behind 512 and 256 are in benchmarks/README.md,
- * bench-fmm3d). */
-static size_t default_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ? 512 : 256; }
+ * bench-fmm3d). The treecode's near field, every leaf within about
+ * (b + r) / theta, holds several times the FMM's 27 neighbours' points, so
+ * on a GPU it takes half the FMM's leaves (bench-precision runs there). */
+static size_t default_leaf_size(const fmmcl_device_info *d, int treecode) {
+  return d->is_gpu ? (treecode ? 256 : 512) : 256;
+}
 
 /* Depth limit: the key width (21 levels) in both precisions. Cell centres
  * in the device frame take at most 22 bits at level 21, exact in float, and
@@ -41,7 +45,7 @@ static int use_device_sort(fmmcl_plan plan) {
 static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets) {
   const fmmcl_plan_options *o = &plan->opt;
-  size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(&plan->ctx->dev.info);
+  size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(&plan->ctx->dev.info, s->treecode);
   const double *t = plan->targets_are_sources ? NULL : targets;
   double t0 = fmmcl_wall_seconds();
   s->sort_seconds = 0;
@@ -70,9 +74,9 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
   return FMMCL_SUCCESS;
 }
 
-static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s) {
+static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s, const double *sources) {
   double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, plan->opt.theta, &s->tc)
+  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, sources, plan->opt.theta, &s->tc)
                                 : fmmcl_tree3d_fmm_lists_build(s->tree, &s->fmm);
   if (st) return fmmcl_fail(plan->ctx, st, "building interaction lists: %s", fmmcl_last_error(NULL));
   s->lists_seconds = fmmcl_wall_seconds() - t0;
@@ -162,7 +166,7 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
-    if ((st = build_lists(plan, s))) return st;
+    if ((st = build_lists(plan, s, sources))) return st;
   }
   {
     const fmmcl_tree3d *t = s->tree;
