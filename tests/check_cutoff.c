@@ -10,18 +10,7 @@
 
 static fmmcl_context ctx;
 
-enum { UNIFORM, CLUSTERED };
-
-/* Uniform in the unit cube, or eight tight clusters (spread 0.02) around
- * fixed centres: boxes from crowded to empty. */
-static void make_points(int kind, unsigned seed, size_t n, int dim, double *x) {
-  fmmcl_test_random_points(seed, n, dim, x);
-  if (kind == UNIFORM) return;
-  double centres[8 * FMMCL_MAX_DIM];
-  fmmcl_test_random_points(101, 8, dim, centres);
-  for (size_t i = 0; i < n; i++)
-    for (int k = 0; k < dim; k++) x[i * dim + k] = centres[(i % 8) * dim + k] + 0.02 * (x[i * dim + k] - 0.5);
-}
+enum { UNIFORM, CLUSTERED }; /* fmmcl_test_cluster_points's kinds */
 
 static fmmcl_plan_options gauss_options(fmmcl_method method, fmmcl_precision precision, int dim, double sigma,
                                         double tol) {
@@ -84,8 +73,8 @@ START_TEST(test_cutoff_tolerance) {
   const int dim = dims[_i / 2], kind = _i % 2;
   const size_t ns = 1500, nt = 700;
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
-  make_points(kind, 7, ns, dim, src);
-  make_points(kind, 8, nt, dim, tgt);
+  fmmcl_test_cluster_points(kind, 7, ns, dim, src);
+  fmmcl_test_cluster_points(kind, 8, nt, dim, tgt);
   static const double sigmas[2][4] = {{0.02, 0.02, 0.01, 0.03}, {0.002, 0.002, 0.004, 0.016}};
   const double sigma = sigmas[kind][_i / 2];
   static const struct {
@@ -122,14 +111,14 @@ START_TEST(test_cutoff_radius) {
   const double sigma = 0.05;
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
   double *q = calloc(ns, sizeof *q), *pot = malloc(nt * sizeof *pot), *ref = malloc(nt * sizeof *ref);
-  make_points(UNIFORM, 21, ns, dim, src);
+  fmmcl_test_cluster_points(UNIFORM, 21, ns, dim, src);
   for (int k = 0; k < dim; k++) src[k] = 0.5;
   q[0] = 1;
   static const double tols[] = {1e-6, 1e-10};
   for (int t = 0; t < 2; t++) {
     fmmcl_plan_options o = gauss_options(FMMCL_CUTOFF, FMMCL_DOUBLE, dim, sigma, tols[t]);
     double dir[3 * 256];
-    make_points(UNIFORM, 22, nt, dim, dir);
+    fmmcl_test_cluster_points(UNIFORM, 22, nt, dim, dir);
     for (size_t i = 0; i < nt; i++) {
       double len = 0;
       for (int k = 0; k < dim; k++) len += (dir[i * dim + k] - 0.5) * (dir[i * dim + k] - 0.5);
@@ -164,8 +153,8 @@ START_TEST(test_cutoff_empty_neighbourhood) {
   const int dim = 3;
   const size_t ns = 800, nt = 400;
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
-  make_points(UNIFORM, 3, ns, dim, src);
-  make_points(UNIFORM, 4, nt, dim, tgt);
+  fmmcl_test_cluster_points(UNIFORM, 3, ns, dim, src);
+  fmmcl_test_cluster_points(UNIFORM, 4, nt, dim, tgt);
   for (size_t i = 0; i < nt; i += 2) tgt[i * dim] += 5; /* every other target 5 (250 sigma) away */
   for (int p = 0; p < 2; p++) {
     fmmcl_plan_options o = gauss_options(FMMCL_CUTOFF, p ? FMMCL_DOUBLE : FMMCL_SINGLE, dim, 0.02, 1e-6);
@@ -192,7 +181,7 @@ START_TEST(test_cutoff_all_pairs) {
   const int dim = 2;
   const size_t n = 1000;
   double *x = malloc(n * dim * sizeof *x);
-  make_points(UNIFORM, 5, n, dim, x);
+  fmmcl_test_cluster_points(UNIFORM, 5, n, dim, x);
   fmmcl_plan_options o = gauss_options(FMMCL_CUTOFF, FMMCL_DOUBLE, dim, 2.0, 1e-6);
   outcome r = run(&o, n, x, 0, NULL);
   ck_assert(r.pairs == (double)n * (double)n);
@@ -217,7 +206,7 @@ START_TEST(test_auto_gaussian) {
     const int dim = cases[c].dim;
     const size_t n = cases[c].n;
     double *x = malloc(n * dim * sizeof *x);
-    make_points(UNIFORM, 11, n, dim, x);
+    fmmcl_test_cluster_points(UNIFORM, 11, n, dim, x);
     fmmcl_plan_options o = gauss_options(FMMCL_AUTO, FMMCL_DOUBLE, dim, cases[c].sigma, 1e-6);
     outcome r = run(&o, n, x, 0, NULL);
     ck_assert_int_ne(r.ran, FMMCL_AUTO);
@@ -231,7 +220,7 @@ START_TEST(test_auto_gaussian) {
   }
   const size_t n = 300;
   double *x = malloc(n * 3 * sizeof *x);
-  make_points(UNIFORM, 12, n, 3, x);
+  fmmcl_test_cluster_points(UNIFORM, 12, n, 3, x);
   fmmcl_plan_options o = gauss_options(FMMCL_AUTO, FMMCL_DOUBLE, 3, 0.01, 1e-6);
   o.gradient = 1;
   fmmcl_plan plan;
@@ -249,7 +238,7 @@ END_TEST
 START_TEST(test_cutoff_bad_input) {
   const size_t n = 50;
   double x[50 * 3];
-  make_points(UNIFORM, 13, n, 3, x);
+  fmmcl_test_cluster_points(UNIFORM, 13, n, 3, x);
   fmmcl_plan plan;
   const double bad_sigma[] = {0, -1, NAN, INFINITY};
   for (size_t i = 0; i < 4; i++) {

@@ -12,19 +12,7 @@
 
 /* ---- data ------------------------------------------------------------- */
 
-enum { UNIFORM, CLUSTERED };
-
-/* Uniform in the unit cube, or eight tight clusters (spread 0.02) around
- * the same random centres for every seed (targets among the sources):
- * boxes from crowded to empty. */
-static void make_points(int kind, unsigned seed, size_t n, int dim, double *x) {
-  fmmcl_test_random_points(seed, n, dim, x);
-  if (kind == UNIFORM) return;
-  double centres[8 * FMMCL_MAX_DIM];
-  fmmcl_test_random_points(101, 8, dim, centres);
-  for (size_t i = 0; i < n; i++)
-    for (int k = 0; k < dim; k++) x[i * dim + k] = centres[(i % 8) * dim + k] + 0.02 * (x[i * dim + k] - 0.5);
-}
+enum { UNIFORM, CLUSTERED }; /* fmmcl_test_cluster_points's kinds */
 
 /* max |a - ref| / sum |q|: the quantity the FGT bound controls */
 static double scaled_max_error(const double *a, const double *ref, size_t n, const double *q, size_t ns) {
@@ -50,8 +38,8 @@ static double reference_error(int dim, double sigma, double tol, int order, int 
                               size_t nt, double *bound, fmmcl_fgt_setup *keep) {
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
   double *q = malloc(ns * sizeof *q), *ref = malloc(nt * sizeof *ref), *got = malloc(nt * sizeof *got);
-  make_points(kind, 7, ns, dim, src);
-  make_points(kind, 8, nt, dim, tgt);
+  fmmcl_test_cluster_points(kind, 7, ns, dim, src);
+  fmmcl_test_cluster_points(kind, 8, nt, dim, tgt);
   fmmcl_test_random_values(9, ns, -1, 1, q);
   double extent[FMMCL_MAX_DIM];
   for (int k = 0; k < dim; k++) extent[k] = 1 / (sqrt(2.0) * sigma);
@@ -325,8 +313,8 @@ static device_errors device_run(int dim, double sigma, double tol, int order, in
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
   double *q = malloc(ns * sizeof *q), *ref = malloc(nt * sizeof *ref), *got = malloc(nt * sizeof *got);
   double *fgt_ref = malloc(nt * sizeof *fgt_ref);
-  make_points(kind, 17, ns, dim, src);
-  make_points(kind, same ? 17 : 18, nt, dim, tgt);
+  fmmcl_test_cluster_points(kind, 17, ns, dim, src);
+  fmmcl_test_cluster_points(kind, same ? 17 : 18, nt, dim, tgt);
   fmmcl_test_random_values(19, ns, -1, 1, q);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
@@ -391,7 +379,7 @@ START_TEST(test_device_coefficients) {
   const int dim = 2, force = _i == 0 ? FMMCL_FGT_HERMITE : _i == 1 ? FMMCL_FGT_TAYLOR : FMMCL_FGT_H2T;
   const size_t n = 300;
   double *x = malloc(n * dim * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot);
-  make_points(CLUSTERED, 5, n, dim, x);
+  fmmcl_test_cluster_points(CLUSTERED, 5, n, dim, x);
   fmmcl_test_random_values(6, n, -1, 1, q);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
@@ -503,7 +491,7 @@ START_TEST(test_device_plan_api) {
   const size_t n = 500;
   double *x = malloc(n * 2 * sizeof *x), *q = malloc(n * sizeof *q), *pot = malloc(n * sizeof *pot),
          *ref = malloc(n * sizeof *ref);
-  make_points(CLUSTERED, 3, n, 2, x);
+  fmmcl_test_cluster_points(CLUSTERED, 3, n, 2, x);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);
   o.method = FMMCL_FGT;
@@ -567,8 +555,8 @@ START_TEST(test_device_binning) {
   const int dim = dims[_i / 2], kind = _i % 2;
   const size_t ns = 1500, nt = 700;
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
-  make_points(kind, 27, ns, dim, src);
-  make_points(kind, 28, nt, dim, tgt);
+  fmmcl_test_cluster_points(kind, 27, ns, dim, src);
+  fmmcl_test_cluster_points(kind, 28, nt, dim, tgt);
   const double sigmas[] = {dim == 6 ? 0.5 : 0.1 * dim, 1e-6};
   for (int si = 0; si < 2; si++) {
     double extent[FMMCL_MAX_DIM];
@@ -612,8 +600,8 @@ START_TEST(test_device_binning_plan) {
   const int dim = 3;
   double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
   double *q = malloc(ns * sizeof *q), *a = malloc(nt * sizeof *a), *b = malloc(nt * sizeof *b);
-  make_points(CLUSTERED, 17, ns, dim, src);
-  make_points(CLUSTERED, 18, nt, dim, tgt);
+  fmmcl_test_cluster_points(CLUSTERED, 17, ns, dim, src);
+  fmmcl_test_cluster_points(CLUSTERED, 18, nt, dim, tgt);
   fmmcl_test_random_values(19, ns, -1, 1, q);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_GAUSSIAN);

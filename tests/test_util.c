@@ -39,6 +39,15 @@ void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out) {
   fmmcl_test_random_values(seed, n * (size_t)dim, 0.0, 1.0, out);
 }
 
+void fmmcl_test_cluster_points(int kind, unsigned seed, size_t n, int dim, double *x) {
+  fmmcl_test_random_points(seed, n, dim, x);
+  if (kind == 0) return;
+  double centres[8 * FMMCL_MAX_DIM];
+  fmmcl_test_random_points(101, 8, dim, centres);
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < dim; k++) x[i * dim + k] = centres[(i % 8) * dim + k] + 0.02 * (x[i * dim + k] - 0.5);
+}
+
 void fmmcl_test_grid_points(unsigned seed, size_t n, int dim, double *out) {
   fmmcl_test_random_points(seed, n, dim, out);
   for (size_t i = 0; i < n * (size_t)dim; i++) out[i] = floor(out[i] * 0x1.0p20) * 0x1.0p-20;

@@ -11,6 +11,10 @@
 double fmmcl_test_rel_l2(const double *a, const double *ref, size_t n);
 /* n points of dim coordinates uniform in [0, 1), from a fixed seed. */
 void fmmcl_test_random_points(unsigned seed, size_t n, int dim, double *out);
+/* kind 0: as fmmcl_test_random_points; 1: eight tight clusters (spread
+ * 0.02) around the same random centres for every seed, so targets fall
+ * among the sources: boxes from crowded to empty. dim <= FMMCL_MAX_DIM. */
+void fmmcl_test_cluster_points(int kind, unsigned seed, size_t n, int dim, double *x);
 /* n points of dim coordinates in [0, 1) on the grid of spacing 2^-20, from a
  * fixed seed: shifted by their bounding-box centre (a multiple of 2^-21) they
  * are exact in float, so a float device sees exactly the reference's input. */

@@ -146,20 +146,26 @@ static int nterms_of(int p, int d) {
 /* Cell offsets o (d axes) whose box is within the cut-off of the centre
  * box: sum_k ((|o_k| - 1)+ side)^2 <= cutoff^2, as the lists test it. A
  * count over sums of squares: per axis, j = (|o| - 1)+ is 0 for three
- * offsets and j >= 1 for two each. */
-static double ball_count(double cutoff, double side, int d) {
+ * offsets and j >= 1 for two each. With extent (not NULL), on average over
+ * a grid of A_k = ceil(extent_k / side) + 1 cells per axis: each axis
+ * offset o weighted by the share (A - |o|) / A of target cells that have a
+ * cell at o (0 past the grid's width). */
+static double ball_count_in(double cutoff, double side, int d, const double *extent) {
   const int R = (int)floor(cutoff * cutoff / (side * side) + 1e-9), m = (int)floor(sqrt((double)R));
   double *cur = calloc((size_t)R + 1, sizeof *cur), *next = calloc((size_t)R + 1, sizeof *next);
   if (!cur || !next) {
     free(cur);
     free(next);
-    return pow(2 * m + 3, d);
+    return pow(2 * m + 3, d); /* the unclipped cube around the ball */
   }
   cur[0] = 1;
   for (int k = 0; k < d; k++) {
+    const double A = extent ? ceil(extent[k] / side) + 1 : INFINITY;
+    /* |o| = j + 1 for j >= 1 (gap j), |o| <= 1 for gap 0 */
+    const double w0 = extent ? 1 + (A > 1 ? 2 * (A - 1) / A : 0) : 3;
     for (int r = 0; r <= R; r++) {
-      double v = 3 * cur[r];
-      for (int j = 1; j * j <= r; j++) v += 2 * cur[r - j * j];
+      double v = w0 * cur[r];
+      for (int j = 1; j * j <= r && j + 1 < A; j++) v += (extent ? 2 * (A - j - 1) / A : 2) * cur[r - j * j];
       next[r] = v;
     }
     double *t = cur;
@@ -172,6 +178,8 @@ static double ball_count(double cutoff, double side, int d) {
   free(next);
   return total;
 }
+
+static double ball_count(double cutoff, double side, int d) { return ball_count_in(cutoff, side, d, NULL); }
 
 static double worst_bound(int p, double side, int dim, int with_h2t) {
   double b = 0;
@@ -288,42 +296,9 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 #define CUTOFF_SPARSE_TARGETS 32.0
 #define CUTOFF_SPARSE_FACTOR 2.0
 
-/* Source boxes within the cut-off of a target box, on average over a grid
- * of A_k = ceil(extent_k / side) + 1 cells per axis: ball_count's sum over
- * offsets with each axis offset o weighted by the share (A - |o|) / A of
- * target cells that have a cell at o (0 past the grid's width). */
-static double ball_count_clipped(double cutoff, double side, int d, const double *extent) {
-  const int R = (int)floor(cutoff * cutoff / (side * side) + 1e-9);
-  double *cur = calloc((size_t)R + 1, sizeof *cur), *next = calloc((size_t)R + 1, sizeof *next);
-  if (!cur || !next) {
-    free(cur);
-    free(next);
-    return ball_count(cutoff, side, d);
-  }
-  cur[0] = 1;
-  for (int k = 0; k < d; k++) {
-    const double A = ceil(extent[k] / side) + 1;
-    /* |o| = j + 1 for j >= 1 (gap j), |o| <= 1 for gap 0 */
-    const double w0 = 1 + (A > 1 ? 2 * (A - 1) / A : 0);
-    for (int r = 0; r <= R; r++) {
-      double v = w0 * cur[r];
-      for (int j = 1; j * j <= r && j + 1 < A; j++) v += 2 * (A - j - 1) / A * cur[r - j * j];
-      next[r] = v;
-    }
-    double *t = cur;
-    cur = next;
-    next = t;
-  }
-  double total = 0;
-  for (int r = 0; r <= R; r++) total += cur[r];
-  free(cur);
-  free(next);
-  return total;
-}
-
 double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
                              double *occupied_pairs, double *visits) {
-  const double nb = ball_count_clipped(cutoff, side, dim, extent);
+  const double nb = ball_count_in(cutoff, side, dim, extent);
   double boxes = 1;
   for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
   const double per_box = (double)n / boxes, occupied = -expm1(-per_box); /* lists hold occupied boxes */

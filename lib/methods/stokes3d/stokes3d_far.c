@@ -15,15 +15,6 @@
 
 #define FAR_FILE "stokes3d/stokes_far.cl"
 
-static fmmcl_status device_buffer(fmmcl_context ctx, size_t bytes, cl_mem *buf) {
-  cl_int err;
-  *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
-                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status zero(fmmcl_context ctx, cl_mem buf, size_t bytes) {
   const cl_uchar z = 0;
   FMMCL_CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, buf, &z, 1, 0, bytes, 0, NULL, NULL));
@@ -51,9 +42,10 @@ fmmcl_status fmmcl_stokes3d_far_create(fmmcl_plan plan, fmmcl_plan laplace, stok
   if (!s) return fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "the Stokes far field needs a Laplace FMM plan");
   const size_t bytes = s->tree->n_cells * s->ncoef * 2 * s->real_size;
   fmmcl_status st = FMMCL_SUCCESS;
-  for (int d = 0; d < 4 && !st; d++) st = device_buffer(ctx, bytes, &fr->M[d]);
-  for (int d = 0; d < 4 && !st; d++) st = device_buffer(ctx, bytes, &fr->L[d]);
-  for (int d = 0; d < 4 && !st; d++) st = device_buffer(ctx, 4 * s->tree->n_targets * s->real_size, &fr->out[d]);
+  for (int d = 0; d < 4 && !st; d++) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, bytes, NULL, &fr->M[d]);
+  for (int d = 0; d < 4 && !st; d++) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, bytes, NULL, &fr->L[d]);
+  for (int d = 0; d < 4 && !st; d++)
+    st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * s->tree->n_targets * s->real_size, NULL, &fr->out[d]);
   if (st) return st;
   int m2l_signed;
   const unsigned long long local = ctx->dev.info.local_mem_bytes;

@@ -18,15 +18,6 @@ static size_t elementwise_local(fmmcl_context ctx) {
   return ctx->dev.info.max_work_group_size < 256 ? ctx->dev.info.max_work_group_size : 256;
 }
 
-static fmmcl_status device_buffer(fmmcl_context ctx, size_t bytes, cl_mem *buf) {
-  cl_int err;
-  *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &err);
-  if (err != CL_SUCCESS)
-    return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "cannot allocate %zu bytes on %s: %s", bytes,
-                      ctx->dev.info.device_name, fmmcl_cl_error_name(err));
-  return FMMCL_SUCCESS;
-}
-
 static fmmcl_status put_vectors(fmmcl_plan plan, const fmm3d_state *s, stokes_near *nr, const double *v,
                                 double scale, int target, cl_mem dst);
 
@@ -48,14 +39,14 @@ fmmcl_status fmmcl_stokes3d_near_create(fmmcl_plan plan, fmmcl_plan laplace, sto
                                       "stokes_combine"};
   cl_kernel *const kernels[] = {&nr->k_p2p, &nr->k_put, &nr->k_unsort, &nr->k_densities, &nr->k_combine};
   if (!st) st = fmmcl_create_kernels(ctx, nr->program, NEAR_FILE, 5, names, kernels);
-  if (!st) st = device_buffer(ctx, 4 * ns * rs, &nr->f);
-  if (!st && plan->opt.stresslets) st = device_buffer(ctx, 4 * ns * rs, &nr->ss);
-  if (!st && plan->opt.stresslets) st = device_buffer(ctx, 4 * ns * rs, &nr->sn);
-  if (!st) st = device_buffer(ctx, 4 * ns * rs, &nr->y);
-  if (!st) st = device_buffer(ctx, 4 * nt * rs, &nr->xs);
-  if (!st) st = device_buffer(ctx, 3 * (ns > nt ? ns : nt) * rs, &nr->user);
-  if (!st) st = device_buffer(ctx, 4 * nt * rs, &nr->out);
-  if (!st) st = device_buffer(ctx, 4 * nt * rs, &nr->out_user);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * ns * rs, NULL, &nr->f);
+  if (!st && plan->opt.stresslets) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * ns * rs, NULL, &nr->ss);
+  if (!st && plan->opt.stresslets) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * ns * rs, NULL, &nr->sn);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * ns * rs, NULL, &nr->y);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nt * rs, NULL, &nr->xs);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 3 * (ns > nt ? ns : nt) * rs, NULL, &nr->user);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nt * rs, NULL, &nr->out);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, 4 * nt * rs, NULL, &nr->out_user);
   const size_t stage = (3 * ns > 4 * nt ? 3 * ns : 4 * nt) * rs;
   if (!st) st = fmmcl_pinned_alloc(ctx, stage ? stage : 16, 0, &nr->stage);
   /* y for the densities' y . f, y . s, y . n; x / U for the combination */
