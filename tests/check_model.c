@@ -317,14 +317,20 @@ START_TEST(test_fit_on_device) {
     ck_assert_msg(pred > meas / 3 && pred < meas * 3, "sample %zu: predicted %g, measured %g", i, pred, meas);
   }
   free(smp);
-  /* predictions of uniform problems: positive and non-decreasing in N */
-  double prev = 0;
+  /* predictions of uniform problems: positive, and growing with N over the
+   * range. Not step by step: where doubling N makes the tree a level
+   * deeper, each target's near pairs fall by up to 8, so a fit that gives
+   * the near field most of the time may predict less (by at most that
+   * factor over the doubling), as the device may take less. */
+  double prev = 0, first = 0;
   for (size_t N = 1000; N <= 16000; N *= 2) {
     double *x = malloc(3 * N * sizeof *x), work[FMMCL_MODEL_NWORK];
     fmmcl_test_random_points(7, N, 3, x);
     ck_assert_int_eq(fmmcl_model_counts(N, x, 0, NULL, 64, FMMCL_SINGLE, work), FMMCL_SUCCESS);
     const double t = fmmcl_model_predict(&mp, 4, 3, work, N, N, NULL);
-    ck_assert_msg(t > 0 && t >= prev, "N = %zu: predicted %g after %g", N, t, prev);
+    ck_assert_msg(t > 0 && t >= prev / 4, "N = %zu: predicted %g after %g", N, t, prev);
+    if (N == 1000) first = t;
+    if (N == 16000) ck_assert_msg(t > first, "N = 16000: predicted %g, no more than at 1000 (%g)", t, first);
     prev = t;
     free(x);
   }
