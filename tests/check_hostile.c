@@ -48,12 +48,6 @@ static void close_device(void) {
   free(work);
 }
 
-static double *doubles(size_t n) {
-  double *p = calloc(n ? n : 1, sizeof *p);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
-
 static fmmcl_plan_options options(fmmcl_kernel k, fmmcl_method m, fmmcl_precision p) {
   fmmcl_plan_options o;
   ck_assert_int_eq(fmmcl_plan_options_init(&o, k), FMMCL_SUCCESS);
@@ -80,7 +74,7 @@ static fmmcl_status run_plan(const fmmcl_plan_options *o, size_t n, const double
 
 static void expect_status(const fmmcl_plan_options *o, size_t n, const double *x, const double *q,
                           fmmcl_status want, const char *needle, const char *what) {
-  double *pot = doubles(n), *grad = doubles(3 * n);
+  double *pot = fmmcl_test_zeros(n), *grad = fmmcl_test_zeros(3 * n);
   const char *msg;
   fmmcl_status st = run_plan(o, n, x, q, pot, grad, &msg);
   ck_assert_msg(st == want, "%s: got \"%s\" (%s), want \"%s\"", what, fmmcl_strerror(st), msg,
@@ -123,7 +117,7 @@ START_TEST(test_double_charges_overflow) {
   if (skip_double(o.precision)) return;
   o.tolerance = 1e-6;
   const size_t n = 600;
-  double *x = doubles(3 * n), *q = doubles(n);
+  double *x = fmmcl_test_zeros(3 * n), *q = fmmcl_test_zeros(n);
   fmmcl_test_random_points(11, n, 3, x);
   x[3] = x[0] + 1e-9, x[4] = x[1], x[5] = x[2];
   for (size_t i = 0; i < n; i++) q[i] = 1e300;
@@ -157,7 +151,7 @@ END_TEST
 START_TEST(test_fmm2d_scaled) {
   fmmcl_plan_options o = options(FMMCL_LAPLACE_2D, FMMCL_FMM, FMMCL_SINGLE);
   const size_t n = 500;
-  double *x = doubles(2 * n), *q = doubles(n);
+  double *x = fmmcl_test_zeros(2 * n), *q = fmmcl_test_zeros(n);
   fmmcl_test_random_points(12, n, 2, x);
   fmmcl_test_random_values(13, n, -1, 1, q);
   for (size_t i = 0; i < 2 * n; i++) x[i] *= 1e30;
@@ -235,7 +229,7 @@ END_TEST
  * without the clamp (its integer coordinate in [0, 2^21)). */
 START_TEST(test_morton_cube_far_small_set) {
   const size_t n = 2000;
-  double *x = doubles(3 * n);
+  double *x = fmmcl_test_zeros(3 * n);
   fmmcl_test_random_points(21, n, 3, x);
   for (size_t i = 0; i < 3 * n; i++) x[i] = 0.5 + 1e-12 * x[i];
   fmmcl_morton3d_cube cube;
@@ -260,7 +254,7 @@ END_TEST
 START_TEST(test_fmm_double_far_small_set) {
   if (skip_double(FMMCL_DOUBLE)) return;
   const size_t n = 2000;
-  double *x = doubles(3 * n), *q = doubles(n);
+  double *x = fmmcl_test_zeros(3 * n), *q = fmmcl_test_zeros(n);
   fmmcl_test_random_points(21, n, 3, x);
   for (size_t i = 0; i < 3 * n; i++) x[i] = 0.5 + 1e-12 * x[i];
   fmmcl_test_random_values(22, n, -1, 1, q);
@@ -287,7 +281,7 @@ static size_t geometry_set(int which, double *x, double *q) {
     return 3;
   }
   const size_t n = 2000;
-  double *u = doubles(4 * n);
+  double *u = fmmcl_test_zeros(4 * n);
   fmmcl_test_random_values(31 + (unsigned)which, 4 * n, 0, 1, u);
   fmmcl_test_random_values(41 + (unsigned)which, n, -0.5, 0.5, q);
   for (size_t i = 0; i < n; i++) {
@@ -323,8 +317,8 @@ static int compensated_method(fmmcl_method m) { return m == FMMCL_DIRECT || m ==
  * offsets from them must keep the group's digits. Single meets 1e-4 (the
  * potential) or its rounding estimate says it cannot (the CLI warns). */
 START_TEST(test_geometry_tight_groups) {
-  double *x = doubles(3 * 2000), *q = doubles(2000), *pot = doubles(2000), *grad = doubles(3 * 2000);
-  double *rp = doubles(2000), *rg = doubles(3 * 2000);
+  double *x = fmmcl_test_zeros(3 * 2000), *q = fmmcl_test_zeros(2000), *pot = fmmcl_test_zeros(2000), *grad = fmmcl_test_zeros(3 * 2000);
+  double *rp = fmmcl_test_zeros(2000), *rg = fmmcl_test_zeros(3 * 2000);
   const size_t n = geometry_set(_i, x, q);
   const fmmcl_method methods[] = {FMMCL_DIRECT, FMMCL_FMM, FMMCL_TREECODE};
   for (int prec = 0; prec < 2; prec++) {
@@ -532,15 +526,6 @@ START_TEST(test_cli_overflow) {
 }
 END_TEST
 
-/* Runs a shell command (stderr into stdout); its exit code, and its output in out. */
-static int run_command(const char *cmd, char *out, size_t len) {
-  FILE *p = popen(cmd, "r");
-  ck_assert_ptr_nonnull(p);
-  size_t n = fread(out, 1, len - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* fmmtune's numbers are numbers: text, infinity, negative or zero counts
  * are usage errors naming the option, not 0, a default or a wrap-around. */
@@ -549,7 +534,7 @@ START_TEST(test_fmmtune_bad_numbers) {
                         "--n -5",       "--n 0",          "--repeats x", "--seed -1"};
   char cmd[8192], out[16384];
   snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", FMMCL_TUNER_BIN, args[_i]);
-  const int rc = run_command(cmd, out, sizeof out);
+  const int rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc == 2, "%s: exit %d:\n%s", args[_i], rc, out);
   char opt[32];
   sscanf(args[_i], "%31s", opt);
@@ -564,7 +549,7 @@ START_TEST(test_unusable_xdg_cache_home) {
   char cmd[8192], out[16384];
   snprintf(cmd, sizeof cmd, "env -u POCL_CACHE_DIR XDG_CACHE_HOME=/dev/null/cache '%s/fmmcl' --demo 50 2>&1",
            FMMCL_BIN_DIR);
-  const int rc = run_command(cmd, out, sizeof out);
+  const int rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc == 0 || strstr(out, "XDG_CACHE_HOME") != NULL, "exit %d without the cause:\n%s", rc, out);
 }
 END_TEST
@@ -585,7 +570,7 @@ START_TEST(test_cli_resolution_warning) {
   fclose(f);
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --precision single --method direct '%s' 2>&1", FMMCL_BIN_DIR,
            input);
-  const int rc = run_command(cmd, out, sizeof out);
+  const int rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
   if (_i == 0) {
     ck_assert_msg(strstr(out, "warning") && strstr(out, "1e-09") && strstr(out, "--precision double"),
@@ -617,7 +602,7 @@ END_TEST
 START_TEST(test_bbfmm_operators_too_large) {
   if (!dev.has_fp64) return;
   enum { N = 600 };
-  double *x = doubles(3 * N);
+  double *x = fmmcl_test_zeros(3 * N);
   fmmcl_test_random_points(8, N, 3, x);
   fmmcl_plan_options o = options(FMMCL_LAPLACE_3D, FMMCL_BBFMM, FMMCL_DOUBLE);
   o.gradient = 0, o.tolerance = 1e-9;

@@ -35,12 +35,6 @@ static void close_device(void) {
   free(work);
 }
 
-static double *doubles(size_t n) {
-  double *p = calloc(n ? n : 1, sizeof *p);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
-
 enum { LAP, HELM, STOKES, KINDS };
 static const char *const kind_name[KINDS] = {"Laplace dipoles + Hessian", "Helmholtz dipoles + gradient",
                                              "Stokes stresslets + pressure"};
@@ -68,7 +62,7 @@ typedef struct {
 } strengths;
 
 static strengths make_strengths(int kind, size_t n, double scale, unsigned seed) {
-  strengths s = {doubles(6 * n), doubles(6 * n), doubles(3 * n), {0}};
+  strengths s = {fmmcl_test_zeros(6 * n), fmmcl_test_zeros(6 * n), fmmcl_test_zeros(3 * n), {0}};
   fmmcl_test_random_values(seed, 6 * n, -scale, scale, s.a);
   fmmcl_test_random_values(seed + 1, 6 * n, -scale, scale, s.b);
   fmmcl_test_random_values(seed + 2, 3 * n, -1, 1, s.c);
@@ -88,7 +82,7 @@ typedef struct {
 } fields;
 
 static fields make_fields(int kind, size_t m) {
-  fields f = {{doubles(6 * m), doubles(6 * m), doubles(6 * m)}, {0}, {0}};
+  fields f = {{fmmcl_test_zeros(6 * m), fmmcl_test_zeros(6 * m), fmmcl_test_zeros(6 * m)}, {0}, {0}};
   if (kind == LAP) {
     f.out.potential = f.v[0], f.out.gradient = f.v[1], f.out.hessian = f.v[2];
     f.per[0] = 1, f.per[1] = 3, f.per[2] = 6;
@@ -148,7 +142,7 @@ static double unit(fmmcl_precision p) { return p == FMMCL_DOUBLE ? 0x1p-53 : 0x1
 
 /* N points uniform in [off, off + scale)^3. */
 static double *cube(size_t n, double scale, double off, unsigned seed) {
-  double *x = doubles(3 * n);
+  double *x = fmmcl_test_zeros(3 * n);
   fmmcl_test_random_points(seed, n, 3, x);
   for (size_t i = 0; i < 3 * n; i++) x[i] = off + scale * x[i];
   return x;
@@ -279,7 +273,7 @@ END_TEST
 START_TEST(test_treecode_coincident) {
   const int c = _i;
   const size_t n = 2000;
-  double *x = doubles(3 * n), *q = doubles(n);
+  double *x = fmmcl_test_zeros(3 * n), *q = fmmcl_test_zeros(n);
   double *jit = cube(n, 1e-6, 0, 53);
   unsigned r = 12345;
   for (size_t i = 0; i < n; i++) {
@@ -291,7 +285,7 @@ START_TEST(test_treecode_coincident) {
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
   o.gradient = 1, o.precision = FMMCL_DOUBLE;
-  double *rp = doubles(n), *rg = doubles(3 * n), *pot = doubles(n), *grad = doubles(3 * n);
+  double *rp = fmmcl_test_zeros(n), *rg = fmmcl_test_zeros(3 * n), *pot = fmmcl_test_zeros(n), *grad = fmmcl_test_zeros(3 * n);
   ck_assert_int_eq(fmmcl_reference_direct(&o, n, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
   for (int pp = 0; pp < 2; pp++) {
     const fmmcl_precision p = pp ? FMMCL_DOUBLE : FMMCL_SINGLE;
@@ -563,14 +557,6 @@ END_TEST
 
 /* ---- the command line ------------------------------------------------------- */
 
-static int run_command(const char *cmd, char *out, size_t len) {
-  FILE *p = popen(cmd, "r");
-  ck_assert_ptr_nonnull(p);
-  size_t n = fread(out, 1, len - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* fmmcl's evaluate runs: a Helmholtz k whose phase is lost exits 1 naming
  * it; a float Hessian run on a set with an outlier at 1e8 exits non-zero
@@ -595,20 +581,20 @@ START_TEST(test_cli) {
   free(x);
   const char *bin = FMMCL_BIN_DIR;
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --kernel helmholtz3d --wavenumber 1e7 '%s' 2>&1", bin, hin);
-  int rc = run_command(cmd, out, sizeof out);
+  int rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc == 1 && strstr(out, "phase"), "k = 1e7: exit %d:\n%s", rc, out);
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --kernel helmholtz3d --wavenumber 1e5 '%s' 2>&1", bin, hin);
-  rc = run_command(cmd, out, sizeof out);
+  rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc == 0 && strstr(out, "warning") && strstr(out, "--precision double"),
                 "k = 1e5: exit %d:\n%s", rc, out);
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --hessian '%s' 2>&1", bin, input);
-  rc = run_command(cmd, out, sizeof out);
+  rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg((rc != 0 && strstr(out, "overflow")) || (rc == 0 && strstr(out, "warning")),
                 "float outlier: exit %d:\n%s", rc, out);
   ck_assert_msg(strstr(out, "nan") == NULL, "printed a NaN:\n%s", out);
   if (!dev.has_fp64) return;
   snprintf(cmd, sizeof cmd, "'%s/fmmcl' --quiet --precision double --hessian '%s' 2>&1", bin, input);
-  rc = run_command(cmd, out, sizeof out);
+  rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc == 0 && strstr(out, "warning") == NULL, "double outlier: exit %d:\n%s", rc, out);
 }
 END_TEST
@@ -627,7 +613,7 @@ START_TEST(test_mpi_cli) {
   const char *bad[] = {"--tol abc", "--tol 1e400", "--theta nan", "--order -5", "--demo -5"};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     snprintf(cmd, sizeof cmd, "%s '%s' --device cpu %s 2>&1", env, mpi, bad[k]);
-    const int rc = run_command(cmd, out, sizeof out);
+    const int rc = fmmcl_test_run_command(cmd, out, sizeof out);
     char opt[32];
     sscanf(bad[k], "%31s", opt);
     ck_assert_msg(rc == 2 && strstr(out, opt), "%s: exit %d:\n%s", bad[k], rc, out);
@@ -643,7 +629,7 @@ START_TEST(test_mpi_cli) {
   free(x);
   snprintf(cmd, sizeof cmd, "%s '%s' --device cpu --precision single --method direct --check 5 '%s' 2>&1",
            env, mpi, input);
-  const int rc = run_command(cmd, out, sizeof out);
+  const int rc = fmmcl_test_run_command(cmd, out, sizeof out);
   ck_assert_msg(rc != 0 && strstr(out, "overflow") && !strstr(out, "nan"), "overflow: exit %d:\n%s", rc, out);
 }
 END_TEST

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 double fmmcl_test_rel_l2(const double *a, const double *ref, size_t n) {
@@ -46,6 +47,21 @@ void fmmcl_test_cluster_points(int kind, unsigned seed, size_t n, int dim, doubl
   fmmcl_test_random_points(101, 8, dim, centres);
   for (size_t i = 0; i < n; i++)
     for (int k = 0; k < dim; k++) x[i * dim + k] = centres[(i % 8) * dim + k] + 0.02 * (x[i * dim + k] - 0.5);
+}
+
+double *fmmcl_test_zeros(size_t n) {
+  double *p = calloc(n ? n : 1, sizeof *p);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
+int fmmcl_test_run_command(const char *cmd, char *out, size_t len) {
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  size_t n = fread(out, 1, len - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void fmmcl_test_grid_points(unsigned seed, size_t n, int dim, double *out) {

@@ -33,6 +33,11 @@ fmmcl_test_errors fmmcl_test_plan_errors(fmmcl_context ctx, const fmmcl_plan_opt
                                          const double *src, const double *q, size_t nt, const double *tgt);
 /* A fresh directory under the build tree's tests/ (or /tmp); malloc'ed path. */
 char *fmmcl_test_tempdir(const char *tag);
+/* n zeroed doubles (at least one); the test fails when there is no memory. */
+double *fmmcl_test_zeros(size_t n);
+/* Runs a shell command (its stderr as the command redirects it); its exit
+ * code (-1 when it did not exit), and the start of its output in out. */
+int fmmcl_test_run_command(const char *cmd, char *out, size_t len);
 /* Removes a directory tree made by fmmcl_test_tempdir. */
 void fmmcl_test_rmtree(const char *path);
 /* Opens a context on the CI device: FMMCL_TEST_DEVICE, else "cpu", else default. */
