@@ -17,37 +17,39 @@ fmmcl_status fmmcl_plan_describe(fmmcl_plan plan, fmmcl_plan_info *info) {
   return FMMCL_SUCCESS;
 }
 
-/* The frame of a method that sends every coordinate relative to one centre
- * (near the centre of the points' box): the point's distance from the centre
- * of the box of sources and targets. */
-static double whole_set_frame(int dim, size_t n, const double *src, size_t m, const double *tgt,
-                              const double *x) {
-  double lo[8], hi[8], r2 = 0;
-  for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
+/* The bounding box of sources and targets (targets NULL: none apart). */
+typedef struct {
+  double lo[3], hi[3];
+} points_box;
+
+static points_box box_of(int dim, size_t n, const double *src, size_t m, const double *tgt) {
+  points_box b;
+  for (int d = 0; d < dim; d++) b.lo[d] = INFINITY, b.hi[d] = -INFINITY;
   for (int set = 0; set < 2; set++) {
     const double *p = set ? tgt : src;
     const size_t count = set ? m : n;
     for (size_t i = 0; p && i < count; i++)
-      for (int d = 0; d < dim; d++) lo[d] = fmin(lo[d], p[i * dim + d]), hi[d] = fmax(hi[d], p[i * dim + d]);
+      for (int d = 0; d < dim; d++)
+        b.lo[d] = fmin(b.lo[d], p[i * dim + d]), b.hi[d] = fmax(b.hi[d], p[i * dim + d]);
   }
+  return b;
+}
+
+/* The frame of a method that sends every coordinate relative to one centre
+ * (near the centre of the points' box): the point's distance from it. */
+static double whole_set_frame(int dim, const points_box *b, const double *x) {
+  double r2 = 0;
   for (int d = 0; d < dim; d++) {
-    const double e = x[d] - 0.5 * (lo[d] + hi[d]);
+    const double e = x[d] - 0.5 * (b->lo[d] + b->hi[d]);
     r2 += e * e;
   }
   return sqrt(r2);
 }
 
-/* The diagonal of the box of sources and targets: no pair is farther apart. */
-static double farthest(int dim, size_t n, const double *src, size_t m, const double *tgt) {
-  double lo[8], hi[8], r2 = 0;
-  for (int d = 0; d < dim; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
-  for (int set = 0; set < 2; set++) {
-    const double *p = set ? tgt : src;
-    const size_t count = set ? m : n;
-    for (size_t i = 0; p && i < count; i++)
-      for (int d = 0; d < dim; d++) lo[d] = fmin(lo[d], p[i * dim + d]), hi[d] = fmax(hi[d], p[i * dim + d]);
-  }
-  for (int d = 0; d < dim; d++) r2 += (hi[d] - lo[d]) * (hi[d] - lo[d]);
+/* The box's diagonal: no pair is farther apart. */
+static double farthest(int dim, const points_box *b) {
+  double r2 = 0;
+  for (int d = 0; d < dim; d++) r2 += (b->hi[d] - b->lo[d]) * (b->hi[d] - b->lo[d]);
   return sqrt(r2);
 }
 
@@ -68,12 +70,15 @@ fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources
   if (!fmmcl_close_pairs(dim, plan->n_sources, sources, plan->n_targets, targets, 1, &p))
     return FMMCL_SUCCESS;
   const double *t = (targets ? targets : sources) + p.target * dim, *s = sources + p.source * dim;
+  /* one pass over the points, only where the box is read */
+  const int helmholtz = plan->opt.kernel == FMMCL_HELMHOLTZ_3D;
+  points_box box = {{0}, {0}};
+  if (!plan->ops->frame_size || helmholtz)
+    box = box_of(dim, plan->n_sources, sources, plan->n_targets, targets);
   double frames;
   if (plan->ops->frame_size)
     frames = plan->ops->frame_size(plan, 1, p.target) + plan->ops->frame_size(plan, 0, p.source);
-  else
-    frames = whole_set_frame(dim, plan->n_sources, sources, plan->n_targets, targets, t) +
-             whole_set_frame(dim, plan->n_sources, sources, plan->n_targets, targets, s);
+  else frames = whole_set_frame(dim, &box, t) + whole_set_frame(dim, &box, s);
   /* each coordinate rounds by at most u times its frame's size, so the
    * difference vector by up to u (frames), and the gradient term x / r^3
    * by up to three times that relative to r; rounding errors of random
@@ -86,8 +91,6 @@ fmmcl_status fmmcl_plan_rounding_estimate(fmmcl_plan plan, const double *sources
   *estimate = uf * frames / p.distance + 4.0 * u;
   /* Helmholtz: the phase Re k r rounds by u Re k r, largest at the
    * farthest pair (a third of it typical, as above) */
-  if (plan->opt.kernel == FMMCL_HELMHOLTZ_3D)
-    *estimate += u * fabs(plan->opt.wavenumber_re) *
-                 farthest(dim, plan->n_sources, sources, plan->n_targets, targets) / 3;
+  if (helmholtz) *estimate += u * fabs(plan->opt.wavenumber_re) * farthest(dim, &box) / 3;
   return FMMCL_SUCCESS;
 }
