@@ -223,12 +223,7 @@ START_TEST(test_auto_gaussian) {
   fmmcl_test_cluster_points(UNIFORM, 12, n, 3, x);
   fmmcl_plan_options o = gauss_options(FMMCL_AUTO, FMMCL_DOUBLE, 3, 0.01, 1e-6);
   o.gradient = 1;
-  fmmcl_plan plan;
-  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_SUCCESS);
-  fmmcl_plan_info info;
-  ck_assert_int_eq(fmmcl_plan_describe(plan, &info), FMMCL_SUCCESS);
-  ck_assert_int_eq(info.method, FMMCL_DIRECT);
-  fmmcl_plan_destroy(plan);
+  ck_assert_int_eq(fmmcl_test_resolved_method(ctx, &o, n, x), FMMCL_DIRECT);
   free(x);
 }
 END_TEST

@@ -49,6 +49,17 @@ void fmmcl_test_cluster_points(int kind, unsigned seed, size_t n, int dim, doubl
     for (int k = 0; k < dim; k++) x[i * dim + k] = centres[(i % 8) * dim + k] + 0.02 * (x[i * dim + k] - 0.5);
 }
 
+fmmcl_method fmmcl_test_resolved_method(fmmcl_context ctx, const fmmcl_plan_options *o, size_t n,
+                                        const double *x) {
+  fmmcl_plan plan;
+  ck_assert_msg(fmmcl_plan_create(ctx, o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
+  fmmcl_plan_info info;
+  ck_assert_int_eq(fmmcl_plan_describe(plan, &info), FMMCL_SUCCESS);
+  fmmcl_plan_destroy(plan);
+  return info.method;
+}
+
 double *fmmcl_test_zeros(size_t n) {
   double *p = calloc(n ? n : 1, sizeof *p);
   ck_assert_ptr_nonnull(p);

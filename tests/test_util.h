@@ -33,6 +33,11 @@ fmmcl_test_errors fmmcl_test_plan_errors(fmmcl_context ctx, const fmmcl_plan_opt
                                          const double *src, const double *q, size_t nt, const double *tgt);
 /* A fresh directory under the build tree's tests/ (or /tmp); malloc'ed path. */
 char *fmmcl_test_tempdir(const char *tag);
+/* The method a plan of o over the n points x (targets the sources)
+ * resolves to, as fmmcl_plan_describe says; the test fails when the plan
+ * is refused. */
+fmmcl_method fmmcl_test_resolved_method(fmmcl_context ctx, const fmmcl_plan_options *o, size_t n,
+                                        const double *x);
 /* n zeroed doubles (at least one); the test fails when there is no memory. */
 double *fmmcl_test_zeros(size_t n);
 /* Runs a shell command (its stderr as the command redirects it); its exit
