@@ -116,7 +116,7 @@ typedef struct op_fixture {
   double *M, *L, *out;    /* device results */
   double *Mr, *Lr, *outr; /* reference */
   fmmcl_tree3d_fmm_lists lists;
-  fmmcl_tree3d_treecode_lists tc;
+  const fmmcl_tree3d_treecode_lists *tc; /* a treecode plan's own */
 } op_fixture;
 
 static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
@@ -126,7 +126,8 @@ static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
   make_points(PLUMMER, n, 3, x);
   make_charges(n, 4, f->q);
   fmmcl_plan_options o = laplace(method, FMMCL_DOUBLE, 6);
-  o.leaf_size = 16;
+  /* the treecode's leaves hold several of its target groups */
+  o.leaf_size = method == FMMCL_TREECODE ? 100 : 16;
   ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s",
                 fmmcl_last_error(ctx));
   free(x);
@@ -139,13 +140,16 @@ static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
   f->Mr = calloc(ne, sizeof(double)), f->Lr = calloc(ne, sizeof(double)),
   f->outr = calloc(no, sizeof(double));
   ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(f->t, &f->lists), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(f->t, NULL, o.theta, &f->tc), FMMCL_SUCCESS);
+  if (method == FMMCL_TREECODE) {
+    ck_assert_int_eq(fmmcl_fmm3d_debug_treecode_lists(f->plan, &f->tc), FMMCL_SUCCESS);
+    ck_assert_msg(f->tc->n_groups > f->t->n_leaves, "%zu groups in %zu leaves: none split", f->tc->n_groups,
+                  f->t->n_leaves);
+  }
 }
 
 static void op_close(op_fixture *f) {
   fmmcl_plan_destroy(f->plan);
   fmmcl_tree3d_fmm_lists_free(&f->lists);
-  fmmcl_tree3d_treecode_lists_free(&f->tc);
   free(f->q), free(f->qs), free(f->M), free(f->L), free(f->out), free(f->Mr), free(f->Lr), free(f->outr);
 }
 
@@ -233,42 +237,57 @@ static void ref_m2p(op_fixture *f, const fmmcl_tree3d_csr *w, const double *M, d
   }
 }
 
-/* The treecode's M2P: each far cell's multipole moved from the cell's
- * centre to its sources' sphere (M2M), then evaluated to the degree the
- * entry's geometry needs (fmmcl_fmm3d_m2p_degree). */
-static void ref_m2p_treecode(op_fixture *f, const double *M, double *out) {
-  const fmmcl_tree3d_csr *far = &f->tc.far;
-  const double bound = fmmcl_fmm3d_m2p_term_bound(f->tc.theta, f->p);
-  double *Ms = calloc(f->nc, sizeof *Ms);
-  for (size_t b = 0; b < far->n_rows; b++) {
-    const fmmcl_tree3d_cell *c = &f->t->cells[b];
-    size_t n = fmmcl_tree3d_n_tgt(c);
-    double *pot = calloc(n + 1, sizeof *pot), *grad = calloc(3 * n + 1, sizeof *grad);
-    for (size_t e = far->offsets[b]; e < far->offsets[b + 1]; e++) {
-      const int32_t a = far->indices[e];
-      const double *sp = f->tc.sphere + 4 * a;
-      memset(Ms, 0, f->nc * sizeof *Ms);
-      fmmcl_exp3d_m2m(f->p, f->t->cells[a].center, M + a * f->nc, sp, Ms);
-      const double d[3] = {c->center[0] - sp[0], c->center[1] - sp[1], c->center[2] - sp[2]};
-      const double gap = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - sqrt(3.0) * c->half_width;
-      const int q = gap > 0 ? fmmcl_fmm3d_m2p_degree(sp[3] / gap, bound, f->p) : f->p;
-      /* degree-major storage: the first ncoef(q) coefficients are degree <= q */
-      fmmcl_exp3d_m2p(q, sp, Ms, n, f->t->target_xyz + 3 * c->tgt_begin, pot, grad);
-    }
-    add_out(out, c->tgt_begin, n, pot, grad);
-    free(pot), free(grad);
+/* The treecode's multipoles: about the centres of their cells' sources'
+ * boxes (the lists' spheres), leaves by P2M, parents by M2M between those
+ * centres. */
+static void ref_p2m_m2m_treecode(op_fixture *f, double *M) {
+  const double *sp = f->tc->sphere;
+  for (size_t i = 0; i < f->t->n_cells; i++) {
+    const fmmcl_tree3d_cell *c = &f->t->cells[i];
+    if (fmmcl_tree3d_is_leaf(c))
+      fmmcl_exp3d_p2m(f->p, sp + 4 * i, fmmcl_tree3d_n_src(c), cell_src_xyz(f, c), f->qs + c->src_begin,
+                      M + i * f->nc);
   }
-  free(Ms);
+  for (size_t i = f->t->n_cells; i-- > 1;) {
+    const int32_t parent = f->t->cells[i].parent;
+    fmmcl_exp3d_m2m(f->p, sp + 4 * i, M + i * f->nc, sp + 4 * parent, M + parent * f->nc);
+  }
 }
 
-/* Direct pairs of each target leaf with its listed source cells; r = 0
- * contributes nothing. */
-static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
+/* The treecode's M2P: each far cell's multipole (about its sources'
+ * centre) evaluated at the group's targets to the degree the entry's
+ * geometry needs (fmmcl_fmm3d_m2p_degree, the group's sphere against the
+ * cell's). */
+static void ref_m2p_treecode(op_fixture *f, const double *M, double *out) {
+  const fmmcl_tree3d_treecode_lists *tc = f->tc;
+  const fmmcl_tree3d_csr *far = &tc->far;
+  const double bound = fmmcl_fmm3d_m2p_term_bound(tc->theta, f->p);
+  for (size_t g = 0; g < far->n_rows; g++) {
+    const size_t first = tc->group_begin[g], n = tc->group_begin[g + 1] - first;
+    const double *gs = tc->group_sphere + 4 * g;
+    double *pot = calloc(n + 1, sizeof *pot), *grad = calloc(3 * n + 1, sizeof *grad);
+    for (size_t e = far->offsets[g]; e < far->offsets[g + 1]; e++) {
+      const int32_t a = far->indices[e];
+      const double *sp = tc->sphere + 4 * a;
+      const double d[3] = {gs[0] - sp[0], gs[1] - sp[1], gs[2] - sp[2]};
+      const double gap = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - gs[3];
+      const int q = gap > 0 ? fmmcl_fmm3d_m2p_degree(sp[3] / gap, bound, f->p) : f->p;
+      /* degree-major storage: the first ncoef(q) coefficients are degree <= q */
+      fmmcl_exp3d_m2p(q, sp, M + a * f->nc, n, f->t->target_xyz + 3 * first, pot, grad);
+    }
+    add_out(out, first, n, pot, grad);
+    free(pot), free(grad);
+  }
+}
+
+/* Direct pairs of each row's targets (range[2r] .. range[2r + 1]) with its
+ * listed source cells; r = 0 contributes nothing. */
+static void ref_p2p_rows(op_fixture *f, const fmmcl_tree3d_csr *u, const size_t *range, double *out) {
   const fmmcl_tree3d *t = f->t;
   for (size_t b = 0; b < u->n_rows; b++)
     for (size_t e = u->offsets[b]; e < u->offsets[b + 1]; e++) {
       const fmmcl_tree3d_cell *a = &t->cells[u->indices[e]];
-      for (size_t i = t->cells[b].tgt_begin; i < t->cells[b].tgt_end; i++)
+      for (size_t i = range[2 * b]; i < range[2 * b + 1]; i++)
         for (size_t j = a->src_begin; j < a->src_end; j++) {
           double d[3], r2 = 0;
           for (int c = 0; c < 3; c++)
@@ -279,6 +298,23 @@ static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
           for (int c = 0; c < 3; c++) out[4 * i + c] += qr * rinv * rinv * d[c];
         }
     }
+}
+
+/* The U list: rows are cells. */
+static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
+  size_t *range = malloc(2 * u->n_rows * sizeof *range);
+  for (size_t b = 0; b < u->n_rows; b++) range[2 * b] = f->t->cells[b].tgt_begin, range[2 * b + 1] = f->t->cells[b].tgt_end;
+  ref_p2p_rows(f, u, range, out);
+  free(range);
+}
+
+/* The treecode's near list: rows are target groups. */
+static void ref_p2p_treecode(op_fixture *f, double *out) {
+  const fmmcl_tree3d_treecode_lists *tc = f->tc;
+  size_t *range = malloc(2 * (tc->n_groups + 1) * sizeof *range);
+  for (size_t g = 0; g < tc->n_groups; g++) range[2 * g] = tc->group_begin[g], range[2 * g + 1] = tc->group_begin[g + 1];
+  ref_p2p_rows(f, &tc->near, range, out);
+  free(range);
 }
 
 /* Rounding of p^2-term sums in double, far above it only on a real bug. */
@@ -385,19 +421,22 @@ START_TEST(test_operator_p2p) {
 }
 END_TEST
 
-/* The treecode's lists drive the same M2P (after moving the multipoles
- * to their sources' centres) and P2P kernels. */
+/* The treecode's multipoles about its sources' centres (its own P2M, the
+ * FMM's M2M between those centres), and its lists driving the same M2P
+ * and P2P kernels. */
 START_TEST(test_operator_treecode_lists) {
   op_fixture f;
   op_open(&f, FMMCL_TREECODE, 3000);
-  ref_p2m(&f, f.Mr);
-  ref_m2m(&f, f.Mr);
+  ref_p2m_m2m_treecode(&f, f.Mr);
+  ck_assert_int_eq(
+      fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_P2M | FMMCL_PHASE_M2M, NULL, NULL, f.M, NULL, NULL), 0);
+  expect_close("P2M and M2M (treecode)", f.M, f.Mr, f.t->n_cells * f.nc);
   ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2P, f.Mr, NULL, NULL, NULL, f.out), 0);
   ref_m2p_treecode(&f, f.Mr, f.outr);
   expect_close("M2P (far list)", f.out, f.outr, 4 * f.t->n_targets);
   memset(f.outr, 0, 4 * f.t->n_targets * sizeof(double));
   ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_P2P, NULL, NULL, NULL, NULL, f.out), 0);
-  ref_p2p(&f, &f.tc.near, f.outr);
+  ref_p2p_treecode(&f, f.outr);
   expect_close("P2P (near list)", f.out, f.outr, 4 * f.t->n_targets);
   op_close(&f);
 }

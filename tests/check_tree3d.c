@@ -332,8 +332,8 @@ static double distance(const double *x, const double *y) {
 
 /* The acceptance test of tree3d.h, from the sphere the lists carry (which
  * check_spheres holds to the sources by brute force). */
-static int mac_by_hand(const double *sphere, const fmmcl_tree3d_cell *b, double theta) {
-  return sphere[3] + sqrt(3.0) * b->half_width < theta * distance(sphere, b->center);
+static int mac_by_hand(const double *sphere, const double *group, double theta) {
+  return sphere[3] + group[3] < theta * distance(sphere, group);
 }
 
 /* Every cell's sphere: the centre of the box of its sources, found here by
@@ -364,53 +364,78 @@ static void check_spheres(const fmmcl_tree3d *t, const double *sphere) {
 }
 
 /* The pointwise Barnes-Hut ratio max|y - s_A| / min|x - s_A| over the actual
- * sources y of A and targets x of B, s_A the centre A's multipole is
+ * sources y of A and targets x of group g, s_A the centre A's multipole is
  * expanded about. */
 static double convergence_ratio(const fmmcl_tree3d *t, const fmmcl_tree3d_cell *a, const double *s,
-                                const fmmcl_tree3d_cell *b) {
+                                const fmmcl_tree3d_treecode_lists *L, size_t g) {
   double rmax = 0.0, dmin = INFINITY;
   for (size_t i = a->src_begin; i < a->src_end; i++) rmax = fmax(rmax, distance(t->source_xyz + 3 * i, s));
-  for (size_t i = b->tgt_begin; i < b->tgt_end; i++) dmin = fmin(dmin, distance(t->target_xyz + 3 * i, s));
+  for (size_t i = L->group_begin[g]; i < L->group_begin[g + 1]; i++)
+    dmin = fmin(dmin, distance(t->target_xyz + 3 * i, s));
   return rmax / dmin;
 }
 
-static void check_treecode_leaf(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L, int32_t b,
-                                double theta, int *diff) {
-  const fmmcl_tree3d_cell *cells = t->cells, *B = &cells[b];
+static void check_treecode_group(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L, size_t g,
+                                 double theta, int *diff) {
+  const fmmcl_tree3d_cell *cells = t->cells;
+  const double *gs = L->group_sphere + 4 * g;
   memset(diff, 0, (t->n_sources + 1) * sizeof(int));
   int32_t a;
-  FOR_EACH_ENTRY(&L->far, (size_t)b, a) {
-    REQUIRE(mac_by_hand(L->sphere + 4 * a, B, theta), "far cell fails the MAC");
+  FOR_EACH_ENTRY(&L->far, g, a) {
+    REQUIRE(mac_by_hand(L->sphere + 4 * a, gs, theta), "far cell fails the MAC");
     for (int32_t p = cells[a].parent; p >= 0; p = cells[p].parent)
-      REQUIRE(!mac_by_hand(L->sphere + 4 * p, B, theta), "far cell whose ancestor was acceptable");
+      REQUIRE(!mac_by_hand(L->sphere + 4 * p, gs, theta), "far cell whose ancestor was acceptable");
     if (theta <= 1.0)
-      REQUIRE(convergence_ratio(t, &cells[a], L->sphere + 4 * a, B) < theta, "pointwise ratio >= theta");
+      REQUIRE(convergence_ratio(t, &cells[a], L->sphere + 4 * a, L, g) < theta, "pointwise ratio >= theta");
     add_sources(diff, &cells[a]);
   }
-  FOR_EACH_ENTRY(&L->near, (size_t)b, a) {
+  FOR_EACH_ENTRY(&L->near, g, a) {
     REQUIRE(fmmcl_tree3d_is_leaf(&cells[a]), "fmmcl_tree3d_is_leaf(&cells[a])");
     for (int32_t p = a; p >= 0; p = cells[p].parent)
-      REQUIRE(!mac_by_hand(L->sphere + 4 * p, B, theta), "near leaf under an acceptable cell");
+      REQUIRE(!mac_by_hand(L->sphere + 4 * p, gs, theta), "near leaf under an acceptable cell");
     add_sources(diff, &cells[a]);
   }
   int count = 0;
   for (size_t i = 0; i < t->n_sources; i++) {
     count += diff[i];
-    if (count != 1) ck_abort_msg("treecode: target leaf %d reaches source %zu %d times", b, i, count);
+    if (count != 1) ck_abort_msg("treecode: target group %zu reaches source %zu %d times", g, i, count);
   }
 }
 
-static void check_treecode_lists(const fmmcl_tree3d *t, double theta) {
+/* Groups tile each leaf's targets in order, at most group_size each and
+ * within one of each other, each inside its sphere. */
+static void check_groups(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L) {
+  size_t g = 0;
+  for (size_t k = 0; k < t->n_leaves; k++) {
+    const fmmcl_tree3d_cell *c = &t->cells[t->leaves[k]];
+    size_t at = c->tgt_begin, least = SIZE_MAX, most = 0;
+    for (; at < c->tgt_end; g++) {
+      REQUIRE(g < L->n_groups && L->group_begin[g] == at && L->group_leaf[g] == t->leaves[k],
+              "group %zu does not continue leaf %zu", g, k);
+      const size_t n = L->group_begin[g + 1] - at;
+      REQUIRE(n >= 1 && n <= L->group_size, "group %zu holds %zu targets (at most %zu)", g, n, L->group_size);
+      least = n < least ? n : least, most = n > most ? n : most;
+      for (size_t i = at; i < at + n; i++)
+        REQUIRE(distance(t->target_xyz + 3 * i, L->group_sphere + 4 * g) <= L->group_sphere[4 * g + 3] * (1 + 1e-14),
+                "group %zu: a target outside its sphere", g);
+      at += n;
+    }
+    REQUIRE(at == c->tgt_end, "leaf %zu's groups overrun it", k);
+    if (most) REQUIRE(most - least <= 1, "leaf %zu's groups hold %zu to %zu targets", k, least, most);
+  }
+  REQUIRE(g == L->n_groups && L->group_begin[g] == t->n_targets, "groups do not tile the targets");
+}
+
+static void check_treecode_lists(const fmmcl_tree3d *t, double theta, size_t group_size) {
   fmmcl_tree3d_treecode_lists L;
-  REQUIRE(fmmcl_tree3d_treecode_lists_build(t, NULL, theta, &L) == FMMCL_SUCCESS, "%s",
+  REQUIRE(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, theta, group_size, &L) == FMMCL_SUCCESS, "%s",
           fmmcl_last_error(NULL));
-  check_csr_shape(t, &L.far, 1);
-  check_csr_shape(t, &L.near, 1);
+  REQUIRE(L.far.n_rows == L.n_groups && L.near.n_rows == L.n_groups, "one row per group");
+  check_groups(t, &L);
   check_spheres(t, L.sphere);
   int *diff = malloc((t->n_sources + 1) * sizeof(int));
   ck_assert_ptr_nonnull(diff);
-  for (size_t k = 0; k < t->n_leaves; k++)
-    if (fmmcl_tree3d_n_tgt(&t->cells[t->leaves[k]])) check_treecode_leaf(t, &L, t->leaves[k], theta, diff);
+  for (size_t g = 0; g < L.n_groups; g++) check_treecode_group(t, &L, g, theta, diff);
   free(diff);
   fmmcl_tree3d_treecode_lists_free(&L);
 }
@@ -455,8 +480,8 @@ static fmmcl_tree3d *check_case(size_t ns, const double *src, size_t nt, const d
   check_tree(t, src, tgt);
   check_colleagues(t);
   check_fmm_lists(t);
-  check_treecode_lists(t, 0.5);
-  check_treecode_lists(t, 0.8);
+  check_treecode_lists(t, 0.5, q);
+  check_treecode_lists(t, 0.8, q > 2 ? q / 3 : 1);
   fmmcl_tree3d_stats s;
   REQUIRE(fmmcl_tree3d_stats_compute(t, NULL, NULL, &s) == FMMCL_SUCCESS, "%s", fmmcl_last_error(NULL));
   size_t cells = 0;
@@ -603,7 +628,7 @@ START_TEST(test_stats) {
   fmmcl_tree3d_fmm_lists f;
   fmmcl_tree3d_treecode_lists tc;
   ck_assert_int_eq(fmmcl_tree3d_fmm_lists_build(t, &f), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, 0.5, &tc), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, 0.5, 8, &tc), FMMCL_SUCCESS);
   fmmcl_tree3d_stats s;
   ck_assert_int_eq(fmmcl_tree3d_stats_compute(t, &f, &tc, &s), FMMCL_SUCCESS);
   ck_assert_uint_eq(s.n_source_leaves, t->n_leaves);
@@ -642,8 +667,8 @@ START_TEST(test_errors) {
   p[4] = 1.0;
   ck_assert_int_eq(fmmcl_tree3d_build(2, p, 0, NULL, 8, 0, &t), FMMCL_SUCCESS);
   fmmcl_tree3d_treecode_lists tc;
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, 0.0, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NAN, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, 0.0, 8, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, NAN, 8, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_tree3d_destroy(t);
   fmmcl_tree3d_destroy(NULL);
 }

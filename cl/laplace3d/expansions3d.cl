@@ -291,28 +291,55 @@ void m2m(__global const int *restrict parents, __global const int2 *restrict chi
     M[parent * NCOEF + lid] += acc * pown((REAL)0.5, n);
 }
 
-/* The treecode's multipoles moved, in place, from the cell's centre to the
- * centre of its sources' box (exp_center, the same units and scale: the
- * cell's side), about which M2P converges however the sources sit in the
- * cell. Exact: degree <= P about one centre gives degree <= P about the
- * other. Group g: cell cells[g]. */
+/* The treecode's P2M: each leaf's multipole about the centre of its
+ * sources' box, exp_frame[leaf] (x, y, z, 1/side), not about the leaf's
+ * centre (the frame its points are in), so that M2P converges however the
+ * sources sit in their cells. Its parents' come from the same M2M kernel
+ * given exp_frame for center: every shift is then between the centres of
+ * a child's and its parent's source boxes, at most the parent's radius b,
+ * so a degree-n term rounds relative to b^n. Moving the cube's expansion
+ * to the box's centre afterwards (an M2M by up to the cube's half-
+ * diagonal) rounds relative to that instead: at high orders, for sources
+ * tight in a corner of their cell, the rounding outgrew the terms. Apart
+ * from p2m, whose expansion centre is the points' frame. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
-void m2m_recentre(__global const int *restrict cells, __global const REAL4 *restrict center,
-                  __global const REAL4 *restrict exp_center, __global REAL2 *M)
+void p2m_about(__global const REAL4 *restrict src, __global const int *restrict src_begin,
+               __global const int *restrict cells, __global const REAL4 *restrict center,
+               __global const REAL4 *restrict exp_frame, __global REAL2 *restrict M,
+               __global const REAL4 *restrict dip)
 {
-  __local REAL2 R[NCOEF], Mc[NCOEF];
+  __local REAL4 tile[WGS];
+#if DIPOLES
+  __local REAL4 dtile[WGS];
+#endif
   __local REAL T[NRECUR];
-  const int lid = get_local_id(0), cell = cells[get_group_id(0)];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  const REAL4 e = exp_frame[cell];
+  /* from the leaf's frame to the expansion centre */
+  const REAL4 d = (REAL4)(center[cell].xyz - e.xyz, 0);
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
-  const REAL4 c = center[cell], e = exp_center[cell];
-  stage_recurrence(T);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  stage_regular(R, (REAL4)((c.xyz - e.xyz) * c.w, 0), T);
-  stage_expansion(Mc, M + cell * NCOEF);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const REAL2 acc = m2m_shift_sum(R, Mc, nm.x, nm.y);
+  const int n = nm.x, m = nm.y;
+  REAL2 acc = (REAL2)(0, 0);
+  stage_recurrence(T); /* the tile's barrier below publishes it */
+  const int end = src_begin[g + 1];
+  for (int base = src_begin[g]; base < end; base += WGS) {
+    tile[lid] = src[min(base + lid, end - 1)];
+#if DIPOLES
+    dtile[lid] = dip[min(base + lid, end - 1)];
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int count = min(WGS, end - base);
+    for (int j = 0; j < count && lid < NCOEF; j++) {
+      const REAL4 y = (REAL4)((tile[j].xyz + d.xyz) * e.w, tile[j].w);
+      acc += y.w * solid_regular(n, m, y.x, y.y, y.z, T);
+#if DIPOLES
+      acc += dipole_regular(n, m, y, dtile[j] * e.w, T);
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
   if (lid < NCOEF)
-    M[cell * NCOEF + lid] = acc;
+    M[cell * NCOEF + lid] += acc;
 }
 
 /* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
@@ -691,14 +718,15 @@ void multipole_fields(__local const REAL2 *Ms, const REAL4 *x, int q, REAL4 *f)
 }
 
 /* The M2P groups (Bonsai-like): a group of M2P_WGS work-items takes
- * M2P_SPAN x M2P_TPT targets of one target leaf, M2P_TPT a work-item and
- * M2P_LANES = M2P_WGS / M2P_SPAN work-items a target, and walks the leaf's
+ * M2P_SPAN x M2P_TPT targets of one list row (FMM: a target leaf;
+ * treecode: a group of targets of one leaf), M2P_TPT a work-item and
+ * M2P_LANES = M2P_WGS / M2P_SPAN work-items a target, and walks the row's
  * list, M2P_BATCH source multipoles staged in local memory per round; lane
  * j of a target takes entries j, j + M2P_LANES, ... of the round (a warp's
  * work-items share one lane, so one entry and degree), and the lanes' sums
  * meet in local memory at the end. A multipole is read from global memory
  * once per group, then by every target in registers; few targets a group
- * keep the work-items of small leaves busy. `split` groups share a leaf,
+ * keep the work-items of small leaves busy. `split` groups share a row,
  * each taking every split-th run of targets (leaves over-full at the
  * depth limit still get all their targets). */
 #ifndef M2P_WGS
@@ -736,19 +764,24 @@ int m2p_degree(REAL ratio, REAL bound)
   return q;
 }
 
-/* Group g / split: target leaf rows[g / split], its list of source cells
- * (FMM: W list; treecode: far list); exp_center (x, y, z, b) the centre each
- * cell's multipole is expanded about and the radius about it that holds the
- * cell's sources (the FMM: the cell centres, bound 0). */
+/* Group g / split: list row rows[g / split] (r), its targets row_tgt[r]
+ * in the frame centred at row_frame[r].xyz, all within row_sphere[r].w of
+ * row_sphere[r].xyz; its list of source cells (FMM: W list, rows are
+ * target leaves, frame and sphere their centres; treecode: far list, rows
+ * are target groups). exp_center (x, y, z, b) the centre each cell's
+ * multipole is expanded about and the radius about it that holds the
+ * cell's sources (the FMM: the cell centres, bound 0); center[cell].w its
+ * 1/side, the scale its multipole is kept in. */
 __kernel __attribute__((reqd_work_group_size(M2P_WGS, 1, 1)))
 void m2p(__global const int *restrict rows, __global const int *restrict list_begin,
-         __global const int *restrict list, __global const int2 *restrict cell_tgt,
-         __global const REAL4 *restrict tgt, __global const REAL4 *restrict center,
+         __global const int *restrict list, __global const int2 *restrict row_tgt,
+         __global const REAL4 *restrict tgt, __global const REAL4 *restrict row_frame,
+         __global const REAL4 *restrict row_sphere, __global const REAL4 *restrict center,
          __global const REAL2 *restrict M, __global REAL4 *restrict out, __global REAL *restrict hess,
          __global const REAL4 *restrict exp_center, const REAL bound, const int split)
 {
   __local REAL2 Ms[M2P_BATCH * NCOEF];
-  __local REAL4 shift[M2P_BATCH]; /* leaf centre - expansion centre, and 1/s */
+  __local REAL4 shift[M2P_BATCH]; /* frame centre - expansion centre, and 1/s */
   __local int degree[M2P_BATCH];
 #if M2P_LANES > 1
   __local REAL4 lanes[M2P_WGS];
@@ -759,9 +792,8 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
   const int g = get_group_id(0) / split, part = get_group_id(0) % split, lid = get_local_id(0);
   const int t = lid % M2P_SPAN, lane = lid / M2P_SPAN;
   const int row = rows[g];
-  const int2 tr = cell_tgt[row];
-  const REAL4 ct = center[row];
-  const REAL leaf_radius = (REAL)0.8660254037844386 / ct.w; /* half-diagonal: sqrt(3) / 2 sides */
+  const int2 tr = row_tgt[row];
+  const REAL4 ct = row_frame[row], sphere = row_sphere[row];
   const int e0 = list_begin[g], e1 = list_begin[g + 1];
   for (int base = tr.x + part * M2P_SPAN * M2P_TPT; base < tr.y; base += split * M2P_SPAN * M2P_TPT) {
     REAL4 x[M2P_TPT], acc[M2P_TPT];
@@ -785,14 +817,14 @@ void m2p(__global const int *restrict rows, __global const int *restrict list_be
       if (lid < count) {
         const int src = list[eb + lid];
         const REAL4 e = exp_center[src];
-        /* from the target leaf's frame: its centre minus e (exact for the
+        /* from the targets' frame: its centre minus e (exact for the
          * FMM's dyadic centres) */
         const REAL4 d = (REAL4)(ct.xyz - e.xyz, center[src].w);
         shift[lid] = d;
 #if HESSIAN
         degree[lid] = P;
 #else
-        const REAL gap = length(d.xyz) - leaf_radius;
+        const REAL gap = length(sphere.xyz - e.xyz) - sphere.w;
         degree[lid] = (bound > 0 && gap > 0) ? m2p_degree(e.w / gap, bound) : P;
 #endif
       }

@@ -21,6 +21,13 @@ fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, 
   return FMMCL_SUCCESS;
 }
 
+fmmcl_status fmmcl_fmm3d_debug_treecode_lists(fmmcl_plan plan, const fmmcl_tree3d_treecode_lists **lists) {
+  if (!is_fmm3d_plan(plan) || !lists || !((const fmm3d_state *)plan->impl)->treecode)
+    return fmmcl_fail(plan ? plan->ctx : NULL, FMMCL_ERROR_INVALID_ARGUMENT, "not a 3D treecode plan");
+  *lists = &((const fmm3d_state *)plan->impl)->tc;
+  return FMMCL_SUCCESS;
+}
+
 /* Device Mhat = M / s^n and Lhat = L * s^(n+1) (cl/expansions3d.cl), s the
  * cell's side: factor of degree n is s^-n (multipole) or s^(n+1) (local);
  * to_device 0 inverts it. */

@@ -149,36 +149,51 @@ typedef struct fmmcl_tree3d_fmm_lists {
 fmmcl_status fmmcl_tree3d_fmm_lists_build(const fmmcl_tree3d *tree, fmmcl_tree3d_fmm_lists *lists);
 void fmmcl_tree3d_fmm_lists_free(fmmcl_tree3d_fmm_lists *lists);
 
-/* Treecode lists, one row per cell (n_cells rows), filled for leaves holding
- * targets. Each cell's multipole is expanded about the centre s_A of its
- * sources' bounding box, and b_A = |box| / 2 bounds |y - s_A| over its
- * sources y (the sphere, fmmcl_tree3d_source_spheres). Acceptance of
- * source cell A for target leaf B:
- *     b_A + r_B < theta * |s_A - c_B|,   r_B = half-diagonal of B's cube.
- * For theta <= 1 this bounds, for every target x in B and source y in A,
+/* Treecode lists, one row per target GROUP: each leaf's targets cut, in
+ * Morton order, into the fewest runs of at most group_size (sizes within
+ * one of each other), independent of the leaf size. Each cell's multipole
+ * is expanded about the centre s_A of its sources' bounding box, and
+ * b_A = |box| / 2 bounds |y - s_A| over its sources y (the sphere,
+ * fmmcl_tree3d_source_spheres); a group's targets likewise lie within r_G
+ * of the centre c_G of their own bounding box. Acceptance of source cell A
+ * for target group G:
+ *     b_A + r_G < theta * |s_A - c_G|.
+ * For theta <= 1 this bounds, for every target x in G and source y in A,
  * |y - s_A| / |x - s_A| < theta: the pointwise Barnes-Hut ratio about the
- * expansion centre, wherever in the cell the sources sit (a cube's centre
- * with all the charge at one corner converges at theta / (2 - theta) only).
- * The traversal from the root takes the first accepted cell on each path
- * (far: M2P) and the leaves never accepted (near: P2P), so every source is
- * counted once per target leaf. */
+ * expansion centre, wherever in the cells the points sit. A group's r_G is
+ * far smaller than its leaf's half-diagonal, so cells are accepted much
+ * nearer (fewer far cells a target, fewer near leaves). The traversal
+ * from the root takes the first accepted cell on each path (far: M2P) and
+ * the leaves never accepted (near: P2P), so every source is counted once
+ * per target group. */
 typedef struct fmmcl_tree3d_treecode_lists {
   double theta;
-  double *sphere; /* 4 per cell: s_A (x, y, z) and b_A, world units */
-  fmmcl_tree3d_csr far, near;
+  size_t group_size; /* the most targets a group holds */
+  double *sphere;    /* 4 per cell: s_A (x, y, z) and b_A, world units */
+  size_t n_groups;
+  /* group g: the sorted targets [group_begin[g], group_begin[g + 1]) of
+   * leaf group_leaf[g], within group_sphere[4g + 3] of (x, y, z) =
+   * group_sphere[4g ..] (world units); groups tile the sorted targets */
+  size_t *group_begin;
+  int32_t *group_leaf;
+  double *group_sphere;
+  fmmcl_tree3d_csr far, near; /* n_groups rows */
 } fmmcl_tree3d_treecode_lists;
 
-/* theta > 0 and finite, else FMMCL_ERROR_INVALID_ARGUMENT. sources: the
- * caller's coordinates, read through the tree's permutation where the tree
- * keeps no sorted copy (device sort); may be NULL otherwise. */
-fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources, double theta,
+/* theta > 0 and finite, group_size >= 1, else FMMCL_ERROR_INVALID_ARGUMENT.
+ * sources, targets: the caller's coordinates, read through the tree's
+ * permutations where the tree keeps no sorted copy (device sort; targets
+ * NULL: the sources); may be NULL otherwise. */
+fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const double *sources,
+                                               const double *targets, double theta, size_t group_size,
                                                fmmcl_tree3d_treecode_lists *lists);
 void fmmcl_tree3d_treecode_lists_free(fmmcl_tree3d_treecode_lists *lists);
 /* Each cell's source sphere (4 doubles per cell, as in the lists above;
  * cells without sources: their centre and 0). */
 fmmcl_status fmmcl_tree3d_source_spheres(const fmmcl_tree3d *tree, const double *sources, double *sphere);
-/* The acceptance test above (source_sphere: s_A and b_A), for reuse by checks. */
-int fmmcl_tree3d_mac_accepts(const double *source_sphere, const fmmcl_tree3d_cell *target, double theta);
+/* The acceptance test above (source_sphere: s_A and b_A; target_sphere:
+ * c_G and r_G), for reuse by checks. */
+int fmmcl_tree3d_mac_accepts(const double *source_sphere, const double *target_sphere, double theta);
 
 /* ---- statistics for the performance model ------------------------------- */
 
@@ -197,7 +212,8 @@ typedef struct fmmcl_tree3d_stats {
   size_t max_leaf_sources, max_leaf_targets;
   /* interactions: u, near = source-target point pairs (P2P); v = cell pairs
    * (M2L); w, far = (target point, cell) evaluations (M2P); x = (source
-   * point, cell) evaluations (P2L). Zero when the lists were not given. */
+   * point, cell) evaluations (P2L). Zero when the lists were not given.
+   * The treecode's rows are its target groups. */
   fmmcl_tree3d_list_stats u, v, w, x, near, far;
 } fmmcl_tree3d_stats;
 

@@ -36,6 +36,21 @@ static void list_stats(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *csr, entry
   out->entries = csr->offsets[csr->n_rows];
 }
 
+/* The treecode's rows are its target groups: a group's targets against
+ * each listed cell (its sources for near, one evaluation each for far). */
+static void treecode_stats(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L, const fmmcl_tree3d_csr *csr,
+                           int pairs, fmmcl_tree3d_list_stats *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t r = 0; r < csr->n_rows; r++) {
+    const size_t len = csr->offsets[r + 1] - csr->offsets[r];
+    const double n = (double)(L->group_begin[r + 1] - L->group_begin[r]);
+    if (len > out->max_row) out->max_row = len;
+    for (size_t e = csr->offsets[r]; e < csr->offsets[r + 1]; e++)
+      out->interactions += pairs ? n * (double)fmmcl_tree3d_n_src(&t->cells[csr->indices[e]]) : n;
+  }
+  out->entries = csr->offsets[csr->n_rows];
+}
+
 static void tree_stats(const fmmcl_tree3d *t, fmmcl_tree3d_stats *s) {
   s->n_cells = t->n_cells;
   s->n_leaves = t->n_leaves;
@@ -67,8 +82,8 @@ fmmcl_status fmmcl_tree3d_stats_compute(const fmmcl_tree3d *tree, const fmmcl_tr
     list_stats(tree, &fmm->x, source_evaluations, &stats->x);
   }
   if (treecode) {
-    list_stats(tree, &treecode->near, point_pairs, &stats->near);
-    list_stats(tree, &treecode->far, target_evaluations, &stats->far);
+    treecode_stats(tree, treecode, &treecode->near, 1, &stats->near);
+    treecode_stats(tree, treecode, &treecode->far, 0, &stats->far);
   }
   return FMMCL_SUCCESS;
 }

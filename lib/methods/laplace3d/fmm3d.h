@@ -91,13 +91,18 @@ typedef struct fmm3d_state {
    * center); m2p_bound the error per term the entries' degrees aim at
    * (0: all P) */
   size_t m2p_wgs, m2p_span, m2p_split; /* span: targets a group takes a pass */
+  int m2p_tpt;                         /* targets a work-item (span / 32) */
   double m2p_bound;
   cl_mem exp_center;
-  /* treecode: the far cells whose multipoles m2m_recentre moves from the
-   * cell's centre to exp_center before M2P */
-  cl_kernel k_recentre;
-  cl_mem recentre_cells;
-  size_t n_recentre;
+  /* treecode: its multipoles are expanded about exp_frame (x, y, z,
+   * 1/side) per cell, the centre of exp_center with the cell's scale:
+   * p2m_about for leaves, the FMM's m2m given exp_frame for parents */
+  cl_kernel k_p2m_about;
+  cl_mem exp_frame;
+  /* treecode: its lists' target groups (tree3d.h), the rows of its M2P:
+   * int2 targets, REAL4 their leaf's centre (the targets' frame) and REAL4
+   * their sphere (centre, radius) in the device frame */
+  cl_mem group_tgt, group_frame, group_sphere;
 
   /* execute moves charges and results in the caller's order, through
    * pinned staging, and permutes them on the device (fmm3d_p2p.cl) */
@@ -235,12 +240,14 @@ double fmmcl_fmm3d_l2l_shifts(const fmmcl_tree3d *t);
 
 /* The plan's tree and order; the tree stays owned by the plan. */
 fmmcl_status fmmcl_fmm3d_debug_tree(fmmcl_plan plan, const fmmcl_tree3d **tree, int *order);
+/* A treecode plan's lists (its target groups); owned by the plan. */
+fmmcl_status fmmcl_fmm3d_debug_treecode_lists(fmmcl_plan plan, const fmmcl_tree3d_treecode_lists **lists);
 /* Runs only the phases in mask with the given charges. M_in / L_in (NULL:
  * zero) are unscaled expansions, 2 * ncoef doubles per cell as in
  * expansions3d.h, uploaded before the phases; M_out / L_out / out (may be
  * NULL) receive the expansions after them (about the tree's cell centres;
- * but a treecode's M2P first moves its far cells' multipoles to their
- * sources' centres, the lists' spheres), and out 4 doubles per sorted
+ * a treecode's multipoles about its cells' sources' centres, the lists'
+ * spheres), and out 4 doubles per sorted
  * target (d/dx, d/dy, d/dz, phi). */
 fmmcl_status fmmcl_fmm3d_debug_run(fmmcl_plan plan, const double *charges, unsigned mask, const double *M_in,
                                    const double *L_in, double *M_out, double *L_out, double *out);

@@ -302,9 +302,10 @@ static fmmcl_status upload_levels(fmmcl_plan plan, fmm3d_state *s) {
   return st;
 }
 
-/* A host CSR list (one row per cell) as a device list of its non-empty rows. */
-static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
-                                fmm3d_device_list *dl) {
+/* A host CSR list as a device list of its non-empty rows; row r's value is
+ * row_value[r] (NULL: r itself, a cell). */
+static fmmcl_status upload_list_rows(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
+                                     const int32_t *row_value, fmm3d_device_list *dl) {
   size_t rows = 0;
   for (size_t r = 0; r < csr->n_rows; r++) rows += csr->offsets[r + 1] > csr->offsets[r];
   const size_t entries = csr->offsets[csr->n_rows];
@@ -317,7 +318,8 @@ static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tre
   }
   size_t g = 0;
   for (size_t r = 0; r < csr->n_rows; r++)
-    if (csr->offsets[r + 1] > csr->offsets[r]) row[g] = (cl_int)r, begin[g++] = (cl_int)csr->offsets[r];
+    if (csr->offsets[r + 1] > csr->offsets[r])
+      row[g] = (cl_int)(row_value ? row_value[r] : (int32_t)r), begin[g++] = (cl_int)csr->offsets[r];
   begin[rows] = (cl_int)entries;
   dl->n_rows = rows;
   fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, rows * sizeof *row, row, &dl->rows);
@@ -329,24 +331,28 @@ static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tre
   return st;
 }
 
+static fmmcl_status upload_list(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr,
+                                fmm3d_device_list *dl) {
+  return upload_list_rows(plan, s, csr, NULL, dl);
+}
+
 /* Chunks rather than a group per leaf: a group's size no longer has to
- * match the leaves' (fmm3d_p2p.cl), only one chunk per leaf runs part
+ * match the leaves' (fmm3d_p2p.cl), only one chunk per row runs part
  * empty, and new positions change nothing here but the targets' ranges,
- * O(leaves) on the host. */
-fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
-                                           const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n) {
+ * O(leaves) on the host. range: (first target, end) of each csr row. */
+static fmmcl_status upload_chunks(fmmcl_plan plan, fmm3d_state *s, const size_t *range,
+                                  const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n) {
   const size_t per = s->p2p_wgs * s->p2p_tpw;
   size_t count = 0;
   for (size_t r = 0; r < csr->n_rows; r++)
-    if (csr->offsets[r + 1] > csr->offsets[r])
-      count += (cells[r].tgt_end - cells[r].tgt_begin + per - 1) / per;
+    if (csr->offsets[r + 1] > csr->offsets[r]) count += (range[2 * r + 1] - range[2 * r] + per - 1) / per;
   cl_int *chunk = malloc(4 * (count ? count : 1) * sizeof *chunk);
   if (!chunk) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   size_t k = 0, g = 0;
   for (size_t r = 0; r < csr->n_rows; r++) {
     if (csr->offsets[r + 1] == csr->offsets[r]) continue;
-    for (size_t i = cells[r].tgt_begin; i < cells[r].tgt_end; i += per, k++) {
-      const size_t end = i + per < cells[r].tgt_end ? i + per : cells[r].tgt_end;
+    for (size_t i = range[2 * r]; i < range[2 * r + 1]; i += per, k++) {
+      const size_t end = i + per < range[2 * r + 1] ? i + per : range[2 * r + 1];
       chunk[4 * k] = (cl_int)g, chunk[4 * k + 1] = (cl_int)i, chunk[4 * k + 2] = (cl_int)end,
                 chunk[4 * k + 3] = 0;
     }
@@ -358,6 +364,16 @@ fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, cons
   return st;
 }
 
+fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_cell *cells,
+                                           const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n) {
+  size_t *range = malloc(2 * (csr->n_rows ? csr->n_rows : 1) * sizeof *range);
+  if (!range) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  for (size_t r = 0; r < csr->n_rows; r++) range[2 * r] = cells[r].tgt_begin, range[2 * r + 1] = cells[r].tgt_end;
+  fmmcl_status st = upload_chunks(plan, s, range, csr, chunks, n);
+  free(range);
+  return st;
+}
+
 /* The P2P list as a device list of source leaves and its chunks. */
 static fmmcl_status upload_p2p(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
   fmmcl_status st = upload_list(plan, s, csr, &s->p2p);
@@ -365,48 +381,84 @@ static fmmcl_status upload_p2p(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree
   return st;
 }
 
-/* M2P's groups per target leaf: enough for the fullest leaf of the list
- * (a group takes m2p_span targets a pass), at most 16 (the rest loop). */
-static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr) {
+/* M2P's work-groups per list row: enough for the fullest row (a
+ * work-group takes m2p_span targets a pass), at most 16 (the rest loop).
+ * count(r): the targets of csr row r. */
+static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr, const size_t *group_begin) {
   size_t most = 1;
   for (size_t r = 0; r < csr->n_rows; r++)
     if (csr->offsets[r + 1] > csr->offsets[r]) {
-      const size_t n = fmmcl_tree3d_n_tgt(&s->tree->cells[r]);
+      const size_t n =
+          group_begin ? group_begin[r + 1] - group_begin[r] : fmmcl_tree3d_n_tgt(&s->tree->cells[r]);
       most = n > most ? n : most;
     }
   s->m2p_split = (most + s->m2p_span - 1) / s->m2p_span;
   if (s->m2p_split > 16) s->m2p_split = 16;
 }
 
-/* The treecode's expansion centres (exp_center: its sources' sphere in the
- * device frame) and the far cells that M2P reads, which m2m_recentre moves
- * there. */
+/* The treecode's target groups for M2P and P2P: M2P's rows are groups,
+ * with their targets (int2 per group), their leaf's centre (the frame the
+ * targets are in) and their sphere (for each entry's degree) in the device
+ * frame; P2P's rows are each group's leaf (its frame and own-leaf guard)
+ * and its chunks cut within the group. */
+static fmmcl_status upload_treecode_groups(fmmcl_plan plan, fmm3d_state *s) {
+  const fmmcl_tree3d_treecode_lists *L = &s->tc;
+  const size_t n = L->n_groups;
+  cl_int *tgt = malloc(2 * (n ? n : 1) * sizeof *tgt);
+  void *frame = malloc(4 * (n ? n : 1) * s->real_size), *sphere = malloc(4 * (n ? n : 1) * s->real_size);
+  size_t *range = malloc(2 * (n ? n : 1) * sizeof *range);
+  if (!tgt || !frame || !sphere || !range) {
+    free(tgt), free(frame), free(sphere), free(range);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  }
+  const double inv = 1.0 / s->unit;
+  for (size_t g = 0; g < n; g++) {
+    const fmmcl_tree3d_cell *c = &s->tree->cells[L->group_leaf[g]];
+    tgt[2 * g] = (cl_int)L->group_begin[g], tgt[2 * g + 1] = (cl_int)L->group_begin[g + 1];
+    range[2 * g] = L->group_begin[g], range[2 * g + 1] = L->group_begin[g + 1];
+    const double *sp = L->group_sphere + 4 * g;
+    for (int d = 0; d < 3; d++) {
+      fmmcl_put_real(frame, s->real_size, 4 * g + d, fmmcl_fmm3d_cell_center(c, d));
+      fmmcl_put_real(sphere, s->real_size, 4 * g + d, (sp[d] - s->origin[d]) * inv);
+    }
+    fmmcl_put_real(frame, s->real_size, 4 * g + 3, ldexp(1.0, c->level - 1));
+    fmmcl_put_real(sphere, s->real_size, 4 * g + 3, sp[3] * inv);
+  }
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 2 * n * sizeof *tgt, tgt, &s->group_tgt);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, frame, &s->group_frame);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, sphere, &s->group_sphere);
+  if (!st) st = upload_list(plan, s, &L->far, &s->m2p);
+  if (!st) st = upload_list_rows(plan, s, &L->near, L->group_leaf, &s->p2p);
+  if (!st) st = upload_chunks(plan, s, range, &L->near, &s->p2p_chunks, &s->n_p2p_chunks);
+  free(tgt), free(frame), free(sphere), free(range);
+  m2p_split(s, &L->far, L->group_begin);
+  return st;
+}
+
+/* The treecode's expansion centres in the device frame: exp_center with
+ * the radius of its sources about it (M2P), exp_frame with the cell's
+ * 1/side (P2M and M2M about it). */
 static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
   const fmmcl_tree3d *t = s->tree;
   const size_t n = t->n_cells;
-  void *centre = malloc(4 * (n ? n : 1) * s->real_size);
-  cl_int *cells = malloc((n ? n : 1) * sizeof *cells);
-  char *far = calloc(n ? n : 1, 1);
-  if (!centre || !cells || !far) {
-    free(centre), free(cells), free(far);
+  void *centre = malloc(4 * (n ? n : 1) * s->real_size), *frame = malloc(4 * (n ? n : 1) * s->real_size);
+  if (!centre || !frame) {
+    free(centre), free(frame);
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   }
   const double inv = 1.0 / s->unit;
   for (size_t i = 0; i < n; i++) {
     const double *sp = s->tc.sphere + 4 * i;
-    for (int d = 0; d < 3; d++) fmmcl_put_real(centre, s->real_size, 4 * i + d, (sp[d] - s->origin[d]) * inv);
+    for (int d = 0; d < 3; d++) {
+      const double v = (sp[d] - s->origin[d]) * inv;
+      fmmcl_put_real(centre, s->real_size, 4 * i + d, v), fmmcl_put_real(frame, s->real_size, 4 * i + d, v);
+    }
     fmmcl_put_real(centre, s->real_size, 4 * i + 3, sp[3] * inv);
+    fmmcl_put_real(frame, s->real_size, 4 * i + 3, ldexp(1.0, t->cells[i].level - 1)); /* as upload_cells */
   }
-  const fmmcl_tree3d_csr *f = &s->tc.far;
-  for (size_t e = 0; e < f->offsets[f->n_rows]; e++) far[f->indices[e]] = 1;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (far[i]) cells[k++] = (cl_int)i;
-  s->n_recentre = k;
-  fmmcl_status st =
-      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, k * sizeof *cells, cells, &s->recentre_cells);
-  free(centre), free(cells), free(far);
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, frame, &s->exp_frame);
+  free(centre), free(frame);
   return st;
 }
 
@@ -434,10 +486,8 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
   if (!st) st = upload_levels(plan, s);
   if (st) return st;
   if (s->treecode) {
-    if (!st) st = upload_list(plan, s, &s->tc.far, &s->m2p);
+    if (!st) st = upload_treecode_groups(plan, s);
     if (!st) st = upload_treecode_centres(plan, s);
-    if (!st) st = upload_p2p(plan, s, &s->tc.near);
-    m2p_split(s, &s->tc.far);
     s->m2p_bound = fmmcl_fmm3d_m2p_term_bound(plan->opt.theta, s->order);
     return st;
   }
@@ -445,7 +495,7 @@ static fmmcl_status upload_all(fmmcl_plan plan, fmm3d_state *s) {
   if (!st) st = fmmcl_fmm3d_upload_m2l_table(plan, s);
   if (!st) st = upload_list(plan, s, &s->fmm.x, &s->p2l);
   if (!st) st = upload_list(plan, s, &s->fmm.w, &s->m2p);
-  m2p_split(s, &s->fmm.w);
+  m2p_split(s, &s->fmm.w, NULL);
   s->m2p_bound = 0;
   if (!st) st = upload_p2p(plan, s, &s->fmm.u);
   return st;
@@ -474,7 +524,7 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
   cl_kernel *k[] = {&s->k_p2m,     &s->k_m2m,    &s->k_m2l,     &s->k_p2l,
                     &s->k_l2l,     &s->k_l2p,    &s->k_m2p,     &s->k_p2p,
                     &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian,
-                    &s->k_recentre};
+                    &s->k_p2m_about};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);
   fmmcl_release(&s->p2p_program);
@@ -502,7 +552,10 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                  &s->hess,
                  &s->hess_user,
                  &s->exp_center,
-                 &s->recentre_cells};
+                 &s->exp_frame,
+                 &s->group_tgt,
+                 &s->group_frame,
+                 &s->group_sphere};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
   cl_mem *kept[] = {&s->dev_src.xyz, &s->dev_src.packed, &s->dev_src.packed_lo, &s->dev_src.perm,
                     &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.packed_lo, &s->dev_tgt.perm,

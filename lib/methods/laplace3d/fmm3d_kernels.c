@@ -78,7 +78,14 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if (s->p2p_tpw < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "laplace3d/fmm3d_p2p.cl: TPW %zu < 1", s->p2p_tpw);
   /* fewer lanes where the device's groups are narrower */
-  s->m2p_span = M2P_TARGETS * M2P_PER_ITEM(s->real_size);
+  /* the treecode's work-group takes one target group: no more targets an
+   * item than its groups fill */
+  s->m2p_tpt = M2P_PER_ITEM(s->real_size);
+  if (s->treecode) {
+    const int fill = (int)((s->tc.group_size + M2P_TARGETS - 1) / M2P_TARGETS);
+    s->m2p_tpt = fill < s->m2p_tpt ? fill : s->m2p_tpt;
+  }
+  s->m2p_span = M2P_TARGETS * (size_t)s->m2p_tpt;
   s->m2p_wgs = M2P_TARGETS * M2P_LANES;
   while (s->m2p_wgs > ctx->dev.info.max_work_group_size && s->m2p_wgs > M2P_TARGETS) s->m2p_wgs /= 2;
   fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
@@ -90,7 +97,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   char ext[64] = "";
   snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
   snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d %s%s", real, s->order,
-           s->m2p_wgs, M2P_TARGETS, M2P_PER_ITEM(s->real_size), exp_def, ext);
+           s->m2p_wgs, M2P_TARGETS, s->m2p_tpt, exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);
@@ -110,7 +117,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   st = fmmcl_create_kernels(ctx, s->exp_program, exp_file, s->treecode ? 3 : 7, exp_names, exp_kernels);
   if (!st) st = fmmcl_create_kernels(ctx, s->p2p_program, p2p_file, 3, p2p_names, p2p_kernels);
   if (!st && s->treecode)
-    st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "m2m_recentre", &s->k_recentre);
+    st = fmmcl_create_kernel(ctx, s->exp_program, exp_file, "p2m_about", &s->k_p2m_about);
   if (!st && s->dipoles)
     st = fmmcl_create_kernel(ctx, s->p2p_program, p2p_file, "fmm3d_put_dipoles", &s->k_dipoles);
   if (!st && s->hessian)

@@ -52,12 +52,16 @@ fmmcl_status fmmcl_fmm3d_upload_charges(fmmcl_plan plan, fmm3d_state *s, const d
   return FMMCL_SUCCESS;
 }
 
+/* The treecode's multipoles are about its sources' centres (exp_frame):
+ * its P2M is p2m_about, its M2M the FMM's between those centres. */
 static fmmcl_status run_p2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   fmmcl_context ctx = plan->ctx;
-  cl_kernel k = s->k_p2m;
+  cl_kernel k = s->treecode ? s->k_p2m_about : s->k_p2m;
   fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->leaf_src_begin),
-                                      FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M),
-                                      FMMCL_ARG_MEM(s->dip ? s->dip : s->src));
+                                      FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center));
+  if (!st && s->treecode) st = FMMCL_KERNEL_ARGS(ctx, k, 4, FMMCL_ARG_MEM(s->exp_frame));
+  if (!st)
+    st = FMMCL_KERNEL_ARGS(ctx, k, s->treecode ? 5 : 4, FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->dip ? s->dip : s->src));
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "p2m");
 }
 
@@ -79,7 +83,7 @@ static fmmcl_status run_m2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   cl_kernel k = s->k_m2m;
   fmmcl_status st =
       FMMCL_KERNEL_ARGS(ctx, k, 0, FMMCL_ARG_MEM(s->m2m_parents), FMMCL_ARG_MEM(s->m2m_children),
-                        FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M));
+                        FMMCL_ARG_MEM(s->treecode ? s->exp_frame : s->center), FMMCL_ARG_MEM(s->M));
   return st ? st : run_levels(plan, s, log, k, &s->m2m_levels, 4, "m2m");
 }
 
@@ -124,25 +128,18 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "l2p");
 }
 
-/* The treecode first moves its far cells' multipoles to their sources'
- * centres (recorded with the other M2M shifts). */
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_status st = FMMCL_SUCCESS;
-  if (s->treecode) {
-    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_recentre, 0, FMMCL_ARG_MEM(s->recentre_cells),
-                           FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->exp_center), FMMCL_ARG_MEM(s->M));
-    if (!st) st = launch(plan, log, s->k_recentre, s->n_recentre, s->exp_wgs, "m2m");
-  }
-  if (!st)
-    st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 9, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
+  fmmcl_status st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 11, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
                            FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
   if (st) return st;
-  /* m2p_split groups per row */
+  /* m2p_split groups per row; the treecode's rows are its target groups */
   fmm3d_device_list split = s->m2p;
   split.n_rows *= s->m2p_split;
-  return RUN_LIST(plan, log, s->k_m2p, &split, s->m2p_wgs, "m2p", FMMCL_ARG_MEM(s->cell_tgt),
-                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out),
-                  FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
+  const int groups = s->group_tgt != NULL;
+  return RUN_LIST(plan, log, s->k_m2p, &split, s->m2p_wgs, "m2p", FMMCL_ARG_MEM(groups ? s->group_tgt : s->cell_tgt),
+                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(groups ? s->group_frame : s->center),
+                  FMMCL_ARG_MEM(groups ? s->group_sphere : s->center), FMMCL_ARG_MEM(s->center),
+                  FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }
 
 /* A work-group per chunk of a target leaf (fmm3d_p2p.cl), not per row. */

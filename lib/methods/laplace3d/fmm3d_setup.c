@@ -74,9 +74,24 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
   return FMMCL_SUCCESS;
 }
 
-static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s, const double *sources) {
+/* Targets a treecode list serves (tree3d.h's groups): small groups accept
+ * cells much nearer than a leaf would, so a target sees fewer far cells
+ * and fewer near leaves, while each M2P work-group still fills its 32
+ * targets by the items' targets and shares every staged multipole among
+ * them (benchmarks/README.md, bench-precision). FMMCL_TREECODE_GROUP=n
+ * forces n (comparisons). */
+static size_t treecode_group_size(fmmcl_plan plan) {
+  const char *force = getenv("FMMCL_TREECODE_GROUP");
+  if (force && atoi(force) > 0) return (size_t)atoi(force);
+  return plan->opt.precision == FMMCL_DOUBLE ? 32 : 64;
+}
+
+static fmmcl_status build_lists(fmmcl_plan plan, fmm3d_state *s, const double *sources, const double *targets) {
   double t0 = fmmcl_wall_seconds();
-  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, sources, plan->opt.theta, &s->tc)
+  fmmcl_status st = s->treecode ? fmmcl_tree3d_treecode_lists_build(s->tree, sources,
+                                                                    plan->targets_are_sources ? NULL : targets,
+                                                                    plan->opt.theta, treecode_group_size(plan),
+                                                                    &s->tc)
                                 : fmmcl_tree3d_fmm_lists_build(s->tree, &s->fmm);
   if (st) return fmmcl_fail(plan->ctx, st, "building interaction lists: %s", fmmcl_last_error(NULL));
   s->lists_seconds = fmmcl_wall_seconds() - t0;
@@ -166,7 +181,7 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
-    if ((st = build_lists(plan, s, sources))) return st;
+    if ((st = build_lists(plan, s, sources, targets))) return st;
   }
   {
     const fmmcl_tree3d *t = s->tree;
