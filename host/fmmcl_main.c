@@ -130,7 +130,7 @@ static void print_usage(FILE *out) {
       "      --tol T             requested relative error (tree methods; fgt, cutoff:\n"
       "                          absolute error per unit of sum |q|, potential only)\n"
       "      --leaf Q            points per leaf (tree methods; 0: device default)\n"
-      "      --theta T           treecode acceptance criterion (default 0.5)\n"
+      "      --theta T           treecode acceptance criterion (default 0.6)\n"
       "\n"
       "Device and report:\n"
       "      --device SEL        gpu, cpu, P:D or a name substring (default:\n"

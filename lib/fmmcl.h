@@ -219,7 +219,7 @@ typedef struct fmmcl_plan_options {
 
 /* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on
  * (off for STOKES_3D, which has none),
- * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.5; bbfmm_kernel
+ * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.6; bbfmm_kernel
  * PLAN_KERNEL, kernel_param 0, kernel_expression NULL. A kernel that is no
  * fmmcl_kernel: FMMCL_ERROR_INVALID_ARGUMENT (the defaults filled anyway). */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel);

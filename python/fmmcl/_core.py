@@ -184,7 +184,7 @@ def _kernel_dim(kernel_id, bb, expr):
 
 
 def _options(kernel="laplace3d", method="auto", tol=None, precision="double", gradient=None,
-             sigma=1.0, softening=0.0, order=0, theta=0.5, leaf_size=0, kernel_param=0.0,
+             sigma=1.0, softening=0.0, order=0, theta=0.6, leaf_size=0, kernel_param=0.0,
              expr=None, dim=None, dipoles=False, hessian=False, wavenumber=0.0, stresslets=False,
              pressure=False):
     """PlanOptions from keyword options, each checked for type; ranges are the library's."""
@@ -239,7 +239,7 @@ class Plan(_Owned):
 
     Plan(ctx, sources, targets=None, kernel="laplace3d", method="auto", tol=None,
          precision="double", gradient=None, sigma=1.0, softening=0.0, order=0,
-         theta=0.5, leaf_size=0, kernel_param=0.0, expr=None, dipoles=False,
+         theta=0.6, leaf_size=0, kernel_param=0.0, expr=None, dipoles=False,
          hessian=False, wavenumber=0.0, stresslets=False, pressure=False)
 
     sources: (N, dim) array-like (dim 3 for laplace3d and the bbFMM kernels, 2 for

@@ -143,10 +143,10 @@ fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_option
 /* Predicted relative L2 error of the potential at order p (the rule above). */
 double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
 
-/* The treecode's M2P error per term at the ratio of the pairs the rule
- * above was fitted to, (0.7 theta)^(p+1): an entry whose geometry bounds
- * the ratio lower needs only the degrees that reach it (cl/expansions3d.cl
- * m2p_degree). */
+/* The treecode's M2P error per term, theta^(p+1), what the worst entry the
+ * MAC accepts reaches at degree p: an entry whose geometry bounds the
+ * ratio lower needs only the degrees that reach it (cl/expansions3d.cl
+ * m2p_degree), so every entry's truncation meets one bound. */
 double fmmcl_fmm3d_m2p_term_bound(double theta, int p);
 /* The degree q <= p an M2P entry uses: the smallest with ratio^(q+1) <=
  * bound (the kernel's m2p_degree, for the tests' reference). */
