@@ -303,7 +303,8 @@ static void ref_p2p_rows(op_fixture *f, const fmmcl_tree3d_csr *u, const size_t 
 /* The U list: rows are cells. */
 static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
   size_t *range = malloc(2 * u->n_rows * sizeof *range);
-  for (size_t b = 0; b < u->n_rows; b++) range[2 * b] = f->t->cells[b].tgt_begin, range[2 * b + 1] = f->t->cells[b].tgt_end;
+  for (size_t b = 0; b < u->n_rows; b++)
+    range[2 * b] = f->t->cells[b].tgt_begin, range[2 * b + 1] = f->t->cells[b].tgt_end;
   ref_p2p_rows(f, u, range, out);
   free(range);
 }
@@ -312,7 +313,8 @@ static void ref_p2p(op_fixture *f, const fmmcl_tree3d_csr *u, double *out) {
 static void ref_p2p_treecode(op_fixture *f, double *out) {
   const fmmcl_tree3d_treecode_lists *tc = f->tc;
   size_t *range = malloc(2 * (tc->n_groups + 1) * sizeof *range);
-  for (size_t g = 0; g < tc->n_groups; g++) range[2 * g] = tc->group_begin[g], range[2 * g + 1] = tc->group_begin[g + 1];
+  for (size_t g = 0; g < tc->n_groups; g++)
+    range[2 * g] = tc->group_begin[g], range[2 * g + 1] = tc->group_begin[g + 1];
   ref_p2p_rows(f, &tc->near, range, out);
   free(range);
 }

@@ -416,7 +416,8 @@ static void check_groups(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_list
       REQUIRE(n >= 1 && n <= L->group_size, "group %zu holds %zu targets (at most %zu)", g, n, L->group_size);
       least = n < least ? n : least, most = n > most ? n : most;
       for (size_t i = at; i < at + n; i++)
-        REQUIRE(distance(t->target_xyz + 3 * i, L->group_sphere + 4 * g) <= L->group_sphere[4 * g + 3] * (1 + 1e-14),
+        REQUIRE(distance(t->target_xyz + 3 * i, L->group_sphere + 4 * g) <=
+                    L->group_sphere[4 * g + 3] * (1 + 1e-14),
                 "group %zu: a target outside its sphere", g);
       at += n;
     }
@@ -667,8 +668,10 @@ START_TEST(test_errors) {
   p[4] = 1.0;
   ck_assert_int_eq(fmmcl_tree3d_build(2, p, 0, NULL, 8, 0, &t), FMMCL_SUCCESS);
   fmmcl_tree3d_treecode_lists tc;
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, 0.0, 8, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, NAN, 8, &tc), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, 0.0, 8, &tc),
+                   FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_tree3d_treecode_lists_build(t, NULL, NULL, NAN, 8, &tc),
+                   FMMCL_ERROR_INVALID_ARGUMENT);
   fmmcl_tree3d_destroy(t);
   fmmcl_tree3d_destroy(NULL);
 }

@@ -38,8 +38,8 @@ static void list_stats(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *csr, entry
 
 /* The treecode's rows are its target groups: a group's targets against
  * each listed cell (its sources for near, one evaluation each for far). */
-static void treecode_stats(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L, const fmmcl_tree3d_csr *csr,
-                           int pairs, fmmcl_tree3d_list_stats *out) {
+static void treecode_stats(const fmmcl_tree3d *t, const fmmcl_tree3d_treecode_lists *L,
+                           const fmmcl_tree3d_csr *csr, int pairs, fmmcl_tree3d_list_stats *out) {
   memset(out, 0, sizeof *out);
   for (size_t r = 0; r < csr->n_rows; r++) {
     const size_t len = csr->offsets[r + 1] - csr->offsets[r];

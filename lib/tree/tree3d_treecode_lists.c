@@ -100,7 +100,8 @@ fmmcl_status fmmcl_tree3d_source_spheres(const fmmcl_tree3d *t, const double *so
 /* Each target leaf's targets in the fewest runs of at most group_size,
  * their sizes within one of each other (so no group is a sliver), and each
  * run's sphere from its targets' box. */
-static fmmcl_status make_groups(const fmmcl_tree3d *t, const double *targets, fmmcl_tree3d_treecode_lists *L) {
+static fmmcl_status make_groups(const fmmcl_tree3d *t, const double *targets,
+                                fmmcl_tree3d_treecode_lists *L) {
   const size_t G = L->group_size;
   size_t n = 0;
   for (size_t k = 0; k < t->n_leaves; k++) n += (fmmcl_tree3d_n_tgt(&t->cells[t->leaves[k]]) + G - 1) / G;
@@ -166,10 +167,12 @@ fmmcl_status fmmcl_tree3d_treecode_lists_build(const fmmcl_tree3d *tree, const d
     return fmmcl_fail(NULL, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_treecode_lists_build: group size 0");
   if (!tree->target_xyz && !targets) targets = sources;
   if (!tree->target_xyz && (!targets || !tree->target_perm))
-    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_treecode_lists_build: no target coordinates");
+    return fmmcl_fail(NULL, FMMCL_ERROR_NULL_POINTER,
+                      "fmmcl_tree3d_treecode_lists_build: no target coordinates");
   lists->theta = theta, lists->group_size = group_size;
   lists->sphere = malloc(4 * (tree->n_cells ? tree->n_cells : 1) * sizeof *lists->sphere);
-  fmmcl_status st = lists->sphere ? FMMCL_SUCCESS : fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  fmmcl_status st =
+      lists->sphere ? FMMCL_SUCCESS : fmmcl_fail(NULL, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st) st = fmmcl_tree3d_source_spheres(tree, sources, lists->sphere);
   if (!st) st = make_groups(tree, targets, lists);
   treecode_context ctx = {tree, lists};

@@ -85,11 +85,11 @@ typedef struct fmm3d_state {
   cl_mem p2p_chunks;
   size_t n_p2p_chunks;
   /* M2P (cl/expansions3d.cl m2p): m2p_wgs work-items a group, m2p_split
-   * groups a target leaf; exp_center REAL4 (x, y, z, b) per cell, the
-   * centre its multipole is expanded about for M2P and the radius of its
-   * sources about it (treecode: the sources' box, tree3d.h; the FMM passes
-   * center); m2p_bound the error per term the entries' degrees aim at
-   * (0: all P) */
+   * groups a list row (a target leaf; the treecode: a target group);
+   * exp_center REAL4 (x, y, z, b) per cell, the centre its multipole is
+   * expanded about for M2P and the radius of its sources about it
+   * (treecode: the sources' box, tree3d.h; the FMM passes center);
+   * m2p_bound the error per term the entries' degrees aim at (0: all P) */
   size_t m2p_wgs, m2p_span, m2p_split; /* span: targets a group takes a pass */
   int m2p_tpt;                         /* targets a work-item (span / 32) */
   double m2p_bound;

@@ -368,7 +368,8 @@ fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, cons
                                            const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n) {
   size_t *range = malloc(2 * (csr->n_rows ? csr->n_rows : 1) * sizeof *range);
   if (!range) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  for (size_t r = 0; r < csr->n_rows; r++) range[2 * r] = cells[r].tgt_begin, range[2 * r + 1] = cells[r].tgt_end;
+  for (size_t r = 0; r < csr->n_rows; r++)
+    range[2 * r] = cells[r].tgt_begin, range[2 * r + 1] = cells[r].tgt_end;
   fmmcl_status st = upload_chunks(plan, s, range, csr, chunks, n);
   free(range);
   return st;
@@ -383,7 +384,8 @@ static fmmcl_status upload_p2p(fmmcl_plan plan, fmm3d_state *s, const fmmcl_tree
 
 /* M2P's work-groups per list row: enough for the fullest row (a
  * work-group takes m2p_span targets a pass), at most 16 (the rest loop).
- * count(r): the targets of csr row r. */
+ * group_begin: the rows' target ranges (the treecode's groups); NULL: the
+ * rows are cells. */
 static void m2p_split(fmm3d_state *s, const fmmcl_tree3d_csr *csr, const size_t *group_begin) {
   size_t most = 1;
   for (size_t r = 0; r < csr->n_rows; r++)
@@ -456,7 +458,8 @@ static fmmcl_status upload_treecode_centres(fmmcl_plan plan, fmm3d_state *s) {
     fmmcl_put_real(centre, s->real_size, 4 * i + 3, sp[3] * inv);
     fmmcl_put_real(frame, s->real_size, 4 * i + 3, ldexp(1.0, t->cells[i].level - 1)); /* as upload_cells */
   }
-  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, centre, &s->exp_center);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, 4 * n * s->real_size, frame, &s->exp_frame);
   free(centre), free(frame);
   return st;
@@ -521,9 +524,9 @@ void fmmcl_fmm3d_release_list(fmm3d_device_list *dl) {
 }
 
 void fmmcl_fmm3d_release(fmm3d_state *s) {
-  cl_kernel *k[] = {&s->k_p2m,     &s->k_m2m,    &s->k_m2l,     &s->k_p2l,
-                    &s->k_l2l,     &s->k_l2p,    &s->k_m2p,     &s->k_p2p,
-                    &s->k_charges, &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian,
+  cl_kernel *k[] = {&s->k_p2m,      &s->k_m2m,    &s->k_m2l,     &s->k_p2l,
+                    &s->k_l2l,      &s->k_l2p,    &s->k_m2p,     &s->k_p2p,
+                    &s->k_charges,  &s->k_unsort, &s->k_dipoles, &s->k_unsort_hessian,
                     &s->k_p2m_about};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) fmmcl_release(k[i]);
   fmmcl_release(&s->exp_program);

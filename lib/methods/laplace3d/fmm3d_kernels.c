@@ -77,7 +77,6 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
   if (s->p2p_tpw < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "laplace3d/fmm3d_p2p.cl: TPW %zu < 1", s->p2p_tpw);
-  /* fewer lanes where the device's groups are narrower */
   /* the treecode's work-group takes one target group: no more targets an
    * item than its groups fill */
   s->m2p_tpt = M2P_PER_ITEM(s->real_size);
@@ -86,6 +85,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
     s->m2p_tpt = fill < s->m2p_tpt ? fill : s->m2p_tpt;
   }
   s->m2p_span = M2P_TARGETS * (size_t)s->m2p_tpt;
+  /* fewer lanes where the device's groups are narrower */
   s->m2p_wgs = M2P_TARGETS * M2P_LANES;
   while (s->m2p_wgs > ctx->dev.info.max_work_group_size && s->m2p_wgs > M2P_TARGETS) s->m2p_wgs /= 2;
   fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);

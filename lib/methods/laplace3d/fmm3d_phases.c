@@ -61,7 +61,8 @@ static fmmcl_status run_p2m(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
                                       FMMCL_ARG_MEM(s->leaves), FMMCL_ARG_MEM(s->center));
   if (!st && s->treecode) st = FMMCL_KERNEL_ARGS(ctx, k, 4, FMMCL_ARG_MEM(s->exp_frame));
   if (!st)
-    st = FMMCL_KERNEL_ARGS(ctx, k, s->treecode ? 5 : 4, FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->dip ? s->dip : s->src));
+    st = FMMCL_KERNEL_ARGS(ctx, k, s->treecode ? 5 : 4, FMMCL_ARG_MEM(s->M),
+                           FMMCL_ARG_MEM(s->dip ? s->dip : s->src));
   return st ? st : launch(plan, log, k, s->tree->n_leaves, s->exp_wgs, "p2m");
 }
 
@@ -129,15 +130,17 @@ static fmmcl_status run_l2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 }
 
 static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  fmmcl_status st = FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 11, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
-                           FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
+  fmmcl_status st =
+      FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2p, 11, FMMCL_ARG_MEM(s->exp_center ? s->exp_center : s->center),
+                        FMMCL_ARG_REAL(s->m2p_bound, s->real_size), FMMCL_ARG_INT(s->m2p_split));
   if (st) return st;
   /* m2p_split groups per row; the treecode's rows are its target groups */
   fmm3d_device_list split = s->m2p;
   split.n_rows *= s->m2p_split;
   const int groups = s->group_tgt != NULL;
-  return RUN_LIST(plan, log, s->k_m2p, &split, s->m2p_wgs, "m2p", FMMCL_ARG_MEM(groups ? s->group_tgt : s->cell_tgt),
-                  FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(groups ? s->group_frame : s->center),
+  return RUN_LIST(plan, log, s->k_m2p, &split, s->m2p_wgs, "m2p",
+                  FMMCL_ARG_MEM(groups ? s->group_tgt : s->cell_tgt), FMMCL_ARG_MEM(s->tgt),
+                  FMMCL_ARG_MEM(groups ? s->group_frame : s->center),
                   FMMCL_ARG_MEM(groups ? s->group_sphere : s->center), FMMCL_ARG_MEM(s->center),
                   FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }
