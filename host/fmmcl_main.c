@@ -130,7 +130,8 @@ static void print_usage(FILE *out) {
       "      --tol T             requested relative error (tree methods; fgt, cutoff:\n"
       "                          absolute error per unit of sum |q|, potential only)\n"
       "      --leaf Q            points per leaf (tree methods; 0: device default)\n"
-      "      --theta T           treecode acceptance criterion (default 0.6)\n"
+      "      --theta T           treecode acceptance criterion in (0, 1] (default: the largest\n"
+      "                          of 0.6, 0.5, 0.4, 0.3 whose order meets --tol)\n"
       "\n"
       "Device and report:\n"
       "      --device SEL        gpu, cpu, P:D or a name substring (default:\n"
@@ -825,6 +826,7 @@ static void report_plan(const config *c, fmmcl_plan plan, const job *j) {
     printf("plan: %s%s", fmmcl_method_name(info.method),
            j->opt.method == FMMCL_AUTO ? " (chosen by auto)" : "");
     if (info.order > 0) printf(", order %d", info.order);
+    if (info.theta > 0) printf(", theta %g", info.theta);
     printf("\n");
   }
   if (info.precision != FMMCL_SINGLE || j->opt.kernel == FMMCL_GAUSSIAN) return;

@@ -191,7 +191,9 @@ typedef struct fmmcl_plan_options {
   double tolerance; /* requested relative error; 0: use order. FGT: the bound
                          on |error| / sum |q_i| at every target (see
                          fmmcl_plan_error_bound); 0 with order 0: 1e-6 */
-  double theta;     /* treecode multipole acceptance criterion */
+  double theta;     /* treecode multipole acceptance criterion, in (0, 1]; 0: the
+                       largest of 0.6, 0.5, 0.4, 0.3 whose expansion order meets
+                       the tolerance (fmmcl_plan_describe says which) */
   int leaf_size;    /* points per leaf q; 0: device default */
   /* BBFMM (black-box FMM, potential only: gradient must be 0) */
   fmmcl_bbfmm_kernel bbfmm_kernel; /* which function; 0: from kernel. Set with
@@ -219,7 +221,7 @@ typedef struct fmmcl_plan_options {
 
 /* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on
  * (off for STOKES_3D, which has none),
- * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0.6; bbfmm_kernel
+ * dim 3 (2 for LAPLACE_2D), softening 0, sigma 1, theta 0 (chosen); bbfmm_kernel
  * PLAN_KERNEL, kernel_param 0, kernel_expression NULL. A kernel that is no
  * fmmcl_kernel: FMMCL_ERROR_INVALID_ARGUMENT (the defaults filled anyway). */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kernel);
@@ -354,12 +356,14 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_error_bound(fmmcl_plan plan, double *bound)
 
 /* What a plan is: the method that runs (FMMCL_AUTO resolved), its
  * precision and its expansion order (0 for direct sums; the FGT's Hermite
- * order; the bbFMM's Chebyshev nodes per dimension). */
+ * order; the bbFMM's Chebyshev nodes per dimension), and the treecode's
+ * theta (opt.theta 0 resolved; 0 for other methods). */
 typedef struct fmmcl_plan_info {
   fmmcl_kernel kernel;
   fmmcl_method method;
   fmmcl_precision precision;
   int order;
+  double theta;
 } fmmcl_plan_info;
 FMMCL_EXPORT fmmcl_status fmmcl_plan_describe(fmmcl_plan plan, fmmcl_plan_info *info);
 

@@ -494,10 +494,42 @@ START_TEST(test_fmm_tolerance_single) {
 END_TEST
 
 START_TEST(test_treecode_tolerance) {
-  fmmcl_plan_options o = laplace(FMMCL_TREECODE, FMMCL_DOUBLE, 0);
   expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-3, 3000);
   expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-7, 3000);
-  (void)o;
+  /* theta 0 (the default): one small enough for the maximum order */
+  expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-10, 2000);
+}
+END_TEST
+
+/* The theta a treecode plan takes when the options leave it at 0: the
+ * largest of 0.6, 0.5, 0.4, 0.3 whose order meets the tolerance; a theta
+ * given is kept, and refused where no order meets the tolerance. */
+static double chosen_theta(fmmcl_precision prec, double tol, double theta, fmmcl_status want) {
+  enum { N = 500 };
+  static double x[3 * N];
+  make_points(UNIFORM, N, 11, x);
+  fmmcl_plan_options o = laplace(FMMCL_TREECODE, prec, 0);
+  o.tolerance = tol, o.theta = theta;
+  fmmcl_plan plan = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan), want);
+  if (want) return 0;
+  fmmcl_plan_info info;
+  ck_assert_int_eq(fmmcl_plan_describe(plan, &info), FMMCL_SUCCESS);
+  ck_assert_msg(info.order >= 1 && info.order <= FMMCL_FMM3D_MAX_ORDER_DOUBLE, "order %d", info.order);
+  fmmcl_plan_destroy(plan);
+  return info.theta;
+}
+
+START_TEST(test_treecode_theta_chosen) {
+  fmmcl_plan_options d;
+  ck_assert_int_eq(fmmcl_plan_options_init(&d, FMMCL_LAPLACE_3D), FMMCL_SUCCESS);
+  ck_assert(d.theta == 0);
+  ck_assert(chosen_theta(FMMCL_SINGLE, 1e-4, 0, FMMCL_SUCCESS) == 0.6);
+  ck_assert(chosen_theta(FMMCL_DOUBLE, 1e-6, 0, FMMCL_SUCCESS) == 0.6);
+  ck_assert(chosen_theta(FMMCL_DOUBLE, 1e-10, 0, FMMCL_SUCCESS) == 0.5);
+  ck_assert(chosen_theta(FMMCL_DOUBLE, 1e-10, 0.3, FMMCL_SUCCESS) == 0.3);
+  chosen_theta(FMMCL_DOUBLE, 1e-10, 0.6, FMMCL_ERROR_UNSUPPORTED);
+  ck_assert_msg(strstr(fmmcl_last_error(ctx), "lower theta"), "%s", fmmcl_last_error(ctx));
 }
 END_TEST
 
@@ -732,6 +764,7 @@ static Suite *fmm3d_suite(void) {
   tcase_add_loop_test(acc, test_fmm_tolerance_single, 0, N_DIST);
   tcase_add_loop_test(acc, test_treecode_tolerance, 0, N_DIST);
   tcase_add_test(acc, test_treecode_theta_and_order);
+  tcase_add_test(acc, test_treecode_theta_chosen);
   suite_add_tcase(s, acc);
   TCase *deg = tcase_create("degenerate and plans");
   tcase_add_checked_fixture(deg, setup, teardown);

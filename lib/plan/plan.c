@@ -25,7 +25,7 @@ fmmcl_status fmmcl_plan_options_init(fmmcl_plan_options *opt, fmmcl_kernel kerne
   /* the treecode's: each far entry takes the degree its ratio needs, so
    * accepting a cell at a ratio up to 0.6 with a higher order costs less
    * than opening it into eight (benchmarks/README.md) */
-  opt->theta = 0.6;
+  opt->theta = 0; /* chosen by the treecode from the tolerance */
   /* the defaults are filled all the same, so a caller who goes on anyway
    * meets the same refusal again at fmmcl_plan_create */
   if (!k)

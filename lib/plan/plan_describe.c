@@ -14,6 +14,7 @@ fmmcl_status fmmcl_plan_describe(fmmcl_plan plan, fmmcl_plan_info *info) {
   info->method = plan->opt.method;
   info->precision = plan->opt.precision;
   info->order = plan->ops->order ? plan->ops->order(plan) : 0;
+  info->theta = plan->opt.method == FMMCL_TREECODE ? plan->opt.theta : 0;
   return FMMCL_SUCCESS;
 }
 

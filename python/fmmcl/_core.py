@@ -184,7 +184,7 @@ def _kernel_dim(kernel_id, bb, expr):
 
 
 def _options(kernel="laplace3d", method="auto", tol=None, precision="double", gradient=None,
-             sigma=1.0, softening=0.0, order=0, theta=0.6, leaf_size=0, kernel_param=0.0,
+             sigma=1.0, softening=0.0, order=0, theta=0.0, leaf_size=0, kernel_param=0.0,
              expr=None, dim=None, dipoles=False, hessian=False, wavenumber=0.0, stresslets=False,
              pressure=False):
     """PlanOptions from keyword options, each checked for type; ranges are the library's."""
@@ -239,7 +239,7 @@ class Plan(_Owned):
 
     Plan(ctx, sources, targets=None, kernel="laplace3d", method="auto", tol=None,
          precision="double", gradient=None, sigma=1.0, softening=0.0, order=0,
-         theta=0.6, leaf_size=0, kernel_param=0.0, expr=None, dipoles=False,
+         theta=0.0, leaf_size=0, kernel_param=0.0, expr=None, dipoles=False,
          hessian=False, wavenumber=0.0, stresslets=False, pressure=False)
 
     sources: (N, dim) array-like (dim 3 for laplace3d and the bbFMM kernels, 2 for
@@ -407,11 +407,12 @@ class Plan(_Owned):
 
     def info(self):
         """What runs: {"method": the method ("auto" resolved), "order": the expansion
-        order (0 for direct sums), "precision"}."""
+        order (0 for direct sums), "precision", "theta": the treecode's theta (0 resolved;
+        0 for other methods)}."""
         i = PlanInfo()
         _check(lib().fmmcl_plan_describe(self._live(), ctypes.byref(i)), self._ctx._handle)
         return {"method": names.METHODS[i.method], "order": i.order,
-                "precision": names.PRECISIONS[i.precision]}
+                "precision": names.PRECISIONS[i.precision], "theta": i.theta}
 
     def rounding_estimate(self):
         """(estimate, distance): the typical relative error, from rounding coordinates to

@@ -67,7 +67,8 @@ class TargetsData(ctypes.Structure):
 
 class PlanInfo(ctypes.Structure):
     """fmmcl_plan_info"""
-    _fields_ = [("kernel", c_int), ("method", c_int), ("precision", c_int), ("order", c_int)]
+    _fields_ = [("kernel", c_int), ("method", c_int), ("precision", c_int), ("order", c_int),
+                ("theta", c_double)]
 
 
 class PhaseTime(ctypes.Structure):

@@ -140,6 +140,10 @@ typedef struct fmm3d_state {
  * (default 1e-6 double, 1e-4 single when both are 0). */
 fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int treecode,
                                       int *order);
+/* A treecode plan whose opt.theta is 0: the largest theta of 0.6, 0.5, 0.4,
+ * 0.3 whose order meets the tolerance (the last one's error otherwise),
+ * kept in plan->opt.theta, and its order. */
+fmmcl_status fmmcl_fmm3d_choose_theta(fmmcl_plan plan, int *order);
 /* Predicted relative L2 error of the potential at order p (the rule above). */
 double fmmcl_fmm3d_predicted_error(int treecode, double theta, int p);
 

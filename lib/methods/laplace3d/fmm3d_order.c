@@ -55,6 +55,31 @@ static double method_error(int p, const void *arg) {
   return m->treecode && m->single ? TREECODE_SINGLE * e : e;
 }
 
+/* theta 0: the largest theta of these whose order meets the tolerance.
+ * With every far entry's degree bounded alike, accepting a cell at a
+ * larger ratio and a higher degree costs less than opening it (measured
+ * on the H100 at 1e6, float and double: benchmarks/README.md), so the
+ * largest theta that fits the maximum order is taken; tight double
+ * tolerances need a smaller one (1e-10: 0.5). The plan keeps the theta
+ * chosen, in its options. */
+fmmcl_status fmmcl_fmm3d_choose_theta(fmmcl_plan plan, int *order) {
+  static const double thetas[] = {0.6, 0.5, 0.4, 0.3};
+  const size_t n = sizeof thetas / sizeof thetas[0];
+  fmmcl_plan_options o = plan->opt;
+  const int max = o.precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
+  size_t i = 0;
+  /* a given order, or a tolerance the largest theta meets, keeps it */
+  while (o.order == 0 && o.tolerance > 0 && i + 1 < n) {
+    const method_of m = {1, o.precision == FMMCL_SINGLE, thetas[i]};
+    if (method_error(max, &m) <= o.tolerance) break;
+    i++;
+  }
+  o.theta = thetas[i];
+  fmmcl_status st = fmmcl_fmm3d_choose_order(plan->ctx, &o, 1, order);
+  if (!st) plan->opt.theta = o.theta;
+  return st;
+}
+
 fmmcl_status fmmcl_fmm3d_choose_order(fmmcl_context ctx, const fmmcl_plan_options *opt, int treecode,
                                       int *order) {
   const int max =

@@ -110,6 +110,7 @@ static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
                       "softening is not available with the FMM or treecode yet (use DIRECT)");
   if (o->leaf_size < 0)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "leaf_size must be >= 0, got %d", o->leaf_size);
+  if (s->treecode && o->theta == 0) return fmmcl_fmm3d_choose_theta(plan, &s->order);
   /* theta > 1 would accept cells whose expansions diverge at the targets */
   if (s->treecode && !(o->theta > 0 && o->theta <= 1))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "treecode theta must be in (0, 1], got %g",
