@@ -1,6 +1,7 @@
 /* fmmcl_cl.h — libfmmcl alongside the caller's own OpenCL code: the
  * context's OpenCL handles, and plans executed on device buffers so that
- * charges and results stay on the device from one time step to the next. */
+ * charges, results and positions stay on the device from one time step to
+ * the next. */
 #ifndef FMMCL_CL_H
 #define FMMCL_CL_H
 
@@ -40,6 +41,21 @@ FMMCL_EXPORT fmmcl_status fmmcl_context_cl_handles(fmmcl_context ctx, cl_context
  * or belongs to another context is refused (FMMCL_ERROR_INVALID_ARGUMENT). */
 FMMCL_EXPORT fmmcl_status fmmcl_plan_execute_buffers(fmmcl_plan plan, cl_mem charges, cl_mem potential,
                                                      cl_mem gradient);
+
+/* fmmcl_plan_update_positions from device buffers of the plan's context:
+ * sources holds dim * n_sources doubles (the coordinates of each point in
+ * turn, the caller's order, whatever the plan's precision), targets
+ * dim * n_targets, or is NULL
+ * exactly when the plan's targets are its sources. The 3D FMM whose octree
+ * the new positions leave the same is updated without reading the points
+ * to the host (their box and finiteness are reduced on the device); every
+ * other case reads them to the host and updates as fmmcl_plan_update_positions
+ * does, with its checks and errors. The plan only reads the buffers during
+ * the call. A buffer that is too small or belongs to another context is
+ * refused (FMMCL_ERROR_INVALID_ARGUMENT); on any failure the plan is left
+ * as it was, and its results always equal those of a plan created for the
+ * new positions. */
+FMMCL_EXPORT fmmcl_status fmmcl_plan_update_positions_buffers(fmmcl_plan plan, cl_mem sources, cl_mem targets);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,14 @@
-/* check_update.c — fmmcl_plan_update_positions: a plan moved to new
- * positions gives what a plan made there gives, for every method; a
- * refused update leaves the plan working on its old positions. */
+/* check_update.c — fmmcl_plan_update_positions and its device-buffer form
+ * fmmcl_plan_update_positions_buffers: a plan moved to new positions gives
+ * what a plan made there gives, for every method; a refused update leaves
+ * the plan working on its old positions. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmmcl.h"
+#include "fmmcl_cl.h"
 #include "test_util.h"
 
 static fmmcl_context ctx;
@@ -33,15 +35,36 @@ static void options(const update_case *c, fmmcl_plan_options *o) {
   if (c->kernel == FMMCL_GAUSSIAN) o->sigma = 0.1, o->gradient = 0;
 }
 
+/* The update from host arrays, or (via_buffers) from device buffers of
+ * the plan's context holding the same doubles; dim coordinates a point. */
+static fmmcl_status update(fmmcl_plan plan, int via_buffers, size_t dim, size_t ns, const double *x, size_t nt,
+                           const double *y) {
+  if (!via_buffers) return fmmcl_plan_update_positions(plan, x, y);
+  cl_context cl;
+  ck_assert_int_eq(fmmcl_context_cl_handles(ctx, &cl, NULL, NULL), FMMCL_SUCCESS);
+  cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
+  cl_mem bx = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, dim * ns * sizeof *x, (void *)x, &e1);
+  cl_mem by = y ? clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, dim * nt * sizeof *y, (void *)y, &e2)
+                : NULL;
+  ck_assert_int_eq(e1, CL_SUCCESS);
+  ck_assert_int_eq(e2, CL_SUCCESS);
+  const fmmcl_status st = fmmcl_plan_update_positions_buffers(plan, bx, by);
+  clReleaseMemObject(bx);
+  if (by) clReleaseMemObject(by);
+  return st;
+}
+
 static void run(fmmcl_plan plan, const double *q, size_t nt, double *pot, double *grad) {
   ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
   (void)nt;
 }
 
 /* Positions A, then B (A moved by a step and stretched, so the tree
- * changes): the moved plan's results are the fresh plan's on B. */
+ * changes): the moved plan's results are the fresh plan's on B; from host
+ * arrays, then (the second half of the loop) from device buffers. */
 START_TEST(test_moved_equals_fresh) {
-  const update_case *c = &cases[_i];
+  const int n_cases = (int)(sizeof cases / sizeof *cases), via_buffers = _i >= n_cases;
+  const update_case *c = &cases[_i % n_cases];
   enum { NS = 2500, NT = 1500 };
   const size_t dim = (size_t)c->dim, nt = c->separate_targets ? NT : NS;
   double *a = malloc(NS * dim * sizeof *a), *b = malloc(NS * dim * sizeof *b);
@@ -62,7 +85,7 @@ START_TEST(test_moved_equals_fresh) {
                 fmmcl_last_error(ctx));
   double *g = o.gradient ? grad : NULL, *g2 = o.gradient ? grad2 : NULL;
   run(moved, q, nt, pot, g);
-  ck_assert_msg(fmmcl_plan_update_positions(moved, b, tgt_b) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(update(moved, via_buffers, dim, NS, b, nt, tgt_b) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
   run(moved, q, nt, pot, g);
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, NS, b, nt, tgt_b, &fresh), FMMCL_SUCCESS);
   run(fresh, q, nt, pot2, g2);
@@ -123,6 +146,51 @@ START_TEST(test_refused_keeps_plan) {
 }
 END_TEST
 
+/* Refused updates from device buffers: a buffer of another context or too
+ * small, points the checks refuse (NaN, a range single precision cannot
+ * hold), targets where the targets are the sources; the plan still sums on
+ * its old positions afterwards, bit for bit. */
+START_TEST(test_buffers_refused_keeps_plan) {
+  enum { N = 1200 };
+  double *x = malloc(3 * N * sizeof *x), *y = malloc(3 * N * sizeof *y), q[N], before[N], after[N];
+  fmmcl_test_random_points(43, N, 3, x);
+  fmmcl_test_random_values(44, N, -1, 1, q);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.method = FMMCL_FMM, o.gradient = 0;
+  fmmcl_plan plan = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, before, NULL), FMMCL_SUCCESS);
+  cl_context cl;
+  cl_device_id dev;
+  ck_assert_int_eq(fmmcl_context_cl_handles(ctx, &cl, NULL, &dev), FMMCL_SUCCESS);
+  cl_int err = CL_SUCCESS;
+  cl_context other = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * N * sizeof *x, x, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, foreign, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  cl_mem small = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * N * sizeof *x - 8, x, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, small, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  memcpy(y, x, 3 * N * sizeof *y);
+  y[3 * 7 + 1] = NAN;
+  ck_assert_int_eq(update(plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  y[3 * 7 + 1] = INFINITY;
+  ck_assert_int_eq(update(plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  y[3 * 7 + 1] = 1e30; /* r^2 overflows single precision */
+  ck_assert_int_eq(update(plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(update(plan, 1, 3, N, x, N, x), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(NULL, small, NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_plan_execute(plan, q, after, NULL), FMMCL_SUCCESS);
+  for (int i = 0; i < N; i++) ck_assert_msg(before[i] == after[i], "target %d: %g vs %g", i, before[i], after[i]);
+  fmmcl_plan_destroy(plan);
+  clReleaseMemObject(foreign), clReleaseMemObject(small), clReleaseContext(other);
+  free(x), free(y);
+}
+END_TEST
+
 /* Whether the plan's phases name phase (before the next execute: what the
  * last update did; a rebuild records "lists", an update in place not). */
 static int has_phase(fmmcl_plan plan, const char *phase) {
@@ -171,9 +239,11 @@ static void expect_fresh(const fmmcl_plan_options *o, fmmcl_plan moved, size_t n
 /* Time steps of a 3D FMM: small moves keep the octree, and the plan is
  * updated in place (no lists rebuilt), then moved back, then stretched so
  * that the tree changes and the plan is rebuilt; every state sums as a
- * fresh plan does. */
+ * fresh plan does; from host arrays, then (the second half of the loop)
+ * from device buffers. */
 START_TEST(test_in_place_steps) {
-  const in_place_case *c = &in_place_cases[_i];
+  const int n_cases = (int)(sizeof in_place_cases / sizeof *in_place_cases), b = _i >= n_cases;
+  const in_place_case *c = &in_place_cases[_i % n_cases];
   enum { NS = 4000, NT = 2000 };
   const size_t nt = c->separate_targets ? NT : NS;
   double *x = malloc(3 * NS * sizeof *x), *x2 = malloc(3 * NS * sizeof *x2), *y = malloc(3 * NT * sizeof *y);
@@ -196,27 +266,27 @@ START_TEST(test_in_place_steps) {
   fmmcl_plan plan = NULL;
   ck_assert_msg(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &plan) == FMMCL_SUCCESS, "%s",
                 fmmcl_last_error(ctx));
-  ck_assert_msg(fmmcl_plan_update_positions(plan, x2, yb) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(update(plan, b, 3, NS, x2, nt, yb) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
   ck_assert_msg(!has_phase(plan, "lists"), "case %d: a small move rebuilt the tree", _i);
   expect_fresh(&o, plan, NS, x2, nt, yb, q, "moved");
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, ya), FMMCL_SUCCESS);
+  ck_assert_int_eq(update(plan, b, 3, NS, x, nt, ya), FMMCL_SUCCESS);
   ck_assert_msg(!has_phase(plan, "lists"), "case %d: the move back rebuilt the tree", _i);
   expect_fresh(&o, plan, NS, x, nt, ya, q, "moved back");
   /* stretched towards a corner: the leaves there overflow */
   for (size_t i = 0; i < 3 * NS; i++) x2[i] = x[i] * x[i] * x[i];
   for (size_t i = 0; i < 3 * NT; i++) y2[i] = y[i] * y[i] * y[i];
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x2, yb), FMMCL_SUCCESS);
+  ck_assert_int_eq(update(plan, b, 3, NS, x2, nt, yb), FMMCL_SUCCESS);
   ck_assert_msg(has_phase(plan, "lists"), "case %d: a new tree was not built", _i);
   expect_fresh(&o, plan, NS, x2, nt, yb, q, "stretched");
   /* and in place again from the new tree */
   for (size_t i = 0; i < 3 * NS; i++) x[i] = x2[i] + 1e-6 * (d[i] - 0.5);
   for (size_t i = 0; i < 3 * NT; i++) y[i] = y2[i] + 1e-6 * (d[i] - 0.5);
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, ya), FMMCL_SUCCESS);
+  ck_assert_int_eq(update(plan, b, 3, NS, x, nt, ya), FMMCL_SUCCESS);
   expect_fresh(&o, plan, NS, x, nt, ya, q, "stretched and moved");
   /* the rounding estimate finds its pair's leaves through the permutation
    * the update left on the device: as a fresh plan's */
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x2, yb), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, ya), FMMCL_SUCCESS);
+  ck_assert_int_eq(update(plan, b, 3, NS, x2, nt, yb), FMMCL_SUCCESS);
+  ck_assert_int_eq(update(plan, b, 3, NS, x, nt, ya), FMMCL_SUCCESS);
   ck_assert_msg(!has_phase(plan, "lists"), "case %d: a tiny move rebuilt the tree", _i);
   fmmcl_plan fresh = NULL;
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &fresh), FMMCL_SUCCESS);
@@ -235,13 +305,14 @@ int main(void) {
   TCase *tc = tcase_create("positions");
   fmmcl_test_context_fixture(tc, &ctx);
   tcase_set_timeout(tc, 600);
-  tcase_add_loop_test(tc, test_moved_equals_fresh, 0, (int)(sizeof cases / sizeof *cases));
+  tcase_add_loop_test(tc, test_moved_equals_fresh, 0, 2 * (int)(sizeof cases / sizeof *cases));
   tcase_add_test(tc, test_refused_keeps_plan);
+  tcase_add_test(tc, test_buffers_refused_keeps_plan);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("in place");
   fmmcl_test_context_fixture(tp, &ctx);
   tcase_set_timeout(tp, 600);
-  tcase_add_loop_test(tp, test_in_place_steps, 0, (int)(sizeof in_place_cases / sizeof *in_place_cases));
+  tcase_add_loop_test(tp, test_in_place_steps, 0, 2 * (int)(sizeof in_place_cases / sizeof *in_place_cases));
   suite_add_tcase(s, tp);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

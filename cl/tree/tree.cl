@@ -216,6 +216,42 @@ __kernel void tree_close_pairs(__global const REAL *xyz, __global const uint *pe
   if (count) atomic_add(close, count);
 }
 
+/* The points' bounding box and finiteness, a partial per work-group:
+ * out[7 g ..] = the least x, y, z, the greatest x, y, z, and 1 where one
+ * of the group's coordinates is NaN or infinite (else 0). min and max are
+ * exact, so neither the grid's size nor the reduction's order changes the
+ * box the host finishes from the partials. */
+__kernel void tree_box(__global const REAL *xyz, uint n, __global REAL *out) {
+  __local REAL red[6][WGS];
+  __local int bad;
+  const uint lid = get_local_id(0);
+  REAL b[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  int ok = 1;
+  if (lid == 0) bad = 0;
+  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    __global const REAL *p = xyz + (size_t)i * POINT_STRIDE;
+    for (int d = 0; d < 3; d++) {
+      const REAL x = p[d];
+      ok = ok && isfinite(x);
+      b[d] = x < b[d] ? x : b[d];
+      b[3 + d] = x > b[3 + d] ? x : b[3 + d];
+    }
+  }
+  for (int d = 0; d < 6; d++) red[d][lid] = b[d];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!ok) bad = 1;
+  for (uint half = WGS / 2; half > 0; half >>= 1) {
+    if (lid < half)
+      for (int d = 0; d < 6; d++) {
+        const REAL o = red[d][lid + half];
+        red[d][lid] = d < 3 ? (o < red[d][lid] ? o : red[d][lid]) : (o > red[d][lid] ? o : red[d][lid]);
+      }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid < 6) out[7 * get_group_id(0) + lid] = red[lid][0];
+  if (lid == 6) out[7 * get_group_id(0) + 6] = bad ? 1 : 0;
+}
+
 /* ---- local scan ----------------------------------------------------------- */
 
 /* Exclusive prefix sum of one value per work-item over the work-group

@@ -16,28 +16,30 @@ fmmcl_status fmmcl_context_cl_handles(fmmcl_context ctx, cl_context *context, cl
   return FMMCL_SUCCESS;
 }
 
-/* buf must belong to the plan's context and hold at least count REALs. */
-static fmmcl_status buffer_check(fmmcl_plan plan, cl_mem buf, const char *what, size_t count,
-                                 size_t real_size) {
+fmmcl_status fmmcl_device_buffer_check(fmmcl_plan plan, const char *fn, cl_mem buf, const char *what,
+                                       size_t count, size_t real_size) {
   cl_context owner = NULL;
   size_t bytes = 0;
   cl_int err = clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
   if (!err) err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
   if (err)
-    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "fmmcl_plan_execute_buffers: %s is no buffer (%s)", what, fmmcl_cl_error_name(err));
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: %s is no buffer (%s)", fn, what,
+                      fmmcl_cl_error_name(err));
   if (owner != plan->ctx->cl)
     return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "fmmcl_plan_execute_buffers: %s belongs to another OpenCL context than the plan's "
+                      "%s: %s belongs to another OpenCL context than the plan's "
                       "(fmmcl_context_cl_handles gives the plan's)",
-                      what);
+                      fn, what);
   if (bytes < count * real_size)
-    return fmmcl_fail(
-        plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-        "fmmcl_plan_execute_buffers: %s holds %zu bytes, fewer than the %zu %s values (%zu bytes) "
-        "it must hold",
-        what, bytes, count, real_size == 8 ? "double" : "float", count * real_size);
+    return fmmcl_fail(plan->ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "%s: %s holds %zu bytes, fewer than the %zu %s values (%zu bytes) it must hold", fn,
+                      what, bytes, count, real_size == 8 ? "double" : "float", count * real_size);
   return FMMCL_SUCCESS;
+}
+
+static fmmcl_status buffer_check(fmmcl_plan plan, cl_mem buf, const char *what, size_t count,
+                                 size_t real_size) {
+  return fmmcl_device_buffer_check(plan, "fmmcl_plan_execute_buffers", buf, what, count, real_size);
 }
 
 /* The outputs' check of fmmcl_plan_execute, on the device. */

@@ -50,7 +50,17 @@ struct fmmcl_method_ops {
    * unchecked (the hook reads them once): it declines those that
    * fmmcl_points_check or fmmcl_ranges_check would refuse. */
   fmmcl_status (*update)(fmmcl_plan plan, const double *sources, const double *targets, int *done);
+  /* Optional (NULL: fmmcl_plan_update_positions_buffers reads the points
+   * to the host and updates from there): update from positions in device
+   * buffers (3 doubles a point, context and size checked), as update does;
+   * *done 0 leaves the rebuild to the caller, which then skips update. */
+  fmmcl_status (*update_buffers)(fmmcl_plan plan, cl_mem sources, cl_mem targets, int *done);
 };
+
+/* buf must belong to the plan's context and hold at least count values of
+ * real_size bytes; fn names the public call in the error (plan_resident.c). */
+fmmcl_status fmmcl_device_buffer_check(fmmcl_plan plan, const char *fn, cl_mem buf, const char *what,
+                                       size_t count, size_t real_size);
 
 /* The ops tables, one per implementation; only the registry (registry.c)
  * and hybrid plans, which build 3D FMM sub-plans, name them. */

@@ -347,8 +347,8 @@ struct fmmcl_tree3d_device_kit {
 fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit) {
   *kit = calloc(1, sizeof **kit);
   if (!*kit) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
-  const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs"};
-  cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2]};
+  const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs", "tree_box"};
+  cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2], &(*kit)->steps[3]};
   fmmcl_status st = sorter_init(&(*kit)->s, ctx);
   if (!st)
     st = fmmcl_create_kernels(ctx, (*kit)->s.program, "tree/tree.cl", FMMCL_TREE3D_DEVICE_STEPS, names, ks);

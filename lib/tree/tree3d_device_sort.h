@@ -50,7 +50,13 @@ fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources,
  * program cached in the context), made once for the several device steps
  * of an update, which otherwise each make their own. */
 typedef struct fmmcl_tree3d_device_kit fmmcl_tree3d_device_kit;
-enum { FMMCL_TREE3D_STEP_RANGES, FMMCL_TREE3D_STEP_LEAF, FMMCL_TREE3D_STEP_CLOSE, FMMCL_TREE3D_DEVICE_STEPS };
+enum {
+  FMMCL_TREE3D_STEP_RANGES,
+  FMMCL_TREE3D_STEP_LEAF,
+  FMMCL_TREE3D_STEP_CLOSE,
+  FMMCL_TREE3D_STEP_BOX,
+  FMMCL_TREE3D_DEVICE_STEPS
+};
 fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit);
 void fmmcl_tree3d_device_kit_close(fmmcl_tree3d_device_kit *kit);
 /* The kernel of one step (FMMCL_TREE3D_STEP_*) and the work-group size. */
@@ -73,9 +79,13 @@ fmmcl_status fmmcl_tree3d_device_pack(fmmcl_context ctx, const fmmcl_tree3d_devi
  * whether every coordinate is finite (the box is then meaningless). */
 fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, size_t n, cl_mem *buf,
                                         double lo[3], double hi[3], int *finite);
+/* fmmcl_tree3d_device_upload's box and finiteness of n points (3 doubles
+ * each) already in the device buffer xyz, reduced on the device. */
+fmmcl_status fmmcl_tree3d_device_box(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem xyz,
+                                     size_t n, double lo[3], double hi[3], int *finite);
 /* One point set's keys and sort left on the device for a tree that is
  * already built (new positions, fmmcl_tree3d_refit), from the coordinates
- * xyz sent by fmmcl_tree3d_device_upload (taken over: p->xyz on success,
+ * xyz sent by fmmcl_tree3d_device_upload or the caller's (taken over: p->xyz on success,
  * released on failure): p->perm as fmmcl_tree3d_build_device_kept keeps it,
  * and *keys the sorted keys (cl_ulong, n); nothing is read back. On
  * failure nothing is kept. */

@@ -188,6 +188,10 @@ void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *
  * treecode or borrowed tree, no device sort, another compensation, points
  * the plan's checks refuse: the caller checks and rebuilds). */
 fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const double *targets, int *done);
+/* The same from positions in the caller's device buffers (3 doubles a
+ * point, checked by the caller for context and size; targets NULL when
+ * they are the sources): nothing is read to the host but the box. */
+fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem targets, int *done);
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);

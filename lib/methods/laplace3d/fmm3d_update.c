@@ -6,7 +6,8 @@
  * cells' ranges, the leaves' first points, the P2P chunks and the packed
  * points are redone, on the device but for O(cells) host work. The device
  * frame is in units of the root cube, so the cell table does not change
- * either. Everything new is made beside the old state and swapped in at
+ * either. The points come from the host or, already on the device, from
+ * the caller's buffers (fmmcl_cl.h). Everything new is made beside the old state and swapped in at
  * the end: a failure or a changed tree leaves the plan as it was. */
 #include <math.h>
 #include <stdlib.h>
@@ -171,74 +172,77 @@ static void commit(fmm3d_state *s, moved *m, const double origin[3], double unit
   s->unit = unit;
 }
 
-fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const double *targets, int *done) {
-  fmmcl_context ctx = plan->ctx;
-  fmm3d_state *s = plan->impl;
-  *done = 0;
-  if (!s || s->treecode || s->tree_borrowed || !s->tree) return FMMCL_SUCCESS;
+/* Whether the plan can be updated in place at all (else *done stays 0). */
+static int in_place_possible(fmmcl_plan plan) {
+  const fmm3d_state *s = plan->impl;
+  if (!s || s->treecode || s->tree_borrowed || !s->tree) return 0;
   const fmmcl_tree3d *t = s->tree;
   const size_t n_max = t->n_sources > t->n_targets ? t->n_sources : t->n_targets;
-  if (!fmmcl_tree3d_device_sort_available(ctx, n_max)) return FMMCL_SUCCESS;
-  const int separate = !t->targets_are_sources;
-  moved m;
-  memset(&m, 0, sizeof m);
-  m.src.n = t->n_sources, m.tgt.n = t->n_targets;
-  const double t0 = fmmcl_wall_seconds();
-  /* the caller's points read once: sent up, their box and finiteness
-   * taken on the way; the rebuild's checks answer for points that fail
-   * them (their errors, the plan untouched) */
-  cl_mem xs = NULL, xt = NULL;
+  return fmmcl_tree3d_device_sort_available(plan->ctx, n_max);
+}
+
+/* The points' new coordinates on the device (xyz[1] NULL when the targets
+ * are the sources), taken over, with their box and finiteness. */
+typedef struct new_points {
+  cl_mem xyz[2];
   double lo[2][3], hi[2][3];
-  int finite_s = 0, finite_t = 1;
-  fmmcl_status st = fmmcl_tree3d_device_upload(ctx, sources, t->n_sources, &xs, lo[0], hi[0], &finite_s);
-  if (!st && separate)
-    st = fmmcl_tree3d_device_upload(ctx, targets, t->n_targets, &xt, lo[1], hi[1], &finite_t);
-  int usable = !st && finite_s && finite_t;
+  int finite[2];
+} new_points;
+
+/* The update from the points on the device (p's buffers taken over; m->kit
+ * open or NULL); t0 when it began, for its phases. */
+static fmmcl_status update_from(fmmcl_plan plan, moved *m, new_points *p, double t0, int *done) {
+  fmmcl_context ctx = plan->ctx;
+  fmm3d_state *s = plan->impl;
+  const fmmcl_tree3d *t = s->tree;
+  const int separate = !t->targets_are_sources;
+  m->src.n = t->n_sources, m->tgt.n = t->n_targets;
+  /* points that fail the rebuild's checks are left to it (its errors,
+   * the plan untouched) */
+  int usable = p->finite[0] && (!separate || p->finite[1]);
   double mag = 0, extent = 0, box_lo[3], box_hi[3];
   for (int d = 0; usable && d < 3; d++) {
-    box_lo[d] = lo[0][d], box_hi[d] = hi[0][d];
-    if (separate) box_lo[d] = fmin(box_lo[d], lo[1][d]), box_hi[d] = fmax(box_hi[d], hi[1][d]);
+    box_lo[d] = p->lo[0][d], box_hi[d] = p->hi[0][d];
+    if (separate) box_lo[d] = fmin(box_lo[d], p->lo[1][d]), box_hi[d] = fmax(box_hi[d], p->hi[1][d]);
     for (int k = 0; k < 1 + separate; k++)
-      mag = fmax(mag, fmax(fabs(lo[k][d]), fabs(hi[k][d]))), extent = fmax(extent, hi[k][d] - lo[k][d]);
+      mag = fmax(mag, fmax(fabs(p->lo[k][d]), fabs(p->hi[k][d]))), extent = fmax(extent, p->hi[k][d] - p->lo[k][d]);
   }
   if (usable && fmmcl_ranges_check_bounds(ctx, &plan->opt, t->n_sources, separate, mag, extent))
     fmmcl_clear_error(ctx), usable = 0;
-  if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m.cube)) fmmcl_clear_error(NULL), usable = 0;
+  if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m->cube)) fmmcl_clear_error(NULL), usable = 0;
   const double t_points = fmmcl_wall_seconds();
-  if (!st && usable) st = fmmcl_tree3d_device_kit_open(ctx, &m.kit);
-  if (!st && usable) st = sort_set(plan, s, &xs, &m, &m.src);
-  if (!st && usable && separate) st = sort_set(plan, s, &xt, &m, &m.tgt);
-  fmmcl_release(&xs), fmmcl_release(&xt);
-  if (!st && !usable) {
-    moved_release(&m);
-    return FMMCL_SUCCESS;
-  }
+  fmmcl_status st = FMMCL_SUCCESS;
+  if (usable && !m->kit) st = fmmcl_tree3d_device_kit_open(ctx, &m->kit);
+  if (!st && usable) st = sort_set(plan, s, &p->xyz[0], m, &m->src);
+  if (!st && usable && separate) st = sort_set(plan, s, &p->xyz[1], m, &m->tgt);
+  fmmcl_release(&p->xyz[0]), fmmcl_release(&p->xyz[1]);
+  if (!st && !usable) return FMMCL_SUCCESS;
   const double t1 = fmmcl_wall_seconds();
   int same = 0;
-  if (!st) m.cells = malloc(t->n_cells * sizeof *m.cells);
-  if (!st && !m.cells) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  if (!st) m->cells = malloc(t->n_cells * sizeof *m->cells);
+  if (!st && !m->cells) st = fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   if (!st)
-    same = fmmcl_tree3d_refit(t, &m.cube, m.src.ranges, separate ? m.tgt.ranges : m.src.ranges, m.cells,
-                              &m.n_overfull);
+    same = fmmcl_tree3d_refit(t, &m->cube, m->src.ranges, separate ? m->tgt.ranges : m->src.ranges, m->cells,
+                              &m->n_overfull);
   const double t2 = fmmcl_wall_seconds();
   int compensate = 0;
-  if (!st && same) st = leaves_of_set(plan, s, &m, 0, &m.src);
-  if (!st && same && separate) st = leaves_of_set(plan, s, &m, 1, &m.tgt);
-  if (!st && same) st = set_compensates(plan, s, &m, &m.src, &compensate);
-  if (!st && same && separate && !compensate) st = set_compensates(plan, s, &m, &m.tgt, &compensate);
+  if (!st && same) st = leaves_of_set(plan, s, m, 0, &m->src);
+  if (!st && same && separate) st = leaves_of_set(plan, s, m, 1, &m->tgt);
+  if (!st && same) st = set_compensates(plan, s, m, &m->src, &compensate);
+  if (!st && same && separate && !compensate) st = set_compensates(plan, s, m, &m->tgt, &compensate);
   /* the other compensation needs other kernels: the rebuild makes them */
   same = same && compensate == s->compensate;
   const double t_leaves = fmmcl_wall_seconds();
-  double origin[3], unit = 0.5 * m.cube.width;
-  for (int d = 0; d < 3; d++) origin[d] = m.cube.origin[d] + unit;
-  if (!st && same) st = pack_set(plan, s, &m, origin, unit, &m.src);
-  if (!st && same && separate) st = pack_set(plan, s, &m, origin, unit, &m.tgt);
+  double origin[3], unit = 0.5 * m->cube.width;
+  for (int d = 0; d < 3; d++) origin[d] = m->cube.origin[d] + unit;
+  if (!st && same) st = pack_set(plan, s, m, origin, unit, &m->src);
+  if (!st && same && separate) st = pack_set(plan, s, m, origin, unit, &m->tgt);
   const double t_pack = fmmcl_wall_seconds();
-  if (!st && same) st = upload_cell_ranges(plan, s, &m);
+  if (!st && same) st = upload_cell_ranges(plan, s, m);
   if (!st && same)
-    st = fmmcl_fmm3d_upload_p2p_chunks(plan, s, m.cells, &s->fmm.u, &m.p2p_chunks, &m.n_p2p_chunks);
+    st = fmmcl_fmm3d_upload_p2p_chunks(plan, s, m->cells, &s->fmm.u, &m->p2p_chunks, &m->n_p2p_chunks);
   if (!st && same) {
-    commit(s, &m, origin, unit);
+    commit(s, m, origin, unit);
     s->sort_seconds = t1 - t0, s->tree_seconds = t2 - t1, s->lists_seconds = 0;
     const double t_end = fmmcl_wall_seconds();
     s->tables_seconds = t_end - t2;
@@ -252,6 +256,52 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
     fmmcl_plan_record(plan, "update ranges", t_end - t_pack);
     *done = 1;
   }
+  return st;
+}
+
+fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const double *targets, int *done) {
+  *done = 0;
+  if (!in_place_possible(plan)) return FMMCL_SUCCESS;
+  const fmmcl_tree3d *t = ((const fmm3d_state *)plan->impl)->tree;
+  moved m;
+  memset(&m, 0, sizeof m);
+  new_points p;
+  memset(&p, 0, sizeof p);
+  p.finite[1] = 1;
+  const double t0 = fmmcl_wall_seconds();
+  /* the caller's points read once: sent up, their box and finiteness
+   * taken on the way */
+  fmmcl_status st =
+      fmmcl_tree3d_device_upload(plan->ctx, sources, t->n_sources, &p.xyz[0], p.lo[0], p.hi[0], &p.finite[0]);
+  if (!st && !t->targets_are_sources)
+    st = fmmcl_tree3d_device_upload(plan->ctx, targets, t->n_targets, &p.xyz[1], p.lo[1], p.hi[1],
+                                    &p.finite[1]);
+  if (!st) st = update_from(plan, &m, &p, t0, done);
+  fmmcl_release(&p.xyz[0]), fmmcl_release(&p.xyz[1]);
+  moved_release(&m);
+  return st;
+}
+
+fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem targets, int *done) {
+  *done = 0;
+  if (!in_place_possible(plan)) return FMMCL_SUCCESS;
+  const fmmcl_tree3d *t = ((const fmm3d_state *)plan->impl)->tree;
+  moved m;
+  memset(&m, 0, sizeof m);
+  new_points p;
+  memset(&p, 0, sizeof p);
+  p.finite[1] = 1;
+  const double t0 = fmmcl_wall_seconds();
+  /* the caller's buffers, only read (the sort keeps them until the
+   * packing): retained, never copied */
+  p.xyz[0] = sources, clRetainMemObject(sources);
+  if (!t->targets_are_sources) p.xyz[1] = targets, clRetainMemObject(targets);
+  fmmcl_status st = fmmcl_tree3d_device_kit_open(plan->ctx, &m.kit);
+  if (!st) st = fmmcl_tree3d_device_box(m.kit, plan->ctx, sources, t->n_sources, p.lo[0], p.hi[0], &p.finite[0]);
+  if (!st && p.xyz[1])
+    st = fmmcl_tree3d_device_box(m.kit, plan->ctx, targets, t->n_targets, p.lo[1], p.hi[1], &p.finite[1]);
+  if (!st) st = update_from(plan, &m, &p, t0, done);
+  fmmcl_release(&p.xyz[0]), fmmcl_release(&p.xyz[1]);
   moved_release(&m);
   return st;
 }
