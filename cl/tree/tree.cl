@@ -240,10 +240,10 @@ __kernel void tree_box(__global const REAL *xyz, uint n, __global REAL *out) {
   for (int d = 0; d < 6; d++) red[d][lid] = b[d];
   barrier(CLK_LOCAL_MEM_FENCE);
   if (!ok) bad = 1;
-  for (uint half = WGS / 2; half > 0; half >>= 1) {
-    if (lid < half)
+  for (uint stride = WGS / 2; stride > 0; stride >>= 1) {
+    if (lid < stride)
       for (int d = 0; d < 6; d++) {
-        const REAL o = red[d][lid + half];
+        const REAL o = red[d][lid + stride];
         red[d][lid] = d < 3 ? (o < red[d][lid] ? o : red[d][lid]) : (o > red[d][lid] ? o : red[d][lid]);
       }
     barrier(CLK_LOCAL_MEM_FENCE);
