@@ -205,6 +205,7 @@ static int has_phase(fmmcl_plan plan, const char *phase) {
 typedef struct {
   fmmcl_precision precision;
   int separate_targets, close_pair; /* close_pair: two sources 1e-7 apart (double compensates) */
+  int leaf_size; /* 0: the default; 1500: leaves of more points than a work-group has items */
 } in_place_case;
 
 static const in_place_case in_place_cases[] = {
@@ -212,6 +213,7 @@ static const in_place_case in_place_cases[] = {
     {FMMCL_DOUBLE, 1, 0},
     {FMMCL_DOUBLE, 0, 1},
     {FMMCL_SINGLE, 1, 1},
+    {FMMCL_SINGLE, 0, 0, 1500},
 };
 
 /* After each update, over every target, bit for bit what a plan made on
@@ -261,7 +263,7 @@ START_TEST(test_in_place_steps) {
     for (int k = 0; k < 3; k++) x2[3 * 9 + k] = x2[3 * 8 + k] + (k ? 0 : 1e-7);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
-  o.method = FMMCL_FMM, o.precision = c->precision;
+  o.method = FMMCL_FMM, o.precision = c->precision, o.leaf_size = c->leaf_size;
   const double *ya = c->separate_targets ? y : NULL, *yb = c->separate_targets ? y2 : NULL;
   fmmcl_plan plan = NULL;
   ck_assert_msg(fmmcl_plan_create(ctx, &o, NS, x, nt, ya, &plan) == FMMCL_SUCCESS, "%s",

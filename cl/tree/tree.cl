@@ -58,6 +58,9 @@
 #ifndef RADIX_BITS
 #define RADIX_BITS 4     /* bits per pass; the local sort costs one split per bit */
 #endif
+#ifndef LEAF_SORT_CAP
+#define LEAF_SORT_CAP 1024 /* most points tree_leaf_sort sorts in one leaf: a power of two */
+#endif
 #ifndef POINT_STRIDE
 #define POINT_STRIDE 3   /* REALs per point in the coordinate array (4 for x,y,z,q) */
 #endif
@@ -250,6 +253,38 @@ __kernel void tree_box(__global const REAL *xyz, uint n, __global REAL *out) {
   }
   if (lid < 6) out[7 * get_group_id(0) + lid] = red[lid][0];
   if (lid == 6) out[7 * get_group_id(0) + 6] = bad ? 1 : 0;
+}
+
+/* Finishes a sort by the keys' top bits only (the levels a tree has):
+ * within each leaf g (sorted points [begin[g], begin[g+1]), at most
+ * LEAF_SORT_CAP of them), the (key, perm) pairs ordered by the whole key,
+ * equal keys by perm, which is the order the full stable sort from perm[i]
+ * = i gives. Bitonic sort in local memory, one work-group a leaf. */
+__kernel void tree_leaf_sort(__global ulong *keys, __global uint *perm, __global const uint *begin) {
+  __local ulong lk[LEAF_SORT_CAP];
+  __local uint lp[LEAF_SORT_CAP];
+  const uint g = get_group_id(0), lid = get_local_id(0);
+  const uint a = begin[g], m = begin[g + 1] - a;
+  if (m < 2) return; /* uniform across the group */
+  uint p2 = 2;
+  while (p2 < m) p2 <<= 1;
+  for (uint i = lid; i < p2; i += WGS) {
+    lk[i] = i < m ? keys[a + i] : (ulong)-1;
+    lp[i] = i < m ? perm[a + i] : (uint)-1;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint k = 2; k <= p2; k <<= 1)
+    for (uint j = k >> 1; j > 0; j >>= 1) {
+      for (uint t = lid; t < p2 / 2; t += WGS) {
+        const uint i = 2 * j * (t / j) + t % j, l = i + j;
+        const ulong ki = lk[i], kl = lk[l];
+        const uint pi = lp[i], pl = lp[l];
+        const int greater = ki > kl || (ki == kl && pi > pl);
+        if (greater == ((i & k) == 0)) lk[i] = kl, lk[l] = ki, lp[i] = pl, lp[l] = pi;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  for (uint i = lid; i < m; i += WGS) keys[a + i] = lk[i], perm[a + i] = lp[i];
 }
 
 /* ---- local scan ----------------------------------------------------------- */

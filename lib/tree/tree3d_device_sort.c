@@ -26,6 +26,7 @@ typedef struct keep_request {
   fmmcl_tree3d_device_points *out;
   cl_mem *keys; /* non-NULL: the sorted keys stay too, and nothing is read back */
   cl_mem xyz;   /* non-NULL: the coordinates are there already (and become out's) */
+  cl_uint first_bit; /* the keys sorted by their bits from this one up only */
 } keep_request;
 
 /* Device buffers of one sort; scan[k] holds level k's block sums. */
@@ -75,7 +76,7 @@ static fmmcl_status sorter_init(sorter *s, fmmcl_context ctx) {
   if (st) return st;
   /* keys in double so they round exactly as the host's do */
   char opt[256];
-  snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 %s", s->defines);
+  snprintf(opt, sizeof opt, "-DFMMCL_DOUBLE=1 -DLEAF_SORT_CAP=%d %s", FMMCL_TREE3D_LEAF_SORT_CAP, s->defines);
   if (ctx->sort_program && strcmp(ctx->sort_options, opt) == 0) {
     s->program = ctx->sort_program;
     clRetainProgram(s->program);
@@ -159,15 +160,15 @@ static fmmcl_status allocate(sorter *s, sort_buffers *b, const double *xyz, size
   return st;
 }
 
-/* One pass per RADIX_BITS digit, low digit first; returns which buffer
- * holds the result in *src. */
+/* One pass per RADIX_BITS digit of the key bits [first, bits), low digit
+ * first; returns which buffer holds the result in *src. */
 static fmmcl_status radix_passes(sorter *s, sort_buffers *b, cl_uint n, size_t groups, int *src,
-                                 cl_uint bits) {
+                                 cl_uint first, cl_uint bits) {
   const size_t global = groups * s->wgs;
   const cl_uint m = (cl_uint)(groups << s->radix_bits);
   fmmcl_status st = FMMCL_SUCCESS;
   *src = 0;
-  for (cl_uint shift = 0; !st && shift < bits; shift += (cl_uint)s->radix_bits) {
+  for (cl_uint shift = first; !st && shift < bits; shift += (cl_uint)s->radix_bits) {
     st = FMMCL_KERNEL_ARGS(s->ctx, s->hist, 0, M_(b->keys[*src]), U_(n), U_(shift), M_(b->hist));
     if (!st) st = launch(s, s->hist, global);
     if (!st) st = scan_exclusive(s, b, b->hist, m, 0);
@@ -237,7 +238,7 @@ static fmmcl_status sort_with(sorter *s, const fmmcl_morton3d_cube *cube, const 
   }
   st = allocate(s, &b, xyz, n, groups, &stage);
   if (!st) st = compute_keys(s, &b, cube, (cl_uint)n);
-  if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, KEY_BITS);
+  if (!st) st = radix_passes(s, &b, (cl_uint)n, groups, &src, keep ? keep->first_bit : 0, KEY_BITS);
   if (!st && !(keep && keep->keys)) st = read_back(s, &b, src, n, keys, perm, &stage);
   if (!st && keep) keep_points(&b, src, keep);
   if (stage.ptr) clFinish(s->ctx->queue); /* nothing may still read the staging block */
@@ -347,8 +348,10 @@ struct fmmcl_tree3d_device_kit {
 fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit) {
   *kit = calloc(1, sizeof **kit);
   if (!*kit) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree sort: out of host memory");
-  const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs", "tree_box"};
-  cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2], &(*kit)->steps[3]};
+  const char *const names[] = {"tree_cell_ranges", "tree_point_leaf", "tree_close_pairs", "tree_box",
+                               "tree_leaf_sort"};
+  cl_kernel *const ks[] = {&(*kit)->steps[0], &(*kit)->steps[1], &(*kit)->steps[2], &(*kit)->steps[3],
+                           &(*kit)->steps[4]};
   fmmcl_status st = sorter_init(&(*kit)->s, ctx);
   if (!st)
     st = fmmcl_create_kernels(ctx, (*kit)->s.program, "tree/tree.cl", FMMCL_TREE3D_DEVICE_STEPS, names, ks);
@@ -440,7 +443,7 @@ fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, si
 }
 
 fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
-                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n,
+                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n, int levels,
                                            fmmcl_tree3d_device_points *p, cl_mem *keys) {
   fmmcl_context ctx = kit ? kit->s.ctx : NULL;
   if (!kit || !cube || !xyz || !p || !keys || n == 0 || !fmmcl_tree3d_device_sort_available(ctx, n)) {
@@ -450,6 +453,7 @@ fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
   memset(p, 0, sizeof *p);
   *keys = NULL;
   keep_request keep = {.out = p, .keys = keys, .xyz = xyz};
+  if (levels > 0 && 3 * levels < KEY_BITS) keep.first_bit = (cl_uint)(KEY_BITS - 3 * levels);
   sorter s = kit->s; /* borrowed: sort_with only launches its kernels */
   /* sort_with takes the coordinates over */
   fmmcl_status st = sort_with(&s, cube, NULL, n, NULL, NULL, &keep);
@@ -479,7 +483,7 @@ fmmcl_status fmmcl_device_radix_sort(fmmcl_context ctx, cl_mem keys[2], cl_mem p
   }
   /* the caller's buffers, borrowed: not released with b */
   b.keys[0] = keys[0], b.keys[1] = keys[1], b.perm[0] = perm[0], b.perm[1] = perm[1];
-  if (!st) st = radix_passes(&s, &b, (cl_uint)n, groups, which, (cl_uint)bits);
+  if (!st) st = radix_passes(&s, &b, (cl_uint)n, groups, which, 0, (cl_uint)bits);
   b.keys[0] = b.keys[1] = b.perm[0] = b.perm[1] = NULL;
   clFinish(ctx->queue);
   buffers_release(&b);

@@ -55,6 +55,7 @@ enum {
   FMMCL_TREE3D_STEP_LEAF,
   FMMCL_TREE3D_STEP_CLOSE,
   FMMCL_TREE3D_STEP_BOX,
+  FMMCL_TREE3D_STEP_LEAF_SORT,
   FMMCL_TREE3D_DEVICE_STEPS
 };
 fmmcl_status fmmcl_tree3d_device_kit_open(fmmcl_context ctx, fmmcl_tree3d_device_kit **kit);
@@ -83,14 +84,19 @@ fmmcl_status fmmcl_tree3d_device_upload(fmmcl_context ctx, const double *xyz, si
  * each) already in the device buffer xyz, reduced on the device. */
 fmmcl_status fmmcl_tree3d_device_box(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem xyz,
                                      size_t n, double lo[3], double hi[3], int *finite);
+/* The most points of a leaf that fmmcl_tree3d_device_leaf_sort sorts in
+ * local memory (tree.cl's LEAF_SORT_CAP); larger leaves take a full sort. */
+#define FMMCL_TREE3D_LEAF_SORT_CAP 1024
 /* One point set's keys and sort left on the device for a tree that is
  * already built (new positions, fmmcl_tree3d_refit), from the coordinates
  * xyz sent by fmmcl_tree3d_device_upload or the caller's (taken over: p->xyz on success,
  * released on failure): p->perm as fmmcl_tree3d_build_device_kept keeps it,
  * and *keys the sorted keys (cl_ulong, n); nothing is read back. On
- * failure nothing is kept. */
+ * failure nothing is kept. levels > 0 sorts by the keys' top 3 * levels
+ * bits only (the cells down to that level in order, their points in index
+ * order): fmmcl_tree3d_device_leaf_sort then gives the full sort's order. */
 fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
-                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n,
+                                           const fmmcl_morton3d_cube *cube, cl_mem xyz, size_t n, int levels,
                                            fmmcl_tree3d_device_points *p, cl_mem *keys);
 
 /* The steps after fmmcl_tree3d_device_sort_kept (tree3d_device_update.c).
@@ -98,6 +104,15 @@ fmmcl_status fmmcl_tree3d_device_sort_kept(const fmmcl_tree3d_device_kit *kit,
  * sorted keys, for fmmcl_tree3d_refit. */
 fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
                                              const fmmcl_tree3d *t, cl_mem keys, size_t n, uint32_t *ranges);
+/* After fmmcl_tree3d_device_sort_kept by the top bits of a tree's levels:
+ * the n (keys, perm) pairs within each leaf (begin: uint, n_leaves + 1,
+ * as below) in the order of the full sort, so equal to a sort of every
+ * bit. In local memory when no leaf holds more than
+ * FMMCL_TREE3D_LEAF_SORT_CAP points (max_leaf), else by a full radix sort
+ * of the pairs (*keys and *perm may then be other buffers). */
+fmmcl_status fmmcl_tree3d_device_leaf_sort(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem *keys,
+                                           cl_mem *perm, cl_mem begin, size_t n_leaves, size_t n,
+                                           size_t max_leaf);
 /* *leaf (int, n, made here): the leaf cell of each sorted point, from the
  * leaves' first points begin (uint, n_leaves + 1, the last n) and cell
  * indices leaves (int, n_leaves), in Morton order. */

@@ -112,3 +112,26 @@ fmmcl_status fmmcl_tree3d_device_box(const fmmcl_tree3d_device_kit *kit, fmmcl_c
   fmmcl_release(&out);
   return st;
 }
+
+fmmcl_status fmmcl_tree3d_device_leaf_sort(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem *keys,
+                                           cl_mem *perm, cl_mem begin, size_t n_leaves, size_t n,
+                                           size_t max_leaf) {
+  if (n_leaves == 0 || n < 2) return FMMCL_SUCCESS;
+  if (max_leaf <= FMMCL_TREE3D_LEAF_SORT_CAP) {
+    size_t wgs = 0;
+    cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_LEAF_SORT, &wgs);
+    fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(*keys), M_(*perm), M_(begin));
+    return st ? st : fmmcl_launch(ctx, k, n_leaves * wgs, wgs, NULL, NULL);
+  }
+  /* a leaf too large for local memory (the depth limit's): every bit,
+   * from the prefix order, whose ties are in index order as the full
+   * sort's are */
+  cl_mem k2[2] = {*keys, NULL}, p2[2] = {*perm, NULL};
+  fmmcl_status st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_ulong), NULL, &k2[1]);
+  if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_READ_WRITE, n * sizeof(cl_uint), NULL, &p2[1]);
+  int which = 0;
+  if (!st) st = fmmcl_device_radix_sort(ctx, k2, p2, n, 3 * FMMCL_MORTON_LEVELS, &which);
+  if (!st && which) *keys = k2[1], *perm = p2[1], k2[1] = k2[0], p2[1] = p2[0];
+  fmmcl_release(&k2[1]), fmmcl_release(&p2[1]);
+  return st;
+}

@@ -19,7 +19,7 @@
 typedef struct moved_set {
   size_t n;
   fmmcl_tree3d_device_points dev; /* caller's coordinates and the new permutation */
-  cl_mem keys;                    /* sorted */
+  cl_mem keys;                    /* sorted by the tree's levels, then within each leaf */
   uint32_t *ranges;               /* per cell */
   cl_mem begin;                   /* uint per leaf + 1: the leaves' first points */
   cl_mem leaf;                    /* int per sorted point: its leaf */
@@ -52,31 +52,44 @@ static void moved_release(moved *m) {
 }
 
 /* Keys, sort and the cells' ranges of one set (its coordinates uploaded
- * in xyz, taken over). */
+ * in xyz, taken over). The ranges need the keys sorted by the bits of the
+ * tree's levels only, and so does the refit: the order within the leaves
+ * waits until the tree is known to be the same (leaves_of_set). */
 static fmmcl_status sort_set(fmmcl_plan plan, const fmm3d_state *s, cl_mem *xyz, moved *m, moved_set *set) {
-  set->ranges = malloc(2 * s->tree->n_cells * sizeof *set->ranges);
+  const fmmcl_tree3d *t = s->tree;
+  set->ranges = malloc(2 * t->n_cells * sizeof *set->ranges);
   if (!set->ranges) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  fmmcl_status st = fmmcl_tree3d_device_sort_kept(m->kit, &m->cube, *xyz, set->n, &set->dev, &set->keys);
+  int levels = 1;
+  for (size_t c = 0; c < t->n_cells; c++) levels = t->cells[c].level > levels ? t->cells[c].level : levels;
+  fmmcl_status st =
+      fmmcl_tree3d_device_sort_kept(m->kit, &m->cube, *xyz, set->n, levels, &set->dev, &set->keys);
   *xyz = NULL;
-  if (!st) st = fmmcl_tree3d_device_cell_ranges(m->kit, plan->ctx, s->tree, set->keys, set->n, set->ranges);
-  fmmcl_release(&set->keys); /* the ranges hold what the tree needs of them */
+  if (!st) st = fmmcl_tree3d_device_cell_ranges(m->kit, plan->ctx, t, set->keys, set->n, set->ranges);
   return st;
 }
 
-/* The leaves' first points (uint, the last n) and each point's leaf. */
+/* The leaves' first points (uint, the last n), the points within each
+ * leaf in a fresh sort's order, and each point's leaf. */
 static fmmcl_status leaves_of_set(fmmcl_plan plan, const fmm3d_state *s, const moved *m, int target,
                                   moved_set *set) {
   const fmmcl_tree3d *t = s->tree;
   cl_uint *begin = malloc((t->n_leaves + 1) * sizeof *begin);
   if (!begin) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
+  size_t most = 0;
   for (size_t g = 0; g < t->n_leaves; g++) {
     const fmmcl_tree3d_cell *c = &m->cells[t->leaves[g]];
     begin[g] = (cl_uint)(target ? c->tgt_begin : c->src_begin);
+    const size_t count = target ? c->tgt_end - c->tgt_begin : c->src_end - c->src_begin;
+    most = count > most ? count : most;
   }
   begin[t->n_leaves] = (cl_uint)set->n;
   fmmcl_status st =
       fmmcl_buffer_new(plan->ctx, CL_MEM_READ_ONLY, (t->n_leaves + 1) * sizeof *begin, begin, &set->begin);
   free(begin);
+  if (!st)
+    st = fmmcl_tree3d_device_leaf_sort(m->kit, plan->ctx, &set->keys, &set->dev.perm, set->begin, t->n_leaves,
+                                       set->n, most);
+  fmmcl_release(&set->keys);
   if (!st)
     st = fmmcl_tree3d_device_point_leaves(m->kit, plan->ctx, set->begin, s->leaves, t->n_leaves, set->n,
                                           &set->leaf);
