@@ -230,6 +230,13 @@ static fmmcl_status step_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fm
   resident_release(&dev);
   for (int k = 0; k < 2; k++)
     if (at[k]) clReleaseMemObject(at[k]);
+  if (!st) {
+    /* the spread too: a steady update is part of the aim */
+    double lo = upd[0], hi = upd[0];
+    for (int r = 1; r < 2 * repeat; r++) lo = fmin(lo, upd[r]), hi = fmax(hi, upd[r]);
+    fprintf(stderr, "  updates at N = %zu (ms): min %.2f max %.2f first %.2f\n", in->n, 1e3 * lo, 1e3 * hi,
+            1e3 * upd[0]);
+  }
   if (!st) pt->update_s = fmmcl_median(upd, 2 * repeat), pt->step_s = fmmcl_median(step, 2 * repeat);
   free(moved), free(upd), free(step);
   return st ? failed(ctx, st,
