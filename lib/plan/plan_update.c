@@ -3,7 +3,6 @@
  * the method's own update where it keeps its state, else the method's state
  * rebuilt beside the old one, which is dropped only once the new one
  * stands, so a failure leaves the plan as it was. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "fmmcl_cl.h"
@@ -84,11 +83,12 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
   return rebuild(plan, sources, targets, t0);
 }
 
-/* n doubles of a device buffer, read into *xyz (malloc'ed). */
-static fmmcl_status read_points(fmmcl_context ctx, cl_mem buf, size_t n, double **xyz) {
-  *xyz = malloc((n ? n : 1) * sizeof **xyz);
-  if (!*xyz) return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
-  cl_int err = n ? clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, n * sizeof **xyz, *xyz, 0, NULL, NULL)
+/* n doubles of a device buffer, read into a pinned stage (pageable memory
+ * crawls through the driver's bounce buffer, pinned_host.c). */
+static fmmcl_status read_points(fmmcl_context ctx, cl_mem buf, size_t n, fmmcl_pinned *stage) {
+  fmmcl_status st = fmmcl_pinned_alloc(ctx, (n ? n : 1) * sizeof(double), 0, stage);
+  if (st) return st;
+  cl_int err = n ? clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, n * sizeof(double), stage->ptr, 0, NULL, NULL)
                  : CL_SUCCESS;
   if (err != CL_SUCCESS)
     return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "reading the positions buffer: %s",
@@ -117,11 +117,13 @@ fmmcl_status fmmcl_plan_update_positions_buffers(fmmcl_plan plan, cl_mem sources
   }
   /* through the host: the in-place update, where the method has one and
    * has not just declined, and else the checks and the rebuild */
-  double *s = NULL, *t = NULL;
+  fmmcl_pinned s = {0}, t = {0};
   st = read_points(plan->ctx, sources, dim * plan->n_sources, &s);
   if (!st && targets) st = read_points(plan->ctx, targets, dim * plan->n_targets, &t);
-  if (!st && plan->ops->update_buffers) st = rebuild(plan, s, t, t0);
-  else if (!st) st = fmmcl_plan_update_positions(plan, s, t);
-  free(s), free(t);
+  const double *y = targets ? t.ptr : NULL;
+  if (!st && plan->ops->update_buffers) st = rebuild(plan, s.ptr, y, t0);
+  else if (!st) st = fmmcl_plan_update_positions(plan, s.ptr, y);
+  if (s.ptr) fmmcl_pinned_free(&s);
+  if (t.ptr) fmmcl_pinned_free(&t);
   return st;
 }
