@@ -211,8 +211,8 @@ static fmmcl_status step_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fm
     cl_int err = CL_SUCCESS;
     st = fmmcl_context_cl_handles(ctx, &cl, NULL, NULL);
     if (!st)
-      at[k] = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n3 * sizeof *moved, k ? in->x : moved,
-                             &err);
+      at[k] = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n3 * sizeof *moved,
+                             k ? in->x : moved, &err);
     if (!st && err) st = FMMCL_ERROR_OUT_OF_MEMORY;
   }
   for (int r = 0; !st && r < 2 * repeat; r++) {
@@ -240,8 +240,8 @@ static fmmcl_status step_runs(fmmcl_context ctx, fmmcl_plan plan, const bench_fm
   if (!st) pt->update_s = fmmcl_median(upd, 2 * repeat), pt->step_s = fmmcl_median(step, 2 * repeat);
   free(moved), free(upd), free(step);
   return st ? failed(ctx, st,
-                    in->resident ? "a time step (fmmcl_plan_update_positions_buffers + execute_buffers)"
-                                 : "a time step (fmmcl_plan_update_positions + execute)")
+                     in->resident ? "a time step (fmmcl_plan_update_positions_buffers + execute_buffers)"
+                                  : "a time step (fmmcl_plan_update_positions + execute)")
             : st;
 }
 

@@ -55,7 +55,8 @@ FMMCL_EXPORT fmmcl_status fmmcl_plan_execute_buffers(fmmcl_plan plan, cl_mem cha
  * refused (FMMCL_ERROR_INVALID_ARGUMENT); on any failure the plan is left
  * as it was, and its results always equal those of a plan created for the
  * new positions. */
-FMMCL_EXPORT fmmcl_status fmmcl_plan_update_positions_buffers(fmmcl_plan plan, cl_mem sources, cl_mem targets);
+FMMCL_EXPORT fmmcl_status fmmcl_plan_update_positions_buffers(fmmcl_plan plan, cl_mem sources,
+                                                              cl_mem targets);
 
 #ifdef __cplusplus
 }

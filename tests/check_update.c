@@ -37,15 +37,17 @@ static void options(const update_case *c, fmmcl_plan_options *o) {
 
 /* The update from host arrays, or (via_buffers) from device buffers of
  * the plan's context holding the same doubles; dim coordinates a point. */
-static fmmcl_status update(fmmcl_plan plan, int via_buffers, size_t dim, size_t ns, const double *x, size_t nt,
-                           const double *y) {
+static fmmcl_status update(fmmcl_plan plan, int via_buffers, size_t dim, size_t ns, const double *x,
+                           size_t nt, const double *y) {
   if (!via_buffers) return fmmcl_plan_update_positions(plan, x, y);
   cl_context cl;
   ck_assert_int_eq(fmmcl_context_cl_handles(ctx, &cl, NULL, NULL), FMMCL_SUCCESS);
   cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
-  cl_mem bx = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, dim * ns * sizeof *x, (void *)x, &e1);
-  cl_mem by = y ? clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, dim * nt * sizeof *y, (void *)y, &e2)
-                : NULL;
+  cl_mem bx =
+      clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, dim * ns * sizeof *x, (void *)x, &e1);
+  cl_mem by =
+      y ? clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, dim * nt * sizeof *y, (void *)y, &e2)
+        : NULL;
   ck_assert_int_eq(e1, CL_SUCCESS);
   ck_assert_int_eq(e2, CL_SUCCESS);
   const fmmcl_status st = fmmcl_plan_update_positions_buffers(plan, bx, by);
@@ -85,7 +87,8 @@ START_TEST(test_moved_equals_fresh) {
                 fmmcl_last_error(ctx));
   double *g = o.gradient ? grad : NULL, *g2 = o.gradient ? grad2 : NULL;
   run(moved, q, nt, pot, g);
-  ck_assert_msg(update(moved, via_buffers, dim, NS, b, nt, tgt_b) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+  ck_assert_msg(update(moved, via_buffers, dim, NS, b, nt, tgt_b) == FMMCL_SUCCESS, "%s",
+                fmmcl_last_error(ctx));
   run(moved, q, nt, pot, g);
   ck_assert_int_eq(fmmcl_plan_create(ctx, &o, NS, b, nt, tgt_b, &fresh), FMMCL_SUCCESS);
   run(fresh, q, nt, pot2, g2);
@@ -184,7 +187,8 @@ START_TEST(test_buffers_refused_keeps_plan) {
   ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
   ck_assert_int_eq(fmmcl_plan_update_positions_buffers(NULL, small, NULL), FMMCL_ERROR_NULL_POINTER);
   ck_assert_int_eq(fmmcl_plan_execute(plan, q, after, NULL), FMMCL_SUCCESS);
-  for (int i = 0; i < N; i++) ck_assert_msg(before[i] == after[i], "target %d: %g vs %g", i, before[i], after[i]);
+  for (int i = 0; i < N; i++)
+    ck_assert_msg(before[i] == after[i], "target %d: %g vs %g", i, before[i], after[i]);
   fmmcl_plan_destroy(plan);
   clReleaseMemObject(foreign), clReleaseMemObject(small), clReleaseContext(other);
   free(x), free(y);
@@ -209,11 +213,8 @@ typedef struct {
 } in_place_case;
 
 static const in_place_case in_place_cases[] = {
-    {FMMCL_SINGLE, 0, 0},
-    {FMMCL_DOUBLE, 1, 0},
-    {FMMCL_DOUBLE, 0, 1},
-    {FMMCL_SINGLE, 1, 1},
-    {FMMCL_SINGLE, 0, 0, 1500},
+    {FMMCL_SINGLE, 0, 0}, {FMMCL_DOUBLE, 1, 0},       {FMMCL_DOUBLE, 0, 1},
+    {FMMCL_SINGLE, 1, 1}, {FMMCL_SINGLE, 0, 0, 1500},
 };
 
 /* After each update, over every target, bit for bit what a plan made on

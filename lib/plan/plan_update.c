@@ -88,8 +88,9 @@ fmmcl_status fmmcl_plan_update_positions(fmmcl_plan plan, const double *sources,
 static fmmcl_status read_points(fmmcl_context ctx, cl_mem buf, size_t n, fmmcl_pinned *stage) {
   fmmcl_status st = fmmcl_pinned_alloc(ctx, (n ? n : 1) * sizeof(double), 0, stage);
   if (st) return st;
-  cl_int err = n ? clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, n * sizeof(double), stage->ptr, 0, NULL, NULL)
-                 : CL_SUCCESS;
+  cl_int err =
+      n ? clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, n * sizeof(double), stage->ptr, 0, NULL, NULL)
+        : CL_SUCCESS;
   if (err != CL_SUCCESS)
     return fmmcl_fail(ctx, fmmcl_status_from_cl(err), "reading the positions buffer: %s",
                       fmmcl_cl_error_name(err));

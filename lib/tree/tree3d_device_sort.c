@@ -24,8 +24,8 @@ typedef struct sorter {
  * once the tree is built). */
 typedef struct keep_request {
   fmmcl_tree3d_device_points *out;
-  cl_mem *keys; /* non-NULL: the sorted keys stay too, and nothing is read back */
-  cl_mem xyz;   /* non-NULL: the coordinates are there already (and become out's) */
+  cl_mem *keys;      /* non-NULL: the sorted keys stay too, and nothing is read back */
+  cl_mem xyz;        /* non-NULL: the coordinates are there already (and become out's) */
   cl_uint first_bit; /* the keys sorted by their bits from this one up only */
 } keep_request;
 

@@ -110,9 +110,9 @@ fmmcl_status fmmcl_tree3d_device_cell_ranges(const fmmcl_tree3d_device_kit *kit,
  * bit. In local memory when no leaf holds more than
  * FMMCL_TREE3D_LEAF_SORT_CAP points (max_leaf), else by a full radix sort
  * of the pairs (*keys and *perm may then be other buffers). */
-fmmcl_status fmmcl_tree3d_device_leaf_sort(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem *keys,
-                                           cl_mem *perm, cl_mem begin, size_t n_leaves, size_t n,
-                                           size_t max_leaf);
+fmmcl_status fmmcl_tree3d_device_leaf_sort(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                           cl_mem *keys, cl_mem *perm, cl_mem begin, size_t n_leaves,
+                                           size_t n, size_t max_leaf);
 /* *leaf (int, n, made here): the leaf cell of each sorted point, from the
  * leaves' first points begin (uint, n_leaves + 1, the last n) and cell
  * indices leaves (int, n_leaves), in Morton order. */

@@ -85,17 +85,20 @@ fmmcl_status fmmcl_tree3d_device_box(const fmmcl_tree3d_device_kit *kit, fmmcl_c
   cl_kernel k = fmmcl_tree3d_device_kit_kernel(kit, FMMCL_TREE3D_STEP_BOX, &wgs);
   /* a few groups per compute unit, each striding over the points: few
    * partials for the host to finish */
-  size_t groups = (n + wgs - 1) / wgs, most = 4 * (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 64);
+  size_t groups = (n + wgs - 1) / wgs,
+         most = 4 * (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 64);
   if (groups > most) groups = most;
   if (groups < 1) groups = 1;
   double *part = malloc(7 * groups * sizeof *part);
   cl_mem out = NULL;
-  fmmcl_status st = part ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree update: out of host memory");
+  fmmcl_status st =
+      part ? FMMCL_SUCCESS : fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "tree update: out of host memory");
   if (!st) st = fmmcl_buffer_new(ctx, CL_MEM_WRITE_ONLY, 7 * groups * sizeof *part, NULL, &out);
   if (!st) st = FMMCL_KERNEL_ARGS(ctx, k, 0, M_(xyz), U_(n), M_(out));
   if (!st) st = fmmcl_launch(ctx, k, groups * wgs, wgs, NULL, NULL);
   if (!st) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, 7 * groups * sizeof *part, part, 0, NULL, NULL);
+    cl_int err =
+        clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, 7 * groups * sizeof *part, part, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = fmmcl_fail(ctx, fmmcl_status_from_cl(err), "tree update: reading the points' box: %s",
                       fmmcl_cl_error_name(err));
@@ -104,7 +107,8 @@ fmmcl_status fmmcl_tree3d_device_box(const fmmcl_tree3d_device_kit *kit, fmmcl_c
   for (int d = 0; d < 3; d++) lo[d] = INFINITY, hi[d] = -INFINITY;
   for (size_t g = 0; !st && g < groups; g++) {
     const double *b = part + 7 * g;
-    for (int d = 0; d < 3; d++) lo[d] = b[d] < lo[d] ? b[d] : lo[d], hi[d] = b[3 + d] > hi[d] ? b[3 + d] : hi[d];
+    for (int d = 0; d < 3; d++)
+      lo[d] = b[d] < lo[d] ? b[d] : lo[d], hi[d] = b[3 + d] > hi[d] ? b[3 + d] : hi[d];
     ok = ok && b[6] == 0;
   }
   *finite = !st && ok;
@@ -113,9 +117,9 @@ fmmcl_status fmmcl_tree3d_device_box(const fmmcl_tree3d_device_kit *kit, fmmcl_c
   return st;
 }
 
-fmmcl_status fmmcl_tree3d_device_leaf_sort(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx, cl_mem *keys,
-                                           cl_mem *perm, cl_mem begin, size_t n_leaves, size_t n,
-                                           size_t max_leaf) {
+fmmcl_status fmmcl_tree3d_device_leaf_sort(const fmmcl_tree3d_device_kit *kit, fmmcl_context ctx,
+                                           cl_mem *keys, cl_mem *perm, cl_mem begin, size_t n_leaves,
+                                           size_t n, size_t max_leaf) {
   if (n_leaves == 0 || n < 2) return FMMCL_SUCCESS;
   if (max_leaf <= FMMCL_TREE3D_LEAF_SORT_CAP) {
     size_t wgs = 0;

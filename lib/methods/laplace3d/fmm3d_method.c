@@ -134,7 +134,8 @@ double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
   .offset_rounding = fmm3d_offset_rounding
 
 const fmmcl_method_ops fmmcl_fmm3d_ops = {FMM3D_OPS("fmm3d", fmm_create), .resident = 1,
-                                          .update = fmmcl_fmm3d_update, .update_buffers = fmmcl_fmm3d_update_buffers};
+                                          .update = fmmcl_fmm3d_update,
+                                          .update_buffers = fmmcl_fmm3d_update_buffers};
 const fmmcl_method_ops fmmcl_treecode3d_ops = {FMM3D_OPS("treecode3d", treecode_create), .resident = 1};
 /* The same methods for plans with dipoles or a Hessian: evaluate, and no
  * execution on device buffers (those carry charges only). */

@@ -218,7 +218,8 @@ static fmmcl_status update_from(fmmcl_plan plan, moved *m, new_points *p, double
     box_lo[d] = p->lo[0][d], box_hi[d] = p->hi[0][d];
     if (separate) box_lo[d] = fmin(box_lo[d], p->lo[1][d]), box_hi[d] = fmax(box_hi[d], p->hi[1][d]);
     for (int k = 0; k < 1 + separate; k++)
-      mag = fmax(mag, fmax(fabs(p->lo[k][d]), fabs(p->hi[k][d]))), extent = fmax(extent, p->hi[k][d] - p->lo[k][d]);
+      mag = fmax(mag, fmax(fabs(p->lo[k][d]), fabs(p->hi[k][d]))),
+      extent = fmax(extent, p->hi[k][d] - p->lo[k][d]);
   }
   if (usable && fmmcl_ranges_check_bounds(ctx, &plan->opt, t->n_sources, separate, mag, extent))
     fmmcl_clear_error(ctx), usable = 0;
@@ -310,7 +311,8 @@ fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem 
   p.xyz[0] = sources, clRetainMemObject(sources);
   if (!t->targets_are_sources) p.xyz[1] = targets, clRetainMemObject(targets);
   fmmcl_status st = fmmcl_tree3d_device_kit_open(plan->ctx, &m.kit);
-  if (!st) st = fmmcl_tree3d_device_box(m.kit, plan->ctx, sources, t->n_sources, p.lo[0], p.hi[0], &p.finite[0]);
+  if (!st)
+    st = fmmcl_tree3d_device_box(m.kit, plan->ctx, sources, t->n_sources, p.lo[0], p.hi[0], &p.finite[0]);
   if (!st && p.xyz[1])
     st = fmmcl_tree3d_device_box(m.kit, plan->ctx, targets, t->n_targets, p.lo[1], p.hi[1], &p.finite[1]);
   if (!st) st = update_from(plan, &m, &p, t0, done);
