@@ -11,6 +11,8 @@
 typedef struct config {
   const char *device, *out, *methods, *precision;
   const char *override; /* --override KERNEL:PARAMETERS, or NULL */
+  const char *points;   /* --points FILE.pts, or NULL */
+  const char *results;  /* --results PREFIX, or NULL */
   size_t nmin, nmax, direct_nmax, check;
   int repeat, leaf_size, resident, step;
   double tol, theta;
@@ -65,6 +67,10 @@ static void usage(void) {
       "                           positions moved by up to 1e-3, then execute (update_s, step_s);\n"
       "                           with --resident, fmmcl_plan_update_positions_buffers from\n"
       "                           positions kept on the device (uploaded outside the timing)\n"
+      "  --points FILE.pts        the points and charges of FILE (benchmarks/peers/make_points;\n"
+      "                           its N replaces --nmin and --nmax) instead of random ones\n"
+      "  --results PREFIX         write each run's results to PREFIX-METHOD-PRECISION.bin\n"
+      "                           (float64 rows pot gx gy gz, the points' order)\n"
       "  --out DIR                output folder, made if absent (default out-fmm3d)\n"
       "  --help\n"
       "N may be written 1e6. Progress goes to stderr, the crossover summary to stdout.\n"
@@ -159,6 +165,8 @@ static int parse_args(int argc, char **argv, config *c) {
     }
     int ok = 1;
     if (strcmp(a, "--device") == 0) c->device = v;
+    else if (strcmp(a, "--points") == 0) c->points = v;
+    else if (strcmp(a, "--results") == 0) c->results = v;
     else if (strcmp(a, "--out") == 0) c->out = v;
     else if (strcmp(a, "--methods") == 0) ok = check_methods(c->methods = v);
     else if (strcmp(a, "--precision") == 0) {
@@ -279,6 +287,7 @@ int main(int argc, char **argv) {
   }
   fmmcl_device_info info;
   fmmcl_context_device(ctx, &info);
+  if (c.points) c.nmin = c.nmax = bench_fmm3d_points_count(c.points);
   /* a CPU device would take hours at the GPU's sizes */
   if (!c.nmax) c.nmax = info.is_gpu ? 10000000 : 100000;
   if (!c.direct_nmax) c.direct_nmax = info.is_gpu ? 1000000 : 20000;
@@ -303,7 +312,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n_curves; i++) total += cv[i].method != 0 || sizes[s] <= c.direct_nmax;
   for (size_t s = 0; s < n_sizes; s++) {
     bench_fmm3d_inputs in;
-    bench_fmm3d_inputs_make(&in, sizes[s], c.check);
+    bench_fmm3d_inputs_make(&in, sizes[s], c.check, c.points);
     in.resident = c.resident;
     in.step = c.step;
     for (size_t i = 0; i < n_curves; i++) {
@@ -323,6 +332,11 @@ int main(int argc, char **argv) {
         continue;
       }
       progress_result(pt);
+      if (c.results) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s-%s-%s.bin", c.results, pt->method, pt->precision);
+        bench_fmm3d_write_results(&in, path);
+      }
       bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, k->method == 1 ? c.theta : 0, c.leaf_size,
                         k->first_build_s, in.k);
       n_pts++;

@@ -45,9 +45,15 @@ typedef struct bench_fmm3d_inputs {
   int step;                   /* also time time steps: new positions, then execute */
 } bench_fmm3d_inputs;
 
-/* Uniform points in the unit cube, charges in [-1, 1), and (check > 0) the
- * reference at min(check, n) sampled targets; exits when memory lacks. */
-void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check);
+/* Uniform points in the unit cube, charges in [-1, 1) (or, with points
+ * not NULL, the points and charges of that .pts file, benchmarks/peers/),
+ * and (check > 0) the reference at min(check, n) sampled targets; exits
+ * when memory lacks or the file is not n points. */
+void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check, const char *points);
+/* The number of points in a .pts file; exits when it cannot be read. */
+size_t bench_fmm3d_points_count(const char *path);
+/* The device results (rows pot gx gy gz of float64) into path. */
+void bench_fmm3d_write_results(const bench_fmm3d_inputs *in, const char *path);
 void bench_fmm3d_inputs_free(bench_fmm3d_inputs *in);
 
 /* Creates the plan of opt on in, executes it repeat times and fills pt

@@ -1,6 +1,7 @@
 /* bench_fmm3d_run.c — one point of bench-fmm3d's sweep: the inputs and their
  * sampled reference, a plan created, executed R times and checked. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,48 @@ static void sample(bench_fmm3d_inputs *in) {
   for (size_t i = 0; i < in->k; i++) in->idx[i] = (size_t)(((double)i + 0.5) * (double)in->n / (double)in->k);
 }
 
-void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check) {
+static FILE *points_open(const char *path, size_t *n) {
+  int64_t n64 = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f || fread(&n64, 8, 1, f) != 1 || n64 < 1) {
+    fprintf(stderr, "bench-fmm3d: %s is not a point file (int64 n, then 3n + n float64)\n", path);
+    exit(1);
+  }
+  *n = (size_t)n64;
+  return f;
+}
+
+size_t bench_fmm3d_points_count(const char *path) {
+  size_t n;
+  fclose(points_open(path, &n));
+  return n;
+}
+
+static void points_read(const char *path, size_t n, double *x, double *q) {
+  size_t m;
+  FILE *f = points_open(path, &m);
+  if (m != n || fread(x, 8, 3 * n, f) != 3 * n || fread(q, 8, n, f) != n) {
+    fprintf(stderr, "bench-fmm3d: %s: short point file\n", path);
+    exit(1);
+  }
+  fclose(f);
+}
+
+void bench_fmm3d_write_results(const bench_fmm3d_inputs *in, const char *path) {
+  FILE *f = fopen(path, "wb");
+  int ok = f != NULL;
+  for (size_t i = 0; ok && i < in->n; i++) {
+    const double row[4] = {in->pot[i], in->grad[3 * i], in->grad[3 * i + 1], in->grad[3 * i + 2]};
+    ok = fwrite(row, 8, 4, f) == 4;
+  }
+  if (f && fclose(f)) ok = 0;
+  if (!ok) {
+    fprintf(stderr, "bench-fmm3d: cannot write %s\n", path);
+    exit(1);
+  }
+}
+
+void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check, const char *points) {
   in->n = n;
   in->k = check < n ? check : n;
   in->x = malloc(3 * n * sizeof *in->x), in->q = malloc(n * sizeof *in->q);
@@ -26,8 +68,8 @@ void bench_fmm3d_inputs_make(bench_fmm3d_inputs *in, size_t n, size_t check) {
     fprintf(stderr, "bench-fmm3d: out of host memory at N = %zu\n", n);
     exit(1);
   }
-  bench_random_points(1, n, 3, in->x);
-  bench_random_charges(2, n, in->q);
+  if (points) points_read(points, n, in->x, in->q);
+  else bench_random_points(1, n, 3, in->x), bench_random_charges(2, n, in->q);
   if (!in->k) return;
   sample(in);
   double *t = malloc(3 * in->k * sizeof *t);

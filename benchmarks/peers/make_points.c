@@ -1,12 +1,14 @@
 /* make_points.c — writes N points for the peer-code drivers (fmm3d_driver).
  *
  *   make_points N OUT.pts [--seed S] [--dist cube|sphere] [--fmmcl OUT.bin]
- *               [--fmmcl-columns LAYOUT]
+ *               [--fmmcl-columns LAYOUT] [--positive]
  *
  * OUT.pts: int64 n, then n*3 float64 coordinates (x0 y0 z0 x1 ...), then
  * n float64 charges, all little-endian (benchmarks/peers/README.md).
  * Points are uniform in the unit cube [0,1)^3 (or, with --dist sphere, on the
- * unit sphere's surface, centred at 0.5); charges uniform in [-1,1).
+ * unit sphere's surface, centred at 0.5); charges uniform in [-1,1), or with
+ * --positive masses uniform in (0, 1] / N (as Ryoanji's demo draws them:
+ * a gravity code expands about centres of mass).
  * --fmmcl also writes the same points as rows "x y z q" of float64 (the
  * raw .bin table that `fmmcl --input` reads), so both codes see identical data.
  * --fmmcl-columns gives those rows the densities fmm3d_driver derives from
@@ -37,7 +39,8 @@ static void die(const char *msg, const char *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_points N OUT.pts [--seed S] [--dist cube|sphere] [--fmmcl OUT.bin]\n");
+    fprintf(stderr, "usage: make_points N OUT.pts [--seed S] [--dist cube|sphere] [--fmmcl OUT.bin]\n"
+                    "                   [--fmmcl-columns LAYOUT] [--positive]\n");
     return 2;
   }
   char *end;
@@ -46,11 +49,13 @@ int main(int argc, char **argv) {
   int64_t n = (int64_t)nd;
   const char *out = argv[2], *fmmcl_out = NULL, *dist = "cube", *layout = "laplace";
   uint64_t seed = 1;
+  int positive = 0;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(argv[i], "--dist") && i + 1 < argc) dist = argv[++i];
     else if (!strcmp(argv[i], "--fmmcl") && i + 1 < argc) fmmcl_out = argv[++i];
     else if (!strcmp(argv[i], "--fmmcl-columns") && i + 1 < argc) layout = argv[++i];
+    else if (!strcmp(argv[i], "--positive")) positive = 1;
     else die("unknown argument", argv[i]);
   }
   int sphere = !strcmp(dist, "sphere");
@@ -80,7 +85,7 @@ int main(int argc, char **argv) {
     } else {
       for (int d = 0; d < 3; d++) xyz[3 * i + d] = uniform01(&s);
     }
-    q[i] = 2 * uniform01(&s) - 1;
+    q[i] = positive ? (1 - uniform01(&s)) / (double)n : 2 * uniform01(&s) - 1;
   }
   FILE *f = fopen(out, "wb");
   if (!f) die("cannot write", out);
