@@ -98,20 +98,25 @@ typedef struct gauss_rates {
   /* pair evaluations a visit of a source box costs beyond the work model's (a CPU's work-items
    * pay more for the box's list entry, frame difference and barriers than a GPU's) */
   double visit_pairs;
+  /* the cut-off sum by its tiles (a GPU's, fitted): a work-group of 64 lanes per tile of a target
+   * box runs every lane over the sources of the box's neighbours at `cutoff` lane-pairs per
+   * second (at d = 3; per_dim_direct's law), plus these seconds per visit of a source box; 0:
+   * the pair model above (a CPU's) */
+  double cutoff_visit;
 } gauss_rates;
 
 /* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
  * cores) for every CPU device: the choice depends on their ratios, which
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.48e12, 131072, 7.5e11, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
-                  1.2e10, 1.5, 0.1, 0},
-    /* double */ {4.75e11, 131072, 3.0e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
-                  3e-3, 1.2e10, 0.5, 0.1, 0}};
+    /* single */ {1.48e12, 131072, 2.0e12, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
+                  1.2e10, 1.5, 0.38, 0, 3.3e-10},
+    /* double */ {4.75e11, 131072, 3.5e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
+                  3e-3, 1.2e10, 0.5, 0.14, 0, 3.3e-10}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30},
+    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30, 0},
     /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
-                  30}};
+                  30, 0}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
@@ -163,8 +168,17 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
     const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
     double visits;
     fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits);
-    seconds[FMMCL_GAUSS_CUTOFF] =
-        (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
+    if (r->cutoff_visit > 0) {
+      /* tiles of 64 lanes over the occupied target boxes: a box of few
+       * points still runs 64 lanes, a sparse set visits boxes of one */
+      const double occupied = -expm1(-pb), pbo = pb / occupied, tiles = (double)nt / pbo * ceil(pbo / 64);
+      const double ps = per_box(n_sources, dim, extent, par.side), sources = visits / -expm1(-ps) * ps;
+      const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
+      seconds[FMMCL_GAUSS_CUTOFF] = tiles * (64 * sources / lanes + visits * r->cutoff_visit) / fill +
+                                    r->fixed_cutoff + io;
+    } else
+      seconds[FMMCL_GAUSS_CUTOFF] =
+          (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
   }
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
   int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
