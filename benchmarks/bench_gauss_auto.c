@@ -41,7 +41,7 @@ static void usage(void) {
           "  --all-bbfmm       also run the bbFMM (dim 3) where AUTO does not offer it (sigma\n"
           "                    under a quarter of the data's width: '-' otherwise)\n"
           "  --executions E    AUTO's opt.executions: creation counted over E executions\n"
-          "                    (default 0: the library's 10)\n");
+          "                    (default 0: the library's 100)\n");
 }
 
 static int parse(int argc, char **argv, config *c) {

@@ -217,7 +217,7 @@ typedef struct fmmcl_plan_options {
   int stresslets;       /* STOKES_3D: sources also carry stresslets (strength, orientation) */
   int pressure;         /* STOKES_3D: also the pressure */
   /* GAUSSIAN (read by method AUTO): the executions the plan is expected to
-   * serve (>= 0; 0: 10). AUTO compares each method's predicted execution time
+   * serve (>= 0; 0: 100). AUTO compares each method's predicted execution time
    * plus its predicted creation (the host's binning and interaction lists,
    * seconds at a million points in 6 dimensions) divided by this count:
    * a plan is created once and executed many times, but a method whose

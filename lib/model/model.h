@@ -222,7 +222,7 @@ enum { FMMCL_GAUSS_DIRECT, FMMCL_GAUSS_CUTOFF, FMMCL_GAUSS_FGT, FMMCL_GAUSS_BBFM
  * rates; -1 where a method is not offered (bbFMM: dim 3 and a sigma wide
  * against the data); create (may be NULL): each method's predicted plan
  * creation on the host, -1 where not offered. FMMCL_AUTO for GAUSSIAN
- * compares seconds + create / opt.executions (0: 10). */
+ * compares seconds + create / opt.executions (0: 100). */
 fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                   const double *sources, size_t n_targets, const double *targets,
                                   double seconds[FMMCL_GAUSS_METHODS], double create[FMMCL_GAUSS_METHODS]);

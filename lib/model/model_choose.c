@@ -134,7 +134,7 @@ static const gauss_rates gauss_cpu[2] = {
 #define GAUSS_CREATE_BBFMM_POINT 2.5e-6
 
 /* Executions a plan is taken to serve where opt.executions is 0. */
-#define GAUSS_DEFAULT_EXECUTIONS 10
+#define GAUSS_DEFAULT_EXECUTIONS 100
 
 /* Sources per occupied box of side `side` over extent (scaled), uniform. */
 static double per_box(size_t n, int dim, const double *extent, double side) {
