@@ -188,7 +188,8 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
     if (r->cutoff_visit > 0) {
       /* tiles of 64 lanes over the occupied target boxes: a box of few
        * points still runs 64 lanes, a sparse set visits boxes of one */
-      const double occupied = -expm1(-pb), pbo = pb / occupied, tiles = (double)nt / pbo * ceil(pbo / 64);
+      const double pt = per_box(nt, dim, extent, par.side), pbo = pt / -expm1(-pt);
+      const double tiles = (double)nt / pbo * ceil(pbo / 64);
       const double ps = per_box(n_sources, dim, extent, par.side), sources = visits / -expm1(-ps) * ps;
       const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
       seconds[FMMCL_GAUSS_CUTOFF] = tiles * (64 * sources / lanes + visits * r->cutoff_visit) / fill +
