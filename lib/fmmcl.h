@@ -135,7 +135,8 @@ typedef enum fmmcl_method {
                          when leaf_size is 0, the FMM's leaf size, from the device's
                          model file (fmmtune --fit); GAUSSIAN without gradient: the
                          cheapest of DIRECT, CUTOFF, FGT and BBFMM (dim 3) by their
-                         work models and the device class's measured rates; without a
+                         work models and the device class's measured rates, each
+                         method's plan creation counted over opt.executions; without a
                          fitted model, and for the other kernels, DIRECT below 2^26
                          source-target pairs and above it the kernel's fast method:
                          FMM (LAPLACE_3D without softening, with dipoles and Hessians
@@ -217,6 +218,14 @@ typedef struct fmmcl_plan_options {
   double wavenumber_im; /* wavenumber_im >= 0 (a decaying or oscillating wave) */
   int stresslets;       /* STOKES_3D: sources also carry stresslets (strength, orientation) */
   int pressure;         /* STOKES_3D: also the pressure */
+  /* GAUSSIAN (read by method AUTO): the executions the plan is expected to
+   * serve (>= 0; 0: 100). AUTO compares each method's predicted execution time
+   * plus its predicted creation (the host's binning and interaction lists,
+   * seconds at a million points in 6 dimensions) divided by this count:
+   * a plan is created once and executed many times, but a method whose
+   * creation outweighs many executions is not the fastest for a plan that
+   * serves few. Kernel builds are not counted (cached after the first). */
+  int executions;
 } fmmcl_plan_options;
 
 /* Defaults for a kernel: method DIRECT, precision SINGLE, gradient on

@@ -228,6 +228,44 @@ START_TEST(test_auto_gaussian) {
 }
 END_TEST
 
+/* AUTO counts each method's plan creation over opt.executions: 2000
+ * points in 6 dimensions at sigma 0.02 need tens of millions of list
+ * entries for a binned method, more than one direct sum costs on any
+ * device, so one execution takes the direct sum; a million executions
+ * take the binned sum on a CPU (where the direct sum of 4e6 pairs costs
+ * more than its creation), and the plan meets its tolerance either way.
+ * executions is refused below 0 and by other kernels. */
+START_TEST(test_auto_executions) {
+  const size_t n = 2000;
+  double *x = malloc(n * 6 * sizeof *x);
+  fmmcl_test_cluster_points(UNIFORM, 14, n, 6, x);
+  fmmcl_plan_options o = gauss_options(FMMCL_AUTO, FMMCL_DOUBLE, 6, 0.02, 1e-6);
+  o.executions = 1;
+  outcome r = run(&o, n, x, 0, NULL);
+  ck_assert_msg(r.ran == FMMCL_DIRECT, "one execution: auto chose %s", fmmcl_method_name(r.ran));
+  o.executions = 1000000;
+  r = run(&o, n, x, 0, NULL);
+  ck_assert_msg(r.error <= (isnan(r.bound) ? 1e-6 : r.bound) + 1e-13, "%s: error %g", fmmcl_method_name(r.ran),
+                r.error);
+  fmmcl_device_info info;
+  ck_assert_int_eq(fmmcl_context_device(ctx, &info), FMMCL_SUCCESS);
+  if (!info.is_gpu)
+    ck_assert_msg(r.ran == FMMCL_CUTOFF || r.ran == FMMCL_FGT, "1e6 executions: auto chose %s",
+                  fmmcl_method_name(r.ran));
+  fmmcl_plan plan;
+  o.executions = -1;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert(strstr(fmmcl_last_error(ctx), "executions"));
+  fmmcl_plan_options l;
+  fmmcl_plan_options_init(&l, FMMCL_LAPLACE_3D);
+  l.method = FMMCL_AUTO;
+  l.executions = 3;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &l, 600, x, 0, NULL, &plan), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert(strstr(fmmcl_last_error(ctx), "executions"));
+  free(x);
+}
+END_TEST
+
 /* Clear statuses: sigma <= 0 or NaN, a tolerance outside (0, 1) or NaN, a
  * gradient, another kernel, NaN coordinates; and the name round trip. */
 START_TEST(test_cutoff_bad_input) {
@@ -278,6 +316,7 @@ static Suite *cutoff_suite(void) {
   tcase_add_test(tc, test_cutoff_empty_neighbourhood);
   tcase_add_test(tc, test_cutoff_all_pairs);
   tcase_add_test(tc, test_auto_gaussian);
+  tcase_add_test(tc, test_auto_executions);
   tcase_add_test(tc, test_cutoff_bad_input);
   suite_add_tcase(s, tc);
   return s;

@@ -220,10 +220,12 @@ enum { FMMCL_GAUSS_DIRECT, FMMCL_GAUSS_CUTOFF, FMMCL_GAUSS_FGT, FMMCL_GAUSS_BBFM
  * (potential only) on ctx's device, from the FGT's and the cut-off sum's
  * work models over the points' bounding box and the device class's fitted
  * rates; -1 where a method is not offered (bbFMM: dim 3 and a sigma wide
- * against the data). What FMMCL_AUTO compares for GAUSSIAN. */
+ * against the data); create (may be NULL): each method's predicted plan
+ * creation on the host, -1 where not offered. FMMCL_AUTO for GAUSSIAN
+ * compares seconds + create / opt.executions (0: 100). */
 fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                   const double *sources, size_t n_targets, const double *targets,
-                                  double seconds[FMMCL_GAUSS_METHODS]);
+                                  double seconds[FMMCL_GAUSS_METHODS], double create[FMMCL_GAUSS_METHODS]);
 
 /* What FMMCL_AUTO becomes for a plan (plan.c): with a fitted model of
  * ctx's device in opt's precision, fmmcl_model_choose's method and (when

@@ -98,25 +98,43 @@ typedef struct gauss_rates {
   /* pair evaluations a visit of a source box costs beyond the work model's (a CPU's work-items
    * pay more for the box's list entry, frame difference and barriers than a GPU's) */
   double visit_pairs;
+  /* the cut-off sum by its tiles (a GPU's, fitted): a work-group of 64 lanes per tile of a target
+   * box runs every lane over the sources of the box's neighbours at `cutoff` lane-pairs per
+   * second (at d = 3; per_dim_direct's law), plus these seconds per visit of a source box; 0:
+   * the pair model above (a CPU's) */
+  double cutoff_visit;
 } gauss_rates;
 
 /* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
  * cores) for every CPU device: the choice depends on their ratios, which
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.48e12, 131072, 7.5e11, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
-                  1.2e10, 1.5, 0.1, 0},
-    /* double */ {4.75e11, 131072, 3.0e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
-                  3e-3, 1.2e10, 0.5, 0.1, 0}};
+    /* single */ {1.48e12, 131072, 2.0e12, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
+                  1.2e10, 1.5, 0.38, 0, 3.3e-10},
+    /* double */ {4.75e11, 131072, 3.5e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
+                  3e-3, 1.2e10, 0.5, 0.14, 0, 3.3e-10}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30},
+    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30, 0},
     /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
-                  30}};
+                  30, 0}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
  * the widest extent), where its error was measured within the tolerance. */
 #define GAUSS_BBFMM_MIN_SIGMA 0.25
+
+/* Plan creation on the host (the binning and the interaction lists of the
+ * cut-off sum and the FGT, the uploads), fitted to bench-gauss-auto's
+ * create times on the H100's host: seconds per point (sources and targets)
+ * and per list entry (pair of occupied boxes; 8 s at 4.8e8 entries, 1e6
+ * points in 6 dimensions); the bbFMM's per point (its tree and operators).
+ * Kernel builds are not counted: the binary cache keeps them. */
+#define GAUSS_CREATE_POINT 6e-8
+#define GAUSS_CREATE_ENTRY 1.5e-8
+#define GAUSS_CREATE_BBFMM_POINT 2.5e-6
+
+/* Executions a plan is taken to serve where opt.executions is 0. */
+#define GAUSS_DEFAULT_EXECUTIONS 100
 
 /* Sources per occupied box of side `side` over extent (scaled), uniform. */
 static double per_box(size_t n, int dim, const double *extent, double side) {
@@ -127,7 +145,7 @@ static double per_box(size_t n, int dim, const double *extent, double side) {
 
 fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                   const double *sources, size_t n_targets, const double *targets,
-                                  double seconds[FMMCL_GAUSS_METHODS]) {
+                                  double seconds[FMMCL_GAUSS_METHODS], double create[FMMCL_GAUSS_METHODS]) {
   const int dim = opt->dim;
   const size_t nt = targets ? n_targets : n_sources;
   const double *tgt = targets ? targets : sources;
@@ -147,7 +165,10 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   const double tol = opt->tolerance > 0 ? opt->tolerance : 1e-6;
   const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
   const double io = (double)(n_sources + nt) * rs / r->io;
-  for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) seconds[m] = -1;
+  double made[FMMCL_GAUSS_METHODS];
+  for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) seconds[m] = made[m] = -1;
+  const double points = (double)(n_sources + nt) * GAUSS_CREATE_POINT;
+  made[FMMCL_GAUSS_DIRECT] = points;
   const double fill = fmin(1.0, (double)nt / r->direct_full); /* fewer targets leave the device idle */
   const double dims = (1 + 3 * r->per_dim) / (1 + dim * r->per_dim);
   const double direct = r->direct * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
@@ -161,10 +182,21 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
      * run faster) */
     const double pb = fmax(1.0, per_box(nt, dim, extent, par.side));
     const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
-    double visits;
-    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits);
-    seconds[FMMCL_GAUSS_CUTOFF] =
-        (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
+    double visits, entries;
+    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &entries, &visits);
+    made[FMMCL_GAUSS_CUTOFF] = points + entries * GAUSS_CREATE_ENTRY;
+    if (r->cutoff_visit > 0) {
+      /* tiles of 64 lanes over the occupied target boxes: a box of few
+       * points still runs 64 lanes, a sparse set visits boxes of one */
+      const double pt = per_box(nt, dim, extent, par.side), pbo = pt / -expm1(-pt);
+      const double tiles = (double)nt / pbo * ceil(pbo / 64);
+      const double ps = per_box(n_sources, dim, extent, par.side), sources = visits / -expm1(-ps) * ps;
+      const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
+      seconds[FMMCL_GAUSS_CUTOFF] = tiles * (64 * sources / lanes + visits * r->cutoff_visit) / fill +
+                                    r->fixed_cutoff + io;
+    } else
+      seconds[FMMCL_GAUSS_CUTOFF] =
+          (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
   }
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
   int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
@@ -173,6 +205,7 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   double entries = 0;
   if (fgt) fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &entries, NULL);
   fgt = fgt && entries <= FMMCL_FGT_MAX_LIST_ENTRIES;
+  if (fgt) made[FMMCL_GAUSS_FGT] = points + entries * GAUSS_CREATE_ENTRY;
   if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
     /* the plan falls back to every pair within the cut-off, in its boxes */
     double visits;
@@ -187,21 +220,28 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
         (double)nt * (par.direct_work / fgt_direct + (par.work - par.direct_work) / fgt_expansion) +
         per_box(n_sources, dim, extent, par.side) * (r->fgt_box_source + r->fgt_box_term * par.nterms) +
         r->fixed_fgt + io;
-  if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest)
+  if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest) {
     seconds[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * r->bbfmm_point + r->fixed_bbfmm + io;
+    made[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * GAUSS_CREATE_BBFMM_POINT;
+  }
+  if (create)
+    for (int m = 0; m < FMMCL_GAUSS_METHODS; m++) create[m] = seconds[m] >= 0 ? made[m] : -1;
   fmmcl_clear_error(NULL);
   return FMMCL_SUCCESS;
 }
 
-/* The Gaussian method of least predicted time (DIRECT with a gradient:
- * the only one that computes it). */
+/* The Gaussian method of least predicted time, its creation spread over
+ * opt.executions (DIRECT with a gradient: the only one that computes it). */
 static fmmcl_method gaussian_method(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
                                     const double *sources, size_t n_targets, const double *targets) {
   if (opt->gradient) return FMMCL_DIRECT;
   static const fmmcl_method methods[FMMCL_GAUSS_METHODS] = {FMMCL_DIRECT, FMMCL_CUTOFF, FMMCL_FGT,
                                                             FMMCL_BBFMM};
-  double t[FMMCL_GAUSS_METHODS];
-  fmmcl_model_gaussian(ctx, opt, n_sources, sources, n_targets, targets, t);
+  double t[FMMCL_GAUSS_METHODS], c[FMMCL_GAUSS_METHODS];
+  fmmcl_model_gaussian(ctx, opt, n_sources, sources, n_targets, targets, t, c);
+  const double runs = opt->executions > 0 ? opt->executions : GAUSS_DEFAULT_EXECUTIONS;
+  for (int m = 0; m < FMMCL_GAUSS_METHODS; m++)
+    if (t[m] >= 0) t[m] += c[m] / runs;
   int best = FMMCL_GAUSS_DIRECT;
   for (int m = 1; m < FMMCL_GAUSS_METHODS; m++)
     if (t[m] >= 0 && t[m] < t[best]) best = m;

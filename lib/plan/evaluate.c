@@ -31,6 +31,12 @@ fmmcl_status fmmcl_ext_options_check(fmmcl_context ctx, const fmmcl_plan_options
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
                       "the wavenumber's imaginary part must be >= 0 (exp(ikr) must not grow), got %g",
                       o->wavenumber_im);
+  /* a method AUTO resolved keeps it: only the kernel is checked */
+  if (o->executions != 0 && o->kernel != FMMCL_GAUSSIAN)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
+                      "%s has no executions (GAUSSIAN with AUTO reads it): leave it 0", title);
+  if (o->executions < 0)
+    return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "executions must be >= 0, got %d", o->executions);
   const fmmcl_kernel_desc *k = fmmcl_kernel_describe(o->kernel);
   if (k->ext && o->bbfmm_kernel != FMMCL_BBFMM_PLAN_KERNEL)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s takes no bbfmm_kernel", title);

@@ -48,6 +48,7 @@ class PlanOptions(ctypes.Structure):
         ("bbfmm_kernel", c_int), ("kernel_param", c_double), ("kernel_expression", c_char_p),
         ("dipoles", c_int), ("hessian", c_int), ("wavenumber_re", c_double),
         ("wavenumber_im", c_double), ("stresslets", c_int), ("pressure", c_int),
+        ("executions", c_int),
     ]
 
 
