@@ -211,6 +211,83 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 
 /* ---- P2M: M_n^m += sum_j q_j R_n^m(y_j - c) ------------------------------ */
 
+/* Two mappings. Per source (P2M_PER_SOURCE=1): each work-item takes every
+ * WGS-th source of the leaf and adds q R_n^m for all (n, m) to private
+ * accumulators, generating them by the recurrence in one O(NCOEF) sweep;
+ * the group then sums its WGS partial expansions through local memory.
+ * Per coefficient (0): each work-item one (n, m), O(n) per source, so a
+ * warp's lanes wait on the longest recurrence for every source (on an H100
+ * at p = 6 the per-source form is several times faster). The per-source
+ * form keeps 2 NCOEF reals in registers: the default takes it where that
+ * is at most 96 words, without dipoles (their moments need degree n - 1
+ * of each source's harmonics as well). */
+#ifdef FMMCL_DOUBLE
+#define REAL2_WORDS 4
+#else
+#define REAL2_WORDS 2
+#endif
+#ifndef P2M_PER_SOURCE
+#if !DIPOLES && NCOEF * REAL2_WORDS <= 96
+#define P2M_PER_SOURCE 1
+#else
+#define P2M_PER_SOURCE 0
+#endif
+#endif
+
+#if P2M_PER_SOURCE
+#if DIPOLES
+#error "expansions3d.cl: P2M_PER_SOURCE does not take dipoles"
+#endif
+/* odd, so that a lane reading one coefficient of every partial sum meets
+ * no bank twice */
+#define P2M_STRIDE (NCOEF | 1)
+
+/* Group g: cell cells[g], sources src[src_begin[g] .. src_begin[g+1]). */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2m(__global const REAL4 *restrict src, __global const int *restrict src_begin,
+         __global const int *restrict cells, __global const REAL4 *restrict center,
+         __global REAL2 *restrict M, __global const REAL4 *restrict dip)
+{
+  __local REAL2 part[WGS * P2M_STRIDE];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  const REAL4 c = center[cell];
+  REAL2 acc[NCOEF];
+#pragma unroll
+  for (int k = 0; k < NCOEF; k++)
+    acc[k] = (REAL2)(0, 0);
+  const int end = src_begin[g + 1];
+  for (int j = src_begin[g] + lid; j < end; j += WGS) {
+    const REAL4 y = src[j];
+    const REAL x = y.x * c.w, yy = y.y * c.w, z = y.z * c.w, r2 = x * x + yy * yy + z * z;
+    /* R_m^m = R_{m-1}^{m-1} (-x - iy) / (2m), then up in n as solid_regular
+     * (the divisors are constants once the loops unroll) */
+    REAL2 diag = (REAL2)(y.w, 0);
+#pragma unroll
+    for (int m = 0; m <= P; m++) {
+      if (m > 0)
+        diag = cmul(diag, (REAL2)(-x, -yy) * ((REAL)1 / (REAL)(2 * m)));
+      REAL2 below = (REAL2)(0, 0), R = diag;
+#pragma unroll
+      for (int k = m; k <= P; k++) {
+        acc[coef_index(k, m)] += R;
+        const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) * ((REAL)1 / (REAL)((k + 1 - m) * (k + 1 + m)));
+        below = R;
+        R = next;
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < NCOEF; k++)
+    part[lid * P2M_STRIDE + k] = acc[k];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = lid; k < NCOEF; k += WGS) {
+    REAL2 sum = (REAL2)(0, 0);
+    for (int i = 0; i < WGS; i++)
+      sum += part[i * P2M_STRIDE + k];
+    M[cell * NCOEF + k] += sum;
+  }
+}
+#else
 /* Group g: cell cells[g], sources src[src_begin[g] .. src_begin[g+1]). */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void p2m(__global const REAL4 *restrict src, __global const int *restrict src_begin,
@@ -248,6 +325,7 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
   if (lid < NCOEF)
     M[cell * NCOEF + lid] += acc;
 }
+#endif
 
 /* ---- M2M: M'_n^m += sum_{k,u} R_k^u(c_child - c_parent) M_{n-k}^{m-u} --- */
 
