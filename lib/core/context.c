@@ -3,33 +3,6 @@
 #include <string.h>
 
 #include "core/internal.h"
-#include <CL/cl_ext.h>
-
-/* OpenCL 2.0's queue creation with properties (the headers are pinned to
- * 1.2, the ICD loader exports it): used only where the device takes
- * priority hints. */
-extern CL_API_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(cl_context, cl_device_id,
-                                                                                   const cl_ulong *, cl_int *);
-
-static int has_priority_hints(cl_device_id device) {
-  char version[64] = "", ext[8192] = "";
-  if (clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof version - 1, version, NULL) != CL_SUCCESS) return 0;
-  if (strncmp(version, "OpenCL ", 7) != 0 || version[7] < '2') return 0;
-  if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL) != CL_SUCCESS) return 0;
-  return strstr(ext, "cl_khr_priority_hints") != NULL;
-}
-
-/* An in-order profiling queue; of the given priority where the device
- * takes hints, else plain. */
-static cl_command_queue profiling_queue(cl_context cl, cl_device_id device, int hints, cl_ulong priority,
-                                        cl_int *err) {
-  if (hints) {
-    const cl_ulong props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, CL_QUEUE_PRIORITY_KHR, priority, 0};
-    cl_command_queue q = clCreateCommandQueueWithProperties(cl, device, props, err);
-    if (*err == CL_SUCCESS) return q;
-  }
-  return clCreateCommandQueue(cl, device, CL_QUEUE_PROFILING_ENABLE, err);
-}
 
 fmmcl_status fmmcl_context_create(fmmcl_context *out, const char *selector) {
   fmmcl_clear_error(NULL);
@@ -45,16 +18,11 @@ fmmcl_status fmmcl_context_create(fmmcl_context *out, const char *selector) {
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev.platform, 0};
   cl_int err;
   ctx->cl = clCreateContext(props, 1, &dev.device, NULL, NULL, &err);
-  /* The side queue's work fills what the main queue's leaves idle: where
-   * the device takes priority hints, the main queue's kernels have the
-   * first claim on compute units as they become ready (without them a
-   * long kernel on either queue takes the device until its last group is
-   * placed). */
-  const int hints = err == CL_SUCCESS && has_priority_hints(dev.device);
-  if (err == CL_SUCCESS) ctx->queue = profiling_queue(ctx->cl, dev.device, hints, CL_QUEUE_PRIORITY_HIGH_KHR, &err);
+  if (err == CL_SUCCESS)
+    ctx->queue = clCreateCommandQueue(ctx->cl, dev.device, CL_QUEUE_PROFILING_ENABLE, &err);
   if (err == CL_SUCCESS) {
     cl_int side_err;
-    ctx->side_queue = profiling_queue(ctx->cl, dev.device, hints, CL_QUEUE_PRIORITY_LOW_KHR, &side_err);
+    ctx->side_queue = clCreateCommandQueue(ctx->cl, dev.device, CL_QUEUE_PROFILING_ENABLE, &side_err);
     if (side_err != CL_SUCCESS) ctx->side_queue = NULL; /* optional: everything runs on the first */
   }
   if (err != CL_SUCCESS || !ctx->last_error) {

@@ -169,19 +169,19 @@ static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
 
 /* The near field beside the far field: the P2P reads only what no phase
  * writes and adds to out, as L2P and M2P do, so it may run on the side
- * queue from the moment the main queue reaches this execution (a marker,
- * *start) until, at the latest, the first phase that adds to out, where
- * the main queue waits for it (a barrier). The far field's small launches
- * (P2M, per-level M2M and L2L, M2L) then share the GPU with the P2P's.
- * *near is the P2P's event (the log owns it), NULL when nothing was
- * enqueued. */
-static fmmcl_status start_p2p_beside(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log, cl_event *start,
-                                     cl_event *near) {
+ * queue from the moment the main queue reaches this execution (a marker)
+ * until, at the latest, the first phase that adds to out, where the main
+ * queue waits for it (a barrier). The far field's small launches (P2M,
+ * per-level M2M and L2L, M2L) then fill the GPU beside the P2P's. *near is
+ * the P2P's event (the log owns it), NULL when nothing was enqueued. */
+static fmmcl_status start_p2p_beside(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log, cl_event *near) {
   fmmcl_context ctx = plan->ctx;
+  cl_event start = NULL;
+  *near = NULL;
+  FMMCL_CL_TRY(ctx, clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &start));
   const size_t before = log->n;
-  fmmcl_status st = launch_p2p(plan, s, log, ctx->side_queue, 1, start);
-  clReleaseEvent(*start);
-  *start = NULL;
+  fmmcl_status st = launch_p2p(plan, s, log, ctx->side_queue, 1, &start);
+  clReleaseEvent(start);
   if (st) return st;
   if (log->n > before) *near = log->ev[log->n - 1];
   /* submitted now, so that it starts while the far field is enqueued */
@@ -189,15 +189,8 @@ static fmmcl_status start_p2p_beside(fmmcl_plan plan, fmm3d_state *s, fmmcl_even
   return FMMCL_SUCCESS;
 }
 
-/* The P2P, if not yet enqueued, and the main queue going on only after it. */
-static fmmcl_status join_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log, cl_event *start,
-                             cl_event *near) {
-  fmmcl_context ctx = plan->ctx;
-  if (*start) {
-    FMMCL_CL_TRY(ctx, clFlush(ctx->queue));
-    fmmcl_status st = start_p2p_beside(plan, s, log, start, near);
-    if (st) return st;
-  }
+/* The main queue goes on only after the near field. */
+static fmmcl_status join_p2p(fmmcl_context ctx, cl_event *near) {
   if (!*near) return FMMCL_SUCCESS;
   const cl_event ev = *near;
   *near = NULL;
@@ -218,25 +211,22 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
   const unsigned adds_to_out = FMMCL_PHASE_L2P | FMMCL_PHASE_M2P;
   fmmcl_event_log log = {0};
   fmmcl_status st = FMMCL_SUCCESS;
-  cl_event start = NULL, near = NULL;
+  cl_event near = NULL;
   /* only where there is a far field to run beside: the P2P alone keeps
    * the main queue */
   const int beside = s->p2p_beside && (mask & FMMCL_PHASE_P2P) && (mask & ~(unsigned)FMMCL_PHASE_P2P);
   if (beside) {
+    st = start_p2p_beside(plan, s, &log, &near);
     mask &= ~(unsigned)FMMCL_PHASE_P2P;
-    cl_int err = clEnqueueMarkerWithWaitList(plan->ctx->queue, 0, NULL, &start);
-    if (err != CL_SUCCESS) st = fmmcl_fail(plan->ctx, fmmcl_status_from_cl(err), "marker: %s", fmmcl_cl_error_name(err));
-    if (!st && s->p2p_beside == 1) st = start_p2p_beside(plan, s, &log, &start, &near);
   }
   for (size_t i = 0; !st && i < sizeof phases / sizeof phases[0]; i++) {
     if (!(mask & phases[i].bit)) continue;
-    if (beside && (phases[i].bit & adds_to_out)) st = join_p2p(plan, s, &log, &start, &near);
+    if (phases[i].bit & adds_to_out) st = join_p2p(plan->ctx, &near);
     if (!st) st = phases[i].run(plan, s, &log);
   }
-  if (!st && beside) st = join_p2p(plan, s, &log, &start, &near);
+  if (!st) st = join_p2p(plan->ctx, &near);
   /* a failure left it unjoined: the flush below finishes the main queue
    * only */
-  if (start) clReleaseEvent(start);
   if (near) clWaitForEvents(1, &near);
   /* flushed on failure too: the events must not leak. With the P2P beside
    * the far field each phase keeps its own kernels' time, so the phases
