@@ -1,4 +1,4 @@
-/* context.c — opening a device: OpenCL context and profiling queues. */
+/* context.c — opening a device: OpenCL context and profiling queue. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +20,6 @@ fmmcl_status fmmcl_context_create(fmmcl_context *out, const char *selector) {
   ctx->cl = clCreateContext(props, 1, &dev.device, NULL, NULL, &err);
   if (err == CL_SUCCESS)
     ctx->queue = clCreateCommandQueue(ctx->cl, dev.device, CL_QUEUE_PROFILING_ENABLE, &err);
-  if (err == CL_SUCCESS) {
-    cl_int side_err;
-    ctx->side_queue = clCreateCommandQueue(ctx->cl, dev.device, CL_QUEUE_PROFILING_ENABLE, &side_err);
-    if (side_err != CL_SUCCESS) ctx->side_queue = NULL; /* optional: everything runs on the first */
-  }
   if (err != CL_SUCCESS || !ctx->last_error) {
     st = fmmcl_fail(NULL, err ? fmmcl_status_from_cl(err) : FMMCL_ERROR_OUT_OF_MEMORY,
                     "cannot open device %s: %s (%d)", dev.info.device_name, fmmcl_cl_error_name(err),
@@ -44,10 +39,6 @@ fmmcl_status fmmcl_context_destroy(fmmcl_context ctx) {
     fmmcl_release(&ctx->m2l_table);
     clFinish(ctx->queue);
     clReleaseCommandQueue(ctx->queue);
-  }
-  if (ctx->side_queue) {
-    clFinish(ctx->side_queue);
-    clReleaseCommandQueue(ctx->side_queue);
   }
   if (ctx->cl) clReleaseContext(ctx->cl);
   free(ctx->last_error);

@@ -59,10 +59,6 @@ struct fmmcl_context_s {
   fmmcl_device_handle dev;
   cl_context cl;
   cl_command_queue queue; /* in order, profiling enabled */
-  /* a second one like it, for work that may run beside the first's (the
-   * FMM's near field beside its far field); NULL where the runtime gave
-   * none */
-  cl_command_queue side_queue;
   char *last_error;       /* malloc'ed, never NULL after create */
   struct {
     char kernel[64];

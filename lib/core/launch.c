@@ -96,15 +96,14 @@ fmmcl_status fmmcl_event_log_total(fmmcl_context ctx, fmmcl_event_log *log, doub
 
 /* ---- launching ------------------------------------------------------------------ */
 
-static fmmcl_status launch_queue(fmmcl_context ctx, cl_command_queue queue, cl_uint n_wait, const cl_event *wait,
-                                 cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
-                                 fmmcl_event_log *log, const char *phase) {
+fmmcl_status fmmcl_launch_nd(fmmcl_context ctx, cl_kernel k, cl_uint dims, const size_t *global,
+                             const size_t *local, fmmcl_event_log *log, const char *phase) {
   for (cl_uint d = 0; d < dims; d++)
     if (global[d] == 0) return FMMCL_SUCCESS;
   cl_event *ev = NULL;
   if (log && !(ev = fmmcl_event_log_slot(log, phase)))
     return fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the event log");
-  cl_int err = clEnqueueNDRangeKernel(queue, k, dims, NULL, global, local, n_wait, n_wait ? wait : NULL, ev);
+  cl_int err = clEnqueueNDRangeKernel(ctx->queue, k, dims, NULL, global, local, 0, NULL, ev);
   if (err == CL_SUCCESS) return FMMCL_SUCCESS;
   char name[128];
   return fmmcl_fail(ctx, fmmcl_status_from_cl(err),
@@ -113,19 +112,9 @@ static fmmcl_status launch_queue(fmmcl_context ctx, cl_command_queue queue, cl_u
                     fmmcl_cl_error_name(err), (int)err);
 }
 
-fmmcl_status fmmcl_launch_nd(fmmcl_context ctx, cl_kernel k, cl_uint dims, const size_t *global,
-                             const size_t *local, fmmcl_event_log *log, const char *phase) {
-  return launch_queue(ctx, ctx->queue, 0, NULL, k, dims, global, local, log, phase);
-}
-
 fmmcl_status fmmcl_launch(fmmcl_context ctx, cl_kernel k, size_t global, size_t local, fmmcl_event_log *log,
                           const char *phase) {
   return fmmcl_launch_nd(ctx, k, 1, &global, local ? &local : NULL, log, phase);
-}
-
-fmmcl_status fmmcl_launch_on(fmmcl_context ctx, cl_command_queue queue, cl_uint n_wait, const cl_event *wait,
-                             cl_kernel k, size_t global, size_t local, fmmcl_event_log *log, const char *phase) {
-  return launch_queue(ctx, queue, n_wait, wait, k, 1, &global, local ? &local : NULL, log, phase);
 }
 
 /* ---- releasing ---------------------------------------------------------------------- */

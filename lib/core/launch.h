@@ -91,10 +91,6 @@ fmmcl_status fmmcl_launch(fmmcl_context ctx, cl_kernel k, size_t global, size_t 
 /* The same in dims (1..3) dimensions; local NULL lets the runtime choose. */
 fmmcl_status fmmcl_launch_nd(fmmcl_context ctx, cl_kernel k, cl_uint dims, const size_t *global,
                              const size_t *local, fmmcl_event_log *log, const char *phase);
-/* fmmcl_launch on another queue of the context, after the n_wait events
- * in wait (commands of any of its queues). */
-fmmcl_status fmmcl_launch_on(fmmcl_context ctx, cl_command_queue queue, cl_uint n_wait, const cl_event *wait,
-                             cl_kernel k, size_t global, size_t local, fmmcl_event_log *log, const char *phase);
 /* n rounded up to whole groups of local. */
 static inline size_t fmmcl_round_up(size_t n, size_t local) { return (n + local - 1) / local * local; }
 

@@ -68,7 +68,6 @@ typedef struct fmm3d_state {
   cl_kernel k_p2m, k_m2m, k_m2l, k_p2l, k_l2l, k_l2p, k_m2p, k_p2p;
   size_t exp_wgs, p2p_wgs;
   size_t p2p_tpw; /* targets per P2P work-item: a P2P chunk holds p2p_wgs * p2p_tpw */
-  int p2p_beside; /* the P2P runs on the context's side queue, beside the far field (fmm3d_phases.c) */
 
   /* points (sorted), results, per-cell tables, expansions */
   cl_mem src, tgt, out, center, cell_src, cell_tgt, M, L;

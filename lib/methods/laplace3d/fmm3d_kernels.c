@@ -63,8 +63,6 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   s->p2p_wgs = (size_t)fmmcl_params_get(&p2p_par, "WGS", 64);
   /* fmm3d_p2p.cl takes one target per work-item with dipoles or Hessians */
   s->p2p_tpw = s->dipoles || s->hessian ? 1 : (size_t)fmmcl_params_get(&p2p_par, "TPW", 1);
-  /* BESIDE=0 keeps the P2P on the main queue, after the far field */
-  s->p2p_beside = ctx->side_queue && fmmcl_params_get(&p2p_par, "BESIDE", 1);
   if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
   const size_t entry_bytes =
       fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);

@@ -145,10 +145,8 @@ static fmmcl_status run_m2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *lo
                   FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
 }
 
-/* A work-group per chunk of a target leaf (fmm3d_p2p.cl), not per row;
- * on queue after the n_wait events in wait. */
-static fmmcl_status launch_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log, cl_command_queue queue,
-                               cl_uint n_wait, const cl_event *wait) {
+/* A work-group per chunk of a target leaf (fmm3d_p2p.cl), not per row. */
+static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
   const fmm3d_device_list *l = &s->p2p;
   fmmcl_status st = FMMCL_KERNEL_ARGS(
       plan->ctx, s->k_p2p, 0, FMMCL_ARG_MEM(s->p2p_chunks), FMMCL_ARG_MEM(l->rows), FMMCL_ARG_MEM(l->begin),
@@ -156,46 +154,7 @@ static fmmcl_status launch_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log 
       FMMCL_ARG_MEM(s->tgt), FMMCL_ARG_MEM(s->out), FMMCL_ARG_MEM(s->src_lo ? s->src_lo : s->src),
       FMMCL_ARG_MEM(s->tgt_lo ? s->tgt_lo : s->tgt), FMMCL_ARG_MEM(s->dip ? s->dip : s->src),
       FMMCL_ARG_MEM(s->hess ? s->hess : s->out));
-  if (st) return st;
-  if (s->n_p2p_chunks)
-    return fmmcl_launch_on(plan->ctx, queue, n_wait, wait, s->k_p2p, s->n_p2p_chunks * s->p2p_wgs, s->p2p_wgs,
-                           log, "p2p");
-  return launch(plan, log, s->k_p2p, 0, s->p2p_wgs, "p2p");
-}
-
-static fmmcl_status run_p2p(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
-  return launch_p2p(plan, s, log, plan->ctx->queue, 0, NULL);
-}
-
-/* The near field beside the far field: the P2P reads only what no phase
- * writes and adds to out, as L2P and M2P do, so it may run on the side
- * queue from the moment the main queue reaches this execution (a marker)
- * until, at the latest, the first phase that adds to out, where the main
- * queue waits for it (a barrier). The far field's small launches (P2M,
- * per-level M2M and L2L, M2L) then fill the GPU beside the P2P's. *near is
- * the P2P's event (the log owns it), NULL when nothing was enqueued. */
-static fmmcl_status start_p2p_beside(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log, cl_event *near) {
-  fmmcl_context ctx = plan->ctx;
-  cl_event start = NULL;
-  *near = NULL;
-  FMMCL_CL_TRY(ctx, clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &start));
-  const size_t before = log->n;
-  fmmcl_status st = launch_p2p(plan, s, log, ctx->side_queue, 1, &start);
-  clReleaseEvent(start);
-  if (st) return st;
-  if (log->n > before) *near = log->ev[log->n - 1];
-  /* submitted now, so that it starts while the far field is enqueued */
-  FMMCL_CL_TRY(ctx, clFlush(ctx->side_queue));
-  return FMMCL_SUCCESS;
-}
-
-/* The main queue goes on only after the near field. */
-static fmmcl_status join_p2p(fmmcl_context ctx, cl_event *near) {
-  if (!*near) return FMMCL_SUCCESS;
-  const cl_event ev = *near;
-  *near = NULL;
-  FMMCL_CL_TRY(ctx, clEnqueueBarrierWithWaitList(ctx->queue, 1, &ev, NULL));
-  return FMMCL_SUCCESS;
+  return st ? st : launch(plan, log, s->k_p2p, s->n_p2p_chunks, s->p2p_wgs, "p2p");
 }
 
 fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned mask) {
@@ -208,29 +167,11 @@ fmmcl_status fmmcl_fmm3d_run_phases(fmmcl_plan plan, fmm3d_state *s, unsigned ma
                 {FMMCL_PHASE_M2P, run_m2p}, {FMMCL_PHASE_P2P, run_p2p}};
   /* the treecode has no local expansions: never run their phases */
   if (s->treecode) mask &= FMMCL_FMM3D_TREECODE_PHASES;
-  const unsigned adds_to_out = FMMCL_PHASE_L2P | FMMCL_PHASE_M2P;
   fmmcl_event_log log = {0};
   fmmcl_status st = FMMCL_SUCCESS;
-  cl_event near = NULL;
-  /* only where there is a far field to run beside: the P2P alone keeps
-   * the main queue */
-  const int beside = s->p2p_beside && (mask & FMMCL_PHASE_P2P) && (mask & ~(unsigned)FMMCL_PHASE_P2P);
-  if (beside) {
-    st = start_p2p_beside(plan, s, &log, &near);
-    mask &= ~(unsigned)FMMCL_PHASE_P2P;
-  }
-  for (size_t i = 0; !st && i < sizeof phases / sizeof phases[0]; i++) {
-    if (!(mask & phases[i].bit)) continue;
-    if (phases[i].bit & adds_to_out) st = join_p2p(plan->ctx, &near);
-    if (!st) st = phases[i].run(plan, s, &log);
-  }
-  if (!st) st = join_p2p(plan->ctx, &near);
-  /* a failure left it unjoined: the flush below finishes the main queue
-   * only */
-  if (near) clWaitForEvents(1, &near);
-  /* flushed on failure too: the events must not leak. With the P2P beside
-   * the far field each phase keeps its own kernels' time, so the phases
-   * may sum to more than the execution's wall time. */
+  for (size_t i = 0; !st && i < sizeof phases / sizeof phases[0]; i++)
+    if (mask & phases[i].bit) st = phases[i].run(plan, s, &log);
+  /* flushed on failure too: the events must not leak */
   fmmcl_status fl = fmmcl_event_log_flush(plan, &log);
   return st ? st : fl;
 }
