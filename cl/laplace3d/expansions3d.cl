@@ -211,25 +211,97 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 
 /* ---- P2M: M_n^m += sum_j q_j R_n^m(y_j - c) ------------------------------ */
 
-/* Group g: cell cells[g], sources src[src_begin[g] .. src_begin[g+1]). */
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
-void p2m(__global const REAL4 *restrict src, __global const int *restrict src_begin,
-         __global const int *restrict cells, __global const REAL4 *restrict center,
-         __global REAL2 *restrict M, __global const REAL4 *restrict dip)
-{
-  __local REAL4 tile[WGS];
-#if DIPOLES
-  __local REAL4 dtile[WGS];
+/* Two mappings. Per source (P2M_PER_SOURCE=1): each work-item takes every
+ * WGS-th source of the leaf and adds q R_n^m for all (n, m) to private
+ * accumulators, generating them by the recurrence in one O(NCOEF) sweep;
+ * the group then sums its WGS partial expansions through local memory.
+ * Per coefficient (0): each work-item one (n, m), O(n) per source, so a
+ * warp's lanes wait on the longest recurrence for every source (on an H100,
+ * float, p = 8, 1e6 points: 0.03 ms against 0.82). The per-source
+ * form keeps 2 NCOEF reals in registers: the default takes it where that
+ * is at most 96 words, without dipoles (their moments need degree n - 1
+ * of each source's harmonics as well). */
+#ifdef FMMCL_DOUBLE
+#define REAL2_WORDS 4
+#else
+#define REAL2_WORDS 2
 #endif
-  __local REAL T[NRECUR];
-  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
-  const REAL4 c = center[cell];
+#ifndef P2M_PER_SOURCE
+#if !DIPOLES && NCOEF * REAL2_WORDS <= 96
+#define P2M_PER_SOURCE 1
+#else
+#define P2M_PER_SOURCE 0
+#endif
+#endif
+
+#if P2M_PER_SOURCE && DIPOLES
+#error "expansions3d.cl: P2M_PER_SOURCE does not take dipoles"
+#endif
+/* odd, so that a lane reading one coefficient of every partial sum meets
+ * no bank twice */
+#define P2M_STRIDE (NCOEF | 1)
+/* local memory of either mapping, in REAL4s: the partial sums, or the
+ * source tiles and the recurrence's divisors */
+#if P2M_PER_SOURCE
+#define P2M_SCRATCH ((WGS * P2M_STRIDE + 1) / 2)
+#else
+#define P2M_SCRATCH (2 * WGS + (NRECUR + 3) / 4)
+#endif
+
+/* Adds sum_j q_j R_n^m(y_j) to the expansion Mc, y_j = (x_j + d) w over
+ * the sources x_j = src[begin .. end) (a leaf's frame: d moves them to the
+ * expansion's centre, w is its 1/side); dipoles likewise. */
+void p2m_sum(__global const REAL4 *restrict src, int begin, int end, REAL4 d, REAL w,
+             __global const REAL4 *restrict dip, __local REAL4 *scratch, __global REAL2 *restrict Mc)
+{
+  const int lid = get_local_id(0);
+#if P2M_PER_SOURCE
+  __local REAL2 *part = (__local REAL2 *)scratch;
+  REAL2 acc[NCOEF];
+#pragma unroll
+  for (int k = 0; k < NCOEF; k++)
+    acc[k] = (REAL2)(0, 0);
+  for (int j = begin + lid; j < end; j += WGS) {
+    const REAL4 y = src[j];
+    const REAL x = (y.x + d.x) * w, yy = (y.y + d.y) * w, z = (y.z + d.z) * w, r2 = x * x + yy * yy + z * z;
+    /* R_m^m = R_{m-1}^{m-1} (-x - iy) / (2m), then up in n as solid_regular
+     * (the divisors are constants once the loops unroll) */
+    REAL2 diag = (REAL2)(y.w, 0);
+#pragma unroll
+    for (int m = 0; m <= P; m++) {
+      if (m > 0)
+        diag = cmul(diag, (REAL2)(-x, -yy) * ((REAL)1 / (REAL)(2 * m)));
+      REAL2 below = (REAL2)(0, 0), R = diag;
+#pragma unroll
+      for (int k = m; k <= P; k++) {
+        acc[coef_index(k, m)] += R;
+        const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) * ((REAL)1 / (REAL)((k + 1 - m) * (k + 1 + m)));
+        below = R;
+        R = next;
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < NCOEF; k++)
+    part[lid * P2M_STRIDE + k] = acc[k];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = lid; k < NCOEF; k += WGS) {
+    REAL2 sum = (REAL2)(0, 0);
+    for (int i = 0; i < WGS; i++)
+      sum += part[i * P2M_STRIDE + k];
+    Mc[k] += sum;
+  }
+#else
+  __local REAL4 *tile = scratch;
+#if DIPOLES
+  __local REAL4 *dtile = scratch + WGS;
+#endif
+  __local REAL *T = (__local REAL *)(scratch + 2 * WGS);
   const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
   const int n = nm.x, m = nm.y;
   REAL2 acc = (REAL2)(0, 0);
   stage_recurrence(T); /* the tile's barrier below publishes it */
-  const int end = src_begin[g + 1];
-  for (int base = src_begin[g]; base < end; base += WGS) {
+  for (int base = begin; base < end; base += WGS) {
     tile[lid] = src[min(base + lid, end - 1)];
 #if DIPOLES
     dtile[lid] = dip[min(base + lid, end - 1)];
@@ -237,16 +309,30 @@ void p2m(__global const REAL4 *restrict src, __global const int *restrict src_be
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = min(WGS, end - base);
     for (int j = 0; j < count && lid < NCOEF; j++) {
-      const REAL4 y = tile[j];
-      acc += y.w * solid_regular(n, m, y.x * c.w, y.y * c.w, y.z * c.w, T);
+      const REAL4 y = (REAL4)((tile[j].xyz + d.xyz) * w, tile[j].w);
+      acc += y.w * solid_regular(n, m, y.x, y.y, y.z, T);
 #if DIPOLES
-      acc += dipole_regular(n, m, y * c.w, dtile[j] * c.w, T);
+      acc += dipole_regular(n, m, y, dtile[j] * w, T);
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid < NCOEF)
-    M[cell * NCOEF + lid] += acc;
+    Mc[lid] += acc;
+#endif
+}
+
+/* Group g: cell cells[g], sources src[src_begin[g] .. src_begin[g+1]),
+ * expanded about the cell's centre (their frame). */
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void p2m(__global const REAL4 *restrict src, __global const int *restrict src_begin,
+         __global const int *restrict cells, __global const REAL4 *restrict center,
+         __global REAL2 *restrict M, __global const REAL4 *restrict dip)
+{
+  __local REAL4 scratch[P2M_SCRATCH];
+  const int g = get_group_id(0), cell = cells[g];
+  p2m_sum(src, src_begin[g], src_begin[g + 1], (REAL4)(0, 0, 0, 0), center[cell].w, dip, scratch,
+          M + cell * NCOEF);
 }
 
 /* ---- M2M: M'_n^m += sum_{k,u} R_k^u(c_child - c_parent) M_{n-k}^{m-u} --- */
@@ -308,38 +394,12 @@ void p2m_about(__global const REAL4 *restrict src, __global const int *restrict 
                __global const REAL4 *restrict exp_frame, __global REAL2 *restrict M,
                __global const REAL4 *restrict dip)
 {
-  __local REAL4 tile[WGS];
-#if DIPOLES
-  __local REAL4 dtile[WGS];
-#endif
-  __local REAL T[NRECUR];
-  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  __local REAL4 scratch[P2M_SCRATCH];
+  const int g = get_group_id(0), cell = cells[g];
   const REAL4 e = exp_frame[cell];
   /* from the leaf's frame to the expansion centre */
   const REAL4 d = (REAL4)(center[cell].xyz - e.xyz, 0);
-  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
-  const int n = nm.x, m = nm.y;
-  REAL2 acc = (REAL2)(0, 0);
-  stage_recurrence(T); /* the tile's barrier below publishes it */
-  const int end = src_begin[g + 1];
-  for (int base = src_begin[g]; base < end; base += WGS) {
-    tile[lid] = src[min(base + lid, end - 1)];
-#if DIPOLES
-    dtile[lid] = dip[min(base + lid, end - 1)];
-#endif
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int count = min(WGS, end - base);
-    for (int j = 0; j < count && lid < NCOEF; j++) {
-      const REAL4 y = (REAL4)((tile[j].xyz + d.xyz) * e.w, tile[j].w);
-      acc += y.w * solid_regular(n, m, y.x, y.y, y.z, T);
-#if DIPOLES
-      acc += dipole_regular(n, m, y, dtile[j] * e.w, T);
-#endif
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  if (lid < NCOEF)
-    M[cell * NCOEF + lid] += acc;
+  p2m_sum(src, src_begin[g], src_begin[g + 1], d, e.w, dip, scratch, M + cell * NCOEF);
 }
 
 /* ---- M2L: L_j^k += (-1)^j sum_{n,m} conj(M_n^m) I_{n+j}^{m+k}(c_L - c_M) - */
