@@ -119,13 +119,13 @@ typedef struct op_fixture {
   const fmmcl_tree3d_treecode_lists *tc; /* a treecode plan's own */
 } op_fixture;
 
-static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
+static void op_open_at(op_fixture *f, fmmcl_method method, size_t n, fmmcl_precision precision, int order) {
   memset(f, 0, sizeof *f);
   double *x = malloc(3 * n * sizeof *x);
   f->q = malloc(n * sizeof *f->q);
   make_points(PLUMMER, n, 3, x);
   make_charges(n, 4, f->q);
-  fmmcl_plan_options o = laplace(method, FMMCL_DOUBLE, 6);
+  fmmcl_plan_options o = laplace(method, precision, order);
   /* the treecode's leaves hold several of its target groups */
   o.leaf_size = method == FMMCL_TREECODE ? 100 : 16;
   ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &f->plan) == FMMCL_SUCCESS, "%s",
@@ -146,6 +146,8 @@ static void op_open(op_fixture *f, fmmcl_method method, size_t n) {
                   f->t->n_leaves);
   }
 }
+
+static void op_open(op_fixture *f, fmmcl_method method, size_t n) { op_open_at(f, method, n, FMMCL_DOUBLE, 6); }
 
 static void op_close(op_fixture *f) {
   fmmcl_plan_destroy(f->plan);
@@ -358,6 +360,46 @@ START_TEST(test_operator_m2l) {
   ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), 0);
   ref_m2l(&f, f.Mr, f.Lr);
   expect_close("M2L", f.L, f.Lr, f.t->n_cells * f.nc);
+  op_close(&f);
+}
+END_TEST
+
+/* The M2L in batches of target cells sharing directions, every
+ * coefficient against the C reference: high orders (both ways of staging
+ * the shifts where the device's local memory decides), groups of 1 to 16
+ * targets, 1 to 8 of them a work-item, an adaptive tree whose groups miss
+ * some targets' sources. Single precision: the double reference's
+ * multipoles rounded to float, so the sums' rounding at ~1e-7 each. */
+static const struct {
+  fmmcl_precision precision;
+  int order;
+  const char *params; /* fmm3d_expansions override; NULL: the defaults */
+  double tol;
+} m2l_cases[] = {{FMMCL_DOUBLE, 17, NULL, OPERATOR_TOL},
+                 {FMMCL_DOUBLE, 17, "WGS=192 M2L_B=4 M2L_TPI=1", OPERATOR_TOL},
+                 {FMMCL_DOUBLE, 20, NULL, OPERATOR_TOL},
+                 {FMMCL_SINGLE, 8, "WGS=64 M2L_B=16 M2L_TPI=2", 1e-5},
+                 {FMMCL_SINGLE, 5, "WGS=32 M2L_B=2 M2L_TPI=1", 1e-5}};
+
+START_TEST(test_operator_m2l_batches) {
+  const int i = _i;
+  if (m2l_cases[i].params)
+    ck_assert_msg(fmmcl_tuning_override(ctx, "fmm3d_expansions", m2l_cases[i].params) == FMMCL_SUCCESS, "%s",
+                  fmmcl_last_error(ctx));
+  op_fixture f;
+  op_open_at(&f, FMMCL_FMM, 3000, m2l_cases[i].precision, m2l_cases[i].order);
+  ck_assert_int_eq(f.p, m2l_cases[i].order);
+  ref_p2m(&f, f.Mr);
+  ref_m2m(&f, f.Mr);
+  ck_assert_int_eq(fmmcl_fmm3d_debug_run(f.plan, f.q, FMMCL_PHASE_M2L, f.Mr, NULL, NULL, f.L, NULL), 0);
+  ref_m2l(&f, f.Mr, f.Lr);
+  const size_t n = f.t->n_cells * f.nc;
+  double norm = 0;
+  for (size_t k = 0; k < n; k++) norm += f.Lr[k] * f.Lr[k];
+  ck_assert_msg(norm > 0, "M2L: reference is all zero (operator not exercised)");
+  const double e = fmmcl_test_rel_l2(f.L, f.Lr, n);
+  ck_assert_msg(e < m2l_cases[i].tol, "M2L case %d (order %d): device vs C relative error %.3e", i,
+                m2l_cases[i].order, e);
   op_close(&f);
 }
 END_TEST
@@ -750,6 +792,7 @@ static Suite *fmm3d_suite(void) {
   tcase_add_test(ops, test_operator_p2m);
   tcase_add_test(ops, test_operator_m2m);
   tcase_add_test(ops, test_operator_m2l);
+  tcase_add_loop_test(ops, test_operator_m2l_batches, 0, (int)(sizeof m2l_cases / sizeof m2l_cases[0]));
   tcase_add_test(ops, test_operator_p2l);
   tcase_add_test(ops, test_operator_l2l);
   tcase_add_test(ops, test_operator_l2p);

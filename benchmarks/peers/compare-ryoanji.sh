@@ -18,6 +18,8 @@
 #   PEERS [.dev/peers]: ryoanji_driver, make_points, compare_rows
 #   BENCH [bench-fmm3d on PATH]   STEP_TIMEOUT [580] seconds per program run
 #   DEVICE [gpu]: the device both libfmmcl runs take (cpu: a dry run here)
+#   FMM_ARGS [""]: more bench-fmm3d options for libfmmcl's FMM runs (e.g.
+#     "--leaf-size 64"); the setting column gives the order and leaf size run
 set -u
 out=${1:?usage: compare-ryoanji.sh OUTDIR}
 mkdir -p "$out"
@@ -28,6 +30,7 @@ tols=${TOLS:-1e-3 1e-4}
 repeat=${REPEAT:-5}
 limit=${STEP_TIMEOUT:-580}
 device=${DEVICE:-gpu}
+fmm_args=${FMM_ARGS:-}
 table="$out/table.md"
 
 # the value of key=... in a line of ryoanji_driver's output
@@ -70,7 +73,7 @@ for n in $sizes; do
     echo "== N = $n: libfmmcl FMM float tol $tol, device-resident" >&2
     dir="$out/bench-fmm-$n-$tol"
     timeout "$limit" "$bench" --device "$device" --methods fmm --precision single --tol "$tol" --points "$pts" \
-      --check 0 --repeat "$repeat" --resident --results "$out/fmm-$n-$tol" --out "$dir" \
+      --check 0 --repeat "$repeat" --resident --results "$out/fmm-$n-$tol" --out "$dir" $fmm_args \
       > "$out/fmm-$n-$tol.log" 2>&1 || echo "bench-fmm3d failed (see $out/fmm-$n-$tol.log)" >&2
     grep -E "p=|phases|fmm " "$out/fmm-$n-$tol.log" >&2
     best=$(csv_col execute_min_s "$dir/times.csv"); med=$(csv_col execute_s "$dir/times.csv")
@@ -80,7 +83,8 @@ for n in $sizes; do
       read -r fp _ _ <<< "$(err_of "$e" 0-0)"; read -r fg fmed fp99 <<< "$(err_of "$e" 1-3)"
     else fp=- fg=- fmed=- fp99=-; fi
     ratio=$(awk -v a="${ryo_best:-0}" -v b="${best:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-    printf "| %s | libfmmcl | FMM, float, tol %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$tol" \
+    setting="FMM, float, tol $tol (p $(csv_col order "$dir/times.csv"), leaf $(csv_col leaf_size "$dir/times.csv"))"
+    printf "| %s | libfmmcl | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$setting" \
       "$(ms "$best")" "$(ms "$med")" "$fp" "$fg" "$fmed" "$fp99" "$ratio" >> "$table"
   done
   rm -f "$pts" "$out"/*-"$n"*.bin

@@ -414,12 +414,8 @@ void p2m_about(__global const REAL4 *restrict src, __global const int *restrict 
  * Every work-item runs the same loops, unrolled on P, with no branch and no
  * select. The harmonics are staged with both signs of m (M2L_SIGNED, when
  * local memory allows); otherwise only m >= 0 is staged and I_{n+j}^{k-u},
- * u > k, comes from (-1)^(u-k) conj(I_{n+j}^{u-k}) by selects. M2L_BATCH
- * entries are staged per round: two barriers per M2L_BATCH entries, not per
- * entry. Padding work-items skip the sums (the branch holds no barrier). */
-#ifndef M2L_BATCH
-#define M2L_BATCH 4
-#endif
+ * u > k, comes from (-1)^(u-k) conj(I_{n+j}^{u-k}) by selects. Padding
+ * work-items skip the sums (the branch holds no barrier). */
 #define NSHIFT ((2 * P + 1) * (2 * P + 1))  /* harmonics per shift, both signs */
 #define NSHIFT_ROW(n) ((n) * (n) + (n))     /* I_n^0 in a shift's row */
 #ifdef M2L_SIGNED
@@ -427,41 +423,67 @@ void p2m_about(__global const REAL4 *restrict src, __global const int *restrict 
 #else
 #define NSTAGE NCOEF2
 #endif
+/* The batched M2L: M2L_B targets a group, M2L_TPI of them a work-item. */
+#ifndef M2L_B
+#define M2L_B 8
+#endif
+#ifndef M2L_TPI
+#define M2L_TPI M2L_B
+#endif
+#define M2L_SLOTS (M2L_B / M2L_TPI)
+#ifndef M2L_WGS
+#define M2L_WGS ((NCOEF * M2L_SLOTS + 31) / 32 * 32)
+#endif
 
-/* Adds one entry's contribution to target coefficient (j, k); Ms and S are
- * that entry's multipole and staged shift harmonics in local memory. */
-REAL2 m2l_entry(__local const REAL2 *Ms, __local const REAL2 *S, int j, int k, REAL2 acc)
+/* Adds one shift's contribution to target coefficient (j, k) of count
+ * expansions: Ms holds their multipoles one after another (NCOEF apart), S
+ * the shift's staged harmonics, acc[0 .. count) the sums. count is a
+ * compile-time constant at every call (the kernels inline this), so the
+ * loops unroll and each harmonic, read once, serves every multipole from
+ * a register: 4 mul-adds per (n, m) and multipole. */
+void m2l_sums(__local const REAL2 *Ms, __local const REAL2 *S, int j, int k, REAL2 *acc, const int count)
 {
 #ifndef M2L_SIGNED
   const REAL sk = (k & 1) ? -1 : 1;
 #endif
 #pragma unroll
   for (int n = 0; n <= P; n++) {
-    __local const REAL2 *Mn = Ms + n * (n + 1) / 2;
+    const int row = n * (n + 1) / 2;
 #ifdef M2L_SIGNED
     __local const REAL2 *In = S + NSHIFT_ROW(n + j) + k; /* I_{n+j}^k */
-    acc += cmulc(Mn[0], In[0]);
+    const REAL2 i0 = In[0];
+#pragma unroll
+    for (int d = 0; d < count; d++) acc[d] += cmulc(Ms[d * NCOEF + row], i0);
 #pragma unroll
     for (int m = 1; m <= n; m++) {
-      /* conj(x + iy) a + x b + iy b, b = (-1)^m I_{n+j}^{k-m}: 4 mul-adds */
-      const REAL2 mm = Mn[m], a = In[m], b = ((m & 1) ? -1 : 1) * In[-m];
-      acc += mm.x * (a + b) + mm.y * (REAL2)(a.y - b.y, b.x - a.x);
+      /* conj(x + iy) a + x b + iy b, b = (-1)^m I_{n+j}^{k-m} */
+      const REAL2 a = In[m], b = ((m & 1) ? -1 : 1) * In[-m];
+      const REAL2 sum = a + b, rot = (REAL2)(a.y - b.y, b.x - a.x);
+#pragma unroll
+      for (int d = 0; d < count; d++) {
+        const REAL2 mm = Ms[d * NCOEF + row + m];
+        acc[d] += mm.x * sum + mm.y * rot;
+      }
     }
 #else
     __local const REAL2 *In = S + (n + j) * (n + j + 1) / 2; /* I_{n+j}^0 */
 #pragma unroll
-    for (int m = 0; m <= n; m++)
-      acc += cmulc(Mn[m], In[m + k]);
+    for (int m = 0; m <= n; m++) {
+      const REAL2 z = In[m + k];
+#pragma unroll
+      for (int d = 0; d < count; d++) acc[d] += cmulc(Ms[d * NCOEF + row + m], z);
+    }
 #pragma unroll
     for (int u = 1; u <= n; u++) {
       const int t = k - u;
       const REAL2 z = In[abs(t)];
       const REAL s = (t < 0) ? sk : ((u & 1) ? -1 : 1);
-      acc += s * cmul(Mn[u], (REAL2)(z.x, (t < 0) ? -z.y : z.y));
+      const REAL2 w = s * (REAL2)(z.x, (t < 0) ? -z.y : z.y);
+#pragma unroll
+      for (int d = 0; d < count; d++) acc[d] += cmul(Ms[d * NCOEF + row + u], w);
     }
 #endif
   }
-  return acc;
 }
 
 /* Staged coefficient i of a shift: the whole row block (M2L_SIGNED) or its
@@ -476,39 +498,45 @@ int m2l_stage_source(int i)
 #endif
 }
 
-/* Group g: target cell cells[g], its interaction list
- * list[list_begin[g] .. list_begin[g+1]) of source cells, shift[e] the table
- * row of entry e. */
-__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
-void m2l(__global const int *restrict cells, __global const int *restrict list_begin,
-         __global const int *restrict list, __global const int *restrict shift,
-         __global const REAL2 *restrict table, __global const REAL2 *restrict M,
-         __global REAL2 *restrict L)
+/* Group g: up to M2L_B target cells of one level and one position in
+ * their parents (lib/tree/tree3d_v_batches.c), targets[g * M2L_B ..] (-1:
+ * none), whose V lists share their directions: entry e of the group's
+ * begin[g] .. begin[g+1] is direction dir[e] (its table row), with each
+ * target's source cell sources[e * M2L_B ..] (-1: none). Per entry the group
+ * stages the shift's harmonics once for all its targets (the table is
+ * read once a group, not once a V entry) and their sources' multipoles;
+ * work-item (slot, c) sums coefficient c for the slot's M2L_TPI targets.
+ * A target belongs to one group: its L has one writer. */
+__kernel __attribute__((reqd_work_group_size(M2L_WGS, 1, 1)))
+void m2l_batched(__global const int *restrict targets, __global const int *restrict begin,
+                 __global const int *restrict sources, __global const int *restrict dir,
+                 __global const REAL2 *restrict table, __global const REAL2 *restrict M,
+                 __global REAL2 *restrict L)
 {
-  __local REAL2 S[M2L_BATCH * NSTAGE], Ms[M2L_BATCH * NCOEF];
-  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
-  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  __local REAL2 S[NSTAGE], Ms[M2L_B * NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0);
+  const int slot = lid / NCOEF, c = lid - slot * NCOEF, active = slot < M2L_SLOTS;
+  const int2 nm = coef_degree_order(active ? c : 0);
   const int j = nm.x, k = nm.y;
-  const int e0 = list_begin[g], e1 = list_begin[g + 1];
-  REAL2 acc = (REAL2)(0, 0);
-  for (int e = e0; e < e1; e += M2L_BATCH) {
-    const int count = min(M2L_BATCH, e1 - e);
-    for (int i = lid; i < count * NSTAGE; i += WGS) {
-      const int b = i / NSTAGE;
-      S[i] = table[shift[e + b] * NSHIFT + m2l_stage_source(i - b * NSTAGE)];
-    }
-    for (int i = lid; i < count * NCOEF; i += WGS) {
-      const int b = i / NCOEF;
-      Ms[i] = M[list[e + b] * NCOEF + (i - b * NCOEF)];
+  REAL2 acc[M2L_TPI];
+  for (int b = 0; b < M2L_TPI; b++) acc[b] = (REAL2)(0, 0);
+  const int e0 = begin[g], e1 = begin[g + 1];
+  for (int e = e0; e < e1; e++) {
+    const int d = dir[e];
+    for (int i = lid; i < NSTAGE; i += M2L_WGS) S[i] = table[d * NSHIFT + m2l_stage_source(i)];
+    for (int i = lid; i < M2L_B * NCOEF; i += M2L_WGS) {
+      const int b = i / NCOEF, src = sources[e * M2L_B + b];
+      Ms[i] = src >= 0 ? M[src * NCOEF + (i - b * NCOEF)] : (REAL2)(0, 0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < NCOEF)
-      for (int b = 0; b < count; b++)
-        acc = m2l_entry(Ms + b * NCOEF, S + b * NSTAGE, j, k, acc);
+    if (active) m2l_sums(Ms + slot * M2L_TPI * NCOEF, S, j, k, acc, M2L_TPI);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (lid < NCOEF)
-    L[cell * NCOEF + lid] += (j & 1) ? -acc : acc;
+  if (active)
+    for (int b = 0; b < M2L_TPI; b++) {
+      const int t = targets[g * M2L_B + slot * M2L_TPI + b];
+      if (t >= 0) L[t * NCOEF + c] += (j & 1) ? -acc[b] : acc[b];
+    }
 }
 
 /* ---- L2L: L'_k^u += sum_{j,v} L_{k+j}^{u+v} conj(R_j^v(c_child - c_parent)) */

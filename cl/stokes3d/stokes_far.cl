@@ -81,50 +81,10 @@ void stokes_p2m(__global const REAL4 *restrict src, __global const int *restrict
   }
 }
 
-/* Adds one entry's contribution to target coefficient (j, k) of each
- * density: Ms holds the entry's DENSITIES multipoles one after another,
- * S its staged harmonics (the sums of m2l_entry, loads shared). */
-void m2l_entry4(__local const REAL2 *Ms, __local const REAL2 *S, int j, int k, REAL2 *acc)
-{
-#ifndef M2L_SIGNED
-  const REAL sk = (k & 1) ? -1 : 1;
-#endif
-#pragma unroll
-  for (int n = 0; n <= P; n++) {
-    const int row = n * (n + 1) / 2;
-#ifdef M2L_SIGNED
-    __local const REAL2 *In = S + NSHIFT_ROW(n + j) + k; /* I_{n+j}^k */
-    const REAL2 i0 = In[0];
-    for (int d = 0; d < DENSITIES; d++) acc[d] += cmulc(Ms[d * NCOEF + row], i0);
-#pragma unroll
-    for (int m = 1; m <= n; m++) {
-      const REAL2 a = In[m], b = ((m & 1) ? -1 : 1) * In[-m];
-      const REAL2 sum = a + b, rot = (REAL2)(a.y - b.y, b.x - a.x);
-      for (int d = 0; d < DENSITIES; d++) {
-        const REAL2 mm = Ms[d * NCOEF + row + m];
-        acc[d] += mm.x * sum + mm.y * rot;
-      }
-    }
-#else
-    __local const REAL2 *In = S + (n + j) * (n + j + 1) / 2; /* I_{n+j}^0 */
-#pragma unroll
-    for (int m = 0; m <= n; m++) {
-      const REAL2 z = In[m + k];
-      for (int d = 0; d < DENSITIES; d++) acc[d] += cmulc(Ms[d * NCOEF + row + m], z);
-    }
-#pragma unroll
-    for (int u = 1; u <= n; u++) {
-      const int t = k - u;
-      const REAL2 z = In[abs(t)];
-      const REAL s = (t < 0) ? sk : ((u & 1) ? -1 : 1);
-      const REAL2 w = s * (REAL2)(z.x, (t < 0) ? -z.y : z.y);
-      for (int d = 0; d < DENSITIES; d++) acc[d] += cmul(Ms[d * NCOEF + row + u], w);
-    }
-#endif
-  }
-}
-
 #if STOKES_M2L /* the host's choice: its local arrays fit the device */
+#ifndef M2L_BATCH
+#define M2L_BATCH 4
+#endif
 /* Group g: target cell cells[g], its V list list[list_begin[g] ..
  * list_begin[g+1]) of source cells, shift[e] the table row of entry e. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
@@ -155,7 +115,7 @@ void stokes_m2l(__global const int *restrict cells, __global const int *restrict
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid < NCOEF)
-      for (int b = 0; b < count; b++) m2l_entry4(Ms + b * DENSITIES * NCOEF, S + b * NSTAGE, j, k, acc);
+      for (int b = 0; b < count; b++) m2l_sums(Ms + b * DENSITIES * NCOEF, S + b * NSTAGE, j, k, acc, DENSITIES);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid < NCOEF) {

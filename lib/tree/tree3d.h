@@ -149,6 +149,25 @@ typedef struct fmmcl_tree3d_fmm_lists {
 fmmcl_status fmmcl_tree3d_fmm_lists_build(const fmmcl_tree3d *tree, fmmcl_tree3d_fmm_lists *lists);
 void fmmcl_tree3d_fmm_lists_free(fmmcl_tree3d_fmm_lists *lists);
 
+/* The V list in batches for a batched M2L (tree3d_v_batches.c): target
+ * cells of one level and one position in their parents share most of
+ * their V list's directions, so a work-group takes up to b of them and
+ * reads each direction's operator once for all. Group g's target cells are
+ * targets[g * b ..] (-1: none), its entries begin[g] .. begin[g+1], one per
+ * direction: its key dir[e] ((dx + 3) 49 + (dy + 3) 7 + dz + 3 of the
+ * target's anchor less the source's), one (source, target) pair pair[2e],
+ * pair[2e+1] of it, and each target's source sources[e * b ..] (-1: none). */
+typedef struct fmmcl_tree3d_v_batches {
+  size_t n_groups, n_entries;
+  int b;
+  int *targets, *begin, *sources, *dir, *pair;
+} fmmcl_tree3d_v_batches;
+/* 0, or -1 out of memory, -2 a V pair across levels. */
+int fmmcl_tree3d_v_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b,
+                                  fmmcl_tree3d_v_batches *h);
+void fmmcl_tree3d_v_batches_free(fmmcl_tree3d_v_batches *h);
+
+
 /* Treecode lists, one row per target GROUP: each leaf's targets cut, in
  * Morton order, into the fewest runs of at most group_size (sizes within
  * one of each other), independent of the leaf size. Each cell's multipole

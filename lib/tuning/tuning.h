@@ -185,9 +185,13 @@ fmmcl_status fmmcl_tuned_params(fmmcl_context ctx, fmmcl_tuned_kernel kernel, fm
  * takes at most half the device's local memory. */
 size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long long local_mem_bytes,
                                    int *m2l_signed);
-/* The M2L batch the driver picks when not told: what fits half the local
+/* The Stokes FMM's joint M2L's entries a round: what fits half the local
  * memory, 1..8. */
 size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes);
+/* Local memory of the batched M2L (m2l_batched) with b targets a group;
+ * the b the driver picks when not told (8, 4, 2 or 1: what fits). */
+size_t fmmcl_fmm3d_m2l_batched_bytes(int order, size_t real_size, int m2l_signed, int b);
+int fmmcl_fmm3d_m2l_default_targets(int order, size_t real_size, unsigned long long local_mem_bytes);
 
 /* ---- the cache file (tuning_cache.c) ----------------------------------- */
 

@@ -102,47 +102,59 @@ static int *param_slot(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, cons
 
 static size_t ncoef_of(int order) { return (size_t)(order + 1) * (size_t)(order + 2) / 2; }
 
-/* expansions3d.cl at order p: one coefficient per work-item in M2M, M2L
- * and L2L (WGS >= NCOEF, as its #error says), P2M and P2L stage WGS
- * sources as REAL4, M2L stages M2L_BATCH entries (the driver's rule). */
+/* expansions3d.cl at order p: one coefficient per work-item in M2M and
+ * L2L (WGS >= NCOEF, as its #error says), P2M and P2L stage WGS sources as
+ * REAL4; the batched M2L stages a shift and M2L_B multipoles, a work-item
+ * per coefficient and M2L_TPI targets (M2L_B a multiple of M2L_TPI). */
 static int fmm3d_expansions_fits(const fmmcl_tuning_space *s, const fmmcl_tuning_point *pt,
                                  const fmmcl_tuning_class *cls, fmmcl_precision precision,
                                  const fmmcl_device_info *dev, char *why, size_t len) {
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM3D_MAX_ORDER_DOUBLE : FMMCL_FMM3D_MAX_ORDER_SINGLE;
-  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1), batch = (size_t)param_value(s, pt, "M2L_BATCH", 1);
-  const size_t real = precision == FMMCL_DOUBLE ? 8 : 4;
+  const size_t wgs = (size_t)param_value(s, pt, "WGS", 1);
+  const int b = param_value(s, pt, "M2L_B", 1), tpi = param_value(s, pt, "M2L_TPI", 1);
+  const size_t real = precision == FMMCL_DOUBLE ? 8 : 4, ncoef = ncoef_of(cls->order);
   if (cls->order > max) {
     snprintf(why, len, "order %d is above the FMM's %d in this precision", cls->order, max);
     return 0;
   }
-  if (wgs < ncoef_of(cls->order)) {
-    snprintf(why, len, "WGS=%zu is below NCOEF=%zu of order %d", wgs, ncoef_of(cls->order), cls->order);
+  if (wgs < ncoef) {
+    snprintf(why, len, "WGS=%zu is below NCOEF=%zu of order %d", wgs, ncoef, cls->order);
     return 0;
   }
   if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
+  if (tpi > b || b % tpi) {
+    snprintf(why, len, "M2L_B=%d is not a multiple of M2L_TPI=%d", b, tpi);
+    return 0;
+  }
+  const size_t m2l_wgs = (ncoef * (size_t)(b / tpi) + 31) / 32 * 32;
+  if (m2l_wgs > dev->max_work_group_size) {
+    snprintf(why, len, "the M2L's %zu work-items (NCOEF x M2L_B / M2L_TPI) exceed the device's %zu", m2l_wgs,
+             dev->max_work_group_size);
+    return 0;
+  }
   int is_signed;
-  const size_t bytes =
-      batch * fmmcl_fmm3d_m2l_entry_bytes(cls->order, real, dev->local_mem_bytes, &is_signed);
+  fmmcl_fmm3d_m2l_entry_bytes(cls->order, real, dev->local_mem_bytes, &is_signed);
+  const size_t bytes = fmmcl_fmm3d_m2l_batched_bytes(cls->order, real, is_signed, b);
   if (bytes > dev->local_mem_bytes) {
-    snprintf(why, len, "M2L_BATCH=%zu needs %zu bytes of local memory at order %d, the device has %llu",
-             batch, bytes, cls->order, dev->local_mem_bytes);
+    snprintf(why, len, "M2L_B=%d needs %zu bytes of local memory at order %d, the device has %llu", b, bytes,
+             cls->order, dev->local_mem_bytes);
     return 0;
   }
   return 1;
 }
 
-/* What the driver has always built: WGS raised to NCOEF rounded up to 32,
- * M2L_BATCH lowered to what fits half the local memory. */
+/* What the driver builds when not told: WGS raised to NCOEF rounded up to
+ * 32, M2L_B lowered to what fits the local memory and M2L_TPI with it. */
 static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt,
                                      const fmmcl_tuning_class *cls, fmmcl_precision precision,
                                      const fmmcl_device_info *dev) {
-  int *wgs = param_slot(s, pt, "WGS"), *batch = param_slot(s, pt, "M2L_BATCH"), is_signed;
+  int *wgs = param_slot(s, pt, "WGS"), *b = param_slot(s, pt, "M2L_B"), *tpi = param_slot(s, pt, "M2L_TPI");
   const int least = (int)(ncoef_of(cls->order) + 31) / 32 * 32;
-  const size_t entry = fmmcl_fmm3d_m2l_entry_bytes(cls->order, precision == FMMCL_DOUBLE ? 8 : 4,
-                                                   dev->local_mem_bytes, &is_signed);
-  const int most = (int)fmmcl_fmm3d_m2l_default_batch(dev->local_mem_bytes, entry);
+  const int most = fmmcl_fmm3d_m2l_default_targets(cls->order, precision == FMMCL_DOUBLE ? 8 : 4,
+                                                   dev->local_mem_bytes);
   if (*wgs < least) *wgs = least;
-  if (*batch > most) *batch = most;
+  if (*b > most) *b = most;
+  if (*tpi > *b) *tpi = *b;
 }
 
 /* ---- the 2D FMM's M2L ------------------------------------------------------ */
@@ -351,20 +363,22 @@ static const fmmcl_tuning_space spaces[] = {
      .phase = "p2p",
      .n_gpu = 1048576,
      .n_cpu = 20000},
-    /* cl/expansions3d.cl: WGS of every expansion kernel, M2L_BATCH entries
-     * staged per M2L round (the driver picks 1..8 from local memory: all
-     * candidates). Classes: the orders the library picks for tolerances
+    /* cl/expansions3d.cl: WGS of every expansion kernel but the M2L's, the
+     * batched M2L's targets a group (M2L_B) and a work-item (M2L_TPI; its
+     * group is NCOEF x M2L_B / M2L_TPI rounded up to 32). Classes: the orders the library picks for tolerances
      * 1e-3, 1e-4 (its default), 1e-5 in float; 1e-5, 1e-6 (default), 1e-7
      * in double. Timed: all expansion phases of the FMM above. */
     {.kernel = "fmm3d_expansions",
      .file = "laplace3d/expansions3d.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
                                           480, 512, 544, 576, 768, 1024)},
-                {"M2L_BATCH", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8, 12, 16)}},
+                {"M2L_B", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)},
+                {"M2L_TPI", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)}},
      .fits = fmm3d_expansions_fits,
      .class_default = fmm3d_expansions_default,
-     .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs and M2L_BATCH M2L entries "
-                    "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single",
+     .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs of local memory; M2L_B a multiple "
+                    "of M2L_TPI, NCOEF*M2L_B/M2L_TPI work-items, a shift and M2L_B multipoles of local memory "
+                    "(fmmcl_fmm3d_m2l_batched_bytes); order <= 16 in single",
      .class_prefix = "p",
      .class_min = 1,
      .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,

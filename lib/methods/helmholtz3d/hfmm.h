@@ -22,20 +22,6 @@ typedef struct hfmm_list {
   cl_mem rows, begin, entries, geo, phi;
 } hfmm_list;
 
-/* The V list for the batched M2L (hfmm_m2l_batch.c): group g's target
- * cells targets[g * b ..] (-1: none), its entries begin[g] .. begin[g+1],
- * one per direction: its key dir[e] ((dx + 3) 49 + (dy + 3) 7 + dz + 3
- * of the target's anchor less the source's), one (source, target) pair
- * pair[2e], pair[2e+1] of it, and each target's source sources[e * b ..]
- * (-1: none). */
-typedef struct hfmm_batches {
-  size_t n_groups, n_entries;
-  int b;
-  int *targets, *begin, *sources, *dir, *pair;
-} hfmm_batches;
-/* 0, or -1 out of memory, -2 a V pair across levels. */
-int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, hfmm_batches *h);
-void hfmm_batches_free(hfmm_batches *h);
 
 /* The batched M2L on the device: groups of m2l_b target cells, work-groups
  * of m2l_wgs, the forward rotation split m2l_split ways. */

@@ -291,8 +291,8 @@ static fmmcl_status m2l_batches(fmmcl_plan plan, hfmm_state *s, geometry *g) {
   const fmmcl_tree3d *t = s->tree;
   const size_t rs = s->real_size, np = (size_t)s->order + 1;
   m2l_shape(ctx, s);
-  hfmm_batches h;
-  const int rc = hfmm_batches_build(t, &s->lists.v, s->m2l.b, &h);
+  fmmcl_tree3d_v_batches h;
+  const int rc = fmmcl_tree3d_v_batches_build(t, &s->lists.v, s->m2l.b, &h);
   if (rc)
     return fmmcl_fail(ctx, rc == -1 ? FMMCL_ERROR_OUT_OF_MEMORY : FMMCL_ERROR_INTERNAL,
                       rc == -1 ? "out of host memory for the Helmholtz FMM's M2L batches"
@@ -322,7 +322,7 @@ static fmmcl_status m2l_batches(fmmcl_plan plan, hfmm_state *s, geometry *g) {
   if (!st) st = fmmcl_buffer_new(ctx, ro, 4 * ne * sizeof(int), geo, &s->m2l.geo);
   if (!st) st = fmmcl_buffer_new(ctx, ro, 343 * np * 2 * rs, eim, &s->m2l.eim);
   free(geo), free(eim);
-  hfmm_batches_free(&h);
+  fmmcl_tree3d_v_batches_free(&h);
   return st;
 }
 

@@ -21,12 +21,32 @@ size_t fmmcl_fmm3d_m2l_entry_bytes(int order, size_t real_size, unsigned long lo
   return *m2l_signed ? signed_bytes : (ncoef2 + ncoef) * 2 * real_size;
 }
 
-/* M2L entries staged per round: as many as fit in half the local memory
- * (room for a second group per compute unit), at most 8 (past that the two
- * barriers per round are already cheap), at least 1. */
+/* The Stokes FMM's joint M2L's entries staged per round: as many as fit
+ * in half the local memory (room for a second group per compute unit), at
+ * most 8 (past that the two barriers per round are already cheap), at
+ * least 1. */
 size_t fmmcl_fmm3d_m2l_default_batch(unsigned long long local_mem_bytes, size_t entry_bytes) {
   size_t batch = (size_t)(local_mem_bytes / 2) / entry_bytes;
   return batch < 1 ? 1 : batch > 8 ? 8 : batch;
+}
+
+/* m2l_batched's local memory: one shift's harmonics (both signs of m when
+ * m2l_signed) and the multipoles of its b targets' sources. */
+size_t fmmcl_fmm3d_m2l_batched_bytes(int order, size_t real_size, int m2l_signed, int b) {
+  const size_t p = (size_t)order, ncoef = (p + 1) * (p + 2) / 2;
+  const size_t stage = m2l_signed ? (2 * p + 1) * (2 * p + 1) : (2 * p + 1) * (2 * p + 2) / 2;
+  return (stage + (size_t)b * ncoef) * 2 * real_size;
+}
+
+/* Targets a batched M2L group takes by default: the most of 8, 4, 2, 1
+ * that fit the local memory (8: the children of one parent, one per
+ * octant, is how many a group's directions are shared by). */
+int fmmcl_fmm3d_m2l_default_targets(int order, size_t real_size, unsigned long long local_mem_bytes) {
+  int is_signed;
+  fmmcl_fmm3d_m2l_entry_bytes(order, real_size, local_mem_bytes, &is_signed);
+  int b = 8;
+  while (b > 1 && fmmcl_fmm3d_m2l_batched_bytes(order, real_size, is_signed, b) > local_mem_bytes) b /= 2;
+  return b;
 }
 
 /* An M2P group takes M2P_TARGETS x (targets an item) targets of a leaf:
@@ -64,16 +84,20 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   /* fmm3d_p2p.cl takes one target per work-item with dipoles or Hessians */
   s->p2p_tpw = s->dipoles || s->hessian ? 1 : (size_t)fmmcl_params_get(&p2p_par, "TPW", 1);
   if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
-  const size_t entry_bytes =
-      fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
-  const int batch = fmmcl_params_get(&exp_par, "M2L_BATCH", -1);
-  s->m2l_batch =
-      batch >= 0 ? (size_t)batch : fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
-  const size_t local_bytes = s->m2l_batch * entry_bytes;
-  if (s->m2l_batch < 1 || local_bytes > ctx->dev.info.local_mem_bytes)
+  /* the batched M2L: M2L_B target cells a group (unset: as many as fit,
+   * at most 8), M2L_TPI of them a work-item (unset: all) */
+  fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
+  const int b_set = fmmcl_params_get(&exp_par, "M2L_B", 0), tpi_set = fmmcl_params_get(&exp_par, "M2L_TPI", 0);
+  s->m2l_b = b_set > 0 ? b_set : fmmcl_fmm3d_m2l_default_targets(s->order, s->real_size, ctx->dev.info.local_mem_bytes);
+  const int tpi = tpi_set > 0 ? tpi_set : s->m2l_b;
+  const size_t local_bytes = fmmcl_fmm3d_m2l_batched_bytes(s->order, s->real_size, s->m2l_signed, s->m2l_b);
+  if (s->m2l_b < 1 || tpi < 1 || s->m2l_b % tpi || local_bytes > ctx->dev.info.local_mem_bytes)
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "order %d, M2L batch %zu needs %zu bytes of local memory; %s has %llu", s->order,
-                      s->m2l_batch, local_bytes, ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+                      "order %d, M2L of %d targets a group, %d a work-item, needs %zu bytes of local memory "
+                      "and M2L_B a multiple of M2L_TPI; %s has %llu", s->order, s->m2l_b, tpi, local_bytes,
+                      ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+  s->m2l_wgs = (s->ncoef * (size_t)(s->m2l_b / tpi) + 31) / 32 * 32;
+  if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl m2l_batched", s->m2l_wgs, s->ncoef))) return st;
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
   if (s->p2p_tpw < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "laplace3d/fmm3d_p2p.cl: TPW %zu < 1", s->p2p_tpw);
@@ -88,7 +112,9 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   /* fewer lanes where the device's groups are narrower */
   s->m2p_wgs = M2P_TARGETS * M2P_LANES;
   while (s->m2p_wgs > ctx->dev.info.max_work_group_size && s->m2p_wgs > M2P_TARGETS) s->m2p_wgs /= 2;
-  fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
+  fmmcl_params_set(&exp_par, "M2L_B", s->m2l_b);
+  fmmcl_params_set(&exp_par, "M2L_TPI", tpi);
+  fmmcl_params_set(&exp_par, "M2L_WGS", (int)s->m2l_wgs);
   if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
   fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);
   fmmcl_params_defines(&p2p_par, p2p_def, sizeof p2p_def);
@@ -109,7 +135,7 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
   if ((st = fmmcl_program_build(ctx, p2p_file, p2p_opt, &s->p2p_program, NULL))) return st;
   /* the treecode has no local expansions: only the first three */
-  static const char *const exp_names[] = {"p2m", "m2m", "m2p", "m2l", "p2l", "l2l", "l2p"};
+  static const char *const exp_names[] = {"p2m", "m2m", "m2p", "m2l_batched", "p2l", "l2l", "l2p"};
   cl_kernel *const exp_kernels[] = {&s->k_p2m, &s->k_m2m, &s->k_m2p, &s->k_m2l,
                                     &s->k_p2l, &s->k_l2l, &s->k_l2p};
   static const char *const p2p_names[] = {"fmm3d_p2p", "fmm3d_put_charges", "fmm3d_unsort"};

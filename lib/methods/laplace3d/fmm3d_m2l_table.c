@@ -1,6 +1,7 @@
 /* fmm3d_m2l_table.c — the M2L shift table: irregular harmonics I_n^m (n <= 2p)
- * of the 7^3 integer shifts between same-level cells, and the shift id of
- * every V-list entry, uploaded once per plan for the m2l kernel. */
+ * of the 7^3 integer shifts between same-level cells, the shift id of
+ * every V-list entry (the Stokes FMM's joint M2L), and the V list in
+ * batches for m2l_batched, uploaded once per plan. */
 #include <stdlib.h>
 
 #include "methods/laplace3d/expansions3d.h"
@@ -124,14 +125,34 @@ static fmmcl_status shift_table_buffer(fmmcl_plan plan, fmm3d_state *s) {
   return FMMCL_SUCCESS;
 }
 
+/* The V list in batches of m2l_b target cells of one level and octant
+ * (lib/tree/tree3d_v_batches.c); a direction's key is its shift id. */
+static fmmcl_status v_batches(fmmcl_plan plan, fmm3d_state *s) {
+  fmmcl_context ctx = plan->ctx;
+  fmmcl_tree3d_v_batches h;
+  const int rc = fmmcl_tree3d_v_batches_build(s->tree, &s->fmm.v, s->m2l_b, &h);
+  if (rc)
+    return rc == -1 ? fmmcl_fail(ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory for the M2L batches")
+                    : fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a V-list pair across levels");
+  const size_t b = (size_t)h.b, ne = h.n_entries ? h.n_entries : 1, ng = h.n_groups ? h.n_groups : 1;
+  s->m2l_groups = h.n_groups;
+  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ng * b * sizeof(int), h.targets, &s->m2l_targets);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (h.n_groups + 1) * sizeof(int), h.begin, &s->m2l_begin);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ne * b * sizeof(int), h.sources, &s->m2l_sources);
+  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ne * sizeof(int), h.dir, &s->m2l_dir);
+  fmmcl_tree3d_v_batches_free(&h);
+  return st;
+}
+
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s) {
   if (s->treecode) return FMMCL_SUCCESS;
   fmmcl_status st = v_shift_ids(plan, s);
   if (!st) st = shift_table_buffer(plan, s);
+  if (!st) st = v_batches(plan, s);
   return st;
 }
 
 void fmmcl_fmm3d_release_m2l_table(fmm3d_state *s) {
-  fmmcl_release(&s->m2l_table);
-  fmmcl_release(&s->m2l_shift);
+  cl_mem *m[] = {&s->m2l_table, &s->m2l_shift, &s->m2l_targets, &s->m2l_begin, &s->m2l_sources, &s->m2l_dir};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) fmmcl_release(m[i]);
 }

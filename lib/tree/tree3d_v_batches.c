@@ -1,16 +1,19 @@
-/* hfmm_m2l_batch.c — the V list in the batched M2L's order: target cells
+/* tree3d_v_batches.c — the V list in the batched M2L's order: target cells
  * of one level and one position in their parents (so their V lists share
  * most directions), b at a time, each group with the union of its cells'
  * directions and, per direction, each cell's source cell. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "methods/helmholtz3d/hfmm.h"
+#include "tree/tree3d.h"
 
-void hfmm_batches_free(hfmm_batches *h) {
+void fmmcl_tree3d_v_batches_free(fmmcl_tree3d_v_batches *h) {
   free(h->targets), free(h->begin), free(h->sources), free(h->dir), free(h->pair);
   memset(h, 0, sizeof *h);
 }
+
+/* Direction keys: same-level anchor differences, each in -3..3. */
+#define N_DIRECTIONS 343
 
 /* The direction key of source cell a seen from target cell t (one level):
  * the anchors' difference, each in -3..3. */
@@ -35,7 +38,8 @@ static size_t group_end(const fmmcl_tree3d *t, const int *order, size_t n, size_
   return j;
 }
 
-int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, hfmm_batches *h) {
+int fmmcl_tree3d_v_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b,
+                                  fmmcl_tree3d_v_batches *h) {
   memset(h, 0, sizeof *h);
   /* the cells with V entries, ordered by (level, octant), stably */
   size_t n = 0, count[(FMMCL_MORTON_LEVELS + 1) * 8 + 1] = {0};
@@ -59,6 +63,9 @@ int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, 
   size_t n_groups = 0, cap_entries = 0;
   for (size_t i = 0; i < n; i = group_end(t, order, n, i, b)) n_groups++;
   for (size_t i = 0; i < n; i++) cap_entries += v->offsets[order[i] + 1] - v->offsets[order[i]];
+  /* a group has at most one entry per direction: without this bound the
+   * sources table would hold b slots for every V entry */
+  if (cap_entries > n_groups * N_DIRECTIONS) cap_entries = n_groups * N_DIRECTIONS;
   h->targets = malloc((n_groups ? n_groups : 1) * (size_t)b * sizeof(int));
   h->begin = malloc((n_groups + 1) * sizeof(int));
   h->sources = malloc((cap_entries ? cap_entries : 1) * (size_t)b * sizeof(int));
@@ -66,15 +73,15 @@ int hfmm_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b, 
   h->pair = malloc(2 * (cap_entries ? cap_entries : 1) * sizeof(int));
   if (!h->targets || !h->begin || !h->sources || !h->dir || !h->pair) {
     free(order);
-    hfmm_batches_free(h);
+    fmmcl_tree3d_v_batches_free(h);
     return -1;
   }
-  int slot[343];
+  int slot[N_DIRECTIONS];
   size_t g = 0, e = 0;
   for (size_t i = 0; i < n; g++) {
     const size_t j = group_end(t, order, n, i, b);
     h->begin[g] = (int)e;
-    for (int k = 0; k < 343; k++) slot[k] = -1;
+    for (int k = 0; k < N_DIRECTIONS; k++) slot[k] = -1;
     for (int m = 0; m < b; m++)
       h->targets[g * (size_t)b + (size_t)m] = i + (size_t)m < j ? order[i + (size_t)m] : -1;
     for (size_t m = 0; m < j - i; m++) {
