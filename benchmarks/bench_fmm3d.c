@@ -55,7 +55,8 @@ static void usage(void) {
       "  --precision single|double|both   (default both; double needs fp64)\n"
       "  --tol T                  requested relative error (default 1e-4 single, 1e-7 double)\n"
       "  --theta T                treecode acceptance parameter (default 0.5)\n"
-      "  --leaf-size Q            points per leaf (default 0: the device default)\n"
+      "  --leaf-size Q            points per leaf (default 0: the library's choice; times.csv\n"
+      "                           and the progress line (q=) give the leaf size the plan took)\n"
       "  --override K:PARAMS      build kernel family K (fmmtune --list) with PARAMS, e.g.\n"
       "                           'fmm3d_p2p:WGS=64 UNROLL=4 TPW=2' (fmmcl_tuning_override)\n"
       "  --nmin N --nmax N        sweep bounds (default 1000 .. 1e7 on a GPU, 1e5 on a CPU)\n"
@@ -267,8 +268,8 @@ static void progress(size_t done, size_t total, const curve *k, size_t n) {
 }
 
 static void progress_result(const bench_fmm3d_point *pt) {
-  fprintf(stderr, " p=%-2d create %9.3f ms  execute %9.3f ms  end-to-end %9.3f ms  err %.1e / %.1e\n",
-          pt->order, 1e3 * pt->create_s, 1e3 * pt->execute_s, 1e3 * pt->end_to_end_s, pt->err_pot,
+  fprintf(stderr, " p=%-2d q=%-4d create %9.3f ms  execute %9.3f ms  end-to-end %9.3f ms  err %.1e / %.1e\n",
+          pt->order, pt->leaf_size, 1e3 * pt->create_s, 1e3 * pt->execute_s, 1e3 * pt->end_to_end_s, pt->err_pot,
           pt->err_grad);
 }
 
@@ -337,7 +338,7 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s-%s-%s.bin", c.results, pt->method, pt->precision);
         bench_fmm3d_write_results(&in, path);
       }
-      bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, k->method == 1 ? c.theta : 0, c.leaf_size,
+      bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, k->method == 1 ? c.theta : 0, pt->leaf_size,
                         k->first_build_s, in.k);
       n_pts++;
     }

@@ -311,6 +311,10 @@ fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *
   pt->tables_s = phase_time(ph, c, "tables");
   pt->kernels_s = pt->create_s - pt->tree_s - pt->lists_s - pt->tables_s;
   pt->order = plan_order(plan);
+  {
+    fmmcl_plan_info info;
+    pt->leaf_size = fmmcl_plan_describe(plan, &info) == FMMCL_SUCCESS ? info.leaf_size : 0;
+  }
   for (int k = 0; k < BENCH_FMM3D_N_OPS; k++)
     if ((st = fmmcl_plan_counts(plan, bench_fmm3d_ops[k], &pt->count[k]))) {
       fmmcl_plan_destroy(plan);

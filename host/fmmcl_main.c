@@ -827,6 +827,7 @@ static void report_plan(const config *c, fmmcl_plan plan, const job *j) {
            j->opt.method == FMMCL_AUTO ? " (chosen by auto)" : "");
     if (info.order > 0) printf(", order %d", info.order);
     if (info.theta > 0) printf(", theta %g", info.theta);
+    if (info.leaf_size > 0) printf(", leaf size %d", info.leaf_size);
     printf("\n");
   }
   if (info.precision != FMMCL_SINGLE || j->opt.kernel == FMMCL_GAUSSIAN) return;

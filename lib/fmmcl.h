@@ -373,6 +373,7 @@ typedef struct fmmcl_plan_info {
   fmmcl_precision precision;
   int order;
   double theta;
+  int leaf_size; /* the 3D FMM's and treecode's points per leaf (0 chosen); 0 for other methods */
 } fmmcl_plan_info;
 FMMCL_EXPORT fmmcl_status fmmcl_plan_describe(fmmcl_plan plan, fmmcl_plan_info *info);
 

@@ -759,6 +759,38 @@ START_TEST(test_reexecute_new_charges) {
 }
 END_TEST
 
+/* A plan reports the leaf size it took: the given one, else its choice;
+ * on a GPU the FMM's by its order (cheap M2Ls at low orders: smaller
+ * leaves), the treecode's and a CPU's fixed. */
+START_TEST(test_leaf_size_chosen) {
+  fmmcl_device_info gpu = {0}, cpu = {0};
+  gpu.is_gpu = 1;
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 5, 4), 128);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 8, 4), 512);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 17, 8), 512);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 1, 5, 4), 256);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&cpu, 0, 5, 4), 256);
+  enum { N = 2000 };
+  double *x = malloc(3 * N * sizeof *x);
+  make_points(UNIFORM, N, 7, x);
+  for (int given = 0; given <= 64; given += 64) {
+    fmmcl_plan_options o = laplace(FMMCL_FMM, FMMCL_SINGLE, 0);
+    o.tolerance = 1e-3;
+    o.leaf_size = given;
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan) == FMMCL_SUCCESS, "%s", fmmcl_last_error(ctx));
+    fmmcl_plan_info info;
+    ck_assert_int_eq(fmmcl_plan_describe(plan, &info), FMMCL_SUCCESS);
+    fmmcl_device_info d;
+    ck_assert_int_eq(fmmcl_context_device(ctx, &d), FMMCL_SUCCESS);
+    const int want = given ? given : (int)fmmcl_fmm3d_default_leaf_size(&d, 0, info.order, 4);
+    ck_assert_int_eq(info.leaf_size, want);
+    fmmcl_plan_destroy(plan);
+  }
+  free(x);
+}
+END_TEST
+
 START_TEST(test_invalid_options) {
   double x[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
   fmmcl_plan plan;
@@ -818,6 +850,7 @@ static Suite *fmm3d_suite(void) {
   tcase_add_test(deg, test_separate_targets);
   tcase_add_test(deg, test_reexecute_new_charges);
   tcase_add_test(deg, test_invalid_options);
+  tcase_add_test(deg, test_leaf_size_chosen);
   suite_add_tcase(s, deg);
   return s;
 }

@@ -15,6 +15,9 @@ fmmcl_status fmmcl_plan_describe(fmmcl_plan plan, fmmcl_plan_info *info) {
   info->precision = plan->opt.precision;
   info->order = plan->ops->order ? plan->ops->order(plan) : 0;
   info->theta = plan->opt.method == FMMCL_TREECODE ? plan->opt.theta : 0;
+  const int tree3d = plan->opt.kernel == FMMCL_LAPLACE_3D &&
+                     (plan->opt.method == FMMCL_FMM || plan->opt.method == FMMCL_TREECODE);
+  info->leaf_size = tree3d ? plan->opt.leaf_size : 0;
   return FMMCL_SUCCESS;
 }
 

@@ -408,11 +408,13 @@ class Plan(_Owned):
     def info(self):
         """What runs: {"method": the method ("auto" resolved), "order": the expansion
         order (0 for direct sums), "precision", "theta": the treecode's theta (0 resolved;
-        0 for other methods)}."""
+        0 for other methods), "leaf_size": the 3D FMM's and treecode's points per leaf (0
+        resolved; 0 for other methods)}."""
         i = PlanInfo()
         _check(lib().fmmcl_plan_describe(self._live(), ctypes.byref(i)), self._ctx._handle)
         return {"method": names.METHODS[i.method], "order": i.order,
-                "precision": names.PRECISIONS[i.precision], "theta": i.theta}
+                "precision": names.PRECISIONS[i.precision], "theta": i.theta,
+                "leaf_size": i.leaf_size}
 
     def rounding_estimate(self):
         """(estimate, distance): the typical relative error, from rounding coordinates to

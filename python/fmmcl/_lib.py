@@ -69,7 +69,7 @@ class TargetsData(ctypes.Structure):
 class PlanInfo(ctypes.Structure):
     """fmmcl_plan_info"""
     _fields_ = [("kernel", c_int), ("method", c_int), ("precision", c_int), ("order", c_int),
-                ("theta", c_double)]
+                ("theta", c_double), ("leaf_size", c_int)]
 
 
 class PhaseTime(ctypes.Structure):

@@ -57,7 +57,12 @@ def test_info_says_what_auto_chose(ctx, fp64):
     for tol in (1e-3, 1e-7):
         with fmmcl.Plan(ctx, y, method="fmm", tol=tol) as plan:
             orders.append(plan.info()["order"])
+            assert plan.info()["leaf_size"] > 0
     assert 0 < orders[0] < orders[1]
+    with fmmcl.Plan(ctx, y, method="fmm", leaf_size=64) as plan:
+        assert plan.info()["leaf_size"] == 64
+    with fmmcl.Plan(ctx, y, method="direct") as plan:
+        assert plan.info()["leaf_size"] == 0
 
 
 def test_rounding_estimate_sees_a_close_pair(ctx, fp64):

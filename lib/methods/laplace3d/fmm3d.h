@@ -196,6 +196,10 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
  * point, checked by the caller for context and size; targets NULL when
  * they are the sources): nothing is read to the host but the box. */
 fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem targets, int *done);
+/* The points per leaf a plan takes when its options say 0 (fmm3d_setup.c):
+ * on a GPU the FMM's by its order (the M2L's cost against the P2P's). */
+size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, int order, size_t real_size);
+
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */
 fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s);

@@ -12,9 +12,28 @@
  * (the leaf-size runs behind 512 and 256 are in benchmarks/README.md,
  * bench-fmm3d). The treecode's near field, every leaf within about
  * (b + r) / theta, holds several times the FMM's 27 neighbours' points, so
- * on a GPU it takes half the FMM's leaves (bench-precision runs there). */
-static size_t default_leaf_size(const fmmcl_device_info *d, int treecode) {
-  return d->is_gpu ? (treecode ? 256 : 512) : 256;
+ * on a GPU it takes half the FMM's leaves (bench-precision runs there).
+ * The FMM on a GPU splits a cell of n points where its eight children cost
+ * less: per target 27 n P2P pairs and 189 M2Ls over n, against 27 n / 8
+ * and 8 x 189 / n, so where n^2 > 56 m2l / pair, m2l the time of one M2L
+ * at order p ~ (p + 1)^4 and pair that of one P2P pair. On the H100 that
+ * threshold is ~140 points at order 5 and ~320 at order 8: low orders take
+ * 128-point leaves, the others 512 (a threshold near a uniform tree's
+ * occupancy, 244 or 305 points at 1e6 or 1e7, splits some cells and not
+ * others, which costs more than either tree: measured, bench-fmm3d
+ * --leaf-size, benchmarks/README.md). */
+#define GPU_SPLIT_SMALL_LEAVES 200 /* points: below, 128-point leaves */
+static double gpu_split_threshold(int order, size_t real_size) {
+  const double p4 = pow(order + 1, 4);
+  /* seconds per M2L / (p + 1)^4 and per P2P pair, H100 (batched M2L) */
+  const double m2l = real_size == 8 ? 2.6e-13 : 1.9e-13, pair = real_size == 8 ? 1.59e-12 : 0.69e-12;
+  return sqrt(56 * m2l * p4 / pair);
+}
+
+size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, int order, size_t real_size) {
+  if (!d->is_gpu) return 256;
+  if (treecode) return 256;
+  return gpu_split_threshold(order, real_size) < GPU_SPLIT_SMALL_LEAVES ? 128 : 512;
 }
 
 /* Depth limit: the key width (21 levels) in both precisions. Cell centres
@@ -45,7 +64,7 @@ static int use_device_sort(fmmcl_plan plan) {
 static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *sources,
                                const double *targets) {
   const fmmcl_plan_options *o = &plan->opt;
-  size_t q = o->leaf_size > 0 ? (size_t)o->leaf_size : default_leaf_size(&plan->ctx->dev.info, s->treecode);
+  const size_t q = (size_t)o->leaf_size; /* resolved by fmmcl_fmm3d_setup */
   const double *t = plan->targets_are_sources ? NULL : targets;
   double t0 = fmmcl_wall_seconds();
   s->sort_seconds = 0;
@@ -182,6 +201,11 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   fmmcl_status st = check_options(plan, s);
   if (st) return st;
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
+  /* the leaf size chosen is the plan's from here on (fmmcl_plan_describe,
+   * and the same leaves when new positions rebuild the tree) */
+  if (plan->opt.leaf_size == 0)
+    plan->opt.leaf_size =
+        (int)fmmcl_fmm3d_default_leaf_size(&plan->ctx->dev.info, s->treecode, s->order, s->real_size);
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
     if ((st = build_lists(plan, s, sources, targets))) return st;

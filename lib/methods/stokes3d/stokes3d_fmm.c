@@ -90,7 +90,10 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
                       plan->opt.precision == FMMCL_SINGLE ? "FMMCL_DOUBLE or a tolerance >= 1e-4"
                                                           : "a larger tolerance");
   }
-  lo.leaf_size = plan->opt.leaf_size;
+  /* the leaves the Stokes FMM was measured with (its near field's pairs
+   * cost several Laplace pairs; the Laplace FMM's choice by order does not
+   * count that) */
+  lo.leaf_size = plan->opt.leaf_size > 0 ? plan->opt.leaf_size : ctx->dev.info.is_gpu ? 512 : 256;
   lo.gradient = 1;
   lo.dipoles = plan->opt.stresslets;
   fmmcl_status st =
