@@ -211,7 +211,7 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 
 /* ---- P2M: M_n^m += sum_j q_j R_n^m(y_j - c) ------------------------------ */
 
-/* Two mappings. Per source (P2M_PER_SOURCE=1): each work-item takes every
+/* Three mappings. Per source (P2M_PER_SOURCE=1): each work-item takes every
  * WGS-th source of the leaf and adds q R_n^m for all (n, m) to private
  * accumulators, generating them by the recurrence in one O(NCOEF) sweep;
  * the group then sums its WGS partial expansions through local memory.
@@ -220,7 +220,12 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
  * float, p = 8, 1e6 points: 0.03 ms against 0.82). The per-source
  * form keeps 2 NCOEF reals in registers: the default takes it where that
  * is at most 96 words, without dipoles (their moments need degree n - 1
- * of each source's harmonics as well). */
+ * of each source's harmonics as well). Per column (P2M_COLUMNS=1, the
+ * default at higher orders without dipoles): work-item (m, slice) takes
+ * order m for every (WGS / (P + 1))-th source, R_m^m by m products and
+ * R_m^m .. R_P^m by the recurrence, O(P) a source where the per-
+ * coefficient form spends O(n) on each of the column's P + 1 - m terms;
+ * the slices' partial columns are summed through local memory. */
 #ifdef FMMCL_DOUBLE
 #define REAL2_WORDS 4
 #else
@@ -234,9 +239,21 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 #endif
 #endif
 
-#if P2M_PER_SOURCE && DIPOLES
-#error "expansions3d.cl: P2M_PER_SOURCE does not take dipoles"
+#ifndef P2M_COLUMNS
+#if !DIPOLES && !P2M_PER_SOURCE
+#define P2M_COLUMNS 1
+#else
+#define P2M_COLUMNS 0
 #endif
+#endif
+#if (P2M_PER_SOURCE || P2M_COLUMNS) && DIPOLES
+#error "expansions3d.cl: P2M_PER_SOURCE and P2M_COLUMNS do not take dipoles"
+#endif
+/* slices: as many as the group has columns for, their partial sums in at
+ * most 32 KB of local memory */
+#define P2M_SLICES_FIT (32768 / (int)(P2M_STRIDE * sizeof(REAL2)))
+#define P2M_SLICES_ALL (WGS / (P + 1))
+#define P2M_SLICES (P2M_SLICES_ALL < P2M_SLICES_FIT ? P2M_SLICES_ALL : P2M_SLICES_FIT > 0 ? P2M_SLICES_FIT : 1)
 /* odd, so that a lane reading one coefficient of every partial sum meets
  * no bank twice */
 #define P2M_STRIDE (NCOEF | 1)
@@ -244,6 +261,9 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
  * source tiles and the recurrence's divisors */
 #if P2M_PER_SOURCE
 #define P2M_SCRATCH ((WGS * P2M_STRIDE + 1) / 2)
+#elif P2M_COLUMNS
+/* the slices' partial expansions, and 1 / ((k + 1 - m)(k + 1 + m)) */
+#define P2M_SCRATCH ((P2M_SLICES * P2M_STRIDE + 1) / 2 + ((P + 1) * (P + 1) + 3) / 4)
 #else
 #define P2M_SCRATCH (2 * WGS + (NRECUR + 3) / 4)
 #endif
@@ -288,6 +308,52 @@ void p2m_sum(__global const REAL4 *restrict src, int begin, int end, REAL4 d, RE
   for (int k = lid; k < NCOEF; k += WGS) {
     REAL2 sum = (REAL2)(0, 0);
     for (int i = 0; i < WGS; i++)
+      sum += part[i * P2M_STRIDE + k];
+    Mc[k] += sum;
+  }
+#elif P2M_COLUMNS
+  __local REAL2 *part = (__local REAL2 *)scratch;
+  __local REAL *inv = (__local REAL *)(part + P2M_SLICES * P2M_STRIDE + 1);
+  for (int i = lid; i < (P + 1) * (P + 1); i += WGS) {
+    const int k = i / (P + 1), mm = i - k * (P + 1);
+    inv[i] = mm <= k ? (REAL)1 / (REAL)((k + 1 - mm) * (k + 1 + mm)) : 0;
+  }
+  for (int i = lid; i < P2M_SLICES * P2M_STRIDE; i += WGS)
+    part[i] = (REAL2)(0, 0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int m = lid % (P + 1), slice = lid / (P + 1);
+  if (slice < P2M_SLICES) {
+    REAL2 acc[P + 1];
+#pragma unroll
+    for (int k = 0; k <= P; k++)
+      acc[k] = (REAL2)(0, 0);
+    for (int j = begin + slice; j < end; j += P2M_SLICES) {
+      const REAL4 y = src[j];
+      const REAL x = (y.x + d.x) * w, yy = (y.y + d.y) * w, z = (y.z + d.z) * w, r2 = x * x + yy * yy + z * z;
+      /* R_m^m = q (-x - iy)^m / (2^m m!) */
+      REAL2 R = (REAL2)(y.w, 0), below = (REAL2)(0, 0);
+#pragma unroll
+      for (int i = 1; i <= P; i++)
+        if (i <= m)
+          R = cmul(R, (REAL2)(-x, -yy) * ((REAL)1 / (REAL)(2 * i)));
+#pragma unroll
+      for (int k = 0; k <= P; k++)
+        if (k >= m) {
+          acc[k] += R;
+          const REAL2 next = ((REAL)(2 * k + 1) * z * R - r2 * below) * inv[k * (P + 1) + m];
+          below = R;
+          R = next;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k <= P; k++)
+      if (k >= m)
+        part[slice * P2M_STRIDE + coef_index(k, m)] = acc[k];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = lid; k < NCOEF; k += WGS) {
+    REAL2 sum = (REAL2)(0, 0);
+    for (int i = 0; i < P2M_SLICES; i++)
       sum += part[i * P2M_STRIDE + k];
     Mc[k] += sum;
   }
