@@ -6,7 +6,8 @@
  * whether any v[i] was NaN or infinite (the host adds the partial sums, so
  * only a few numbers cross the bus whatever n is). */
 __kernel void fmmcl_abs_sum_partial(__global const REAL *restrict v, const uint n,
-                                    __global REAL *restrict partial, __global int *restrict nonfinite)
+                                    __global REAL *restrict partial, __global int *restrict nonfinite,
+                                    const int bit)
 {
   /* groups of a power of two up to 256 work-items */
   __local REAL scratch[256];
@@ -18,7 +19,7 @@ __kernel void fmmcl_abs_sum_partial(__global const REAL *restrict v, const uint 
     bad |= !isfinite(x);
     sum += fabs(x);
   }
-  if (bad) atomic_or(nonfinite, 1);
+  if (bad) atomic_or(nonfinite, bit);
   scratch[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint s = wgs / 2; s > 0; s /= 2) {

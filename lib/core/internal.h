@@ -258,6 +258,9 @@ fmmcl_status fmmcl_download_real4(fmmcl_plan plan, const fmmcl_real4_results *r,
 /* The sum of |v[i]| over n REALs of buffer v, and whether any was NaN or
  * infinite, computed on the device (a few numbers come back). */
 fmmcl_status fmmcl_resident_abs_sum(fmmcl_plan plan, cl_mem v, size_t n, double *total, int *nonfinite);
+/* Whether buffers v[0 .. count) of n[k] REALs hold a NaN or an infinity:
+ * bit k of *bad for v[k]; one read back for all of them. */
+fmmcl_status fmmcl_resident_nonfinite(fmmcl_plan plan, const cl_mem *v, const size_t *n, int count, int *bad);
 /* pot[i] = r[4i + pot_at], grad[dim i + c] = r[4i + grad_at + c] for
  * i < n on the device (grad may be NULL), without waiting. */
 fmmcl_status fmmcl_resident_split(fmmcl_plan plan, cl_mem r, size_t n, int pot_at, int grad_at, int dim,

@@ -44,17 +44,40 @@ static fmmcl_status resident_kernels(fmmcl_plan plan, struct fmmcl_resident **ou
   return st;
 }
 
+/* Enqueues the partial sums of |v| and ORs bit into the flag where v has a
+ * NaN or an infinity. */
+static fmmcl_status enqueue_sum(fmmcl_context ctx, struct fmmcl_resident *r, cl_mem v, size_t n, int bit) {
+  fmmcl_status st = FMMCL_KERNEL_ARGS(ctx, r->sum, 0, FMMCL_ARG_MEM(v), FMMCL_ARG_UINT(n),
+                                      FMMCL_ARG_MEM(r->partial), FMMCL_ARG_MEM(r->flag), FMMCL_ARG_INT(bit));
+  return st ? st : fmmcl_launch(ctx, r->sum, SUM_GROUPS * r->local, r->local, NULL, NULL);
+}
+
+static fmmcl_status clear_flag(fmmcl_context ctx, struct fmmcl_resident *r) {
+  const cl_int zero = 0;
+  FMMCL_CL_TRY(ctx,
+               clEnqueueFillBuffer(ctx->queue, r->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL));
+  return FMMCL_SUCCESS;
+}
+
+fmmcl_status fmmcl_resident_nonfinite(fmmcl_plan plan, const cl_mem *v, const size_t *n, int count, int *bad) {
+  fmmcl_context ctx = plan->ctx;
+  struct fmmcl_resident *r;
+  fmmcl_status st = resident_kernels(plan, &r);
+  if (!st) st = clear_flag(ctx, r);
+  for (int k = 0; !st && k < count; k++) st = enqueue_sum(ctx, r, v[k], n[k], 1 << k);
+  if (st) return st;
+  cl_int flag = 0;
+  FMMCL_CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->flag, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL));
+  *bad = flag;
+  return FMMCL_SUCCESS;
+}
+
 fmmcl_status fmmcl_resident_abs_sum(fmmcl_plan plan, cl_mem v, size_t n, double *total, int *nonfinite) {
   fmmcl_context ctx = plan->ctx;
   struct fmmcl_resident *r;
   fmmcl_status st = resident_kernels(plan, &r);
-  if (st) return st;
-  const cl_int zero = 0;
-  FMMCL_CL_TRY(ctx,
-               clEnqueueFillBuffer(ctx->queue, r->flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL));
-  st = FMMCL_KERNEL_ARGS(ctx, r->sum, 0, FMMCL_ARG_MEM(v), FMMCL_ARG_UINT(n), FMMCL_ARG_MEM(r->partial),
-                         FMMCL_ARG_MEM(r->flag));
-  if (!st) st = fmmcl_launch(ctx, r->sum, SUM_GROUPS * r->local, r->local, NULL, NULL);
+  if (!st) st = clear_flag(ctx, r);
+  if (!st) st = enqueue_sum(ctx, r, v, n, 1);
   if (st) return st;
   unsigned char partial[SUM_GROUPS * sizeof(double)];
   cl_int flag = 0;

@@ -42,17 +42,17 @@ static fmmcl_status buffer_check(fmmcl_plan plan, cl_mem buf, const char *what, 
   return fmmcl_device_buffer_check(plan, "fmmcl_plan_execute_buffers", buf, what, count, real_size);
 }
 
-/* The outputs' check of fmmcl_plan_execute, on the device. */
+/* The outputs' check of fmmcl_plan_execute, on the device: both buffers
+ * in one round trip. */
 static fmmcl_status outputs_check(fmmcl_plan plan, const fmmcl_device_io *io) {
   const size_t dim = (size_t)plan->opt.dim;
+  const cl_mem v[2] = {io->potential, io->gradient};
+  const size_t n[2] = {plan->n_targets, plan->n_targets * dim};
+  int bad;
+  fmmcl_status st = fmmcl_resident_nonfinite(plan, v, n, io->gradient ? 2 : 1, &bad);
+  if (st) return st;
   for (int k = 0; k < 2; k++) {
-    cl_mem buf = k ? io->gradient : io->potential;
-    if (!buf) continue;
-    double total;
-    int nonfinite;
-    fmmcl_status st = fmmcl_resident_abs_sum(plan, buf, plan->n_targets * (k ? dim : 1), &total, &nonfinite);
-    if (st) return st;
-    if (nonfinite)
+    if (bad & (1 << k))
       return fmmcl_fail(plan->ctx, FMMCL_ERROR_NONFINITE_OUTPUT,
                         "a %s value is NaN or infinite: the %s sum overflowed %s precision; %s",
                         k ? "gradient" : "potential", plan->ops->name,
