@@ -249,11 +249,13 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 #if (P2M_PER_SOURCE || P2M_COLUMNS) && DIPOLES
 #error "expansions3d.cl: P2M_PER_SOURCE and P2M_COLUMNS do not take dipoles"
 #endif
-/* slices: as many as the group has columns for, their partial sums in at
- * most 32 KB of local memory */
-#define P2M_SLICES_FIT (32768 / (int)(P2M_STRIDE * sizeof(REAL2)))
+/* slices: the host's (fmm3d_kernels.c: as many as the group has columns
+ * for and the device's local memory holds), else what 16 KB holds */
+#ifndef P2M_SLICES
+#define P2M_SLICES_FIT (16384 / (int)(P2M_STRIDE * sizeof(REAL2)))
 #define P2M_SLICES_ALL (WGS / (P + 1))
 #define P2M_SLICES (P2M_SLICES_ALL < P2M_SLICES_FIT ? P2M_SLICES_ALL : P2M_SLICES_FIT > 0 ? P2M_SLICES_FIT : 1)
+#endif
 /* odd, so that a lane reading one coefficient of every partial sum meets
  * no bank twice */
 #define P2M_STRIDE (NCOEF | 1)
@@ -262,8 +264,9 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 #if P2M_PER_SOURCE
 #define P2M_SCRATCH ((WGS * P2M_STRIDE + 1) / 2)
 #elif P2M_COLUMNS
-/* the slices' partial expansions, and 1 / ((k + 1 - m)(k + 1 + m)) */
-#define P2M_SCRATCH ((P2M_SLICES * P2M_STRIDE + 1) / 2 + ((P + 1) * (P + 1) + 3) / 4)
+/* the slices' partial expansions (2 REALs a coefficient), then
+ * 1 / ((k + 1 - m)(k + 1 + m)) (one REAL each), in REAL4s */
+#define P2M_SCRATCH ((2 * P2M_SLICES * P2M_STRIDE + (P + 1) * (P + 1) + 3) / 4)
 #else
 #define P2M_SCRATCH (2 * WGS + (NRECUR + 3) / 4)
 #endif
@@ -313,7 +316,7 @@ void p2m_sum(__global const REAL4 *restrict src, int begin, int end, REAL4 d, RE
   }
 #elif P2M_COLUMNS
   __local REAL2 *part = (__local REAL2 *)scratch;
-  __local REAL *inv = (__local REAL *)(part + P2M_SLICES * P2M_STRIDE + 1);
+  __local REAL *inv = (__local REAL *)(part + P2M_SLICES * P2M_STRIDE);
   for (int i = lid; i < (P + 1) * (P + 1); i += WGS) {
     const int k = i / (P + 1), mm = i - k * (P + 1);
     inv[i] = mm <= k ? (REAL)1 / (REAL)((k + 1 - mm) * (k + 1 + mm)) : 0;

@@ -60,6 +60,19 @@ int fmmcl_fmm3d_m2l_default_targets(int order, size_t real_size, unsigned long l
 #define M2P_LANES 4
 #define M2P_PER_ITEM(real_size) ((real_size) == 8 ? 1 : 3)
 
+/* The P2M's slices of sources where it maps a work-item per column of the
+ * expansion (expansions3d.cl P2M_COLUMNS): as many as the group has
+ * columns for, their partial expansions (and the recurrence's divisors,
+ * and a margin) within the device's local memory. */
+static size_t p2m_slices(fmmcl_context ctx, const fmm3d_state *s) {
+  const size_t cols = (size_t)s->order + 1, stride = s->ncoef | 1;
+  const size_t fixed = cols * cols * s->real_size + 1024, local = (size_t)ctx->dev.info.local_mem_bytes;
+  const size_t fit = local > fixed ? (local - fixed) / (stride * 2 * s->real_size) : 0;
+  size_t slices = s->exp_wgs / cols;
+  if (fit < slices) slices = fit;
+  return slices ? slices : 1;
+}
+
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: work-group size %zu outside %zu..%zu on %s",
@@ -91,13 +104,15 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   s->m2l_b = b_set > 0 ? b_set : fmmcl_fmm3d_m2l_default_targets(s->order, s->real_size, ctx->dev.info.local_mem_bytes);
   const int tpi = tpi_set > 0 ? tpi_set : s->m2l_b;
   const size_t local_bytes = fmmcl_fmm3d_m2l_batched_bytes(s->order, s->real_size, s->m2l_signed, s->m2l_b);
-  if (s->m2l_b < 1 || tpi < 1 || s->m2l_b % tpi || local_bytes > ctx->dev.info.local_mem_bytes)
+  /* the treecode runs no M2L: its orders are not bound by the M2L's memory */
+  if (!s->treecode && (s->m2l_b < 1 || tpi < 1 || s->m2l_b % tpi || local_bytes > ctx->dev.info.local_mem_bytes))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "order %d, M2L of %d targets a group, %d a work-item, needs %zu bytes of local memory "
                       "and M2L_B a multiple of M2L_TPI; %s has %llu", s->order, s->m2l_b, tpi, local_bytes,
                       ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
   s->m2l_wgs = (s->ncoef * (size_t)(s->m2l_b / tpi) + 31) / 32 * 32;
-  if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl m2l_batched", s->m2l_wgs, s->ncoef))) return st;
+  if (!s->treecode && (st = check_wgs(ctx, "laplace3d/expansions3d.cl m2l_batched", s->m2l_wgs, s->ncoef)))
+    return st;
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
   if (s->p2p_tpw < 1)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "laplace3d/fmm3d_p2p.cl: TPW %zu < 1", s->p2p_tpw);
@@ -122,8 +137,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
    * exactly the kernels they always did */
   char ext[64] = "";
   snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d %s%s", real, s->order,
-           s->m2p_wgs, M2P_TARGETS, s->m2p_tpt, exp_def, ext);
+  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d -DP2M_SLICES=%zu %s%s",
+           real, s->order, s->m2p_wgs, M2P_TARGETS, s->m2p_tpt, p2m_slices(ctx, s), exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);
