@@ -116,36 +116,58 @@ START_TEST(test_moved_equals_fresh) {
 }
 END_TEST
 
+/* The refusal tests' plan: a 3D FMM on N points x with charges q, its
+ * sums before any update kept; y a copy of x for the refused positions. */
+enum { REFUSAL_N = 1200 };
+typedef struct {
+  double *x, *y, q[REFUSAL_N], before[REFUSAL_N];
+  fmmcl_plan_options o;
+  fmmcl_plan plan;
+} refusal;
+
+static void refusal_open(unsigned seed, refusal *r) {
+  r->x = malloc(3 * REFUSAL_N * sizeof *r->x), r->y = malloc(3 * REFUSAL_N * sizeof *r->y);
+  fmmcl_test_random_points(seed, REFUSAL_N, 3, r->x);
+  fmmcl_test_random_values(seed + 1, REFUSAL_N, -1, 1, r->q);
+  memcpy(r->y, r->x, 3 * REFUSAL_N * sizeof *r->y);
+  fmmcl_plan_options_init(&r->o, FMMCL_LAPLACE_3D);
+  r->o.method = FMMCL_FMM, r->o.gradient = 0;
+  r->plan = NULL;
+  ck_assert_int_eq(fmmcl_plan_create(ctx, &r->o, REFUSAL_N, r->x, 0, NULL, &r->plan), FMMCL_SUCCESS);
+  ck_assert_int_eq(fmmcl_plan_execute(r->plan, r->q, r->before, NULL), FMMCL_SUCCESS);
+}
+
+/* The plan still sums on its old positions, bit for bit; then freed. */
+static void refusal_close(refusal *r) {
+  double after[REFUSAL_N];
+  ck_assert_int_eq(fmmcl_plan_execute(r->plan, r->q, after, NULL), FMMCL_SUCCESS);
+  for (int i = 0; i < REFUSAL_N; i++)
+    ck_assert_msg(r->before[i] == after[i], "target %d: %g vs %g", i, r->before[i], after[i]);
+  fmmcl_plan_destroy(r->plan);
+  free(r->x), free(r->y);
+}
+
 /* Refused updates: each with one status, and the plan still sums on its
  * old positions afterwards, bit for bit. */
 START_TEST(test_refused_keeps_plan) {
-  enum { N = 1200 };
-  double *x = malloc(3 * N * sizeof *x), *y = malloc(3 * N * sizeof *y), q[N], before[N], after[N];
-  fmmcl_test_random_points(41, N, 3, x);
-  fmmcl_test_random_values(42, N, -1, 1, q);
-  fmmcl_plan_options o;
-  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
-  o.method = FMMCL_FMM, o.gradient = 0;
-  fmmcl_plan plan = NULL;
-  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_plan_execute(plan, q, before, NULL), FMMCL_SUCCESS);
-  memcpy(y, x, 3 * N * sizeof *y);
+  refusal r;
+  refusal_open(41, &r);
+  double *x = r.x, *y = r.y;
   y[3 * 7 + 1] = NAN;
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, y, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  ck_assert_int_eq(fmmcl_plan_update_positions(r.plan, y, NULL), FMMCL_ERROR_NONFINITE_INPUT);
   y[3 * 7 + 1] = 1e30; /* r^2 overflows single precision */
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, y, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, x), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_plan_update_positions(plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(fmmcl_plan_update_positions(r.plan, y, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions(r.plan, x, x), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions(r.plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
   ck_assert_int_eq(fmmcl_plan_update_positions(NULL, x, NULL), FMMCL_ERROR_NULL_POINTER);
-  ck_assert_int_eq(fmmcl_plan_execute(plan, q, after, NULL), FMMCL_SUCCESS);
-  for (int i = 0; i < N; i++) ck_assert(before[i] == after[i]);
-  fmmcl_plan_destroy(plan);
   /* a hybrid schedule's plan is rebuilt by the call that made it */
-  if (fmmcl_plan_create_hybrid(ctx, NULL, &o, N, x, 0, NULL, FMMCL_SCHEDULE_GPU, &plan) == FMMCL_SUCCESS) {
-    ck_assert_int_eq(fmmcl_plan_update_positions(plan, x, NULL), FMMCL_ERROR_UNSUPPORTED);
-    fmmcl_plan_destroy(plan);
+  fmmcl_plan hybrid = NULL;
+  if (fmmcl_plan_create_hybrid(ctx, NULL, &r.o, REFUSAL_N, x, 0, NULL, FMMCL_SCHEDULE_GPU, &hybrid) ==
+      FMMCL_SUCCESS) {
+    ck_assert_int_eq(fmmcl_plan_update_positions(hybrid, x, NULL), FMMCL_ERROR_UNSUPPORTED);
+    fmmcl_plan_destroy(hybrid);
   }
-  free(x), free(y);
+  refusal_close(&r);
 }
 END_TEST
 
@@ -154,16 +176,10 @@ END_TEST
  * hold), targets where the targets are the sources; the plan still sums on
  * its old positions afterwards, bit for bit. */
 START_TEST(test_buffers_refused_keeps_plan) {
-  enum { N = 1200 };
-  double *x = malloc(3 * N * sizeof *x), *y = malloc(3 * N * sizeof *y), q[N], before[N], after[N];
-  fmmcl_test_random_points(43, N, 3, x);
-  fmmcl_test_random_values(44, N, -1, 1, q);
-  fmmcl_plan_options o;
-  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
-  o.method = FMMCL_FMM, o.gradient = 0;
-  fmmcl_plan plan = NULL;
-  ck_assert_int_eq(fmmcl_plan_create(ctx, &o, N, x, 0, NULL, &plan), FMMCL_SUCCESS);
-  ck_assert_int_eq(fmmcl_plan_execute(plan, q, before, NULL), FMMCL_SUCCESS);
+  enum { N = REFUSAL_N };
+  refusal r;
+  refusal_open(43, &r);
+  double *x = r.x, *y = r.y;
   cl_context cl;
   cl_device_id dev;
   ck_assert_int_eq(fmmcl_context_cl_handles(ctx, &cl, NULL, &dev), FMMCL_SUCCESS);
@@ -172,26 +188,21 @@ START_TEST(test_buffers_refused_keeps_plan) {
   ck_assert_int_eq(err, CL_SUCCESS);
   cl_mem foreign = clCreateBuffer(other, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * N * sizeof *x, x, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, foreign, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(r.plan, foreign, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
   cl_mem small = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * N * sizeof *x - 8, x, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
-  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, small, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
-  memcpy(y, x, 3 * N * sizeof *y);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(r.plan, small, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
   y[3 * 7 + 1] = NAN;
-  ck_assert_int_eq(update(plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  ck_assert_int_eq(update(r.plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_NONFINITE_INPUT);
   y[3 * 7 + 1] = INFINITY;
-  ck_assert_int_eq(update(plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_NONFINITE_INPUT);
+  ck_assert_int_eq(update(r.plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_NONFINITE_INPUT);
   y[3 * 7 + 1] = 1e30; /* r^2 overflows single precision */
-  ck_assert_int_eq(update(plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(update(plan, 1, 3, N, x, N, x), FMMCL_ERROR_INVALID_ARGUMENT);
-  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
+  ck_assert_int_eq(update(r.plan, 1, 3, N, y, 0, NULL), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(update(r.plan, 1, 3, N, x, N, x), FMMCL_ERROR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fmmcl_plan_update_positions_buffers(r.plan, NULL, NULL), FMMCL_ERROR_NULL_POINTER);
   ck_assert_int_eq(fmmcl_plan_update_positions_buffers(NULL, small, NULL), FMMCL_ERROR_NULL_POINTER);
-  ck_assert_int_eq(fmmcl_plan_execute(plan, q, after, NULL), FMMCL_SUCCESS);
-  for (int i = 0; i < N; i++)
-    ck_assert_msg(before[i] == after[i], "target %d: %g vs %g", i, before[i], after[i]);
-  fmmcl_plan_destroy(plan);
+  refusal_close(&r);
   clReleaseMemObject(foreign), clReleaseMemObject(small), clReleaseContext(other);
-  free(x), free(y);
 }
 END_TEST
 

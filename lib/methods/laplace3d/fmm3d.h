@@ -84,6 +84,9 @@ typedef struct fmm3d_state {
    * p2p_wgs * p2p_tpw targets; remade when the points move */
   cl_mem p2p_chunks;
   size_t n_p2p_chunks;
+  /* the kernels of an in-place update (fmm3d_update.c), made at the first
+   * and kept for the next ones */
+  fmmcl_tree3d_device_kit *update_kit;
   /* M2P (cl/expansions3d.cl m2p): m2p_wgs work-items a group, m2p_split
    * groups a list row (a target leaf; the treecode: a target group);
    * exp_center REAL4 (x, y, z, b) per cell, the centre its multipole is

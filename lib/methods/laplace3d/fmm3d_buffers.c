@@ -564,6 +564,8 @@ void fmmcl_fmm3d_release(fmm3d_state *s) {
                     &s->dev_tgt.xyz, &s->dev_tgt.packed, &s->dev_tgt.packed_lo, &s->dev_tgt.perm,
                     &s->src_lo,      &s->tgt_lo};
   for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) fmmcl_release(kept[i]);
+  fmmcl_tree3d_device_kit_close(s->update_kit);
+  s->update_kit = NULL;
   fmmcl_fmm3d_release_list(&s->m2l);
   fmmcl_fmm3d_release_m2l_table(s);
   fmmcl_fmm3d_release_list(&s->p2l);

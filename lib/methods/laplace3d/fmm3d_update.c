@@ -26,7 +26,7 @@ typedef struct moved_set {
 } moved_set;
 
 typedef struct moved {
-  fmmcl_tree3d_device_kit *kit; /* the device steps' kernels, made once */
+  fmmcl_tree3d_device_kit *kit; /* the device steps' kernels: the plan's, kept between updates */
   moved_set src, tgt;           /* tgt unused when the targets are the sources */
   fmmcl_morton3d_cube cube;
   fmmcl_tree3d_cell *cells;
@@ -44,7 +44,6 @@ static void set_release(moved_set *m) {
 }
 
 static void moved_release(moved *m) {
-  fmmcl_tree3d_device_kit_close(m->kit);
   set_release(&m->src), set_release(&m->tgt);
   free(m->cells);
   fmmcl_release(&m->cell_src), fmmcl_release(&m->cell_tgt);
@@ -185,15 +184,6 @@ static void commit(fmm3d_state *s, moved *m, const double origin[3], double unit
   s->unit = unit;
 }
 
-/* Whether the plan can be updated in place at all (else *done stays 0). */
-static int in_place_possible(fmmcl_plan plan) {
-  const fmm3d_state *s = plan->impl;
-  if (!s || s->treecode || s->tree_borrowed || !s->tree) return 0;
-  const fmmcl_tree3d *t = s->tree;
-  const size_t n_max = t->n_sources > t->n_targets ? t->n_sources : t->n_targets;
-  return fmmcl_tree3d_device_sort_available(plan->ctx, n_max);
-}
-
 /* The points' new coordinates on the device (xyz[1] NULL when the targets
  * are the sources), taken over, with their box and finiteness. */
 typedef struct new_points {
@@ -202,8 +192,34 @@ typedef struct new_points {
   int finite[2];
 } new_points;
 
+/* Whether the plan can be updated in place at all. */
+static int in_place_possible(fmmcl_plan plan) {
+  const fmm3d_state *s = plan->impl;
+  if (!s || s->treecode || s->tree_borrowed || !s->tree) return 0;
+  const fmmcl_tree3d *t = s->tree;
+  const size_t n_max = t->n_sources > t->n_targets ? t->n_sources : t->n_targets;
+  return fmmcl_tree3d_device_sort_available(plan->ctx, n_max);
+}
+
+/* What both updates start from: nothing done nor made yet, and the plan's
+ * device kit, made at its first update and kept (its kernels are not made
+ * again each step). *go: whether the in-place update may be tried (else
+ * the plan is rebuilt). */
+static fmmcl_status update_begin(fmmcl_plan plan, moved *m, new_points *p, int *done, int *go) {
+  memset(m, 0, sizeof *m);
+  memset(p, 0, sizeof *p);
+  p->finite[1] = 1;
+  *done = *go = 0;
+  if (!in_place_possible(plan)) return FMMCL_SUCCESS;
+  fmm3d_state *s = plan->impl;
+  fmmcl_status st = s->update_kit ? FMMCL_SUCCESS : fmmcl_tree3d_device_kit_open(plan->ctx, &s->update_kit);
+  m->kit = s->update_kit;
+  *go = !st;
+  return st;
+}
+
 /* The update from the points on the device (p's buffers taken over; m->kit
- * open or NULL); t0 when it began, for its phases. */
+ * the plan's); t0 when it began, for its phases. */
 static fmmcl_status update_from(fmmcl_plan plan, moved *m, new_points *p, double t0, int *done) {
   fmmcl_context ctx = plan->ctx;
   fmm3d_state *s = plan->impl;
@@ -226,7 +242,6 @@ static fmmcl_status update_from(fmmcl_plan plan, moved *m, new_points *p, double
   if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m->cube)) fmmcl_clear_error(NULL), usable = 0;
   const double t_points = fmmcl_wall_seconds();
   fmmcl_status st = FMMCL_SUCCESS;
-  if (usable && !m->kit) st = fmmcl_tree3d_device_kit_open(ctx, &m->kit);
   if (!st && usable) st = sort_set(plan, s, &p->xyz[0], m, &m->src);
   if (!st && usable && separate) st = sort_set(plan, s, &p->xyz[1], m, &m->tgt);
   fmmcl_release(&p->xyz[0]), fmmcl_release(&p->xyz[1]);
@@ -274,18 +289,16 @@ static fmmcl_status update_from(fmmcl_plan plan, moved *m, new_points *p, double
 }
 
 fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const double *targets, int *done) {
-  *done = 0;
-  if (!in_place_possible(plan)) return FMMCL_SUCCESS;
-  const fmmcl_tree3d *t = ((const fmm3d_state *)plan->impl)->tree;
   moved m;
-  memset(&m, 0, sizeof m);
   new_points p;
-  memset(&p, 0, sizeof p);
-  p.finite[1] = 1;
   const double t0 = fmmcl_wall_seconds();
+  int go;
+  fmmcl_status st = update_begin(plan, &m, &p, done, &go);
+  if (st || !go) return st;
+  const fmmcl_tree3d *t = ((const fmm3d_state *)plan->impl)->tree;
   /* the caller's points read once: sent up, their box and finiteness
    * taken on the way */
-  fmmcl_status st =
+  st =
       fmmcl_tree3d_device_upload(plan->ctx, sources, t->n_sources, &p.xyz[0], p.lo[0], p.hi[0], &p.finite[0]);
   if (!st && !t->targets_are_sources)
     st = fmmcl_tree3d_device_upload(plan->ctx, targets, t->n_targets, &p.xyz[1], p.lo[1], p.hi[1],
@@ -297,22 +310,18 @@ fmmcl_status fmmcl_fmm3d_update(fmmcl_plan plan, const double *sources, const do
 }
 
 fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem targets, int *done) {
-  *done = 0;
-  if (!in_place_possible(plan)) return FMMCL_SUCCESS;
-  const fmmcl_tree3d *t = ((const fmm3d_state *)plan->impl)->tree;
   moved m;
-  memset(&m, 0, sizeof m);
   new_points p;
-  memset(&p, 0, sizeof p);
-  p.finite[1] = 1;
   const double t0 = fmmcl_wall_seconds();
+  int go;
+  fmmcl_status st = update_begin(plan, &m, &p, done, &go);
+  if (st || !go) return st;
+  const fmmcl_tree3d *t = ((const fmm3d_state *)plan->impl)->tree;
   /* the caller's buffers, only read (the sort keeps them until the
    * packing): retained, never copied */
   p.xyz[0] = sources, clRetainMemObject(sources);
   if (!t->targets_are_sources) p.xyz[1] = targets, clRetainMemObject(targets);
-  fmmcl_status st = fmmcl_tree3d_device_kit_open(plan->ctx, &m.kit);
-  if (!st)
-    st = fmmcl_tree3d_device_box(m.kit, plan->ctx, sources, t->n_sources, p.lo[0], p.hi[0], &p.finite[0]);
+  st = fmmcl_tree3d_device_box(m.kit, plan->ctx, sources, t->n_sources, p.lo[0], p.hi[0], &p.finite[0]);
   if (!st && p.xyz[1])
     st = fmmcl_tree3d_device_box(m.kit, plan->ctx, targets, t->n_targets, p.lo[1], p.hi[1], &p.finite[1]);
   if (!st) st = update_from(plan, &m, &p, t0, done);
