@@ -580,7 +580,7 @@ START_TEST(test_fmm_kernels_tune_and_plans_use_them) {
   ck_assert_msg(has_all(opts, p2p->defines) && has_all(opts, exp->defines), "%s vs %s / %s", opts,
                 p2p->defines, exp->defines);
   /* an entry that cannot run (WGS below the order's coefficients) is refused */
-  write_cache("fmm3d_expansions single p8 : WGS=32 M2L_BATCH=1\n");
+  write_cache("fmm3d_expansions single p8 : WGS=32 M2L_BATCH=1 M2P_UNROLL_MAX=12\n");
   fmm_plan_options(8, opts, sizeof opts);
   ck_assert_msg(!has_all(opts, "-DWGS=32"), "%s", opts);
 }

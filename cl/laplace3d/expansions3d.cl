@@ -688,7 +688,8 @@ void l2p(__global const int *restrict cells, __global const int *restrict tgt_be
 /* ---- M2P: phi and grad phi of sum conj(M_n^m) I_n^m(x - c) --------------- */
 
 /* Fully unrolled on P where the compilers take it quickly (a CPU compiler
- * spends minutes on long unrolled expansions). */
+ * spends minutes on long unrolled expansions); a tuning parameter of the
+ * fmm3d_expansions family (lib/tuning: 12 or 32, every order). */
 #ifndef M2P_UNROLL_MAX
 #define M2P_UNROLL_MAX 12
 #endif

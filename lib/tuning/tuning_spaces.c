@@ -102,6 +102,12 @@ static int *param_slot(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt, cons
 
 static size_t ncoef_of(int order) { return (size_t)(order + 1) * (size_t)(order + 2) / 2; }
 
+/* The M2P's loops unroll on P up to order M2P_UNROLL_MAX: the least value
+ * is expansions3d.cl's own default (a CPU compiler spends minutes on longer
+ * unrolled expansions), the other FMMCL_FMM3D_MAX_ORDER_DOUBLE (every
+ * order); values in between build each order as one of those two does. */
+#define M2P_UNROLL_LEAST 12
+
 /* expansions3d.cl at order p: one coefficient per work-item in M2M, M2L
  * and L2L (WGS >= NCOEF, as its #error says), P2M and P2L stage WGS
  * sources as REAL4, M2L stages M2L_BATCH entries (the driver's rule). */
@@ -111,12 +117,19 @@ static int fmm3d_expansions_fits(const fmmcl_tuning_space *s, const fmmcl_tuning
   const int max = precision == FMMCL_DOUBLE ? FMMCL_FMM3D_MAX_ORDER_DOUBLE : FMMCL_FMM3D_MAX_ORDER_SINGLE;
   const size_t wgs = (size_t)param_value(s, pt, "WGS", 1), batch = (size_t)param_value(s, pt, "M2L_BATCH", 1);
   const size_t real = precision == FMMCL_DOUBLE ? 8 : 4;
+  const int unroll = param_value(s, pt, "M2P_UNROLL_MAX", M2P_UNROLL_LEAST);
   if (cls->order > max) {
     snprintf(why, len, "order %d is above the FMM's %d in this precision", cls->order, max);
     return 0;
   }
   if (wgs < ncoef_of(cls->order)) {
     snprintf(why, len, "WGS=%zu is below NCOEF=%zu of order %d", wgs, ncoef_of(cls->order), cls->order);
+    return 0;
+  }
+  /* the same kernel as the least value: not worth a tuner's time */
+  if (unroll > M2P_UNROLL_LEAST && cls->order <= M2P_UNROLL_LEAST) {
+    snprintf(why, len, "M2P_UNROLL_MAX=%d builds order %d as M2P_UNROLL_MAX=%d does", unroll, cls->order,
+             M2P_UNROLL_LEAST);
     return 0;
   }
   if (!tile_fits(s, pt, 4, precision, dev, why, len)) return 0;
@@ -132,7 +145,8 @@ static int fmm3d_expansions_fits(const fmmcl_tuning_space *s, const fmmcl_tuning
 }
 
 /* What the driver has always built: WGS raised to NCOEF rounded up to 32,
- * M2L_BATCH lowered to what fits half the local memory. */
+ * M2L_BATCH lowered to what fits half the local memory; M2P_UNROLL_MAX the
+ * least value where the order is at most that (the same kernel). */
 static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_point *pt,
                                      const fmmcl_tuning_class *cls, fmmcl_precision precision,
                                      const fmmcl_device_info *dev) {
@@ -143,6 +157,7 @@ static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_p
   const int most = (int)fmmcl_fmm3d_m2l_default_batch(dev->local_mem_bytes, entry);
   if (*wgs < least) *wgs = least;
   if (*batch > most) *batch = most;
+  if (cls->order <= M2P_UNROLL_LEAST) *param_slot(s, pt, "M2P_UNROLL_MAX") = M2P_UNROLL_LEAST;
 }
 
 /* ---- the 2D FMM's M2L ------------------------------------------------------ */
@@ -360,11 +375,13 @@ static const fmmcl_tuning_space spaces[] = {
      .file = "laplace3d/expansions3d.cl",
      .params = {{"WGS", FMMCL_TUNE_VALUES(32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
                                           480, 512, 544, 576, 768, 1024)},
-                {"M2L_BATCH", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8, 12, 16)}},
+                {"M2L_BATCH", FMMCL_TUNE_VALUES(1, 2, 3, 4, 5, 6, 7, 8, 12, 16)},
+                {"M2P_UNROLL_MAX", FMMCL_TUNE_VALUES(M2P_UNROLL_LEAST, FMMCL_FMM3D_MAX_ORDER_DOUBLE)}},
      .fits = fmm3d_expansions_fits,
      .class_default = fmm3d_expansions_default,
      .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs and M2L_BATCH M2L entries "
-                    "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single",
+                    "(fmmcl_fmm3d_m2l_entry_bytes) of local memory; order <= 16 in single; "
+                    "M2P_UNROLL_MAX=32 only above order 12",
      .class_prefix = "p",
      .class_min = 1,
      .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,
