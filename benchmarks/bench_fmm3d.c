@@ -54,7 +54,8 @@ static void usage(void) {
       "  --methods LIST           comma-separated of direct,treecode,fmm (default all)\n"
       "  --precision single|double|both   (default both; double needs fp64)\n"
       "  --tol T                  requested relative error (default 1e-4 single, 1e-7 double)\n"
-      "  --theta T                treecode acceptance parameter (default 0.5)\n"
+      "  --theta T                treecode acceptance parameter (default 0: the plan chooses it\n"
+      "                           from the tolerance; the one chosen is printed and written)\n"
       "  --leaf-size Q            points per leaf (default 0: the library's choice; times.csv\n"
       "                           and the progress line (q=) give the leaf size the plan took)\n"
       "  --override K:PARAMS      build kernel family K (fmmtune --list) with PARAMS, e.g.\n"
@@ -102,6 +103,17 @@ static int parse_real(const char *opt, const char *v, double *out) {
   return 1;
 }
 
+/* theta in (0, 1], or 0: the plan chooses it from the tolerance */
+static int parse_theta(const char *opt, const char *v, double *out) {
+  char *end;
+  *out = strtod(v, &end);
+  if (end == v || *end || !(*out >= 0 && *out <= 1)) {
+    fprintf(stderr, "bench-fmm3d: %s wants 0 (chosen) or a number in (0, 1], got '%s'\n", opt, v);
+    return 0;
+  }
+  return 1;
+}
+
 static int method_listed(const char *list, const char *m) {
   size_t len = strlen(m);
   for (const char *p = list; *p;) {
@@ -144,7 +156,7 @@ static int parse_args(int argc, char **argv, config *c) {
                 .nmin = 1000,
                 .check = 1000,
                 .repeat = 5,
-                .theta = 0.5};
+                .theta = 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t r;
@@ -175,7 +187,7 @@ static int parse_args(int argc, char **argv, config *c) {
       ok = !strcmp(v, "single") || !strcmp(v, "double") || !strcmp(v, "both");
       if (!ok) fprintf(stderr, "bench-fmm3d: --precision is single, double or both, not '%s'\n", v);
     } else if (strcmp(a, "--tol") == 0) ok = parse_real(a, v, &c->tol);
-    else if (strcmp(a, "--theta") == 0) ok = parse_real(a, v, &c->theta);
+    else if (strcmp(a, "--theta") == 0) ok = parse_theta(a, v, &c->theta);
     else if (strcmp(a, "--nmin") == 0) ok = parse_size(a, v, 1, &c->nmin);
     else if (strcmp(a, "--nmax") == 0) ok = parse_size(a, v, 1, &c->nmax);
     else if (strcmp(a, "--direct-nmax") == 0) ok = parse_size(a, v, 0, &c->direct_nmax);
@@ -268,6 +280,7 @@ static void progress(size_t done, size_t total, const curve *k, size_t n) {
 }
 
 static void progress_result(const bench_fmm3d_point *pt) {
+  if (pt->theta > 0) fprintf(stderr, " theta=%.2f", pt->theta);
   fprintf(stderr, " p=%-2d q=%-4d create %9.3f ms  execute %9.3f ms  end-to-end %9.3f ms  err %.1e / %.1e\n",
           pt->order, pt->leaf_size, 1e3 * pt->create_s, 1e3 * pt->execute_s, 1e3 * pt->end_to_end_s, pt->err_pot,
           pt->err_grad);
@@ -338,7 +351,7 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s-%s-%s.bin", c.results, pt->method, pt->precision);
         bench_fmm3d_write_results(&in, path);
       }
-      bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, k->method == 1 ? c.theta : 0, pt->leaf_size,
+      bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, pt->theta, pt->leaf_size,
                         k->first_build_s, in.k);
       n_pts++;
     }

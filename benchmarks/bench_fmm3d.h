@@ -19,6 +19,7 @@ typedef struct bench_fmm3d_point {
   size_t n;
   int order;                       /* expansion order p (0 for direct) */
   int leaf_size;                   /* the plan's points per leaf (0 for direct) */
+  double theta;                    /* the treecode's theta, as the plan chose it (0 otherwise) */
   double create_first_s;           /* the first plan of this N: staging memory not yet pinned */
   double create_s;                 /* plan create, wall clock, binary cache warm, the second plan of this N */
   double tree_s, lists_s;          /* as the plan records them (tree: sort + tree) */

@@ -115,14 +115,6 @@ static double phase_time(const fmmcl_phase_time *ph, size_t n, const char *name)
   return 0;
 }
 
-/* The expansion order is public only through the build options (-DP=p). */
-static int plan_order(fmmcl_plan plan) {
-  char opts[1024];
-  if (fmmcl_plan_build_options(plan, opts, sizeof opts)) return 0;
-  const char *p = strstr(opts, "-DP=");
-  return p ? atoi(p + 4) : 0;
-}
-
 static fmmcl_status failed(fmmcl_context ctx, fmmcl_status st, const char *what) {
   fprintf(stderr, "\n  %s: %s\n  %s\n", what, fmmcl_strerror(st), fmmcl_last_error(ctx));
   return st;
@@ -315,11 +307,13 @@ fmmcl_status bench_fmm3d_run_point(fmmcl_context ctx, const fmmcl_plan_options *
   pt->lists_s = phase_time(ph, c, "lists");
   pt->tables_s = phase_time(ph, c, "tables");
   pt->kernels_s = pt->create_s - pt->tree_s - pt->lists_s - pt->tables_s;
-  pt->order = plan_order(plan);
-  {
-    fmmcl_plan_info info;
-    pt->leaf_size = fmmcl_plan_describe(plan, &info) == FMMCL_SUCCESS ? info.leaf_size : 0;
+  /* the order, the treecode's theta and the leaf size the plan chose */
+  fmmcl_plan_info info;
+  if ((st = fmmcl_plan_describe(plan, &info))) {
+    fmmcl_plan_destroy(plan);
+    return failed(ctx, st, "fmmcl_plan_describe");
   }
+  pt->order = info.order, pt->theta = info.theta, pt->leaf_size = info.leaf_size;
   for (int k = 0; k < BENCH_FMM3D_N_OPS; k++)
     if ((st = fmmcl_plan_counts(plan, bench_fmm3d_ops[k], &pt->count[k]))) {
       fmmcl_plan_destroy(plan);

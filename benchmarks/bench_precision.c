@@ -19,7 +19,7 @@ static void usage(void) {
       "N^2 <= --direct-max, else a double-precision FMM of the same kernel at\n"
       "tolerance --tol / 1000 on the same device. Writes CSV:\n"
       "device,dim,kernel,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,\n"
-      "execute_s,reference\n"
+      "execute_s,reference,theta (the treecode's, as its plan chose it; 0 for other methods)\n"
       "Errors are relative: L2 = |a - ref|_2 / |ref|_2 over all targets (the gradient\n"
       "as one vector per target), max = max_i |a_i - ref_i| / max_i |ref_i|.\n"
       "  --dim 2|3                 2D or 3D (default 3)\n"
@@ -34,6 +34,8 @@ static void usage(void) {
       "  --shift S                 add S to every coordinate (default 0)\n"
       "  --precision single|double (default single)\n"
       "  --tol T                   requested tolerance (default 1e-4)\n"
+      "  --order P                 expansion order of the tree methods (default 0: from --tol)\n"
+      "  --theta T                 the treecode's acceptance parameter (default 0: from --tol)\n"
       "  --leaf-size L             points per leaf of the tree methods (default: the plan's choice)\n"
       "  --repeat R                executes per plan, best time kept (default 3)\n"
       "  --direct-max P            largest N^2 checked by the host direct sum (default 4e10)\n"
@@ -132,7 +134,7 @@ int main(int argc, char **argv) {
   FILE *csv = bench_open_csv(csv_path);
   fprintf(csv,
           "device,dim,kernel,distribution,n,shift,method,precision,tol,order,pot_l2,grad_l2,pot_max,grad_max,"
-          "execute_s,reference\n");
+          "execute_s,reference,theta\n");
   double *x = malloc(n * dim * sizeof *x), *q = malloc(n * sizeof *q);
   double *rp = malloc(n * sizeof *rp), *rg = malloc(n * dim * sizeof *rg);
   double *p = malloc(n * sizeof *p), *g = malloc(n * dim * sizeof *g);
@@ -208,10 +210,10 @@ int main(int argc, char **argv) {
       bench_check(ctx, fmmcl_plan_describe(plan, &pi), "fmmcl_plan_describe");
       fmmcl_plan_destroy(plan);
       const errors e = compare(n, dim, p, potential_only ? NULL : g, rp, rg);
-      fprintf(csv, "\"%s\",%d,%s,%s,%zu,%g,%s,%s,%g,%d,%.3e,%.3e,%.3e,%.3e,%.6f,%s\n", info.device_name, dim,
-              gaussian ? "gaussian" : "laplace", name, n, shift, m,
+      fprintf(csv, "\"%s\",%d,%s,%s,%zu,%g,%s,%s,%g,%d,%.3e,%.3e,%.3e,%.3e,%.6f,%s,%g\n", info.device_name,
+              dim, gaussian ? "gaussian" : "laplace", name, n, shift, m,
               prec == FMMCL_DOUBLE ? "double" : "single", tol, pi.order, e.pot_l2, e.grad_l2, e.pot_max,
-              e.grad_max, best, ref);
+              e.grad_max, best, ref, pi.theta);
       fflush(csv);
     }
   }
