@@ -111,7 +111,7 @@ typedef struct gauss_rates {
    * and per dimension (a GPU's, fitted: its work-items build each source's
    * Hermite columns per axis while the terms run across the lanes, so the
    * terms cost nearly nothing; 0.35-0.38 us per source and axis in single,
-   * 0.68-0.72 in double, over d = 1-3, sigma 1, N 1e5-1e6); 0: the
+   * 0.68-0.73 in double, over d = 1-3, sigma 1, N 1e5-1e6); 0: the
    * per-source and per-term seconds above, over per_box's grid */
   double fgt_box_dim;
 } gauss_rates;
