@@ -38,15 +38,15 @@ int main(int argc, char **argv) {
   const int executions = argc > 2 ? atoi(argv[2]) : 1000000;
   fmmcl_context ctx;
   bench_check(NULL, fmmcl_context_create(&ctx, getenv("FMMCL_DEVICE")), "fmmcl_context_create");
-  ctx->dev.info.is_gpu = 1; /* the model's device class only: nothing runs */
+  ctx->dev.info.is_gpu = 1;              /* the model's device class only: nothing runs */
   ctx->dev.info.local_mem_bytes = 49152; /* the H100's under NVIDIA OpenCL */
   char sn[32], sp[16], ms[NM][32];
   int dim;
   double sigma, worst = 0, sum = 0;
   int points = 0, over = 0;
   printf("# N d sigma prec | method:measured/model ms ... | best auto ratio (executions %d)\n", executions);
-  while (fscanf(f, "%31s %d %lf %15s %31s %31s %31s %31s", sn, &dim, &sigma, sp, ms[0], ms[1], ms[2], ms[3]) ==
-         8) {
+  while (fscanf(f, "%31s %d %lf %15s %31s %31s %31s %31s", sn, &dim, &sigma, sp, ms[0], ms[1], ms[2],
+                ms[3]) == 8) {
     const size_t n = (size_t)atof(sn);
     double t[NM], pred[NM];
     int best = -1;
@@ -78,8 +78,8 @@ int main(int argc, char **argv) {
       worst = fmax(worst, ratio);
     }
   }
-  printf("# %d points: AUTO / best worst %.2f, mean %.3f, %d over 1.2\n", points, worst, points ? sum / points : NAN,
-         over);
+  printf("# %d points: AUTO / best worst %.2f, mean %.3f, %d over 1.2\n", points, worst,
+         points ? sum / points : NAN, over);
   fclose(f);
   fmmcl_context_destroy(ctx);
   return 0;
