@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h" /* the GPU class of the Gaussian's model, off the device */
+#include "model/model.h"
 #include "test_util.h"
 
 static fmmcl_context ctx;
@@ -266,6 +268,28 @@ START_TEST(test_auto_executions) {
 }
 END_TEST
 
+/* The GPU class's model of the tiled cut-off sum: the device fills with
+ * targets, so 1e5 points in a few full boxes (d = 3, sigma 1, single: every
+ * pair within the cut-off) run the cut-off sum at the all-pairs kernel's
+ * rate or above and AUTO must not prefer the direct sum (the H100 measured
+ * 7.4 ms against 11.7). The fixture's context is this test's alone. */
+START_TEST(test_gpu_model_full_boxes) {
+  fmmcl_context g = ctx;
+  g->dev.info.is_gpu = 1; /* the model only: nothing runs on it after this */
+  const size_t n = 100000;
+  double *x = malloc(n * 3 * sizeof *x), t[FMMCL_GAUSS_METHODS];
+  fmmcl_test_cluster_points(UNIFORM, 15, n, 3, x);
+  fmmcl_plan_options o = gauss_options(FMMCL_AUTO, FMMCL_SINGLE, 3, 1.0, 1e-4);
+  ck_assert_int_eq(fmmcl_model_gaussian(g, &o, n, x, 0, NULL, t, NULL), FMMCL_SUCCESS);
+  ck_assert_msg(t[FMMCL_GAUSS_CUTOFF] > 0 && t[FMMCL_GAUSS_CUTOFF] < t[FMMCL_GAUSS_DIRECT],
+                "cutoff %g s, direct %g s", t[FMMCL_GAUSS_CUTOFF], t[FMMCL_GAUSS_DIRECT]);
+  fmmcl_plan_options r;
+  ck_assert_int_eq(fmmcl_model_resolve(g, &o, n, x, 0, NULL, &r), FMMCL_SUCCESS);
+  ck_assert_msg(r.method != FMMCL_DIRECT, "auto chose %s", fmmcl_method_name(r.method));
+  free(x);
+}
+END_TEST
+
 /* Clear statuses: sigma <= 0 or NaN, a tolerance outside (0, 1) or NaN, a
  * gradient, another kernel, NaN coordinates; and the name round trip. */
 START_TEST(test_cutoff_bad_input) {
@@ -317,6 +341,7 @@ static Suite *cutoff_suite(void) {
   tcase_add_test(tc, test_cutoff_all_pairs);
   tcase_add_test(tc, test_auto_gaussian);
   tcase_add_test(tc, test_auto_executions);
+  tcase_add_test(tc, test_gpu_model_full_boxes);
   tcase_add_test(tc, test_cutoff_bad_input);
   suite_add_tcase(s, tc);
   return s;

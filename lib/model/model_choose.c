@@ -103,16 +103,27 @@ typedef struct gauss_rates {
    * second (at d = 3; per_dim_direct's law), plus these seconds per visit of a source box; 0:
    * the pair model above (a CPU's) */
   double cutoff_visit;
+  /* targets at which the tiled cut-off sum keeps half the device busy
+   * (fitted: a few full boxes at N = 1e4-1e5 run near the full rate, a
+   * sparse 1e4 in many boxes well under it) */
+  double targets_half;
+  /* the FGT's seconds per source of the fullest box of the binning's grid
+   * and per dimension (a GPU's, fitted: its work-items build each source's
+   * Hermite columns per axis while the terms run across the lanes, so the
+   * terms cost nearly nothing; 0.35-0.38 us per source and axis in single,
+   * 0.68-0.73 in double, over d = 1-3, sigma 1, N 1e5-1e6); 0: the
+   * per-source and per-term seconds above, over per_box's grid */
+  double fgt_box_dim;
 } gauss_rates;
 
 /* The H100's (NVIDIA OpenCL) rates stand for every GPU, PoCL's (2 shared
  * cores) for every CPU device: the choice depends on their ratios, which
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.48e12, 131072, 2.0e12, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 2e-4, 1.5e-4, 3e-3,
-                  1.2e10, 1.5, 0.38, 0, 3.3e-10},
+    /* single */ {1.48e12, 131072, 2.0e12, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 1e-4, 1.5e-4, 3e-3,
+                  1.2e10, 1.5, 0.38, 0, 3.3e-10, 30000, 0.36e-6},
     /* double */ {4.75e11, 131072, 3.5e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
-                  3e-3, 1.2e10, 0.5, 0.14, 0, 3.3e-10}};
+                  3e-3, 1.2e10, 0.5, 0.14, 0, 3.3e-10, 30000, 0.7e-6}};
 static const gauss_rates gauss_cpu[2] = {
     /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30, 0},
     /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
@@ -140,6 +151,16 @@ static const gauss_rates gauss_cpu[2] = {
 static double per_box(size_t n, int dim, const double *extent, double side) {
   double boxes = 1;
   for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
+  return (double)n / boxes;
+}
+
+/* The same over the grid the cut-off sum bins into (origin at the lowest
+ * point: floor(extent / side) + 1 boxes per axis). per_box's extra box per
+ * axis, which its fitted FGT terms keep, is 5.6x the boxes in 6 dimensions
+ * at three boxes per axis. */
+static double per_box_binned(size_t n, int dim, const double *extent, double side) {
+  double boxes = 1;
+  for (int k = 0; k < dim; k++) boxes *= floor(extent[k] / side) + 1;
   return (double)n / boxes;
 }
 
@@ -188,11 +209,18 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
     if (r->cutoff_visit > 0) {
       /* tiles of 64 lanes over the occupied target boxes: a box of few
        * points still runs 64 lanes, a sparse set visits boxes of one */
-      const double pt = per_box(nt, dim, extent, par.side), pbo = pt / -expm1(-pt);
+      const double pt = per_box_binned(nt, dim, extent, par.side), pbo = pt / -expm1(-pt);
       const double tiles = (double)nt / pbo * ceil(pbo / 64);
-      const double ps = per_box(n_sources, dim, extent, par.side), sources = visits / -expm1(-ps) * ps;
+      /* the work model's neighbour boxes, over its grid of one more box per
+       * axis; their sources from the binning's own grid, at most all */
+      const double ps0 = per_box(n_sources, dim, extent, par.side);
+      const double sources = fmin((double)n_sources,
+                                  visits / -expm1(-ps0) * per_box_binned(n_sources, dim, extent, par.side));
       const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
-      seconds[FMMCL_GAUSS_CUTOFF] = tiles * (64 * sources / lanes + visits * r->cutoff_visit) / fill +
+      /* the device saturates with targets, not with tiles: the square-root
+       * fill over tiles overpredicted a few full boxes 1.3-1.8x */
+      const double busy = (double)nt / ((double)nt + r->targets_half);
+      seconds[FMMCL_GAUSS_CUTOFF] = tiles * (64 * sources / lanes + visits * r->cutoff_visit) / busy +
                                     r->fixed_cutoff + io;
     } else
       seconds[FMMCL_GAUSS_CUTOFF] =
@@ -218,7 +246,9 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   } else if (fgt)
     seconds[FMMCL_GAUSS_FGT] =
         (double)nt * (par.direct_work / fgt_direct + (par.work - par.direct_work) / fgt_expansion) +
-        per_box(n_sources, dim, extent, par.side) * (r->fgt_box_source + r->fgt_box_term * par.nterms) +
+        (r->fgt_box_dim > 0 ? per_box_binned(n_sources, dim, extent, par.side) * r->fgt_box_dim * dim
+                            : per_box(n_sources, dim, extent, par.side) *
+                                  (r->fgt_box_source + r->fgt_box_term * par.nterms)) +
         r->fixed_fgt + io;
   if (dim == 3 && opt->sigma >= GAUSS_BBFMM_MIN_SIGMA * widest) {
     seconds[FMMCL_GAUSS_BBFMM] = (double)(n_sources + nt) * r->bbfmm_point + r->fixed_bbfmm + io;
