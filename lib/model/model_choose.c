@@ -125,9 +125,10 @@ static const gauss_rates gauss_gpu[2] = {
     /* double */ {4.75e11, 131072, 3.5e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
                   3e-3, 1.2e10, 0.5, 0.14, 0, 3.3e-10, 30000, 0.7e-6}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30, 0},
+    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30, 0, 0,
+                  0},
     /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
-                  30, 0}};
+                  30, 0, 0, 0}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
