@@ -282,8 +282,8 @@ static void progress(size_t done, size_t total, const curve *k, size_t n) {
 static void progress_result(const bench_fmm3d_point *pt) {
   if (pt->theta > 0) fprintf(stderr, " theta=%.2f", pt->theta);
   fprintf(stderr, " p=%-2d q=%-4d create %9.3f ms  execute %9.3f ms  end-to-end %9.3f ms  err %.1e / %.1e\n",
-          pt->order, pt->leaf_size, 1e3 * pt->create_s, 1e3 * pt->execute_s, 1e3 * pt->end_to_end_s, pt->err_pot,
-          pt->err_grad);
+          pt->order, pt->leaf_size, 1e3 * pt->create_s, 1e3 * pt->execute_s, 1e3 * pt->end_to_end_s,
+          pt->err_pot, pt->err_grad);
 }
 
 int main(int argc, char **argv) {
@@ -351,8 +351,7 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s-%s-%s.bin", c.results, pt->method, pt->precision);
         bench_fmm3d_write_results(&in, path);
       }
-      bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, pt->theta, pt->leaf_size,
-                        k->first_build_s, in.k);
+      bench_fmm3d_write(&out, pt, k->method ? k->tol : 0, pt->theta, pt->leaf_size, k->first_build_s, in.k);
       n_pts++;
     }
     bench_fmm3d_inputs_free(&in);

@@ -59,7 +59,8 @@ static fmmcl_status clear_flag(fmmcl_context ctx, struct fmmcl_resident *r) {
   return FMMCL_SUCCESS;
 }
 
-fmmcl_status fmmcl_resident_nonfinite(fmmcl_plan plan, const cl_mem *v, const size_t *n, int count, int *bad) {
+fmmcl_status fmmcl_resident_nonfinite(fmmcl_plan plan, const cl_mem *v, const size_t *n, int count,
+                                      int *bad) {
   fmmcl_context ctx = plan->ctx;
   struct fmmcl_resident *r;
   fmmcl_status st = resident_kernels(plan, &r);

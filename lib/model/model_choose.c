@@ -120,15 +120,15 @@ typedef struct gauss_rates {
  * cores) for every CPU device: the choice depends on their ratios, which
  * move less between devices of a class than the rates do. */
 static const gauss_rates gauss_gpu[2] = {
-    /* single */ {1.48e12, 131072, 2.0e12, 5000, 3.3e11, 1.2e12, 0.6e-6, 1e-8, 9e-8, 5e-5, 1e-4, 1.5e-4, 3e-3,
-                  1.2e10, 1.5, 0.38, 0, 3.3e-10, 30000, 0.36e-6},
-    /* double */ {4.75e11, 131072, 3.5e11, 5000, 3.0e11, 4.0e11, 1.0e-6, 2e-8, 1.8e-7, 5e-5, 2e-4, 1.5e-4,
-                  3e-3, 1.2e10, 0.5, 0.14, 0, 3.3e-10, 30000, 0.7e-6}};
+    /* single */ {1.48e12, 131072, 2.0e12, 5000,   3.3e11, 1.2e12, 0.6e-6, 1e-8,    9e-8,  5e-5,
+                  1e-4,    1.5e-4, 3e-3,   1.2e10, 1.5,    0.38,   0,      3.3e-10, 30000, 0.36e-6},
+    /* double */ {4.75e11, 131072, 3.5e11, 5000,   3.0e11, 4.0e11, 1.0e-6, 2e-8,    1.8e-7, 5e-5,
+                  2e-4,    1.5e-4, 3e-3,   1.2e10, 0.5,    0.14,   0,      3.3e-10, 30000,  0.7e-6}};
 static const gauss_rates gauss_cpu[2] = {
-    /* single */ {5.5e7, 64, 2e8, 1, 3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5, 30, 0, 0,
-                  0},
-    /* double */ {3.5e7, 64, 1.2e8, 1, 2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4, 1e-3, 2e-3, 1e-2, 4e9, 1, 0.5,
-                  30, 0, 0, 0}};
+    /* single */ {5.5e7, 64,   2e8,  1,   3.2e8, 2.5e8, 1e-6, 2e-7, 3e-5, 2e-4,
+                  1e-3,  2e-3, 1e-2, 4e9, 1,     0.5,   30,   0,    0,    0},
+    /* double */ {3.5e7, 64,   1.2e8, 1,   2e8, 1.5e8, 1e-6, 3e-7, 5e-5, 2e-4,
+                  1e-3,  2e-3, 1e-2,  4e9, 1,   0.5,   30,   0,    0,    0}};
 
 /* The bbFMM interpolates the kernel over a leaf: it is offered only where
  * the Gaussian is smooth over the whole set (sigma at least this share of
@@ -215,14 +215,14 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
       /* the work model's neighbour boxes, over its grid of one more box per
        * axis; their sources from the binning's own grid, at most all */
       const double ps0 = per_box(n_sources, dim, extent, par.side);
-      const double sources = fmin((double)n_sources,
-                                  visits / -expm1(-ps0) * per_box_binned(n_sources, dim, extent, par.side));
+      const double sources =
+          fmin((double)n_sources, visits / -expm1(-ps0) * per_box_binned(n_sources, dim, extent, par.side));
       const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
       /* the device saturates with targets, not with tiles: the square-root
        * fill over tiles overpredicted a few full boxes 1.3-1.8x */
       const double busy = (double)nt / ((double)nt + r->targets_half);
-      seconds[FMMCL_GAUSS_CUTOFF] = tiles * (64 * sources / lanes + visits * r->cutoff_visit) / busy +
-                                    r->fixed_cutoff + io;
+      seconds[FMMCL_GAUSS_CUTOFF] =
+          tiles * (64 * sources / lanes + visits * r->cutoff_visit) / busy + r->fixed_cutoff + io;
     } else
       seconds[FMMCL_GAUSS_CUTOFF] =
           (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;

@@ -164,9 +164,8 @@ typedef struct fmmcl_tree3d_v_batches {
 } fmmcl_tree3d_v_batches;
 /* 0, or -1 out of memory, -2 a V pair across levels. */
 int fmmcl_tree3d_v_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b,
-                                  fmmcl_tree3d_v_batches *h);
+                                 fmmcl_tree3d_v_batches *h);
 void fmmcl_tree3d_v_batches_free(fmmcl_tree3d_v_batches *h);
-
 
 /* Treecode lists, one row per target GROUP: each leaf's targets cut, in
  * Morton order, into the fewest runs of at most group_size (sizes within

@@ -39,7 +39,7 @@ static size_t group_end(const fmmcl_tree3d *t, const int *order, size_t n, size_
 }
 
 int fmmcl_tree3d_v_batches_build(const fmmcl_tree3d *t, const fmmcl_tree3d_csr *v, int b,
-                                  fmmcl_tree3d_v_batches *h) {
+                                 fmmcl_tree3d_v_batches *h) {
   memset(h, 0, sizeof *h);
   /* the cells with V entries, ordered by (level, octant), stably */
   size_t n = 0, count[(FMMCL_MORTON_LEVELS + 1) * 8 + 1] = {0};

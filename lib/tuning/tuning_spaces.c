@@ -150,8 +150,8 @@ static void fmm3d_expansions_default(const fmmcl_tuning_space *s, fmmcl_tuning_p
                                      const fmmcl_device_info *dev) {
   int *wgs = param_slot(s, pt, "WGS"), *b = param_slot(s, pt, "M2L_B"), *tpi = param_slot(s, pt, "M2L_TPI");
   const int least = (int)(ncoef_of(cls->order) + 31) / 32 * 32;
-  const int most = fmmcl_fmm3d_m2l_default_targets(cls->order, precision == FMMCL_DOUBLE ? 8 : 4,
-                                                   dev->local_mem_bytes);
+  const int most =
+      fmmcl_fmm3d_m2l_default_targets(cls->order, precision == FMMCL_DOUBLE ? 8 : 4, dev->local_mem_bytes);
   if (*wgs < least) *wgs = least;
   if (*b > most) *b = most;
   if (*tpi > *b) *tpi = *b;
@@ -376,9 +376,10 @@ static const fmmcl_tuning_space spaces[] = {
                 {"M2L_TPI", FMMCL_TUNE_VALUES(1, 2, 4, 8, 16)}},
      .fits = fmm3d_expansions_fits,
      .class_default = fmm3d_expansions_default,
-     .constraints = "NCOEF <= WGS <= max work-group size; 4*WGS REALs of local memory; M2L_B a multiple "
-                    "of M2L_TPI, NCOEF*M2L_B/M2L_TPI work-items, a shift and M2L_B multipoles of local memory "
-                    "(fmmcl_fmm3d_m2l_batched_bytes); order <= 16 in single",
+     .constraints =
+         "NCOEF <= WGS <= max work-group size; 4*WGS REALs of local memory; M2L_B a multiple "
+         "of M2L_TPI, NCOEF*M2L_B/M2L_TPI work-items, a shift and M2L_B multipoles of local memory "
+         "(fmmcl_fmm3d_m2l_batched_bytes); order <= 16 in single",
      .class_prefix = "p",
      .class_min = 1,
      .class_max = FMMCL_FMM3D_MAX_ORDER_DOUBLE,

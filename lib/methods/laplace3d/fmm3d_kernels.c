@@ -100,16 +100,21 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   /* the batched M2L: M2L_B target cells a group (unset: as many as fit,
    * at most 8), M2L_TPI of them a work-item (unset: all) */
   fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
-  const int b_set = fmmcl_params_get(&exp_par, "M2L_B", 0), tpi_set = fmmcl_params_get(&exp_par, "M2L_TPI", 0);
-  s->m2l_b = b_set > 0 ? b_set : fmmcl_fmm3d_m2l_default_targets(s->order, s->real_size, ctx->dev.info.local_mem_bytes);
+  const int b_set = fmmcl_params_get(&exp_par, "M2L_B", 0),
+            tpi_set = fmmcl_params_get(&exp_par, "M2L_TPI", 0);
+  s->m2l_b = b_set > 0
+                 ? b_set
+                 : fmmcl_fmm3d_m2l_default_targets(s->order, s->real_size, ctx->dev.info.local_mem_bytes);
   const int tpi = tpi_set > 0 ? tpi_set : s->m2l_b;
   const size_t local_bytes = fmmcl_fmm3d_m2l_batched_bytes(s->order, s->real_size, s->m2l_signed, s->m2l_b);
   /* the treecode runs no M2L: its orders are not bound by the M2L's memory */
-  if (!s->treecode && (s->m2l_b < 1 || tpi < 1 || s->m2l_b % tpi || local_bytes > ctx->dev.info.local_mem_bytes))
+  if (!s->treecode &&
+      (s->m2l_b < 1 || tpi < 1 || s->m2l_b % tpi || local_bytes > ctx->dev.info.local_mem_bytes))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
                       "order %d, M2L of %d targets a group, %d a work-item, needs %zu bytes of local memory "
-                      "and M2L_B a multiple of M2L_TPI; %s has %llu", s->order, s->m2l_b, tpi, local_bytes,
-                      ctx->dev.info.device_name, ctx->dev.info.local_mem_bytes);
+                      "and M2L_B a multiple of M2L_TPI; %s has %llu",
+                      s->order, s->m2l_b, tpi, local_bytes, ctx->dev.info.device_name,
+                      ctx->dev.info.local_mem_bytes);
   s->m2l_wgs = (s->ncoef * (size_t)(s->m2l_b / tpi) + 31) / 32 * 32;
   if (!s->treecode && (st = check_wgs(ctx, "laplace3d/expansions3d.cl m2l_batched", s->m2l_wgs, s->ncoef)))
     return st;
@@ -137,8 +142,9 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
    * exactly the kernels they always did */
   char ext[64] = "";
   snprintf(ext, sizeof ext, "%s%s", s->dipoles ? " -DDIPOLES=1" : "", s->hessian ? " -DHESSIAN=1" : "");
-  snprintf(exp_opt, sizeof exp_opt, "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d -DP2M_SLICES=%zu %s%s",
-           real, s->order, s->m2p_wgs, M2P_TARGETS, s->m2p_tpt, p2m_slices(ctx, s), exp_def, ext);
+  snprintf(exp_opt, sizeof exp_opt,
+           "%s -DP=%d -DM2P_WGS=%zu -DM2P_SPAN=%d -DM2P_TPT=%d -DP2M_SLICES=%zu %s%s", real, s->order,
+           s->m2p_wgs, M2P_TARGETS, s->m2p_tpt, p2m_slices(ctx, s), exp_def, ext);
   snprintf(p2p_opt, sizeof p2p_opt, "%s %s", real, p2p_def);
   {
     const size_t len = strlen(p2p_opt);

@@ -136,9 +136,13 @@ static fmmcl_status v_batches(fmmcl_plan plan, fmm3d_state *s) {
                     : fmmcl_fail(ctx, FMMCL_ERROR_INTERNAL, "a V-list pair across levels");
   const size_t b = (size_t)h.b, ne = h.n_entries ? h.n_entries : 1, ng = h.n_groups ? h.n_groups : 1;
   s->m2l_groups = h.n_groups;
-  fmmcl_status st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ng * b * sizeof(int), h.targets, &s->m2l_targets);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (h.n_groups + 1) * sizeof(int), h.begin, &s->m2l_begin);
-  if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ne * b * sizeof(int), h.sources, &s->m2l_sources);
+  fmmcl_status st =
+      fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ng * b * sizeof(int), h.targets, &s->m2l_targets);
+  if (!st)
+    st =
+        fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, (h.n_groups + 1) * sizeof(int), h.begin, &s->m2l_begin);
+  if (!st)
+    st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ne * b * sizeof(int), h.sources, &s->m2l_sources);
   if (!st) st = fmmcl_fmm3d_buffer(plan, s, CL_MEM_READ_ONLY, ne * sizeof(int), h.dir, &s->m2l_dir);
   fmmcl_tree3d_v_batches_free(&h);
   return st;

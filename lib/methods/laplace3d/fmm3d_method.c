@@ -105,9 +105,9 @@ double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
   const size_t *perm = target ? t->target_perm : t->source_perm;
   /* after an update in place the permutation lives on the device only */
   cl_int *dev_perm = perm ? NULL : malloc((n ? n : 1) * sizeof *dev_perm);
-  if (!perm && (!dev_perm || clEnqueueReadBuffer(plan->ctx->queue, target ? s->tgt_perm : s->src_perm,
-                                                 CL_TRUE, 0, n * sizeof *dev_perm, dev_perm, 0, NULL,
-                                                 NULL) != CL_SUCCESS))
+  if (!perm &&
+      (!dev_perm || clEnqueueReadBuffer(plan->ctx->queue, target ? s->tgt_perm : s->src_perm, CL_TRUE, 0,
+                                        n * sizeof *dev_perm, dev_perm, 0, NULL, NULL) != CL_SUCCESS))
     n = 0; /* the root's size below: an estimate errs large */
   /* the sorted position of the caller's point, then the leaf whose range
    * holds it: one search, for the one pair the estimate looks at */
@@ -128,9 +128,9 @@ double fmmcl_fmm3d_frame_size(fmmcl_plan plan, int target, size_t index) {
 
 /* What the FMM and the treecode, with charges or with dipoles and
  * Hessians, share: one state, execution, counts and frames. */
-#define FMM3D_OPS(name_, create_)                                                                  \
-  .name = name_, .create = create_, .execute = fmm3d_execute, .destroy = fmm3d_destroy,           \
-  .counts = fmmcl_fmm3d_counts, .order = fmm3d_order, .frame_size = fmmcl_fmm3d_frame_size,       \
+#define FMM3D_OPS(name_, create_)                                                           \
+  .name = name_, .create = create_, .execute = fmm3d_execute, .destroy = fmm3d_destroy,     \
+  .counts = fmmcl_fmm3d_counts, .order = fmm3d_order, .frame_size = fmmcl_fmm3d_frame_size, \
   .offset_rounding = fmm3d_offset_rounding
 
 const fmmcl_method_ops fmmcl_fmm3d_ops = {FMM3D_OPS("fmm3d", fmm_create), .resident = 1,

@@ -181,8 +181,13 @@ static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *call
   const size_t *perm = target ? t->target_perm : t->source_perm;
   if (!xyz && (!caller || !perm)) return 1;
   const leaf_frames lf = {t, target};
-  const fmmcl_frame_groups fg = {.n_groups = t->n_leaves, .dim = 3, .xyz = xyz, .caller = caller, .perm = perm,
-                                 .group = leaf_group, .arg = &lf};
+  const fmmcl_frame_groups fg = {.n_groups = t->n_leaves,
+                                 .dim = 3,
+                                 .xyz = xyz,
+                                 .caller = caller,
+                                 .perm = perm,
+                                 .group = leaf_group,
+                                 .arg = &lf};
   return fmmcl_frame_rounding_needs_low_parts(&fg, u, ratio, share);
 }
 

@@ -79,16 +79,17 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   const double tol = plan->opt.tolerance > 0               ? plan->opt.tolerance
                      : plan->opt.precision == FMMCL_DOUBLE ? 1e-6
                                                            : 1e-4;
-  const int max = plan->opt.precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
+  const int max =
+      plan->opt.precision == FMMCL_SINGLE ? FMMCL_FMM3D_MAX_ORDER_SINGLE : FMMCL_FMM3D_MAX_ORDER_DOUBLE;
   lo.order = plan->opt.order > 0 ? plan->opt.order : far_order(tol, max);
   if (lo.order == 0) {
     free(y), free(x);
-    return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED,
-                      "STOKES_3D FMM tolerance %g: its Laplace FMMs would need an order above %d, the most %s "
-                      "precision allows; use %s",
-                      tol, max, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
-                      plan->opt.precision == FMMCL_SINGLE ? "FMMCL_DOUBLE or a tolerance >= 1e-4"
-                                                          : "a larger tolerance");
+    return fmmcl_fail(
+        ctx, FMMCL_ERROR_UNSUPPORTED,
+        "STOKES_3D FMM tolerance %g: its Laplace FMMs would need an order above %d, the most %s "
+        "precision allows; use %s",
+        tol, max, plan->opt.precision == FMMCL_SINGLE ? "single" : "double",
+        plan->opt.precision == FMMCL_SINGLE ? "FMMCL_DOUBLE or a tolerance >= 1e-4" : "a larger tolerance");
   }
   /* the leaves the Stokes FMM was measured with (its near field's pairs
    * cost several Laplace pairs; the Laplace FMM's choice by order does not
@@ -96,9 +97,9 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   lo.leaf_size = plan->opt.leaf_size > 0 ? plan->opt.leaf_size : ctx->dev.info.is_gpu ? 512 : 256;
   lo.gradient = 1;
   lo.dipoles = plan->opt.stresslets;
-  fmmcl_status st =
-      fmmcl_plan_create(ctx, &lo, n, y, m, plan->targets_are_sources ? NULL : x, &s->laplace);
-  if (!st) st = fmmcl_stokes3d_near_create(plan, s->laplace, &s->near, y, plan->targets_are_sources ? NULL : x);
+  fmmcl_status st = fmmcl_plan_create(ctx, &lo, n, y, m, plan->targets_are_sources ? NULL : x, &s->laplace);
+  if (!st)
+    st = fmmcl_stokes3d_near_create(plan, s->laplace, &s->near, y, plan->targets_are_sources ? NULL : x);
   if (!st) st = fmmcl_stokes3d_far_create(plan, s->laplace, &s->far);
   free(y), free(x);
   return st;
