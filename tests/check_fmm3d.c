@@ -385,8 +385,8 @@ START_TEST(test_operator_m2l) {
 }
 END_TEST
 
-/* The M2L in batches of target cells sharing directions, every
- * coefficient against the C reference: high orders (both ways of staging
+/* The M2L in batches of target cells sharing directions (and per cell,
+ * the CPU devices' default), every coefficient against the C reference: high orders (both ways of staging
  * the shifts where the device's local memory decides), groups of 1 to 16
  * targets, 1 to 8 of them a work-item, an adaptive tree whose groups miss
  * some targets' sources. Single precision: the double reference's
@@ -396,14 +396,18 @@ static const struct {
   int order;
   const char *params; /* fmm3d_expansions override; NULL: the defaults */
   double tol;
-} m2l_cases[] = {{FMMCL_DOUBLE, 17, NULL, OPERATOR_TOL},
-                 {FMMCL_DOUBLE, 17, "WGS=192 M2L_B=4 M2L_TPI=1", OPERATOR_TOL},
-                 {FMMCL_DOUBLE, 20, NULL, OPERATOR_TOL},
-                 {FMMCL_SINGLE, 8, "WGS=64 M2L_B=16 M2L_TPI=2", 1e-5},
-                 {FMMCL_SINGLE, 5, "WGS=32 M2L_B=2 M2L_TPI=1", 1e-5}};
+  const char *mode; /* FMMCL_M2L */
+} m2l_cases[] = {{FMMCL_DOUBLE, 17, NULL, OPERATOR_TOL, "batched"},
+                 {FMMCL_DOUBLE, 17, "WGS=192 M2L_B=4 M2L_TPI=1", OPERATOR_TOL, "batched"},
+                 {FMMCL_DOUBLE, 20, NULL, OPERATOR_TOL, "batched"},
+                 {FMMCL_SINGLE, 8, "WGS=64 M2L_B=16 M2L_TPI=2", 1e-5, "batched"},
+                 {FMMCL_SINGLE, 5, "WGS=32 M2L_B=2 M2L_TPI=1", 1e-5, "batched"},
+                 {FMMCL_DOUBLE, 17, NULL, OPERATOR_TOL, "cell"},
+                 {FMMCL_SINGLE, 8, NULL, 1e-5, "cell"}};
 
 START_TEST(test_operator_m2l_batches) {
   const int i = _i;
+  setenv("FMMCL_M2L", m2l_cases[i].mode, 1); /* Check runs each test in its own process */
   if (m2l_cases[i].params)
     ck_assert_msg(fmmcl_tuning_override(ctx, "fmm3d_expansions", m2l_cases[i].params) == FMMCL_SUCCESS, "%s",
                   fmmcl_last_error(ctx));

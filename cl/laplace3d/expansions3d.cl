@@ -567,7 +567,50 @@ int m2l_stage_source(int i)
 #endif
 }
 
-/* Group g: up to M2L_B target cells of one level and one position in
+/* Per cell (CPU devices, fmm3d_kernels.c): group g is target cell
+ * cells[g], its V list list[list_begin[g] .. list_begin[g+1]) of source
+ * cells, shift[e] the table row of entry e; M2L_BATCH entries staged a
+ * round (two barriers per M2L_BATCH entries, not per entry). */
+#ifndef M2L_BATCH
+#define M2L_BATCH 4
+#endif
+#ifndef NO_M2L /* the treecode's build: no M2L kernels */
+#define NO_M2L 0
+#endif
+#if !NO_M2L
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void m2l(__global const int *restrict cells, __global const int *restrict list_begin,
+         __global const int *restrict list, __global const int *restrict shift,
+         __global const REAL2 *restrict table, __global const REAL2 *restrict M,
+         __global REAL2 *restrict L)
+{
+  __local REAL2 S[M2L_BATCH * NSTAGE], Ms[M2L_BATCH * NCOEF];
+  const int g = get_group_id(0), lid = get_local_id(0), cell = cells[g];
+  const int2 nm = coef_degree_order(min(lid, NCOEF - 1));
+  const int j = nm.x, k = nm.y;
+  const int e0 = list_begin[g], e1 = list_begin[g + 1];
+  REAL2 acc = (REAL2)(0, 0);
+  for (int e = e0; e < e1; e += M2L_BATCH) {
+    const int count = min(M2L_BATCH, e1 - e);
+    for (int i = lid; i < count * NSTAGE; i += WGS) {
+      const int b = i / NSTAGE;
+      S[i] = table[shift[e + b] * NSHIFT + m2l_stage_source(i - b * NSTAGE)];
+    }
+    for (int i = lid; i < count * NCOEF; i += WGS) {
+      const int b = i / NCOEF;
+      Ms[i] = M[list[e + b] * NCOEF + (i - b * NCOEF)];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < NCOEF)
+      for (int b = 0; b < count; b++)
+        m2l_sums(Ms + b * NCOEF, S + b * NSTAGE, j, k, &acc, 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid < NCOEF)
+    L[cell * NCOEF + lid] += (j & 1) ? -acc : acc;
+}
+
+/* Batched (GPUs): group g: up to M2L_B target cells of one level and one position in
  * their parents (lib/tree/tree3d_v_batches.c), targets[g * M2L_B ..] (-1:
  * none), whose V lists share their directions: entry e of the group's
  * begin[g] .. begin[g+1] is direction dir[e] (its table row), with each
@@ -607,6 +650,7 @@ void m2l_batched(__global const int *restrict targets, __global const int *restr
       if (t >= 0) L[t * NCOEF + c] += (j & 1) ? -acc[b] : acc[b];
     }
 }
+#endif /* !NO_M2L */
 
 /* ---- L2L: L'_k^u += sum_{j,v} L_{k+j}^{u+v} conj(R_j^v(c_child - c_parent)) */
 

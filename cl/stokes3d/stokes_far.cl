@@ -82,9 +82,6 @@ void stokes_p2m(__global const REAL4 *restrict src, __global const int *restrict
 }
 
 #if STOKES_M2L /* the host's choice: its local arrays fit the device */
-#ifndef M2L_BATCH
-#define M2L_BATCH 4
-#endif
 /* Group g: target cell cells[g], its V list list[list_begin[g] ..
  * list_begin[g+1]) of source cells, shift[e] the table row of entry e. */
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))

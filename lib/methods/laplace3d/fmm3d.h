@@ -120,8 +120,8 @@ typedef struct fmm3d_state {
 
   /* M2L shift table (fmm3d_m2l_table.c): I_n^m of the 7^3 same-level shifts,
    * (2p+1)^2 REAL2 each (both signs of m when m2l_signed), and the shift id
-   * of every V entry (parallel to m2l.entries, for the Stokes FMM's joint
-   * M2L); the V list in batches for m2l_batched (lib/tree/tree3d.h
+   * of every V entry (parallel to m2l.entries, for m2l per cell and the
+   * Stokes FMM's joint M2L); the V list in batches for m2l_batched (lib/tree/tree3d.h
    * fmmcl_tree3d_v_batches: m2l_b target cells a group, m2l_groups groups,
    * work-groups of m2l_wgs) */
   cl_mem m2l_table, m2l_shift;
@@ -129,6 +129,8 @@ typedef struct fmm3d_state {
   cl_mem m2l_targets, m2l_begin, m2l_sources, m2l_dir;
   size_t m2l_groups, m2l_wgs;
   int m2l_b;
+  int m2l_batched;  /* m2l_batched, else m2l per cell (fmm3d_kernels.c) */
+  size_t m2l_batch; /* m2l per cell: V entries staged a round */
 
   /* Dipole sources and Hessian output (fmmcl_plan_evaluate; the kernels
    * are built with -DDIPOLES=1 / -DHESSIAN=1 only for such plans): dip

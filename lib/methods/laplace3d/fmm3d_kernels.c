@@ -73,6 +73,19 @@ static size_t p2m_slices(fmmcl_context ctx, const fmm3d_state *s) {
   return slices ? slices : 1;
 }
 
+/* How the FMM's M2L runs: on GPUs in batches of target cells that share
+ * their directions (m2l_batched: a shift's harmonics staged once a group,
+ * not once an entry); on CPU devices per cell (m2l), which PoCL ran faster:
+ * its work-items loop over the group, and the batched form's accumulators
+ * cost more there than the table reads they save. FMMCL_M2L=batched or
+ * cell forces either (tests, comparisons). */
+static int m2l_batched_on(fmmcl_context ctx) {
+  const char *force = getenv("FMMCL_M2L");
+  if (force && strcmp(force, "batched") == 0) return 1;
+  if (force && strcmp(force, "cell") == 0) return 0;
+  return ctx->dev.info.is_gpu;
+}
+
 static fmmcl_status check_wgs(fmmcl_context ctx, const char *file, size_t wgs, size_t min) {
   if (wgs < min || wgs > ctx->dev.info.max_work_group_size)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "%s: work-group size %zu outside %zu..%zu on %s",
@@ -98,15 +111,21 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   s->p2p_tpw = s->dipoles || s->hessian ? 1 : (size_t)fmmcl_params_get(&p2p_par, "TPW", 1);
   if ((st = check_wgs(ctx, "laplace3d/expansions3d.cl", s->exp_wgs, s->ncoef))) return st;
   /* the batched M2L: M2L_B target cells a group (unset: as many as fit,
-   * at most 8), M2L_TPI of them a work-item (unset: all) */
-  fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
+   * at most 8), M2L_TPI of them a work-item (unset: all); per cell,
+   * m2l_batch entries a round */
+  const size_t entry_bytes =
+      fmmcl_fmm3d_m2l_entry_bytes(s->order, s->real_size, ctx->dev.info.local_mem_bytes, &s->m2l_signed);
+  s->m2l_batched = m2l_batched_on(ctx);
+  s->m2l_batch = fmmcl_fmm3d_m2l_default_batch(ctx->dev.info.local_mem_bytes, entry_bytes);
   const int b_set = fmmcl_params_get(&exp_par, "M2L_B", 0),
             tpi_set = fmmcl_params_get(&exp_par, "M2L_TPI", 0);
   s->m2l_b = b_set > 0
                  ? b_set
                  : fmmcl_fmm3d_m2l_default_targets(s->order, s->real_size, ctx->dev.info.local_mem_bytes);
   const int tpi = tpi_set > 0 ? tpi_set : s->m2l_b;
-  const size_t local_bytes = fmmcl_fmm3d_m2l_batched_bytes(s->order, s->real_size, s->m2l_signed, s->m2l_b);
+  const size_t local_bytes =
+      s->m2l_batched ? fmmcl_fmm3d_m2l_batched_bytes(s->order, s->real_size, s->m2l_signed, s->m2l_b)
+                     : s->m2l_batch * entry_bytes;
   /* the treecode runs no M2L: its orders are not bound by the M2L's memory */
   if (!s->treecode &&
       (s->m2l_b < 1 || tpi < 1 || s->m2l_b % tpi || local_bytes > ctx->dev.info.local_mem_bytes))
@@ -116,7 +135,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
                       s->order, s->m2l_b, tpi, local_bytes, ctx->dev.info.device_name,
                       ctx->dev.info.local_mem_bytes);
   s->m2l_wgs = (s->ncoef * (size_t)(s->m2l_b / tpi) + 31) / 32 * 32;
-  if (!s->treecode && (st = check_wgs(ctx, "laplace3d/expansions3d.cl m2l_batched", s->m2l_wgs, s->ncoef)))
+  if (!s->treecode && s->m2l_batched &&
+      (st = check_wgs(ctx, "laplace3d/expansions3d.cl m2l_batched", s->m2l_wgs, s->ncoef)))
     return st;
   if ((st = check_wgs(ctx, "laplace3d/fmm3d_p2p.cl", s->p2p_wgs, 1))) return st;
   if (s->p2p_tpw < 1)
@@ -135,6 +155,9 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   fmmcl_params_set(&exp_par, "M2L_B", s->m2l_b);
   fmmcl_params_set(&exp_par, "M2L_TPI", tpi);
   fmmcl_params_set(&exp_par, "M2L_WGS", (int)s->m2l_wgs);
+  fmmcl_params_set(&exp_par, "M2L_BATCH", (int)s->m2l_batch);
+  /* the treecode builds no M2L (its orders may exceed what one stages) */
+  if (s->treecode) fmmcl_params_set(&exp_par, "NO_M2L", 1);
   if (s->m2l_signed) fmmcl_params_set(&exp_par, "M2L_SIGNED", 1);
   fmmcl_params_defines(&exp_par, exp_def, sizeof exp_def);
   fmmcl_params_defines(&p2p_par, p2p_def, sizeof p2p_def);
@@ -156,7 +179,8 @@ fmmcl_status fmmcl_fmm3d_build_kernels(fmmcl_plan plan, fmm3d_state *s) {
   if ((st = fmmcl_program_build(ctx, exp_file, exp_opt, &s->exp_program, NULL))) return st;
   if ((st = fmmcl_program_build(ctx, p2p_file, p2p_opt, &s->p2p_program, NULL))) return st;
   /* the treecode has no local expansions: only the first three */
-  static const char *const exp_names[] = {"p2m", "m2m", "m2p", "m2l_batched", "p2l", "l2l", "l2p"};
+  const char *const exp_names[] = {"p2m", "m2m", "m2p", s->m2l_batched ? "m2l_batched" : "m2l",
+                                   "p2l", "l2l", "l2p"};
   cl_kernel *const exp_kernels[] = {&s->k_p2m, &s->k_m2m, &s->k_m2p, &s->k_m2l,
                                     &s->k_p2l, &s->k_l2l, &s->k_l2p};
   static const char *const p2p_names[] = {"fmm3d_p2p", "fmm3d_put_charges", "fmm3d_unsort"};

@@ -152,7 +152,7 @@ fmmcl_status fmmcl_fmm3d_upload_m2l_table(fmmcl_plan plan, fmm3d_state *s) {
   if (s->treecode) return FMMCL_SUCCESS;
   fmmcl_status st = v_shift_ids(plan, s);
   if (!st) st = shift_table_buffer(plan, s);
-  if (!st) st = v_batches(plan, s);
+  if (!st && s->m2l_batched) st = v_batches(plan, s);
   return st;
 }
 

@@ -105,6 +105,9 @@ static fmmcl_status run_list(fmmcl_plan plan, fmmcl_event_log *log, cl_kernel k,
            (fmmcl_arg[]){__VA_ARGS__})
 
 static fmmcl_status run_m2l(fmmcl_plan plan, fmm3d_state *s, fmmcl_event_log *log) {
+  if (!s->m2l_batched)
+    return RUN_LIST(plan, log, s->k_m2l, &s->m2l, s->exp_wgs, "m2l", FMMCL_ARG_MEM(s->m2l_shift),
+                    FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(s->M), FMMCL_ARG_MEM(s->L));
   fmmcl_status st =
       FMMCL_KERNEL_ARGS(plan->ctx, s->k_m2l, 0, FMMCL_ARG_MEM(s->m2l_targets), FMMCL_ARG_MEM(s->m2l_begin),
                         FMMCL_ARG_MEM(s->m2l_sources), FMMCL_ARG_MEM(s->m2l_dir), FMMCL_ARG_MEM(s->m2l_table),

@@ -55,7 +55,8 @@ fmmcl_status fmmcl_stokes3d_far_create(fmmcl_plan plan, fmmcl_plan laplace, stok
   /* the Laplace plan's group size: one coefficient per work-item */
   fr->wgs = s->exp_wgs;
   char opt[256];
-  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DDIPOLES=%d -DSTOKES_M2L=%d -DM2L_BATCH=%zu%s",
+  /* NO_M2L: expansions3d.cl's own M2L kernels are the Laplace plan's */
+  snprintf(opt, sizeof opt, "%s -DP=%d -DWGS=%zu -DDIPOLES=%d -DSTOKES_M2L=%d -DM2L_BATCH=%zu -DNO_M2L=1%s",
            s->real_size == 8 ? "-DFMMCL_DOUBLE=1" : "-DFMMCL_SINGLE=1", s->order, fr->wgs, s->dipoles ? 1 : 0,
            fr->joint_m2l, batch, m2l_signed ? " -DM2L_SIGNED=1" : "");
   st = fmmcl_program_build(ctx, FAR_FILE, opt, &fr->program, NULL);
@@ -69,9 +70,9 @@ static fmmcl_status run_p2m(fmmcl_plan plan, const fmm3d_state *s, const stokes_
   fmmcl_context ctx = plan->ctx;
   fmmcl_status st = FMMCL_KERNEL_ARGS(
       ctx, fr->k_p2m, 0, FMMCL_ARG_MEM(s->src), FMMCL_ARG_MEM(s->leaf_src_begin), FMMCL_ARG_MEM(s->leaves),
-      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(nr->y), FMMCL_ARG_MEM(nr->f), FMMCL_ARG_MEM(nr->ss ? nr->ss : nr->f),
-      FMMCL_ARG_MEM(nr->sn ? nr->sn : nr->f), FMMCL_ARG_MEM(fr->M[0]), FMMCL_ARG_MEM(fr->M[1]),
-      FMMCL_ARG_MEM(fr->M[2]), FMMCL_ARG_MEM(fr->M[3]));
+      FMMCL_ARG_MEM(s->center), FMMCL_ARG_MEM(nr->y), FMMCL_ARG_MEM(nr->f),
+      FMMCL_ARG_MEM(nr->ss ? nr->ss : nr->f), FMMCL_ARG_MEM(nr->sn ? nr->sn : nr->f), FMMCL_ARG_MEM(fr->M[0]),
+      FMMCL_ARG_MEM(fr->M[1]), FMMCL_ARG_MEM(fr->M[2]), FMMCL_ARG_MEM(fr->M[3]));
   if (st || !s->tree->n_leaves) return st;
   return fmmcl_launch(ctx, fr->k_p2m, s->tree->n_leaves * fr->wgs, fr->wgs, log, "p2m");
 }
@@ -81,9 +82,9 @@ static fmmcl_status run_m2l(fmmcl_plan plan, const fmm3d_state *s, stokes_far *f
   const fmm3d_device_list *l = &s->m2l;
   fmmcl_status st = FMMCL_KERNEL_ARGS(
       ctx, fr->k_m2l, 0, FMMCL_ARG_MEM(l->rows), FMMCL_ARG_MEM(l->begin), FMMCL_ARG_MEM(l->entries),
-      FMMCL_ARG_MEM(s->m2l_shift), FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(fr->M[0]), FMMCL_ARG_MEM(fr->M[1]),
-      FMMCL_ARG_MEM(fr->M[2]), FMMCL_ARG_MEM(fr->M[3]), FMMCL_ARG_MEM(fr->L[0]), FMMCL_ARG_MEM(fr->L[1]),
-      FMMCL_ARG_MEM(fr->L[2]), FMMCL_ARG_MEM(fr->L[3]));
+      FMMCL_ARG_MEM(s->m2l_shift), FMMCL_ARG_MEM(s->m2l_table), FMMCL_ARG_MEM(fr->M[0]),
+      FMMCL_ARG_MEM(fr->M[1]), FMMCL_ARG_MEM(fr->M[2]), FMMCL_ARG_MEM(fr->M[3]), FMMCL_ARG_MEM(fr->L[0]),
+      FMMCL_ARG_MEM(fr->L[1]), FMMCL_ARG_MEM(fr->L[2]), FMMCL_ARG_MEM(fr->L[3]));
   if (st || !l->n_rows) return st;
   return fmmcl_launch(ctx, fr->k_m2l, l->n_rows * fr->wgs, fr->wgs, log, "m2l");
 }
@@ -104,7 +105,8 @@ fmmcl_status fmmcl_stokes3d_far_run(fmmcl_plan plan, fmmcl_plan laplace, stokes_
    * dipoles put into the Laplace plan's sources */
   for (int k = 0; k < 4 && !st; k++) {
     if (s->p2l.n_rows) st = fmmcl_stokes3d_densities(plan, laplace, nr, k);
-    if (!st) st = fmmcl_fmm3d_far_phases(laplace, FMMCL_PHASE_M2M | FMMCL_PHASE_P2L, fr->M[k], fr->L[k], NULL);
+    if (!st)
+      st = fmmcl_fmm3d_far_phases(laplace, FMMCL_PHASE_M2M | FMMCL_PHASE_P2L, fr->M[k], fr->L[k], NULL);
   }
   if (!st && fr->joint_m2l) st = run_m2l(plan, s, fr, &log);
   for (int k = 0; k < 4 && !st && !fr->joint_m2l; k++)
