@@ -271,6 +271,18 @@ void stage_regular(__local REAL2 *dst, REAL4 d, __local const REAL *T)
 #define P2M_SCRATCH (2 * WGS + (NRECUR + 3) / 4)
 #endif
 
+/* Adds the group's count partial expansions part[i * P2M_STRIDE ..] to
+ * Mc (after the barrier that publishes them). */
+void p2m_add_partials(__local const REAL2 *part, int count, __global REAL2 *restrict Mc)
+{
+  for (int k = get_local_id(0); k < NCOEF; k += WGS) {
+    REAL2 sum = (REAL2)(0, 0);
+    for (int i = 0; i < count; i++)
+      sum += part[i * P2M_STRIDE + k];
+    Mc[k] += sum;
+  }
+}
+
 /* Adds sum_j q_j R_n^m(y_j) to the expansion Mc, y_j = (x_j + d) w over
  * the sources x_j = src[begin .. end) (a leaf's frame: d moves them to the
  * expansion's centre, w is its 1/side); dipoles likewise. */
@@ -308,12 +320,7 @@ void p2m_sum(__global const REAL4 *restrict src, int begin, int end, REAL4 d, RE
   for (int k = 0; k < NCOEF; k++)
     part[lid * P2M_STRIDE + k] = acc[k];
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int k = lid; k < NCOEF; k += WGS) {
-    REAL2 sum = (REAL2)(0, 0);
-    for (int i = 0; i < WGS; i++)
-      sum += part[i * P2M_STRIDE + k];
-    Mc[k] += sum;
-  }
+  p2m_add_partials(part, WGS, Mc);
 #elif P2M_COLUMNS
   __local REAL2 *part = (__local REAL2 *)scratch;
   __local REAL *inv = (__local REAL *)(part + P2M_SLICES * P2M_STRIDE);
@@ -321,8 +328,8 @@ void p2m_sum(__global const REAL4 *restrict src, int begin, int end, REAL4 d, RE
     const int k = i / (P + 1), mm = i - k * (P + 1);
     inv[i] = mm <= k ? (REAL)1 / (REAL)((k + 1 - mm) * (k + 1 + mm)) : 0;
   }
-  for (int i = lid; i < P2M_SLICES * P2M_STRIDE; i += WGS)
-    part[i] = (REAL2)(0, 0);
+  /* part needs no clearing: every (slice, k, m) is written below, by the
+   * work-item of column m (WGS >= P2M_SLICES (P + 1)) */
   barrier(CLK_LOCAL_MEM_FENCE);
   const int m = lid % (P + 1), slice = lid / (P + 1);
   if (slice < P2M_SLICES) {
@@ -354,12 +361,7 @@ void p2m_sum(__global const REAL4 *restrict src, int begin, int end, REAL4 d, RE
         part[slice * P2M_STRIDE + coef_index(k, m)] = acc[k];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int k = lid; k < NCOEF; k += WGS) {
-    REAL2 sum = (REAL2)(0, 0);
-    for (int i = 0; i < P2M_SLICES; i++)
-      sum += part[i * P2M_STRIDE + k];
-    Mc[k] += sum;
-  }
+  p2m_add_partials(part, P2M_SLICES, Mc);
 #else
   __local REAL4 *tile = scratch;
 #if DIPOLES

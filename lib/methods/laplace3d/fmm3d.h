@@ -204,6 +204,9 @@ fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem 
 /* The points per leaf a plan takes when its options say 0 (fmm3d_setup.c):
  * on a GPU the FMM's by its order (the M2L's cost against the P2P's). */
 size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, int order, size_t real_size);
+/* The FMM's leaf size whatever its order: 512 on a GPU, 256 elsewhere
+ * (the larger leaves default_leaf_size picks; the Stokes FMM's). */
+size_t fmmcl_fmm3d_fixed_leaf_size(const fmmcl_device_info *d);
 
 /* The M2L shift table and per-entry shift ids (fmm3d_m2l_table.c); fails
  * with FMMCL_ERROR_INTERNAL if a V entry is not a same-level pair. */

@@ -30,10 +30,12 @@ static double gpu_split_threshold(int order, size_t real_size) {
   return sqrt(56 * m2l * p4 / pair);
 }
 
+size_t fmmcl_fmm3d_fixed_leaf_size(const fmmcl_device_info *d) { return d->is_gpu ? 512 : 256; }
+
 size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, int order, size_t real_size) {
-  if (!d->is_gpu) return 256;
-  if (treecode) return 256;
-  return gpu_split_threshold(order, real_size) < GPU_SPLIT_SMALL_LEAVES ? 128 : 512;
+  if (!d->is_gpu || treecode) return 256;
+  return gpu_split_threshold(order, real_size) < GPU_SPLIT_SMALL_LEAVES ? 128
+                                                                        : fmmcl_fmm3d_fixed_leaf_size(d);
 }
 
 /* Depth limit: the key width (21 levels) in both precisions. Cell centres

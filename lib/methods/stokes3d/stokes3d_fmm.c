@@ -94,7 +94,8 @@ static fmmcl_status stokes_create(fmmcl_plan plan, const double *sources, const 
   /* the leaves the Stokes FMM was measured with (its near field's pairs
    * cost several Laplace pairs; the Laplace FMM's choice by order does not
    * count that) */
-  lo.leaf_size = plan->opt.leaf_size > 0 ? plan->opt.leaf_size : ctx->dev.info.is_gpu ? 512 : 256;
+  lo.leaf_size =
+      plan->opt.leaf_size > 0 ? plan->opt.leaf_size : (int)fmmcl_fmm3d_fixed_leaf_size(&ctx->dev.info);
   lo.gradient = 1;
   lo.dipoles = plan->opt.stresslets;
   fmmcl_status st = fmmcl_plan_create(ctx, &lo, n, y, m, plan->targets_are_sources ? NULL : x, &s->laplace);
