@@ -556,6 +556,17 @@ START_TEST(test_fmm_tolerance_single) {
 }
 END_TEST
 
+/* The tolerance holds in a grown root cube too (the FMM's on GPUs, forced
+ * here): the levels fall elsewhere on the points, the leaves still hold at
+ * most q. */
+START_TEST(test_fmm_tolerance_grown_cube) {
+  ck_assert_int_eq(setenv("FMMCL_FMM3D_GROW", "1.37", 1), 0);
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_DOUBLE, 1e-6, 3000);
+  expect_tolerance_met(_i, FMMCL_FMM, FMMCL_SINGLE, 1e-3, 3000);
+  unsetenv("FMMCL_FMM3D_GROW");
+}
+END_TEST
+
 START_TEST(test_treecode_tolerance) {
   expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-3, 3000);
   expect_tolerance_met(_i, FMMCL_TREECODE, FMMCL_DOUBLE, 1e-7, 3000);
@@ -782,13 +793,14 @@ END_TEST
 
 /* A plan reports the leaf size it took: the given one, else its choice;
  * on a GPU the FMM's by its order (cheap M2Ls at low orders: smaller
- * leaves), the treecode's and a CPU's fixed. */
+ * leaves; the split threshold of fmm3d_setup.c's H100 rates), the
+ * treecode's and a CPU's fixed. */
 START_TEST(test_leaf_size_chosen) {
   fmmcl_device_info gpu = {0}, cpu = {0};
   gpu.is_gpu = 1;
-  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 5, 4), 128);
-  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 8, 4), 512);
-  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 17, 8), 512);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 5, 4), 141);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 8, 4), 318);
+  ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 0, 17, 8), 980);
   ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&gpu, 1, 5, 4), 256);
   ck_assert_uint_eq(fmmcl_fmm3d_default_leaf_size(&cpu, 0, 5, 4), 256);
   enum { N = 2000 };
@@ -810,6 +822,32 @@ START_TEST(test_leaf_size_chosen) {
     fmmcl_plan_destroy(plan);
   }
   free(x);
+}
+END_TEST
+
+/* The root cube's growth makes the points' extent k whole cells of some
+ * level (F = 2^l / k in [1, 2)), the k whose n / k^3 is nearest (in
+ * ratio) q / sqrt 8, evenly spread points' best leaf. */
+START_TEST(test_cube_growth) {
+  const size_t ns[] = {1000, 1000000, 1048576, 8388608, 10000000, 123457};
+  const size_t qs[] = {141, 318, 980};
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+    for (size_t j = 0; j < sizeof qs / sizeof *qs; j++) {
+      const double f = fmmcl_fmm3d_cube_growth(ns[i], qs[j]), best = (double)qs[j] / sqrt(8.0);
+      ck_assert_msg(f >= 1 && f < 2, "n %zu q %zu: growth %g", ns[i], qs[j], f);
+      /* some level l has k = 2^l / f whole cells across, k the nearest */
+      int found = 0;
+      for (int l = 0; l <= 21 && !found; l++) {
+        const double k = round(ldexp(1.0, l) / f);
+        if (k < 1 || fabs(ldexp(1.0, l) / f - k) > 1e-9) continue;
+        const double off = fabs(log((double)ns[i] / (k * k * k) / best));
+        found = off <= fabs(log((double)ns[i] / ((k + 1) * (k + 1) * (k + 1)) / best)) + 1e-12 &&
+                (k == 1 || off <= fabs(log((double)ns[i] / ((k - 1) * (k - 1) * (k - 1)) / best)) + 1e-12);
+      }
+      ck_assert_msg(found, "n %zu q %zu: growth %g gives no nearest whole number of cells", ns[i], qs[j], f);
+    }
+  /* 1e7 points, order 8's leaves of 318: 45 cells of level 6 across */
+  ck_assert_double_eq_tol(fmmcl_fmm3d_cube_growth(10000000, 318), 64.0 / 45.0, 1e-12);
 }
 END_TEST
 
@@ -859,6 +897,7 @@ static Suite *fmm3d_suite(void) {
   tcase_add_loop_test(acc, test_fmm_error_falls_with_order, 0, N_DIST);
   tcase_add_loop_test(acc, test_fmm_tolerance_double, 0, N_DIST);
   tcase_add_loop_test(acc, test_fmm_tolerance_single, 0, N_DIST);
+  tcase_add_loop_test(acc, test_fmm_tolerance_grown_cube, 0, N_DIST);
   tcase_add_loop_test(acc, test_treecode_tolerance, 0, N_DIST);
   tcase_add_test(acc, test_treecode_theta_and_order);
   tcase_add_test(acc, test_treecode_theta_chosen);
@@ -873,6 +912,7 @@ static Suite *fmm3d_suite(void) {
   tcase_add_test(deg, test_reexecute_new_charges);
   tcase_add_test(deg, test_invalid_options);
   tcase_add_test(deg, test_leaf_size_chosen);
+  tcase_add_test(deg, test_cube_growth);
   suite_add_tcase(s, deg);
   return s;
 }

@@ -188,6 +188,9 @@ struct fmmcl_plan_s {
   const fmmcl_device_io *io;
   struct fmmcl_resident *resident; /* its checking kernels, made on first use (resident.c) */
   int borrowed; /* its state comes from elsewhere (hybrid schedules): no fmmcl_plan_update_positions */
+  /* the method chose opt.leaf_size (the caller gave 0): a rebuild for new
+   * positions chooses what goes with that choice again (the 3D FMM's cube) */
+  int leaf_size_chosen;
 };
 
 /* The expansion order of a tree method (3D and 2D FMM, treecode):

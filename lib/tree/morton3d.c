@@ -90,6 +90,10 @@ fmmcl_status fmmcl_morton3d_cube_of_box(const double lo[3], const double hi[3], 
   return FMMCL_SUCCESS;
 }
 
+void fmmcl_morton3d_cube_grow(fmmcl_morton3d_cube *cube, double factor) {
+  if (factor > 1.0) cube->width *= factor;
+}
+
 /* Integer cell coordinate along one axis at the finest level. */
 static uint32_t finest_coordinate(double x, double origin, double scale) {
   double t = floor((x - origin) * scale);

@@ -36,6 +36,11 @@ fmmcl_status fmmcl_morton3d_bounding_cube(const double *a, size_t na, const doub
  * has read them already. */
 fmmcl_status fmmcl_morton3d_cube_of_box(const double lo[3], const double hi[3], fmmcl_morton3d_cube *cube);
 
+/* cube grown by factor (>= 1) from its lower corner: the tree's levels then
+ * fall elsewhere on the points (fmmcl_tree3d_build_grown): with factor
+ * 2^l / k the points' widest extent spans k cells of level l exactly.
+ * factor 1 leaves it. */
+void fmmcl_morton3d_cube_grow(fmmcl_morton3d_cube *cube, double factor);
 /* Key of one point (clamped into the cube, so a point a rounding error
  * outside still gets the nearest boundary cell). */
 uint64_t fmmcl_morton3d_point_key(const fmmcl_morton3d_cube *cube, const double *xyz);

@@ -65,8 +65,15 @@ typedef struct fmmcl_tree3d {
  * Hitting the depth limit is not an error: see depth_limit_reached. */
 fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources, size_t n_targets,
                                 const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree);
+/* The same in the points' bounding cube grown by grow (>= 1,
+ * fmmcl_morton3d_cube_grow): for points spread evenly, where the levels'
+ * cells fall and so how many points a leaf holds (the FMM's choice,
+ * fmm3d_setup.c). */
+fmmcl_status fmmcl_tree3d_build_grown(size_t n_sources, const double *sources, size_t n_targets,
+                                      const double *targets, size_t leaf_size, int max_level, double grow,
+                                      fmmcl_tree3d **tree);
 /* The same tree from keys sorted elsewhere (the device sort): cube is what
- * fmmcl_morton3d_bounding_cube gives for (sources, targets), and keys/perm
+ * fmmcl_morton3d_bounding_cube (then fmmcl_morton3d_cube_grow) gives for (sources, targets), and keys/perm
  * are what fmmcl_morton3d_keys then fmmcl_morton3d_sort leave, so the tree
  * equals fmmcl_tree3d_build's. Takes ownership of the malloc'ed key and
  * permutation arrays (targets' NULL when targets == NULL) and frees them on

@@ -204,10 +204,11 @@ static fmmcl_status refine_all(fmmcl_tree3d *t) {
   return collect_leaves(t);
 }
 
-static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const double *targets) {
+static fmmcl_status build_into(fmmcl_tree3d *t, const double *sources, const double *targets, double grow) {
   fmmcl_status st =
       fmmcl_morton3d_bounding_cube(sources, t->n_sources, targets, targets ? t->n_targets : 0, &t->cube);
   if (st) return st;
+  fmmcl_morton3d_cube_grow(&t->cube, grow);
   st = sort_points(&t->cube, sources, t->n_sources, &t->source_keys, &t->source_perm, &t->source_xyz);
   if (st) return st;
   if (targets) {
@@ -237,12 +238,18 @@ static fmmcl_tree3d *tree_new(size_t n_sources, size_t n_targets, const double *
 
 fmmcl_status fmmcl_tree3d_build(size_t n_sources, const double *sources, size_t n_targets,
                                 const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree) {
+  return fmmcl_tree3d_build_grown(n_sources, sources, n_targets, targets, leaf_size, max_level, 1.0, tree);
+}
+
+fmmcl_status fmmcl_tree3d_build_grown(size_t n_sources, const double *sources, size_t n_targets,
+                                      const double *targets, size_t leaf_size, int max_level, double grow,
+                                      fmmcl_tree3d **tree) {
   fmmcl_status st = check_arguments(n_sources, sources, n_targets, targets, leaf_size, max_level, tree);
   if (st) return st;
   *tree = NULL;
   fmmcl_tree3d *t = tree_new(n_sources, n_targets, targets, leaf_size, max_level);
   if (!t) return FMMCL_ERROR_OUT_OF_MEMORY;
-  st = build_into(t, sources, targets);
+  st = build_into(t, sources, targets, grow);
   if (st) {
     fmmcl_tree3d_destroy(t);
     return st;

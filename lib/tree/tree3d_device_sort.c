@@ -288,8 +288,9 @@ static void release_points(fmmcl_tree3d_device_points *p) {
 /* Both builds: src_keep / tgt_keep NULL gathers the sorted points on the
  * host, else they stay on the device as the requests say. */
 static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const double *sources, size_t n_targets,
-                                 const double *targets, size_t leaf_size, int max_level, fmmcl_tree3d **tree,
-                                 double *sort_seconds, keep_request *src_keep, keep_request *tgt_keep) {
+                                 const double *targets, size_t leaf_size, int max_level, double grow,
+                                 fmmcl_tree3d **tree, double *sort_seconds, keep_request *src_keep,
+                                 keep_request *tgt_keep) {
   if (!ctx || !tree || !sources)
     return fmmcl_fail(ctx, FMMCL_ERROR_NULL_POINTER, "fmmcl_tree3d_build_device: NULL argument");
   double t0 = fmmcl_wall_seconds();
@@ -297,8 +298,9 @@ static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const doub
   /* argument errors come from the host build's own checks below */
   fmmcl_status st = fmmcl_morton3d_bounding_cube(sources, n_sources, targets, targets ? n_targets : 0, &cube);
   if (st || (targets && n_targets == 0) || leaf_size < 1)
-    return forward_error(
-        ctx, fmmcl_tree3d_build(n_sources, sources, n_targets, targets, leaf_size, max_level, tree));
+    return forward_error(ctx, fmmcl_tree3d_build_grown(n_sources, sources, n_targets, targets, leaf_size,
+                                                       max_level, grow, tree));
+  fmmcl_morton3d_cube_grow(&cube, grow);
   if (!fmmcl_tree3d_device_sort_available(ctx, n_sources) ||
       (targets && !fmmcl_tree3d_device_sort_available(ctx, n_targets)))
     return fmmcl_fail(ctx, FMMCL_ERROR_UNSUPPORTED, "fmmcl_tree3d_build_device: not available on %s",
@@ -322,22 +324,22 @@ static fmmcl_status build_device(fmmcl_context ctx, size_t n_sources, const doub
 fmmcl_status fmmcl_tree3d_build_device(fmmcl_context ctx, size_t n_sources, const double *sources,
                                        size_t n_targets, const double *targets, size_t leaf_size,
                                        int max_level, fmmcl_tree3d **tree, double *sort_seconds) {
-  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
-                      NULL, NULL);
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, 1.0, tree,
+                      sort_seconds, NULL, NULL);
 }
 
 fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources, const double *sources,
                                             size_t n_targets, const double *targets, size_t leaf_size,
-                                            int max_level, fmmcl_tree3d **tree, double *sort_seconds,
-                                            fmmcl_tree3d_device_points *src,
+                                            int max_level, double grow, fmmcl_tree3d **tree,
+                                            double *sort_seconds, fmmcl_tree3d_device_points *src,
                                             fmmcl_tree3d_device_points *tgt) {
   if (!src || (targets && !tgt))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT, "fmmcl_tree3d_build_device_kept: bad argument");
   memset(src, 0, sizeof *src);
   if (tgt) memset(tgt, 0, sizeof *tgt);
   keep_request sk = {.out = src}, tk = {.out = tgt};
-  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, tree, sort_seconds,
-                      &sk, targets ? &tk : NULL);
+  return build_device(ctx, n_sources, sources, n_targets, targets, leaf_size, max_level, grow, tree,
+                      sort_seconds, &sk, targets ? &tk : NULL);
 }
 
 struct fmmcl_tree3d_device_kit {

@@ -40,10 +40,11 @@ typedef struct fmmcl_tree3d_device_points {
 /* fmmcl_tree3d_build_device that leaves the points on the device instead
  * of gathering them sorted on the host: the tree's source_xyz and
  * target_xyz are NULL, *src (and *tgt, when targets are given) keep xyz and
- * perm for fmmcl_tree3d_device_pack. On failure nothing is kept. */
+ * perm for fmmcl_tree3d_device_pack. On failure nothing is kept. The
+ * bounding cube is grown by grow (fmmcl_tree3d_build_grown). */
 fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources, const double *sources,
                                             size_t n_targets, const double *targets, size_t leaf_size,
-                                            int max_level, fmmcl_tree3d **tree, double *sort_seconds,
+                                            int max_level, double grow, fmmcl_tree3d **tree, double *sort_seconds,
                                             fmmcl_tree3d_device_points *src, fmmcl_tree3d_device_points *tgt);
 
 /* The sort's program and kernels (cl/tree/tree.cl, built in double, the

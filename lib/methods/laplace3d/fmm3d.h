@@ -130,6 +130,7 @@ typedef struct fmm3d_state {
   size_t m2l_groups, m2l_wgs;
   int m2l_b;
   int m2l_batched;  /* m2l_batched, else m2l per cell (fmm3d_kernels.c) */
+  double grow;      /* the root cube's growth (fmmcl_fmm3d_cube_growth), kept for updates */
   size_t m2l_batch; /* m2l per cell: V entries staged a round */
 
   /* Dipole sources and Hessian output (fmmcl_plan_evaluate; the kernels
@@ -204,6 +205,9 @@ fmmcl_status fmmcl_fmm3d_update_buffers(fmmcl_plan plan, cl_mem sources, cl_mem 
 /* The points per leaf a plan takes when its options say 0 (fmm3d_setup.c):
  * on a GPU the FMM's by its order (the M2L's cost against the P2P's). */
 size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, int order, size_t real_size);
+/* The factor the FMM grows its root cube by for n points in leaves of at
+ * most q (fmm3d_setup.c): 1 to 2. */
+double fmmcl_fmm3d_cube_growth(size_t n, size_t q);
 /* The FMM's leaf size whatever its order: 512 on a GPU, 256 elsewhere
  * (the larger leaves default_leaf_size picks; the Stokes FMM's). */
 size_t fmmcl_fmm3d_fixed_leaf_size(const fmmcl_device_info *d);

@@ -9,20 +9,16 @@
 
 /* Leaf size q when the caller gives none: a leaf's P2P should outweigh the
  * launch overhead of its expansion work; wider devices like larger leaves
- * (the leaf-size runs behind 512 and 256 are in benchmarks/README.md,
- * bench-fmm3d). The treecode's near field, every leaf within about
- * (b + r) / theta, holds several times the FMM's 27 neighbours' points, so
- * on a GPU it takes half the FMM's leaves (bench-precision runs there).
+ * (the leaf-size runs behind 256 are in benchmarks/README.md, bench-fmm3d).
+ * The treecode's near field, every leaf within about (b + r) / theta,
+ * holds several times the FMM's 27 neighbours' points, so on a GPU it
+ * takes half the FMM's leaves (bench-precision runs there).
  * The FMM on a GPU splits a cell of n points where its eight children cost
  * less: per target 27 n P2P pairs and 189 M2Ls over n, against 27 n / 8
  * and 8 x 189 / n, so where n^2 > 56 m2l / pair, m2l the time of one M2L
  * at order p ~ (p + 1)^4 and pair that of one P2P pair. On the H100 that
- * threshold is ~140 points at order 5 and ~320 at order 8: low orders take
- * 128-point leaves, the others 512 (a threshold near a uniform tree's
- * occupancy, 244 or 305 points at 1e6 or 1e7, splits some cells and not
- * others, which costs more than either tree: measured, bench-fmm3d
- * --leaf-size, benchmarks/README.md). */
-#define GPU_SPLIT_SMALL_LEAVES 200 /* points: below, 128-point leaves */
+ * threshold is ~140 points at order 5, ~320 at order 8, ~980 at order 17
+ * in double; it is the leaf size (a cell of more points splits). */
 static double gpu_split_threshold(int order, size_t real_size) {
   const double p4 = pow(order + 1, 4);
   /* seconds per M2L / (p + 1)^4 and per P2P pair, H100 (batched M2L) */
@@ -34,8 +30,39 @@ size_t fmmcl_fmm3d_fixed_leaf_size(const fmmcl_device_info *d) { return d->is_gp
 
 size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, int order, size_t real_size) {
   if (!d->is_gpu || treecode) return 256;
-  return gpu_split_threshold(order, real_size) < GPU_SPLIT_SMALL_LEAVES ? 128
-                                                                        : fmmcl_fmm3d_fixed_leaf_size(d);
+  const double q = round(gpu_split_threshold(order, real_size));
+  return q < 32 ? 32 : q > 4096 ? 4096 : (size_t)q;
+}
+
+/* How much the FMM grows its root cube (fmmcl_tree3d_build_grown) when it
+ * chose the leaf size q by the order: points spread evenly hold n / 8^l a
+ * cell at level l, so with the cube as it is the leaves' occupancy is
+ * quantised in steps of 8 and may fall anywhere in (q / 8, q], up to 2.4
+ * times off the best (a cell's cost 27 n pair + 189 m2l / n is least at
+ * q / sqrt 8). Grown from its lower corner by 2^l / k, the points' extent
+ * spans k cells of level l, whole ones: the k nearest n / k^3 = q / sqrt 8,
+ * halfway (in ratio) between the split threshold and its eighth, so that
+ * neither leaves nor their parents sit near it. (Grown about the centre,
+ * the faces cut cells at every level: thin ones stay leaves beside their
+ * split neighbours and bring W and X lists, 6 of 49 ms at 1e7.) Points not
+ * spread evenly see the cells fall elsewhere on them, and the leaves are
+ * still the cells of at most q points. On the H100 at 1e7, order 8:
+ * execute 63 -> 45 ms (benchmarks/README.md). FMMCL_FMM3D_GROW=F forces F
+ * (1 to 2; tests, comparisons). */
+double fmmcl_fmm3d_cube_growth(size_t n, size_t q) {
+  const char *force = getenv("FMMCL_FMM3D_GROW");
+  if (force && *force) {
+    const double f = atof(force);
+    return f > 1 ? (f < 2 ? f : 2) : 1;
+  }
+  if (n == 0 || q == 0) return 1;
+  const double k = cbrt((double)n / ((double)q / sqrt(8.0)));
+  /* whole cells, compared in ratio: of floor and ceil, the nearer in log */
+  double kk = floor(k);
+  if (kk < 1 || (kk + 1) * kk < k * k) kk += 1;
+  double cells = 1; /* 2^l, the first at least kk */
+  while (cells < kk) cells *= 2;
+  return cells / kk;
 }
 
 /* Depth limit: the key width (21 levels) in both precisions. Cell centres
@@ -77,15 +104,15 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
     /* the points stay on the device, packed there once the leaves are
      * known (fmm3d_buffers.c) */
     st = fmmcl_tree3d_build_device_kept(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
-                                        max_level(o->precision), &s->tree, &s->sort_seconds, &s->dev_src,
+                                        max_level(o->precision), s->grow, &s->tree, &s->sort_seconds, &s->dev_src,
                                         &s->dev_tgt);
     /* the host build gives the same tree, so a device that cannot sort
      * (memory, a driver's build failure) costs time, not the plan */
     if (st) fmmcl_clear_error(plan->ctx), s->sort_seconds = 0, t0 = fmmcl_wall_seconds();
   }
   if (st) {
-    st = fmmcl_tree3d_build(plan->n_sources, sources, plan->n_targets, t, q, max_level(o->precision),
-                            &s->tree);
+    st = fmmcl_tree3d_build_grown(plan->n_sources, sources, plan->n_targets, t, q, max_level(o->precision),
+                                  s->grow, &s->tree);
     if (st) return fmmcl_fail(plan->ctx, st, "building the octree: %s", fmmcl_last_error(NULL));
   }
   /* "tree" is the host refinement; "sort" the device keys and sort before it */
@@ -210,9 +237,17 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   s->ncoef = (size_t)(s->order + 1) * (size_t)(s->order + 2) / 2;
   /* the leaf size chosen is the plan's from here on (fmmcl_plan_describe,
    * and the same leaves when new positions rebuild the tree) */
-  if (plan->opt.leaf_size == 0)
+  s->grow = 1;
+  if (plan->opt.leaf_size == 0 || plan->leaf_size_chosen) {
     plan->opt.leaf_size =
         (int)fmmcl_fmm3d_default_leaf_size(&plan->ctx->dev.info, s->treecode, s->order, s->real_size);
+    plan->leaf_size_chosen = 1;
+    /* the cube grown where the order chose the leaves */
+    if (plan->ctx->dev.info.is_gpu && !s->treecode)
+      s->grow = fmmcl_fmm3d_cube_growth(plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets,
+                                        (size_t)plan->opt.leaf_size);
+  }
+  if (getenv("FMMCL_FMM3D_GROW")) s->grow = fmmcl_fmm3d_cube_growth(0, 1);
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
     if ((st = build_lists(plan, s, sources, targets))) return st;

@@ -240,6 +240,7 @@ static fmmcl_status update_from(fmmcl_plan plan, moved *m, new_points *p, double
   if (usable && fmmcl_ranges_check_bounds(ctx, &plan->opt, t->n_sources, separate, mag, extent))
     fmmcl_clear_error(ctx), usable = 0;
   if (usable && fmmcl_morton3d_cube_of_box(box_lo, box_hi, &m->cube)) fmmcl_clear_error(NULL), usable = 0;
+  if (usable) fmmcl_morton3d_cube_grow(&m->cube, s->grow); /* as the plan's tree was built */
   const double t_points = fmmcl_wall_seconds();
   fmmcl_status st = FMMCL_SUCCESS;
   if (!st && usable) st = sort_set(plan, s, &p->xyz[0], m, &m->src);
