@@ -220,7 +220,7 @@ static int has_phase(fmmcl_plan plan, const char *phase) {
 typedef struct {
   fmmcl_precision precision;
   int separate_targets, close_pair; /* close_pair: two sources 1e-7 apart (double compensates) */
-  int leaf_size; /* 0: the default; 1500: leaves of more points than a work-group has items */
+  int leaf_size;    /* 0: the default; 1500: leaves of more points than a work-group has items */
   const char *grow; /* FMMCL_FMM3D_GROW for the plan (a grown root cube, as GPUs take), or NULL */
 } in_place_case;
 

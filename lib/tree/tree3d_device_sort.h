@@ -44,8 +44,9 @@ typedef struct fmmcl_tree3d_device_points {
  * bounding cube is grown by grow (fmmcl_tree3d_build_grown). */
 fmmcl_status fmmcl_tree3d_build_device_kept(fmmcl_context ctx, size_t n_sources, const double *sources,
                                             size_t n_targets, const double *targets, size_t leaf_size,
-                                            int max_level, double grow, fmmcl_tree3d **tree, double *sort_seconds,
-                                            fmmcl_tree3d_device_points *src, fmmcl_tree3d_device_points *tgt);
+                                            int max_level, double grow, fmmcl_tree3d **tree,
+                                            double *sort_seconds, fmmcl_tree3d_device_points *src,
+                                            fmmcl_tree3d_device_points *tgt);
 
 /* The sort's program and kernels (cl/tree/tree.cl, built in double, the
  * program cached in the context), made once for the several device steps

@@ -44,17 +44,11 @@ size_t fmmcl_fmm3d_default_leaf_size(const fmmcl_device_info *d, int treecode, i
  * halfway (in ratio) between the split threshold and its eighth, so that
  * neither leaves nor their parents sit near it. (Grown about the centre,
  * the faces cut cells at every level: thin ones stay leaves beside their
- * split neighbours and bring W and X lists, 6 of 49 ms at 1e7.) Points not
- * spread evenly see the cells fall elsewhere on them, and the leaves are
- * still the cells of at most q points. On the H100 at 1e7, order 8:
- * execute 63 -> 45 ms (benchmarks/README.md). FMMCL_FMM3D_GROW=F forces F
- * (1 to 2; tests, comparisons). */
+ * split neighbours and bring W and X lists.) Points not spread evenly see
+ * the cells fall elsewhere on them, and the leaves are still the cells of
+ * at most q points. Measured: benchmarks/README.md, "The 3D FMM's leaves
+ * at the cost optimum". */
 double fmmcl_fmm3d_cube_growth(size_t n, size_t q) {
-  const char *force = getenv("FMMCL_FMM3D_GROW");
-  if (force && *force) {
-    const double f = atof(force);
-    return f > 1 ? (f < 2 ? f : 2) : 1;
-  }
   if (n == 0 || q == 0) return 1;
   const double k = cbrt((double)n / ((double)q / sqrt(8.0)));
   /* whole cells, compared in ratio: of floor and ceil, the nearer in log */
@@ -63,6 +57,15 @@ double fmmcl_fmm3d_cube_growth(size_t n, size_t q) {
   double cells = 1; /* 2^l, the first at least kk */
   while (cells < kk) cells *= 2;
   return cells / kk;
+}
+
+/* FMMCL_FMM3D_GROW=F forces the cube's growth F (1 to 2) on any device and
+ * method (tests, comparisons); 0 where unset. */
+static double forced_growth(void) {
+  const char *force = getenv("FMMCL_FMM3D_GROW");
+  if (!force || !*force) return 0;
+  const double f = atof(force);
+  return f > 1 ? (f < 2 ? f : 2) : 1;
 }
 
 /* Depth limit: the key width (21 levels) in both precisions. Cell centres
@@ -104,8 +107,8 @@ static fmmcl_status build_tree(fmmcl_plan plan, fmm3d_state *s, const double *so
     /* the points stay on the device, packed there once the leaves are
      * known (fmm3d_buffers.c) */
     st = fmmcl_tree3d_build_device_kept(plan->ctx, plan->n_sources, sources, plan->n_targets, t, q,
-                                        max_level(o->precision), s->grow, &s->tree, &s->sort_seconds, &s->dev_src,
-                                        &s->dev_tgt);
+                                        max_level(o->precision), s->grow, &s->tree, &s->sort_seconds,
+                                        &s->dev_src, &s->dev_tgt);
     /* the host build gives the same tree, so a device that cannot sort
      * (memory, a driver's build failure) costs time, not the plan */
     if (st) fmmcl_clear_error(plan->ctx), s->sort_seconds = 0, t0 = fmmcl_wall_seconds();
@@ -247,7 +250,8 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
       s->grow = fmmcl_fmm3d_cube_growth(plan->n_sources > plan->n_targets ? plan->n_sources : plan->n_targets,
                                         (size_t)plan->opt.leaf_size);
   }
-  if (getenv("FMMCL_FMM3D_GROW")) s->grow = fmmcl_fmm3d_cube_growth(0, 1);
+  const double forced = forced_growth();
+  if (forced > 0) s->grow = forced;
   if (!s->tree_borrowed) { /* else the hybrid plan's other sub-plan built them */
     if ((st = build_tree(plan, s, sources, targets))) return st;
     if ((st = build_lists(plan, s, sources, targets))) return st;
