@@ -24,8 +24,8 @@ typedef struct config {
   int skip_hermite, skip_fgt;
 } config;
 
-static void usage(void) {
-  fprintf(stderr,
+static void usage(FILE *to) {
+  fprintf(to,
           "usage: bench-fgt [options]\n"
           "  --device SEL        device selector (default: FMMCL_DEVICE, else first GPU)\n"
           "  --precision P       single or double (default double)\n"
@@ -43,7 +43,8 @@ static void usage(void) {
           "                      targets and scale by N / K (default 0: off); above\n"
           "                      --direct-max-n without it, the time is extrapolated as N^2\n"
           "  --repeat R          executions per measurement, fastest kept (default 3)\n"
-          "  --skip-hermite, --skip-fgt\n");
+          "  --skip-hermite, --skip-fgt\n"
+          "  --help              this text\n");
 }
 
 static int parse(int argc, char **argv, config *c) {
@@ -83,7 +84,7 @@ static int parse(int argc, char **argv, config *c) {
                                        {"repeat", 1, 0, 'r'},
                                        {"skip-hermite", 0, 0, 'h' + 256},
                                        {"skip-fgt", 0, 0, 'f' + 256},
-                                       {"help", 0, 0, '?'},
+                                       {"help", 0, 0, 'h' + 512},
                                        {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) switch (o) {
@@ -105,7 +106,8 @@ static int parse(int argc, char **argv, config *c) {
       case 'r': c->repeat = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
       case 'h' + 256: c->skip_hermite = 1; break;
       case 'f' + 256: c->skip_fgt = 1; break;
-      default: usage(); return 1;
+      case 'h' + 512: usage(stdout); return -1;
+      default: usage(stderr); return 1;
     }
   return 0;
 }
@@ -364,7 +366,8 @@ static void fgt_table(const config *c, fmmcl_context ctx, FILE *out) {
 
 int main(int argc, char **argv) {
   config c;
-  if (parse(argc, argv, &c)) return 2;
+  const int parsed = parse(argc, argv, &c);
+  if (parsed) return parsed < 0 ? 0 : 2; /* --help: 0 */
   fmmcl_context ctx;
   bench_check(NULL, fmmcl_context_create(&ctx, c.device), "opening the device");
   bench_print_device(ctx);

@@ -25,8 +25,8 @@ typedef struct config {
   int all_bbfmm, executions;
 } config;
 
-static void usage(void) {
-  fprintf(stderr,
+static void usage(FILE *to) {
+  fprintf(to,
           "usage: bench-gauss-auto [options]   (device: FMMCL_DEVICE, else the first GPU)\n"
           "  --n LIST          source (= target) counts, comma-separated (default 10000,100000)\n"
           "  --dim LIST        dimensions (default 1,3,6)\n"
@@ -41,15 +41,17 @@ static void usage(void) {
           "  --all-bbfmm       also run the bbFMM (dim 3) where AUTO does not offer it (sigma\n"
           "                    under a quarter of the data's width: '-' otherwise)\n"
           "  --executions E    AUTO's opt.executions: creation counted over E executions\n"
-          "                    (default 0: the library's 100)\n");
+          "                    (default 0: the library's 100)\n"
+          "  --help            this text\n");
 }
 
 static int parse(int argc, char **argv, config *c) {
   *c = (config){"10000,100000", "1,3,6", "0.01,0.05,0.2,1", FMMCL_DOUBLE, 1e-6, 4, 2, 64, 0, 0};
   static const struct option opts[] = {
-      {"n", 1, 0, 'n'},         {"dim", 1, 0, 'd'},    {"sigma", 1, 0, 's'},  {"precision", 1, 0, 'p'},
-      {"tol", 1, 0, 't'},       {"repeat", 1, 0, 'r'}, {"sample", 1, 0, 'k'}, {"max-seconds", 1, 0, 'm'},
-      {"all-bbfmm", 0, 0, 'b'}, {"executions", 1, 0, 'e'}, {0, 0, 0, 0}};
+      {"n", 1, 0, 'n'},          {"dim", 1, 0, 'd'},         {"sigma", 1, 0, 's'},
+      {"precision", 1, 0, 'p'},  {"tol", 1, 0, 't'},         {"repeat", 1, 0, 'r'},
+      {"sample", 1, 0, 'k'},     {"max-seconds", 1, 0, 'm'}, {"all-bbfmm", 0, 0, 'b'},
+      {"executions", 1, 0, 'e'}, {"help", 0, 0, 'h' + 512},  {0, 0, 0, 0}};
   for (int o; (o = getopt_long(argc, argv, "", opts, NULL)) != -1;) switch (o) {
       case 'n': c->ns = optarg; break;
       case 'd': c->dims = optarg; break;
@@ -61,7 +63,8 @@ static int parse(int argc, char **argv, config *c) {
       case 'm': c->max_seconds = atof(optarg); break;
       case 'b': c->all_bbfmm = 1; break;
       case 'e': c->executions = atoi(optarg); break;
-      default: usage(); return 1;
+      case 'h' + 512: usage(stdout); return -1;
+      default: usage(stderr); return 1;
     }
   return 0;
 }
@@ -184,7 +187,8 @@ static void one_case(fmmcl_context ctx, const config *c, size_t n, int dim, doub
 
 int main(int argc, char **argv) {
   config c;
-  if (parse(argc, argv, &c)) return 2;
+  const int parsed = parse(argc, argv, &c);
+  if (parsed) return parsed < 0 ? 0 : 2; /* --help: 0 */
   fmmcl_context ctx;
   bench_check(NULL, fmmcl_context_create(&ctx, getenv("FMMCL_DEVICE")), "fmmcl_context_create");
   bench_print_device(ctx);

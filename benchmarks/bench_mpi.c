@@ -34,14 +34,15 @@ static void point(int clusters, size_t i, double *x, double *q) {
   *q = 2 * u01(&s) - 1;
 }
 
-static void usage(void) {
+static void usage(FILE *to) {
   fputs(
       "Usage: mpirun -n R bench-mpi [--strong N | --weak N_PER_RANK] [--tol T] [--single] [--clusters]\n"
       "  [--method fmm|treecode] [--repeat K] [--header] [--per-rank]\n"
       "One CSV row: ranks, N, plan and execute seconds (best of K), the slowest rank's local\n"
       "execute, the share of time outside the local plans, LET particles and charges per\n"
-      "owned source, bytes sent, the work and local-execute imbalance (max/mean).\n",
-      stderr);
+      "owned source, bytes sent, the work and local-execute imbalance (max/mean).\n"
+      "  --help  this text\n",
+      to);
 }
 
 int main(int argc, char **argv) {
@@ -65,9 +66,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--method") && i + 1 < argc) fmmcl_method_parse(argv[++i], &o.method);
     else {
-      if (rank == 0) usage();
+      const int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+      if (rank == 0) usage(help ? stdout : stderr);
       MPI_Finalize();
-      return 2;
+      return help ? 0 : 2;
     }
   }
   size_t total = weak ? n * (size_t)ranks : n;

@@ -25,13 +25,14 @@ static double measured(const char *s) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr,
+  const int help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+  if (argc < 2 || help) {
+    fprintf(help ? stdout : stderr,
             "usage: gauss-model-replay TABLE [EXECUTIONS]\n"
             "  TABLE: lines 'N d sigma single|double direct cutoff fgt bbfmm' (ms; - refused ~ > as\n"
             "  bench-gauss-auto prints them); the GPU class's model on bench-gauss-auto's points;\n"
             "  EXECUTIONS: AUTO's opt.executions (default 1e6: execution against execution)\n");
-    return 2;
+    return help ? 0 : 2;
   }
   FILE *f = fopen(argv[1], "r");
   if (!f) return perror(argv[1]), 1;
