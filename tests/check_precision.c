@@ -87,9 +87,10 @@ START_TEST(test_single_keeps_tolerance) {
 END_TEST
 
 /* Local frames are leaf-sized, not pair-sized: a pair 1e-9 apart at 0.2
- * (a float ulp there is 1.5e-8) is still beyond single precision, and the
- * rounding estimate says so for both methods; double resolves it to
- * about 1e-7 of the pair's gradient term. */
+ * (a float ulp there is 1.5e-8) is beyond float's plain offsets, so the
+ * plan adds their low parts, and the rounding estimate says the pair is
+ * then resolved for both methods: to within the tolerance in single, to
+ * about 1e-7 of the pair's gradient term in double. */
 START_TEST(test_rounding_estimate_local_frames) {
   enum { M = 2000 };
   double *x = malloc(3 * M * sizeof *x);
@@ -111,9 +112,49 @@ START_TEST(test_rounding_estimate_local_frames) {
       fmmcl_plan_destroy(plan);
       ck_assert_msg(fabs(dist - 1e-9) < 1e-12, "closest pair %g apart", dist);
       if (prec) ck_assert_msg(estimate < 1e-6, "double: estimate %.3e", estimate);
-      else ck_assert_msg(estimate > TOL, "single: estimate %.3e", estimate);
+      else ck_assert_msg(estimate < TOL, "single: estimate %.3e", estimate);
     }
   free(x);
+}
+END_TEST
+
+/* A uniform set with a few pairs a million times closer than a leaf is
+ * wide: their terms dominate the gradient's L2 norm over all targets (as
+ * a uniform set's closest pairs do at 1e7 points), so the plan must add
+ * the offsets' low parts however few the close pairs are; with float's
+ * plain offsets the gradient was off by 1e-2 there. Both methods, every
+ * target against the double reference. */
+START_TEST(test_few_close_pairs) {
+  enum { M = 6000 };
+  double *x = malloc(3 * M * sizeof *x), *q = malloc(M * sizeof *q);
+  double *rp = malloc(M * sizeof *rp), *rg = malloc(3 * M * sizeof *rg);
+  double *pot = malloc(M * sizeof *pot), *grad = malloc(3 * M * sizeof *grad);
+  ck_assert(x && q && rp && rg && pot && grad);
+  fmmcl_test_random_points(21, M, 3, x);
+  fmmcl_test_random_values(22, M, -1, 1, q);
+  /* point 2k + 1 next to point 2k, 1e-6 .. 3e-6 away along a diagonal */
+  for (int k = 0; k < 3; k++)
+    for (int d = 0; d < 3; d++) x[3 * (2 * k + 1) + d] = x[3 * (2 * k) + d] + (k + 1) * 1e-6 / sqrt(3.0);
+  fmmcl_plan_options o;
+  fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+  o.precision = FMMCL_DOUBLE;
+  ck_assert_int_eq(fmmcl_reference_direct(&o, M, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
+  const fmmcl_method methods[] = {FMMCL_FMM, FMMCL_TREECODE};
+  for (int m = 0; m < 2; m++) {
+    fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
+    o.method = methods[m], o.precision = FMMCL_SINGLE, o.tolerance = TOL;
+    fmmcl_plan plan;
+    ck_assert_msg(fmmcl_plan_create(ctx, &o, M, x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
+                  fmmcl_last_error(ctx));
+    ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "execute: %s",
+                  fmmcl_last_error(ctx));
+    fmmcl_plan_destroy(plan);
+    const double ep = fmmcl_test_rel_l2(pot, rp, M), eg = fmmcl_test_rel_l2(grad, rg, 3 * M);
+    ck_assert_msg(ep <= TOL && eg <= GRAD_TOL,
+                  "%s, three close pairs: potential %.3e (<= %g), gradient %.3e (<= %g)",
+                  m ? "treecode" : "fmm", ep, TOL, eg, GRAD_TOL);
+  }
+  free(x), free(q), free(rp), free(rg), free(pot), free(grad);
 }
 END_TEST
 
@@ -220,6 +261,7 @@ static Suite *precision_suite(void) {
   tcase_add_loop_test(tc, test_single_keeps_tolerance, 0, 2 * FMMCL_DIST_COUNT);
   tcase_add_test(tc, test_rounding_estimate_local_frames);
   tcase_add_test(tc, test_surface_large_leaves);
+  tcase_add_test(tc, test_few_close_pairs);
   tcase_add_test(tc, test_p2p_targets_per_item);
   suite_add_tcase(s, tc);
   return s;

@@ -95,27 +95,55 @@
  * 2^-5 of the source leaf's half-side plus its moved target's largest
  * coordinate (thr; every source of the leaf lies within the half-side);
  * any other pair's roundings cost it at most about 2^-18 of its terms.
- * The test is one compare, the low parts six adds and a load, so the far
- * majority of pairs skip them (a warp takes the branch when one of its
- * pairs is that close). */
+ * Every pair runs plain and keeps its target's largest 1 / r (one max;
+ * the guard's 0 leaves a target's pair with itself out); where that
+ * passes 1 / sqrt(thr), which a uniform set's closest pairs alone do,
+ * the work-item goes over the same sources again (NEAR_FIX) and trades
+ * each close pair's plain terms for its compensated ones. Where the guard
+ * runs (ALL: the target's own leaf, a leaf it touches) it always does: a
+ * pair that rounded to r2 = 0 is a distinct point only the low parts see. A compare and
+ * branch in every pair cost the P2P a quarter more on an H100. */
 #define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
-    REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                           \
-    REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                            \
-    if (r2 < thr[k]) {                                                                      \
-      const REAL4 sl = SRC_LO(j);                                                           \
-      dx += sl.x - tl[k].x, dy += sl.y - tl[k].y, dz += sl.z - tl[k].z;                     \
-      r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                               \
-    }                                                                                       \
+    const REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                     \
+    const REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                      \
     const REAL rinv = RINV(r2), qr = s.w * rinv, qr3 = qr * rinv * rinv;                    \
+    near[k] = fmax(near[k], rinv);                                                          \
     pot[k] += qr;                                                                           \
     gx[k] = fma(qr3, dx, gx[k]), gy[k] = fma(qr3, dy, gy[k]), gz[k] = fma(qr3, dz, gz[k]);  \
+  }
+/* source s (its index j) against target k: a close pair's plain terms out,
+ * its terms with the low parts in */
+#define CLOSE_PAIR(s, j, k, RINV)                                                           \
+  {                                                                                         \
+    const REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                     \
+    const REAL r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                      \
+    if (r2 < thr[k]) {                                                                      \
+      const REAL4 sl = SRC_LO(j);                                                           \
+      const REAL ex = dx + (sl.x - tl[k].x), ey = dy + (sl.y - tl[k].y), ez = dz + (sl.z - tl[k].z); \
+      const REAL e2 = fma(ex, ex, fma(ey, ey, ez * ez));                                    \
+      const REAL ri = RINV(r2), q0 = s.w * ri, q30 = -q0 * ri * ri;                         \
+      const REAL rc = RINV(e2), q1 = s.w * rc, q31 = q1 * rc * rc;                          \
+      pot[k] += q1 - q0;                                                                    \
+      gx[k] = fma(q31, ex, fma(q30, dx, gx[k]));                                            \
+      gy[k] = fma(q31, ey, fma(q30, dy, gy[k]));                                            \
+      gz[k] = fma(q31, ez, fma(q30, dz, gz[k]));                                            \
+    }                                                                                       \
+  }
+/* after the sources [j0, j1) of SRC: the close pairs' correction where a
+ * target met one (or ALL), and a fresh largest 1 / r */
+#define NEAR_FIX(SRC, j0, j1, RINV, ALL)                                                    \
+  FMMCL_UNROLL(TPW)                                                                         \
+  for (int k = 0; k < TPW; k++) {                                                           \
+    if ((ALL) || near[k] > lim[k])                                                          \
+      for (int j = j0; j < j1; j++) CLOSE_PAIR(SRC[j], j, k, RINV)                          \
+    near[k] = 0;                                                                            \
   }
 #define MOVE_THRESHOLD(k)                                                                   \
   {                                                                                         \
     const REAL sc_ = ((REAL)0.5 / cs.w + fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z)))) \
                      * (REAL)0x1p-5;                                                        \
-    thr[k] = sc_ * sc_;                                                                     \
+    thr[k] = sc_ * sc_, lim[k] = (REAL)1 / sc_, near[k] = 0;                                \
   }
 #define SOURCE_LOW
 #endif
@@ -143,6 +171,7 @@
 #undef FMM3D_PAIR
 #undef SOURCE_LOW
 #undef MOVE_THRESHOLD
+#undef NEAR_FIX
 #define MOVE_THRESHOLD(k)
 #if COMPENSATE
 #define SOURCE_LOW const REAL4 sl = SRC_LO(j);
@@ -184,6 +213,10 @@
 #define EXT_STORE(i) out[i] += (REAL4)(gx[k], gy[k], gz[k], pot[k]);
 #endif
 
+#ifndef NEAR_FIX
+#define NEAR_FIX(SRC, j0, j1, RINV, ALL)
+#endif
+
 /* TILE: each source staged once per group, with its low part and dipole
  * where the pairs read them; a full tile runs the unrolled loop. */
 #if TILE
@@ -197,7 +230,7 @@
 #else
 #define TILE_DIP_LOAD(js)
 #endif
-#define SOURCE_LOOP(sr, RINV)                                                               \
+#define SOURCE_LOOP(sr, RINV, ALL)                                                          \
   for (int sb = sr.x; sb < sr.y; sb += WGS) {                                               \
     const int js = min(sb + lid, sr.y - 1);                                                 \
     tile[lid] = src[js];                                                                    \
@@ -211,12 +244,14 @@
     } else {                                                                                \
       for (int j = 0; j < jn; j++) PAIRS(tile[j], j, RINV)                                  \
     }                                                                                       \
+    NEAR_FIX(tile, 0, jn, RINV, ALL)                                                        \
     barrier(CLK_LOCAL_MEM_FENCE);                                                           \
   }
 #else
-#define SOURCE_LOOP(sr, RINV)                                                               \
+#define SOURCE_LOOP(sr, RINV, ALL)                                                          \
   FMMCL_UNROLL(UNROLL)                                                                      \
-  for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j, RINV)
+  for (int j = sr.x; j < sr.y; j++) PAIRS(src[j], j, RINV)                                  \
+  NEAR_FIX(src, sr.x, sr.y, RINV, ALL)
 #endif
 /* TILE: the loops hold barriers, so the group decides the guard as one
  * (the first barrier: every work-item has read the last entry's flag) */
@@ -274,7 +309,7 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
   REAL4 t0[TPW], t[TPW];
   REAL pot[TPW], gx[TPW], gy[TPW], gz[TPW];
 #if COMPENSATE && !defined(FMMCL_DOUBLE) && !FMM3D_EXT
-  REAL thr[TPW];
+  REAL thr[TPW], lim[TPW], near[TPW];
 #endif
   DECLARE_TARGET_LOW
   EXT_DECLARE
@@ -311,9 +346,9 @@ void fmm3d_p2p(__global const int4 *restrict chunks, __global const int *restric
       touch |= fmax(fabs(t[k].x), fmax(fabs(t[k].y), fabs(t[k].z))) <= reach;
     GROUP_TOUCH
     if (c == own || touch) {
-      SOURCE_LOOP(sr, LAPLACE3D_RINV_GUARDED)
+      SOURCE_LOOP(sr, LAPLACE3D_RINV_GUARDED, 1)
     } else {
-      SOURCE_LOOP(sr, LAPLACE3D_RINV_PLAIN)
+      SOURCE_LOOP(sr, LAPLACE3D_RINV_PLAIN, 0)
     }
   }
   FMMCL_UNROLL(TPW)

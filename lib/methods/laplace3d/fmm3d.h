@@ -189,10 +189,9 @@ fmmcl_status fmmcl_fmm3d_upload_p2p_chunks(fmmcl_plan plan, fmm3d_state *s, cons
                                            const fmmcl_tree3d_csr *csr, cl_mem *chunks, size_t *n);
 void fmmcl_fmm3d_release_list(fmm3d_device_list *dl);
 /* The threshold of compensated offsets (fmm3d_setup.c): a point set needs
- * them when more than share of its points have a close neighbour, with
- * unit roundoff u and close meaning e > ratio r. */
-void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio,
-                                 double *share);
+ * them when one of its points has a close neighbour, with unit roundoff u
+ * and close meaning e > ratio r. */
+void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio);
 /* New positions for an FMM plan (fmm3d_update.c) when its octree stays
  * the same: *done 1 then, else 0 and the plan untouched (a new tree, a
  * treecode or borrowed tree, no device sort, another compensation, points

@@ -177,20 +177,17 @@ static fmmcl_status check_options(fmmcl_plan plan, fmm3d_state *s) {
  * arithmetic: a leaf is that much wider than its points' separation only
  * where the depth limit stops the tree at tight groups or a few points lie
  * very close (the geometry cases of tests/check_hostile.c).
- * Float's P2P compensates only its close pairs (fmm3d_p2p.cl), at a cost a
- * uniform set does not need, and its promise is the relative L2 error over
- * all targets: a pair counts as close when E / d exceeds a tenth of the
- * tolerance (u = 2^-24), and the set compensates when more than one point
- * in a hundred has such a neighbour before it in Morton order. A uniform
- * set has only its few closest pairs there (about 0.06 % of 1e6 points in
- * 512-point leaves), whose targets' errors vanish in the L2 norm; points
- * on a surface or in tight clusters have it everywhere (6 % and more).
+ * Float's P2P compensates only its close pairs (fmm3d_p2p.cl: a second
+ * pass over the sources of a target that met one), and its promise is the
+ * relative L2 error over all targets: a pair counts as close when E / d
+ * exceeds a tenth of the tolerance (u = 2^-24), and one such pair is
+ * enough. The closest pairs' terms lead the gradient's norm (its sum of
+ * 1 / d^4 is dominated by the least d), so a uniform set's few closest
+ * pairs alone set its error, more so as n grows (benchmarks/README.md).
  * Without compensation the rounding estimate (fmm3d_offset_rounding) is
- * float's plain resolution, so a lone pair beyond it still draws the
- * warning. */
+ * float's plain resolution. */
 #define COMPENSATE_RATIO 2e-12
 #define COMPENSATE_RATIO_SINGLE(tol) (0.1 * (tol))
-#define COMPENSATE_SHARE_SINGLE 0.01
 
 typedef struct {
   const fmmcl_tree3d *t;
@@ -207,8 +204,7 @@ static void leaf_group(const void *arg, size_t g, size_t *begin, size_t *end, do
 
 /* One point set (target: the targets; caller: the caller's coordinates,
  * read through the permutation where the sorted ones stayed on the device). */
-static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *caller, double u, double ratio,
-                           double share) {
+static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *caller, double u, double ratio) {
   const double *xyz = target ? t->target_xyz : t->source_xyz;
   const size_t *perm = target ? t->target_perm : t->source_perm;
   if (!xyz && (!caller || !perm)) return 1;
@@ -220,15 +216,13 @@ static int needs_low_parts(const fmmcl_tree3d *t, int target, const double *call
                                  .perm = perm,
                                  .group = leaf_group,
                                  .arg = &lf};
-  return fmmcl_frame_rounding_needs_low_parts(&fg, u, ratio, share);
+  return fmmcl_frame_rounding_needs_low_parts(&fg, u, ratio, 0);
 }
 
-void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio,
-                                 double *share) {
+void fmmcl_fmm3d_compensate_rule(fmmcl_plan plan, const fmm3d_state *s, double *u, double *ratio) {
   const int dbl = s->real_size == 8;
   const double tol = plan->opt.tolerance > 0 ? plan->opt.tolerance : 1e-4;
   *u = dbl ? 0x1p-53 : 0x1p-24, *ratio = dbl ? COMPENSATE_RATIO : COMPENSATE_RATIO_SINGLE(tol);
-  *share = dbl ? 0 : COMPENSATE_SHARE_SINGLE;
 }
 
 fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *sources,
@@ -258,11 +252,10 @@ fmmcl_status fmmcl_fmm3d_setup(fmmcl_plan plan, fmm3d_state *s, const double *so
   }
   {
     const fmmcl_tree3d *t = s->tree;
-    double u, ratio, share;
-    fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio, &share);
-    s->compensate =
-        needs_low_parts(t, 0, sources, u, ratio, share) ||
-        (!t->targets_are_sources && needs_low_parts(t, 1, targets ? targets : sources, u, ratio, share));
+    double u, ratio;
+    fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio);
+    s->compensate = needs_low_parts(t, 0, sources, u, ratio) ||
+                    (!t->targets_are_sources && needs_low_parts(t, 1, targets ? targets : sources, u, ratio));
   }
   if ((st = fmmcl_fmm3d_build_kernels(plan, s))) return st;
   double t0 = fmmcl_wall_seconds();

@@ -100,8 +100,8 @@ static fmmcl_status leaves_of_set(fmmcl_plan plan, const fmm3d_state *s, const m
 static fmmcl_status set_compensates(fmmcl_plan plan, const fmm3d_state *s, const moved *m,
                                     const moved_set *set, int *compensate) {
   const fmmcl_tree3d *t = s->tree;
-  double u, ratio, share;
-  fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio, &share);
+  double u, ratio;
+  fmmcl_fmm3d_compensate_rule(plan, s, &u, &ratio);
   double *centers = malloc(3 * (t->n_leaves ? t->n_leaves : 1) * sizeof *centers);
   if (!centers) return fmmcl_fail(plan->ctx, FMMCL_ERROR_OUT_OF_MEMORY, "out of host memory");
   for (size_t g = 0; g < t->n_leaves; g++)
@@ -110,7 +110,7 @@ static fmmcl_status set_compensates(fmmcl_plan plan, const fmm3d_state *s, const
   fmmcl_status st = fmmcl_tree3d_device_close_pairs(m->kit, plan->ctx, &set->dev, set->begin, centers,
                                                     t->n_leaves, u, ratio, &close);
   free(centers);
-  *compensate = close > share * (double)set->n;
+  *compensate = close > 0;
   return st;
 }
 
