@@ -47,22 +47,29 @@ static reference_set make_set(fmmcl_distribution d, double shift) {
 
 static void free_set(reference_set *r) { free(r->x), free(r->q), free(r->pot), free(r->grad); }
 
-/* Errors of a single-precision plan of method m at the default tolerance. */
-static fmmcl_test_errors single_errors(fmmcl_method m, const reference_set *r) {
+/* Errors of a single-precision plan of method m at the default tolerance
+ * on n points x with charges q (leaves of leaf_size, 0: the plan's
+ * choice), against the double reference rp, rg over all targets. */
+static fmmcl_test_errors single_errors_of(fmmcl_method m, size_t n, const double *x, const double *q,
+                                          const double *rp, const double *rg, int leaf_size) {
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
-  o.method = m, o.precision = FMMCL_SINGLE, o.tolerance = TOL;
-  double *pot = malloc(N * sizeof *pot), *grad = malloc(3 * N * sizeof *grad);
+  o.method = m, o.precision = FMMCL_SINGLE, o.tolerance = TOL, o.leaf_size = leaf_size;
+  double *pot = malloc(n * sizeof *pot), *grad = malloc(3 * n * sizeof *grad);
   ck_assert(pot && grad);
   fmmcl_plan plan;
-  ck_assert_msg(fmmcl_plan_create(ctx, &o, N, r->x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
+  ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
                 fmmcl_last_error(ctx));
-  ck_assert_msg(fmmcl_plan_execute(plan, r->q, pot, grad) == FMMCL_SUCCESS, "execute: %s",
+  ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "execute: %s",
                 fmmcl_last_error(ctx));
   fmmcl_plan_destroy(plan);
-  fmmcl_test_errors e = {fmmcl_test_rel_l2(pot, r->pot, N), fmmcl_test_rel_l2(grad, r->grad, 3 * N)};
+  fmmcl_test_errors e = {fmmcl_test_rel_l2(pot, rp, n), fmmcl_test_rel_l2(grad, rg, 3 * n)};
   free(pot), free(grad);
   return e;
+}
+
+static fmmcl_test_errors single_errors(fmmcl_method m, const reference_set *r) {
+  return single_errors_of(m, N, r->x, r->q, r->pot, r->grad, 0);
 }
 
 /* Loop i: distribution i / 2, method i % 2 (FMM, treecode). The method
@@ -125,27 +132,18 @@ END_TEST
 static void expect_both_methods_within(const char *what, size_t n, const double *x, const double *q,
                                        int leaf_size, double grad_tol) {
   double *rp = malloc(n * sizeof *rp), *rg = malloc(3 * n * sizeof *rg);
-  double *pot = malloc(n * sizeof *pot), *grad = malloc(3 * n * sizeof *grad);
-  ck_assert(rp && rg && pot && grad);
+  ck_assert(rp && rg);
   fmmcl_plan_options o;
   fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
   o.precision = FMMCL_DOUBLE;
   ck_assert_int_eq(fmmcl_reference_direct(&o, n, x, q, 0, NULL, rp, rg), FMMCL_SUCCESS);
   const fmmcl_method methods[] = {FMMCL_FMM, FMMCL_TREECODE};
   for (int m = 0; m < 2; m++) {
-    fmmcl_plan_options_init(&o, FMMCL_LAPLACE_3D);
-    o.method = methods[m], o.precision = FMMCL_SINGLE, o.tolerance = TOL, o.leaf_size = leaf_size;
-    fmmcl_plan plan;
-    ck_assert_msg(fmmcl_plan_create(ctx, &o, n, x, 0, NULL, &plan) == FMMCL_SUCCESS, "create: %s",
-                  fmmcl_last_error(ctx));
-    ck_assert_msg(fmmcl_plan_execute(plan, q, pot, grad) == FMMCL_SUCCESS, "execute: %s",
-                  fmmcl_last_error(ctx));
-    fmmcl_plan_destroy(plan);
-    const double ep = fmmcl_test_rel_l2(pot, rp, n), eg = fmmcl_test_rel_l2(grad, rg, 3 * n);
-    ck_assert_msg(ep <= TOL && eg <= grad_tol, "%s, %s: potential %.3e (<= %g), gradient %.3e (<= %g)", what,
-                  m ? "treecode" : "fmm", ep, TOL, eg, grad_tol);
+    const fmmcl_test_errors e = single_errors_of(methods[m], n, x, q, rp, rg, leaf_size);
+    ck_assert_msg(e.pot <= TOL && e.grad <= grad_tol, "%s, %s: potential %.3e (<= %g), gradient %.3e (<= %g)",
+                  what, m ? "treecode" : "fmm", e.pot, TOL, e.grad, grad_tol);
   }
-  free(rp), free(rg), free(pot), free(grad);
+  free(rp), free(rg);
 }
 
 /* A uniform set with a few pairs a million times closer than a leaf is
