@@ -149,7 +149,7 @@ static void one_case(fmmcl_context ctx, const config *c, size_t n, int dim, doub
   for (int m = 0; m < NM; m++)
     if (pred[m] >= 0) least = fmin(least, pred[m]);
   result r[NM];
-  int best = -1;
+  int best = -1, met[NM] = {0};
   for (int m = 0; m < NM; m++) {
     o.method = methods[m];
     if (m == FMMCL_GAUSS_BBFMM && (dim != 3 || (pred[m] < 0 && !c->all_bbfmm))) {
@@ -165,8 +165,8 @@ static void one_case(fmmcl_context ctx, const config *c, size_t n, int dim, doub
     r[m] = run(ctx, c, o, n, x, q, slow && n >= 1000 ? n / 100 : n, ref, qsum);
     /* the best among the methods run that met the tolerance (rounding
      * aside; the direct sum is exact) */
-    const int met = r[m].error <= 2 * c->tol || (m == FMMCL_GAUSS_DIRECT && r[m].mark == '~');
-    if (r[m].seconds >= 0 && met && (best < 0 || r[m].seconds < r[best].seconds)) best = m;
+    met[m] = r[m].error <= 2 * c->tol || (m == FMMCL_GAUSS_DIRECT && r[m].mark == '~');
+    if (r[m].seconds >= 0 && met[m] && (best < 0 || r[m].seconds < r[best].seconds)) best = m;
   }
   /* what FMMCL_AUTO becomes (fmmcl_plan_describe of an AUTO plan says the
    * same; tests/check_cutoff.c checks that), without building it again */
@@ -191,8 +191,7 @@ static void one_case(fmmcl_context ctx, const config *c, size_t n, int dim, doub
   double least_total = HUGE_VAL, total[NM];
   for (int m = 0; m < NM; m++) {
     total[m] = r[m].seconds >= 0 && r[m].mark != '>' ? r[m].create + runs * r[m].seconds : NAN;
-    const int met = r[m].error <= 2 * c->tol || (m == FMMCL_GAUSS_DIRECT && r[m].mark == '~');
-    if (met && total[m] < least_total) least_total = total[m];
+    if (met[m] && total[m] < least_total) least_total = total[m];
   }
   const double total_ratio = chose >= 0 ? total[chose] / least_total : NAN;
   printf("  %-7s %-7s %5.2f %5.2f |", fmmcl_method_name(info.method),

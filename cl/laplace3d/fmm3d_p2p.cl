@@ -101,8 +101,9 @@
  * the work-item goes over the same sources again (NEAR_FIX) and trades
  * each close pair's plain terms for its compensated ones. Where the guard
  * runs (ALL: the target's own leaf, a leaf it touches) it always does: a
- * pair that rounded to r2 = 0 is a distinct point only the low parts see. A compare and
- * branch in every pair cost the P2P a quarter more on an H100. */
+ * pair that rounded to r2 = 0 is a distinct point only the low parts see.
+ * A compare and branch in every pair cost the P2P a quarter more on an
+ * H100. */
 #define FMM3D_PAIR(s, k, RINV)                                                              \
   {                                                                                         \
     const REAL dx = s.x - t[k].x, dy = s.y - t[k].y, dz = s.z - t[k].z;                     \
