@@ -550,6 +550,53 @@ static void same_boxes(const fmmcl_fgt_boxes *a, const fmmcl_fgt_boxes *b, int d
   ck_assert(memcmp(a->x, b->x, a->n * dim * sizeof *a->x) == 0);
 }
 
+/* The interaction lists hold exactly the source boxes within the cut-off
+ * of each target box, by the gap between cells, in the boxes' order: the
+ * lists' walk over the sorted cells against a scan of every box pair, in
+ * 1 to 6 dimensions, dense and sparse (sigma 1e-3: lone points), uniform
+ * and clustered. */
+START_TEST(test_lists_every_box_within_cutoff) {
+  const int dims[] = {1, 2, 3, 6};
+  const int dim = dims[_i / 2], kind = _i % 2;
+  const size_t ns = 900, nt = 400;
+  double *src = malloc(ns * dim * sizeof *src), *tgt = malloc(nt * dim * sizeof *tgt);
+  fmmcl_test_cluster_points(kind, 31, ns, dim, src);
+  fmmcl_test_cluster_points(kind, 32, nt, dim, tgt);
+  const double sigmas[] = {0.3, 0.05, 1e-3};
+  for (int si = 0; si < 3; si++) {
+    double extent[FMMCL_MAX_DIM];
+    for (int k = 0; k < dim; k++) extent[k] = 1 / (sqrt(2.0) * sigmas[si]);
+    fmmcl_fgt_params par;
+    ck_assert_int_eq(fmmcl_fgt_choose(NULL, dim, sigmas[si], 1e-6, 0, ns, extent, 0, &par), FMMCL_SUCCESS);
+    fmmcl_fgt_setup s;
+    ck_assert_int_eq(fmmcl_fgt_setup_build(NULL, &par, ns, src, nt, tgt, FMMCL_FGT_DIRECT, &s), FMMCL_SUCCESS);
+    size_t listed = 0;
+    for (size_t t = 0; t < s.tgt.nbox; t++) {
+      size_t at = s.list_start[FMMCL_FGT_DIRECT][t];
+      for (size_t b = 0; b < s.src.nbox; b++) {
+        double g = 0;
+        for (int k = 0; k < dim; k++) {
+          const int64_t d = llabs(s.src.cell[b * dim + k] - s.tgt.cell[t * dim + k]);
+          const double gk = d > 0 ? (double)(d - 1) * par.side : 0;
+          g += gk * gk;
+        }
+        if (g > par.cutoff * par.cutoff) continue;
+        ck_assert_msg(at < s.list_start[FMMCL_FGT_DIRECT][t + 1] && s.list[FMMCL_FGT_DIRECT][at] == b,
+                      "d %d sigma %g: target box %zu misses source box %zu", dim, sigmas[si], t, b);
+        at++;
+      }
+      ck_assert_uint_eq(at, s.list_start[FMMCL_FGT_DIRECT][t + 1]);
+      listed += at - s.list_start[FMMCL_FGT_DIRECT][t];
+    }
+    if (si < 2) ck_assert_uint_gt(listed, 0); /* 1e-3 in 6 dimensions: no pair within reach */
+    if (si == 2 && dim >= 3) ck_assert_uint_gt(s.src.nbox, ns / 2); /* the sparse grid */
+    fmmcl_fgt_setup_free(&s);
+  }
+  free(src);
+  free(tgt);
+}
+END_TEST
+
 START_TEST(test_device_binning) {
   const int dims[] = {1, 3, 6};
   const int dim = dims[_i / 2], kind = _i % 2;
@@ -640,6 +687,7 @@ static Suite *fgt_suite(void) {
   tcase_add_test(ref, test_reference_error_falls);
   tcase_add_loop_test(ref, test_reference_tolerance, 0, 8);
   tcase_add_test(ref, test_reference_sigma_extremes);
+  tcase_add_loop_test(ref, test_lists_every_box_within_cutoff, 0, 8);
   suite_add_tcase(s, ref);
   TCase *dev = tcase_create("device");
   tcase_add_checked_fixture(dev, setup, teardown);
