@@ -218,8 +218,8 @@ typedef struct fmmcl_plan_options {
   double wavenumber_im; /* wavenumber_im >= 0 (a decaying or oscillating wave) */
   int stresslets;       /* STOKES_3D: sources also carry stresslets (strength, orientation) */
   int pressure;         /* STOKES_3D: also the pressure */
-  /* GAUSSIAN (read by method AUTO): the executions the plan is expected to
-   * serve (>= 0; 0: 100). AUTO compares each method's predicted execution time
+  /* GAUSSIAN (read by method AUTO and the cut-off sum's box side): the
+   * executions the plan is expected to serve (>= 0; 0: 100). AUTO compares each method's predicted execution time
    * plus its predicted creation (the host's binning and interaction lists,
    * seconds at a million points in 6 dimensions) divided by this count:
    * a plan is created once and executed many times, but a method whose

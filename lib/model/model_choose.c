@@ -135,18 +135,13 @@ static const gauss_rates gauss_cpu[2] = {
  * the widest extent), where its error was measured within the tolerance. */
 #define GAUSS_BBFMM_MIN_SIGMA 0.25
 
-/* Plan creation on the host (the binning and the interaction lists of the
- * cut-off sum and the FGT, the uploads), fitted to bench-gauss-auto's
- * create times on the H100's host: seconds per point (sources and targets)
- * and per list entry (pair of occupied boxes; 8 s at 4.8e8 entries, 1e6
- * points in 6 dimensions); the bbFMM's per point (its tree and operators).
- * Kernel builds are not counted: the binary cache keeps them. */
+/* Plan creation on the host, fitted to bench-gauss-auto's create times on
+ * the H100's host: seconds per point (sources and targets: the binning,
+ * the uploads), plus the cut-off sum's and the FGT's interaction lists
+ * (fmmcl_fgt_lists_estimate); the bbFMM's per point (its tree and
+ * operators). Kernel builds are not counted: the binary cache keeps them. */
 #define GAUSS_CREATE_POINT 6e-8
-#define GAUSS_CREATE_ENTRY 1.5e-8
 #define GAUSS_CREATE_BBFMM_POINT 2.5e-6
-
-/* Executions a plan is taken to serve where opt.executions is 0. */
-#define GAUSS_DEFAULT_EXECUTIONS 100
 
 /* Sources per occupied box of side `side` over extent (scaled), uniform. */
 static double per_box(size_t n, int dim, const double *extent, double side) {
@@ -163,6 +158,66 @@ static double per_box_binned(size_t n, int dim, const double *extent, double sid
   double boxes = 1;
   for (int k = 0; k < dim; k++) boxes *= floor(extent[k] / side) + 1;
   return (double)n / boxes;
+}
+
+/* One set of points as the cut-off sum's time model sees it. */
+typedef struct gauss_cutoff_case {
+  const gauss_rates *r;
+  int dim;
+  size_t ns, nt;
+  const double *extent; /* scaled */
+  double io;            /* seconds of charges in and results out */
+} gauss_cutoff_case;
+
+/* The cut-off sum's execution seconds in the boxes of par. */
+static double cutoff_seconds(const void *arg, const fmmcl_fgt_params *par) {
+  const gauss_cutoff_case *c = arg;
+  const gauss_rates *r = c->r;
+  const int dim = c->dim;
+  const size_t n_sources = c->ns, nt = c->nt;
+  const double *extent = c->extent;
+  double visits;
+  const double work = fmmcl_fgt_cutoff_work(dim, par->cutoff, par->side, n_sources, extent, &visits, NULL);
+  if (r->cutoff_visit > 0) {
+    /* tiles of 64 lanes over the occupied target boxes: a box of few
+     * points still runs 64 lanes, a sparse set visits boxes of one */
+    const double pt = per_box_binned(nt, dim, extent, par->side), pbo = pt / -expm1(-pt);
+    const double tiles = (double)nt / pbo * ceil(pbo / 64);
+    /* the work model's neighbour boxes, over its grid of one more box per
+     * axis; their sources from the binning's own grid, at most all */
+    const double ps0 = per_box(n_sources, dim, extent, par->side);
+    const double sources =
+        fmin((double)n_sources, visits / -expm1(-ps0) * per_box_binned(n_sources, dim, extent, par->side));
+    const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
+    /* the device saturates with targets, not with tiles: the square-root
+     * fill over tiles overpredicted a few full boxes 1.3-1.8x */
+    const double busy = (double)nt / ((double)nt + r->targets_half);
+    return tiles * (64 * sources / lanes + visits * r->cutoff_visit) / busy + r->fixed_cutoff + c->io;
+  }
+  /* a work-group per tile of up to 64 targets of a box: below `tiles_full`
+   * tiles the device is part idle (the square root: fewer groups each run
+   * faster) */
+  const double pb = fmax(1.0, per_box(nt, dim, extent, par->side));
+  const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
+  const double dims = (1 + 3 * r->per_dim) / (1 + dim * r->per_dim);
+  return (double)nt * (work + r->visit_pairs * visits) / (r->cutoff * dims * fill) + r->fixed_cutoff + c->io;
+}
+
+/* The cut-off sum's box side: least execution by cutoff_seconds plus its
+ * lists' creation spread over the plan's executions. */
+static fmmcl_status cutoff_params(fmmcl_context ctx, const gauss_cutoff_case *c, const fmmcl_plan_options *opt,
+                                  double tol, fmmcl_fgt_params *par) {
+  const double runs = opt->executions > 0 ? opt->executions : FMMCL_GAUSS_DEFAULT_EXECUTIONS;
+  return fmmcl_fgt_choose_cutoff(ctx, c->dim, opt->sigma, tol, c->ns, c->extent, cutoff_seconds, c, runs, par);
+}
+
+fmmcl_status fmmcl_model_gauss_cutoff_params(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
+                                             size_t n_targets, const double *extent, fmmcl_fgt_params *par) {
+  const gauss_rates *r = &(ctx->dev.info.is_gpu ? gauss_gpu : gauss_cpu)[opt->precision == FMMCL_DOUBLE];
+  const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
+  const gauss_cutoff_case c = {r, opt->dim, n_sources, n_targets, extent,
+                               (double)(n_sources + n_targets) * rs / r->io};
+  return cutoff_params(ctx, &c, opt, opt->tolerance, par);
 }
 
 fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
@@ -198,49 +253,28 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   const double fgt_direct = r->fgt_direct * dims, fgt_expansion = r->fgt_expansion * dims;
   seconds[FMMCL_GAUSS_DIRECT] = (double)n_sources * (double)nt / (direct * fill) + r->fixed_direct + io;
   fmmcl_fgt_params par;
-  if (fmmcl_fgt_choose_cutoff(NULL, dim, opt->sigma, tol, n_sources, extent, &par) == FMMCL_SUCCESS) {
-    /* a work-group per tile of up to 64 targets of a box: below `tiles_full`
-     * tiles the device is part idle (the square root: fewer groups each
-     * run faster) */
-    const double pb = fmax(1.0, per_box(nt, dim, extent, par.side));
-    const double fill = fmin(1.0, sqrt((double)nt / pb * ceil(pb / 64) / r->tiles_full));
-    double visits, entries;
-    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &entries, &visits);
-    made[FMMCL_GAUSS_CUTOFF] = points + entries * GAUSS_CREATE_ENTRY;
-    if (r->cutoff_visit > 0) {
-      /* tiles of 64 lanes over the occupied target boxes: a box of few
-       * points still runs 64 lanes, a sparse set visits boxes of one */
-      const double pt = per_box_binned(nt, dim, extent, par.side), pbo = pt / -expm1(-pt);
-      const double tiles = (double)nt / pbo * ceil(pbo / 64);
-      /* the work model's neighbour boxes, over its grid of one more box per
-       * axis; their sources from the binning's own grid, at most all */
-      const double ps0 = per_box(n_sources, dim, extent, par.side);
-      const double sources =
-          fmin((double)n_sources, visits / -expm1(-ps0) * per_box_binned(n_sources, dim, extent, par.side));
-      const double lanes = r->cutoff * (1 + 3 * r->per_dim_direct) / (1 + dim * r->per_dim_direct);
-      /* the device saturates with targets, not with tiles: the square-root
-       * fill over tiles overpredicted a few full boxes 1.3-1.8x */
-      const double busy = (double)nt / ((double)nt + r->targets_half);
-      seconds[FMMCL_GAUSS_CUTOFF] =
-          tiles * (64 * sources / lanes + visits * r->cutoff_visit) / busy + r->fixed_cutoff + io;
-    } else
-      seconds[FMMCL_GAUSS_CUTOFF] =
-          (double)nt * (par.work + r->visit_pairs * visits) / (cutoff * fill) + r->fixed_cutoff + io;
+  const gauss_cutoff_case cc = {r, dim, n_sources, nt, extent, io};
+  if (cutoff_params(NULL, &cc, opt, tol, &par) == FMMCL_SUCCESS) {
+    seconds[FMMCL_GAUSS_CUTOFF] = cutoff_seconds(&cc, &par);
+    fmmcl_fgt_lists lists;
+    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &lists);
+    made[FMMCL_GAUSS_CUTOFF] = points + lists.seconds;
   }
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
   int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
-  /* past the FGT's own limit of list entries (its side choice keeps the
-   * largest side even then) the host's lists take minutes: not offered */
-  double entries = 0;
-  if (fgt) fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &entries, NULL);
-  fgt = fgt && entries <= FMMCL_FGT_MAX_LIST_ENTRIES;
-  if (fgt) made[FMMCL_GAUSS_FGT] = points + entries * GAUSS_CREATE_ENTRY;
+  /* past the FGT's own limits on its lists (its side choice keeps the
+   * largest side even then) they take minutes or the host's memory: not
+   * offered */
+  fmmcl_fgt_lists lists = {0, 0};
+  if (fgt) lists = fmmcl_fgt_lists_estimate(dim, par.cutoff, par.side, n_sources, extent);
+  fgt = fgt && lists.entries <= FMMCL_FGT_MAX_LIST_ENTRIES && lists.seconds <= FMMCL_FGT_MAX_LIST_SECONDS;
+  if (fgt) made[FMMCL_GAUSS_FGT] = points + lists.seconds;
   if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
     /* the plan falls back to every pair within the cut-off, in its boxes */
     double visits;
     seconds[FMMCL_GAUSS_FGT] =
         (double)nt *
-            (fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &visits) +
+            (fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, &visits, NULL) +
              r->visit_pairs * visits) /
             cutoff +
         r->fixed_fgt + io;
@@ -270,7 +304,7 @@ static fmmcl_method gaussian_method(fmmcl_context ctx, const fmmcl_plan_options 
                                                             FMMCL_BBFMM};
   double t[FMMCL_GAUSS_METHODS], c[FMMCL_GAUSS_METHODS];
   fmmcl_model_gaussian(ctx, opt, n_sources, sources, n_targets, targets, t, c);
-  const double runs = opt->executions > 0 ? opt->executions : GAUSS_DEFAULT_EXECUTIONS;
+  const double runs = opt->executions > 0 ? opt->executions : FMMCL_GAUSS_DEFAULT_EXECUTIONS;
   for (int m = 0; m < FMMCL_GAUSS_METHODS; m++)
     if (t[m] >= 0) t[m] += c[m] / runs;
   int best = FMMCL_GAUSS_DIRECT;

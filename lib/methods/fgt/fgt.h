@@ -56,21 +56,37 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 
 /* The cut-off direct sum's geometry for tolerance tol (0: 1e-6): the
  * FGT's cut-off (exp(-cutoff^2) <= tol, the same bound), no expansions
- * (p = 1), and the box side that the work model finds cheapest for the
- * neighbour boxes' direct pairs. */
+ * (p = 1), and the box side of least predicted time: seconds(arg, par)'s
+ * execution (the model's, fmmcl_model_gauss_cutoff_params) plus the lists'
+ * creation spread over `executions` (0: execution alone). */
+typedef double (*fmmcl_fgt_seconds_fn)(const void *arg, const struct fmmcl_fgt_params *par);
 fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
-                                     const double *extent, fmmcl_fgt_params *out);
+                                     const double *extent, fmmcl_fgt_seconds_fn seconds, const void *arg,
+                                     double executions, fmmcl_fgt_params *out);
 
-/* The list entries (pairs of occupied boxes) past which a box side is not
- * worth its savings: about 200 MB of lists and seconds of plan creation. */
+/* Executions a Gaussian plan is taken to serve where opt.executions is 0. */
+#define FMMCL_GAUSS_DEFAULT_EXECUTIONS 100
+
+/* The list entries (pairs of occupied boxes) and the seconds of building
+ * them past which a box side is not worth its savings: about 200 MB of
+ * lists, or plan creation beyond what the execution gains. */
 #define FMMCL_FGT_MAX_LIST_ENTRIES 5e7
+#define FMMCL_FGT_MAX_LIST_SECONDS 10.0
+
+/* The host's interaction lists for one box side (fgt_setup.c builds them):
+ * the entries they hold and the seconds they take to build. */
+typedef struct fmmcl_fgt_lists {
+  double entries;
+  double seconds;
+} fmmcl_fgt_lists;
+fmmcl_fgt_lists fmmcl_fgt_lists_estimate(int dim, double cutoff, double side, size_t n, const double *extent);
 
 /* The cut-off sum's work model per target (direct pair evaluations, visits
  * included) in boxes of side `side` (scaled), n sources uniform over
- * extent; *occupied_pairs: the list entries it needs, *visits: the
- * occupied source boxes a target visits (either may be NULL). */
+ * extent; *visits: the occupied source boxes a target visits, *lists: the
+ * lists it needs (either may be NULL). */
 double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
-                             double *occupied_pairs, double *visits);
+                             double *visits, fmmcl_fgt_lists *lists);
 
 /* Whether an FGT of order p in dim dimensions keeps its expansions within
  * local_bytes of local memory in REALs of real_size bytes (else the plan

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "methods/fgt/fgt.h"
+#include "model/model.h"
 #include "plan/registry.h"
 #include "tuning/tuning.h"
 
@@ -310,7 +311,7 @@ static fmmcl_status create_as(fmmcl_plan plan, const double *sources, const doub
    * range past p = 20 (and float cannot use the accuracy that needs it) */
   const int max_p = o->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P;
   fmmcl_status e =
-      cutoff ? fmmcl_fgt_choose_cutoff(ctx, dim, o->sigma, o->tolerance, plan->n_sources, extent, &par)
+      cutoff ? fmmcl_model_gauss_cutoff_params(ctx, o, plan->n_sources, plan->n_targets, extent, &par)
              : fmmcl_fgt_choose(ctx, dim, o->sigma, tol, o->order, plan->n_sources, extent, max_p, &par);
   const int force = cutoff ? FMMCL_FGT_DIRECT : fmmcl_fgt_forced_kind();
   /* binning on the device where it gives the host's boxes bit for bit

@@ -150,12 +150,13 @@ static int nterms_of(int p, int d) {
  * a grid of A_k = ceil(extent_k / side) + 1 cells per axis: each axis
  * offset o weighted by the share (A - |o|) / A of target cells that have a
  * cell at o (0 past the grid's width). */
-static double ball_count_in(double cutoff, double side, int d, const double *extent) {
+static double ball_count_in(double cutoff, double side, int d, const double *extent, double *levels) {
   const int R = (int)floor(cutoff * cutoff / (side * side) + 1e-9), m = (int)floor(sqrt((double)R));
   double *cur = calloc((size_t)R + 1, sizeof *cur), *next = calloc((size_t)R + 1, sizeof *next);
   if (!cur || !next) {
     free(cur);
     free(next);
+    for (int k = 0; k < d && levels; k++) levels[k] = pow(2 * m + 3, k + 1);
     return pow(2 * m + 3, d); /* the unclipped cube around the ball */
   }
   cur[0] = 1;
@@ -171,6 +172,10 @@ static double ball_count_in(double cutoff, double side, int d, const double *ext
     double *t = cur;
     cur = next;
     next = t;
+    if (levels) {
+      levels[k] = 0;
+      for (int r = 0; r <= R; r++) levels[k] += cur[r];
+    }
   }
   double total = 0;
   for (int r = 0; r <= R; r++) total += cur[r];
@@ -179,7 +184,39 @@ static double ball_count_in(double cutoff, double side, int d, const double *ext
   return total;
 }
 
-static double ball_count(double cutoff, double side, int d) { return ball_count_in(cutoff, side, d, NULL); }
+static double ball_count(double cutoff, double side, int d) { return ball_count_in(cutoff, side, d, NULL, NULL); }
+
+/* The host's lists (fgt_setup.c) in boxes of side `side`, n points uniform
+ * over extent: the entries they store (pairs of occupied boxes within the
+ * cut-off) and the seconds to build them. The walk over the sorted cells
+ * visits, per occupied target box, the occupied prefixes (first k+1
+ * coordinates) within the cut-off's reach: the ball's count in k+1
+ * dimensions times the chance that such a prefix holds a box. Seconds
+ * fitted on the H100 machine's host (16 threads; benchmarks/README.md): per
+ * occupied target box, per stored entry, per prefix visited. */
+#define LISTS_SECONDS_BOX 4e-7
+#define LISTS_SECONDS_ENTRY 1.7e-8
+#define LISTS_SECONDS_PREFIX 4.5e-9
+
+static fmmcl_fgt_lists lists_of(const double *levels, double nb, int dim, double side, size_t n,
+                                const double *extent) {
+  double boxes = 1, prefixes = 0;
+  for (int k = 0; k < dim; k++) {
+    boxes *= floor(extent[k] / side) + 1; /* the grid the points are binned into */
+    prefixes += levels[k] * -expm1(-(double)n / boxes);
+  }
+  const double share = -expm1(-(double)n / boxes), occupied = boxes * share;
+  fmmcl_fgt_lists l;
+  l.entries = occupied * (1 + (nb - 1) * share); /* a box always meets itself */
+  l.seconds = occupied * (LISTS_SECONDS_BOX + prefixes * LISTS_SECONDS_PREFIX) + l.entries * LISTS_SECONDS_ENTRY;
+  return l;
+}
+
+fmmcl_fgt_lists fmmcl_fgt_lists_estimate(int dim, double cutoff, double side, size_t n, const double *extent) {
+  double levels[FMMCL_MAX_DIM];
+  const double nb = ball_count_in(cutoff, side, dim, extent, levels);
+  return lists_of(levels, nb, dim, side, n, extent);
+}
 
 static double worst_bound(int p, double side, int dim, int with_h2t) {
   double b = 0;
@@ -188,6 +225,12 @@ static double worst_bound(int p, double side, int dim, int with_h2t) {
     b = t > b ? t : b;
   }
   return b;
+}
+
+/* A side whose lists stay within memory (FMMCL_FGT_MAX_LIST_ENTRIES) and
+ * a few seconds of plan creation. */
+static int lists_affordable(fmmcl_fgt_lists l) {
+  return l.entries <= FMMCL_FGT_MAX_LIST_ENTRIES && l.seconds <= FMMCL_FGT_MAX_LIST_SECONDS;
 }
 
 fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double tol, int order, size_t n,
@@ -251,8 +294,8 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
        * boxes within the cut-off: past 5e7 (~200 MB, seconds of plan
        * creation) a side is not worth its small saving in direct pairs;
        * the largest side stays as the fallback */
-      const double occupied = boxes * -expm1(-per_box);
-      if (occupied * nb > FMMCL_FGT_MAX_LIST_ENTRIES && c + 1 < sizeof sides / sizeof *sides) continue;
+      const fmmcl_fgt_lists l = fmmcl_fgt_lists_estimate(dim, cutoff, side, n, extent);
+      if (!lists_affordable(l) && c + 1 < sizeof sides / sizeof *sides) continue;
       /* fgt_method.c unrolls the term loops fully only up to 512 terms and
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
        * expansions run slower per term */
@@ -297,19 +340,21 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
 #define CUTOFF_SPARSE_FACTOR 2.0
 
 double fmmcl_fgt_cutoff_work(int dim, double cutoff, double side, size_t n, const double *extent,
-                             double *occupied_pairs, double *visits) {
-  const double nb = ball_count_in(cutoff, side, dim, extent);
+                             double *visits, fmmcl_fgt_lists *lists) {
+  double levels[FMMCL_MAX_DIM];
+  const double nb = ball_count_in(cutoff, side, dim, extent, levels);
   double boxes = 1;
   for (int k = 0; k < dim; k++) boxes *= ceil(extent[k] / side) + 1;
   const double per_box = (double)n / boxes, occupied = -expm1(-per_box); /* lists hold occupied boxes */
-  if (occupied_pairs) *occupied_pairs = boxes * occupied * nb;
+  if (lists) *lists = lists_of(levels, nb, dim, side, n, extent);
   if (visits) *visits = nb * occupied;
   return nb * (CUTOFF_VISIT_PAIRS * occupied + per_box) *
          (per_box < CUTOFF_SPARSE_TARGETS ? CUTOFF_SPARSE_FACTOR : 1);
 }
 
 fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, double tol, size_t n,
-                                     const double *extent, fmmcl_fgt_params *out) {
+                                     const double *extent, fmmcl_fgt_seconds_fn seconds, const void *arg,
+                                     double executions, fmmcl_fgt_params *out) {
   if (tol == 0) tol = 1e-6;
   if (!(tol > 0) || !(tol < 1))
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
@@ -322,17 +367,23 @@ fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, d
   out->cutoff = sqrt(log(1.0 / (0.99 * tol)));
   out->bound = exp(-out->cutoff * out->cutoff);
   /* smaller boxes fit the ball tighter (fewer pairs beyond the cut-off) but
-   * cost more visits; sides in units of the cut-off */
+   * cost more visits and longer lists to build; sides in units of the
+   * cut-off, each weighed as its executions plus its lists' creation spread
+   * over them */
   static const double per_cutoff[] = {2.0, 1.0, 0.75, 0.5, 0.375, 0.25, 0.1875, 0.125};
+  const double runs = executions > 0 ? executions : 1e300;
   double best = HUGE_VAL;
+  fmmcl_fgt_params chosen = *out;
   for (size_t c = 0; c < sizeof per_cutoff / sizeof *per_cutoff; c++) {
     const double side = per_cutoff[c] * out->cutoff;
-    double entries;
-    const double cost = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, &entries, NULL);
-    /* the host's lists hold one entry per pair of occupied boxes (see fmmcl_fgt_choose) */
-    if (entries > FMMCL_FGT_MAX_LIST_ENTRIES && best < HUGE_VAL) continue;
-    if (cost < best) best = cost, out->side = side, out->work = out->direct_work = cost;
+    fmmcl_fgt_lists l;
+    out->side = side;
+    out->work = out->direct_work = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, NULL, &l);
+    if (!lists_affordable(l) && best < HUGE_VAL) continue;
+    const double cost = seconds(arg, out) + l.seconds / runs;
+    if (cost < best) best = cost, chosen = *out;
   }
+  *out = chosen;
   return FMMCL_SUCCESS;
 }
 
