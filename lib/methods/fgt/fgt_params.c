@@ -291,11 +291,12 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
       }
       const double P = (double)nterms_of(p, dim), per_box = (double)n / boxes;
       /* the host builds and uploads one list entry per pair of occupied
-       * boxes within the cut-off: past 5e7 (~200 MB, seconds of plan
-       * creation) a side is not worth its small saving in direct pairs;
+       * boxes within the cut-off: past 5e7 (~200 MB) or seconds of plan
+       * creation a side is not worth its small saving in direct pairs;
        * the largest side stays as the fallback */
-      const fmmcl_fgt_lists l = fmmcl_fgt_lists_estimate(dim, cutoff, side, n, extent);
-      if (!lists_affordable(l) && c + 1 < sizeof sides / sizeof *sides) continue;
+      if (c + 1 < sizeof sides / sizeof *sides &&
+          !lists_affordable(fmmcl_fgt_lists_estimate(dim, cutoff, side, n, extent)))
+        continue;
       /* fgt_method.c unrolls the term loops fully only up to 512 terms and
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
        * expansions run slower per term */
@@ -320,7 +321,9 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
     }
   if (best == HUGE_VAL)
     return fmmcl_fail(ctx, FMMCL_ERROR_INVALID_ARGUMENT,
-                      "FGT tolerance %g needs an order above %d in %d dimensions", tol, max_p, dim);
+                      "FGT tolerance %g needs an order above %d in %d dimensions (with boxes whose lists "
+                      "fit the host's limits; the cut-off sum, method CUTOFF, has no order)",
+                      tol, max_p, dim);
   out->cutoff = cutoff;
   out->nterms = nterms_of(out->p, dim);
   /* translations where the choice above planned them, or where their own
