@@ -219,8 +219,9 @@ typedef struct fmmcl_plan_options {
   int stresslets;       /* STOKES_3D: sources also carry stresslets (strength, orientation) */
   int pressure;         /* STOKES_3D: also the pressure */
   /* GAUSSIAN (read by method AUTO and the cut-off sum's box side): the
-   * executions the plan is expected to serve (>= 0; 0: 100). AUTO compares each method's predicted execution time
-   * plus its predicted creation (the host's binning and interaction lists,
+   * executions the plan is expected to serve (>= 0; 0: 100). AUTO
+   * compares each method's predicted execution time plus its predicted
+   * creation (the host's binning and interaction lists,
    * seconds at a million points in 6 dimensions) divided by this count:
    * a plan is created once and executed many times, but a method whose
    * creation outweighs many executions is not the fastest for a plan that

@@ -218,8 +218,9 @@ void fmmcl_hybrid_accumulate(size_t n, size_t dim, double *pot, double *grad, co
  * of scaled extent: fmmcl_fgt_choose_cutoff's side of least predicted
  * execution (this model's) plus list creation over opt.executions. */
 struct fmmcl_fgt_params;
-fmmcl_status fmmcl_model_gauss_cutoff_params(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
-                                             size_t n_targets, const double *extent, struct fmmcl_fgt_params *par);
+fmmcl_status fmmcl_model_gauss_cutoff_params(fmmcl_context ctx, const fmmcl_plan_options *opt,
+                                             size_t n_sources, size_t n_targets, const double *extent,
+                                             struct fmmcl_fgt_params *par);
 
 /* The Gaussian's methods as fmmcl_model_gaussian indexes them. */
 enum { FMMCL_GAUSS_DIRECT, FMMCL_GAUSS_CUTOFF, FMMCL_GAUSS_FGT, FMMCL_GAUSS_BBFMM, FMMCL_GAUSS_METHODS };

@@ -205,18 +205,20 @@ static double cutoff_seconds(const void *arg, const fmmcl_fgt_params *par) {
 
 /* The cut-off sum's box side: least execution by cutoff_seconds plus its
  * lists' creation spread over the plan's executions. */
-static fmmcl_status cutoff_params(fmmcl_context ctx, const gauss_cutoff_case *c, const fmmcl_plan_options *opt,
-                                  double tol, fmmcl_fgt_params *par) {
+static fmmcl_status cutoff_params(fmmcl_context ctx, const gauss_cutoff_case *c,
+                                  const fmmcl_plan_options *opt, double tol, fmmcl_fgt_params *par) {
   const double runs = opt->executions > 0 ? opt->executions : FMMCL_GAUSS_DEFAULT_EXECUTIONS;
-  return fmmcl_fgt_choose_cutoff(ctx, c->dim, opt->sigma, tol, c->ns, c->extent, cutoff_seconds, c, runs, par);
+  return fmmcl_fgt_choose_cutoff(ctx, c->dim, opt->sigma, tol, c->ns, c->extent, cutoff_seconds, c, runs,
+                                 par);
 }
 
-fmmcl_status fmmcl_model_gauss_cutoff_params(fmmcl_context ctx, const fmmcl_plan_options *opt, size_t n_sources,
-                                             size_t n_targets, const double *extent, fmmcl_fgt_params *par) {
+fmmcl_status fmmcl_model_gauss_cutoff_params(fmmcl_context ctx, const fmmcl_plan_options *opt,
+                                             size_t n_sources, size_t n_targets, const double *extent,
+                                             fmmcl_fgt_params *par) {
   const gauss_rates *r = &(ctx->dev.info.is_gpu ? gauss_gpu : gauss_cpu)[opt->precision == FMMCL_DOUBLE];
   const size_t rs = opt->precision == FMMCL_DOUBLE ? 8 : 4;
-  const gauss_cutoff_case c = {r, opt->dim, n_sources, n_targets, extent,
-                               (double)(n_sources + n_targets) * rs / r->io};
+  const gauss_cutoff_case c = {r,         opt->dim, n_sources,
+                               n_targets, extent,   (double)(n_sources + n_targets) * rs / r->io};
   return cutoff_params(ctx, &c, opt, opt->tolerance, par);
 }
 
@@ -256,9 +258,8 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
   const gauss_cutoff_case cc = {r, dim, n_sources, nt, extent, io};
   if (cutoff_params(NULL, &cc, opt, tol, &par) == FMMCL_SUCCESS) {
     seconds[FMMCL_GAUSS_CUTOFF] = cutoff_seconds(&cc, &par);
-    fmmcl_fgt_lists lists;
-    fmmcl_fgt_cutoff_work(dim, par.cutoff, par.side, n_sources, extent, NULL, &lists);
-    made[FMMCL_GAUSS_CUTOFF] = points + lists.seconds;
+    made[FMMCL_GAUSS_CUTOFF] =
+        points + fmmcl_fgt_lists_estimate(dim, par.cutoff, par.side, n_sources, extent).seconds;
   }
   const int max_p = opt->precision == FMMCL_SINGLE ? 20 : FMMCL_FGT_MAX_P; /* as fgt_method.c */
   int fgt = fmmcl_fgt_choose(NULL, dim, opt->sigma, tol, 0, n_sources, extent, max_p, &par) == 0;
@@ -267,7 +268,7 @@ fmmcl_status fmmcl_model_gaussian(fmmcl_context ctx, const fmmcl_plan_options *o
    * offered */
   fmmcl_fgt_lists lists = {0, 0};
   if (fgt) lists = fmmcl_fgt_lists_estimate(dim, par.cutoff, par.side, n_sources, extent);
-  fgt = fgt && lists.entries <= FMMCL_FGT_MAX_LIST_ENTRIES && lists.seconds <= FMMCL_FGT_MAX_LIST_SECONDS;
+  fgt = fgt && fmmcl_fgt_lists_affordable(lists);
   if (fgt) made[FMMCL_GAUSS_FGT] = points + lists.seconds;
   if (fgt && !fmmcl_fgt_expansions_fit(dim, par.p, par.nterms, rs, (size_t)ctx->dev.info.local_mem_bytes)) {
     /* the plan falls back to every pair within the cut-off, in its boxes */

@@ -80,6 +80,9 @@ typedef struct fmmcl_fgt_lists {
   double seconds;
 } fmmcl_fgt_lists;
 fmmcl_fgt_lists fmmcl_fgt_lists_estimate(int dim, double cutoff, double side, size_t n, const double *extent);
+/* Whether lists stay within FMMCL_FGT_MAX_LIST_ENTRIES and
+ * FMMCL_FGT_MAX_LIST_SECONDS. */
+int fmmcl_fgt_lists_affordable(fmmcl_fgt_lists l);
 
 /* The cut-off sum's work model per target (direct pair evaluations, visits
  * included) in boxes of side `side` (scaled), n sources uniform over

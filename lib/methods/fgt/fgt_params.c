@@ -184,7 +184,9 @@ static double ball_count_in(double cutoff, double side, int d, const double *ext
   return total;
 }
 
-static double ball_count(double cutoff, double side, int d) { return ball_count_in(cutoff, side, d, NULL, NULL); }
+static double ball_count(double cutoff, double side, int d) {
+  return ball_count_in(cutoff, side, d, NULL, NULL);
+}
 
 /* The host's lists (fgt_setup.c) in boxes of side `side`, n points uniform
  * over extent: the entries they store (pairs of occupied boxes within the
@@ -208,11 +210,13 @@ static fmmcl_fgt_lists lists_of(const double *levels, double nb, int dim, double
   const double share = -expm1(-(double)n / boxes), occupied = boxes * share;
   fmmcl_fgt_lists l;
   l.entries = occupied * (1 + (nb - 1) * share); /* a box always meets itself */
-  l.seconds = occupied * (LISTS_SECONDS_BOX + prefixes * LISTS_SECONDS_PREFIX) + l.entries * LISTS_SECONDS_ENTRY;
+  l.seconds =
+      occupied * (LISTS_SECONDS_BOX + prefixes * LISTS_SECONDS_PREFIX) + l.entries * LISTS_SECONDS_ENTRY;
   return l;
 }
 
-fmmcl_fgt_lists fmmcl_fgt_lists_estimate(int dim, double cutoff, double side, size_t n, const double *extent) {
+fmmcl_fgt_lists fmmcl_fgt_lists_estimate(int dim, double cutoff, double side, size_t n,
+                                         const double *extent) {
   double levels[FMMCL_MAX_DIM];
   const double nb = ball_count_in(cutoff, side, dim, extent, levels);
   return lists_of(levels, nb, dim, side, n, extent);
@@ -227,9 +231,7 @@ static double worst_bound(int p, double side, int dim, int with_h2t) {
   return b;
 }
 
-/* A side whose lists stay within memory (FMMCL_FGT_MAX_LIST_ENTRIES) and
- * a few seconds of plan creation. */
-static int lists_affordable(fmmcl_fgt_lists l) {
+int fmmcl_fgt_lists_affordable(fmmcl_fgt_lists l) {
   return l.entries <= FMMCL_FGT_MAX_LIST_ENTRIES && l.seconds <= FMMCL_FGT_MAX_LIST_SECONDS;
 }
 
@@ -295,7 +297,7 @@ fmmcl_status fmmcl_fgt_choose(fmmcl_context ctx, int dim, double sigma, double t
        * creation a side is not worth its small saving in direct pairs;
        * the largest side stays as the fallback */
       if (c + 1 < sizeof sides / sizeof *sides &&
-          !lists_affordable(fmmcl_fgt_lists_estimate(dim, cutoff, side, n, extent)))
+          !fmmcl_fgt_lists_affordable(fmmcl_fgt_lists_estimate(dim, cutoff, side, n, extent)))
         continue;
       /* fgt_method.c unrolls the term loops fully only up to 512 terms and
        * nests the Hermite sum (DIM <= 3) only up to 1024: longer
@@ -382,7 +384,7 @@ fmmcl_status fmmcl_fgt_choose_cutoff(fmmcl_context ctx, int dim, double sigma, d
     fmmcl_fgt_lists l;
     out->side = side;
     out->work = out->direct_work = fmmcl_fgt_cutoff_work(dim, out->cutoff, side, n, extent, NULL, &l);
-    if (!lists_affordable(l) && best < HUGE_VAL) continue;
+    if (!fmmcl_fgt_lists_affordable(l) && best < HUGE_VAL) continue;
     const double cost = seconds(arg, out) + l.seconds / runs;
     if (cost < best) best = cost, chosen = *out;
   }
